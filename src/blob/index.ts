@@ -1,0 +1,19 @@
+import path from 'node:path';
+import type { Config } from '../config/config.js';
+import type { BlobStore } from './blob-store.js';
+import { FsBlobStore } from './fs-blob-store.js';
+import { InstrumentedBlobStore } from './instrumented.js';
+import { S3BlobStore } from './s3-blob-store.js';
+
+export * from './blob-store.js';
+export { FsBlobStore, S3BlobStore };
+
+/** S3 when a bucket is configured, otherwise `<data dir>/blobs` on local disk. */
+export async function openBlobStore(config: Pick<Config, 's3' | 'dataDir'>): Promise<BlobStore> {
+  if (config.s3) {
+    const store = new S3BlobStore(config.s3);
+    await store.ensureBucket();
+    return new InstrumentedBlobStore(store);
+  }
+  return new InstrumentedBlobStore(new FsBlobStore(path.join(config.dataDir, 'files')));
+}

@@ -1,0 +1,142 @@
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import path from 'node:path';
+import { z } from 'zod';
+import type { Logger } from '../observability/logger.js';
+import { PlatformError, type Platform } from '../platform/platform.js';
+import { planTypes } from '../platform/plans.js';
+
+/**
+ * The operator's channel to a running server: an HTTP server on a unix socket in the data dir,
+ * guarded by a secret file there (owner-only). It lets `hostplane admin …` act while the server
+ * holds PGlite, which only one process may open.
+ */
+export const adminSocketPath = (dataDir: string) => path.join(dataDir, 'admin.sock');
+export const adminSecretPath = (dataDir: string) => path.join(dataDir, 'admin.secret');
+
+export const createSiteInput = z.object({
+  email: z.email().max(254),
+  slug: z.string().min(1).max(63),
+  plan: z.enum(planTypes).default('free'),
+  name: z.string().min(1).max(200).optional(),
+});
+export const sessionInput = z.object({ email: z.email().max(254) });
+
+export interface AdminCommands {
+  createSite(input: z.infer<typeof createSiteInput>): Promise<Record<string, unknown>>;
+  session(input: z.infer<typeof sessionInput>): Promise<Record<string, unknown>>;
+}
+
+export function adminCommands(platform: Platform, siteUrlOf: (slug: string) => string): AdminCommands {
+  return {
+    async createSite(input) {
+      const created = await platform.createSite(input);
+      return { ...created, siteUrl: siteUrlOf(created.slug) };
+    },
+    async session(input) {
+      const { token, expiresAt } = await platform.createSession(input.email);
+      return { token, expiresAt: expiresAt.toISOString() };
+    },
+  };
+}
+
+async function ensureSecret(dataDir: string): Promise<string> {
+  const file = adminSecretPath(dataDir);
+  const existing = await readFile(file, 'utf8').catch(() => undefined);
+  if (existing && existing.trim().length >= 32) {
+    await chmod(file, 0o600);
+    return existing.trim();
+  }
+  const secret = randomBytes(32).toString('hex');
+  await writeFile(file, secret, { mode: 0o600 });
+  return secret;
+}
+
+export async function startAdminSocket(
+  dataDir: string,
+  commands: AdminCommands,
+  logger: Logger,
+): Promise<() => Promise<void>> {
+  await mkdir(dataDir, { recursive: true });
+  const secret = Buffer.from(await ensureSecret(dataDir));
+  const socketPath = adminSocketPath(dataDir);
+  await rm(socketPath, { force: true });
+
+  const server = http.createServer((req, res) => {
+    const send = (status: number, body: unknown) => {
+      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    };
+    const presented = Buffer.from(String(req.headers['x-admin-secret'] ?? ''));
+    if (presented.length !== secret.length || !timingSafeEqual(presented, secret)) {
+      return send(401, { error: 'Unauthorized', message: 'bad admin secret' });
+    }
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      void (async () => {
+        try {
+          const body: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}');
+          if (req.method === 'POST' && req.url === '/create-site') {
+            return send(200, await commands.createSite(createSiteInput.parse(body)));
+          }
+          if (req.method === 'POST' && req.url === '/session') {
+            return send(200, await commands.session(sessionInput.parse(body)));
+          }
+          send(404, { error: 'Not found', message: `unknown admin command ${req.url}` });
+        } catch (err) {
+          if (err instanceof PlatformError) return send(409, { error: err.code, message: err.message });
+          if (err instanceof z.ZodError || err instanceof SyntaxError) {
+            return send(400, { error: 'Bad Request', message: err.message });
+          }
+          logger.error({ err }, 'admin command failed');
+          send(500, { error: 'Internal server error', message: 'admin command failed' });
+        }
+      })();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(socketPath, resolve);
+  });
+  await chmod(socketPath, 0o600);
+  return async () => {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await rm(socketPath, { force: true });
+  };
+}
+
+/** Client side: sends a command to the running server; undefined when no server is listening. */
+export async function callAdminSocket(
+  dataDir: string,
+  command: 'create-site' | 'session',
+  body: unknown,
+): Promise<{ status: number; body: Record<string, unknown> } | undefined> {
+  const secret = await readFile(adminSecretPath(dataDir), 'utf8').catch(() => undefined);
+  if (!secret) return undefined;
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        socketPath: adminSocketPath(dataDir),
+        path: `/${command}`,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-admin-secret': secret.trim() },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 500,
+            body: JSON.parse(Buffer.concat(chunks).toString('utf8')),
+          }),
+        );
+      },
+    );
+    req.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT' || err.code === 'ECONNREFUSED') resolve(undefined);
+      else reject(err);
+    });
+    req.end(JSON.stringify(body));
+  });
+}

@@ -1,0 +1,76 @@
+import path from 'node:path';
+import { z } from 'zod';
+
+const booleanFromEnv = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no', ''])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+/** Every setting Hostplane reads from the environment, parsed once at start-up. */
+export const configSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  HOST: z.string().default('0.0.0.0'),
+  HOSTPLANE_BASE_URL: z.url().default('http://localhost:8080'),
+  HOSTPLANE_SITES_DOMAIN: z
+    .string()
+    .regex(/^[a-z0-9.-]+$/i, 'must be a DNS name such as sites.example.com')
+    .default('localhost'),
+  HOSTPLANE_DATA_DIR: z.string().default('./data'),
+  DATABASE_URL: z.string().optional(),
+  S3_ENDPOINT: z.string().optional(),
+  S3_BUCKET: z.string().optional(),
+  S3_REGION: z.string().default('us-east-1'),
+  S3_FORCE_PATH_STYLE: booleanFromEnv.default(false),
+  HOSTPLANE_TRUST_PROXY: z.enum(['off', 'loopback']).default('off'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export type RawConfig = z.infer<typeof configSchema>;
+
+export interface Config {
+  port: number;
+  host: string;
+  baseUrl: string;
+  sitesDomain: string;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  s3: { endpoint: string | undefined; bucket: string; region: string; forcePathStyle: boolean } | undefined;
+  trustProxy: 'off' | 'loopback';
+  logLevel: RawConfig['LOG_LEVEL'];
+}
+
+export class ConfigError extends Error {}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = configSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  const c = parsed.data;
+  const baseUrl = new URL(c.HOSTPLANE_BASE_URL);
+  return {
+    port: c.PORT,
+    host: c.HOST,
+    baseUrl: baseUrl.origin,
+    sitesDomain: c.HOSTPLANE_SITES_DOMAIN.toLowerCase(),
+    dataDir: path.resolve(c.HOSTPLANE_DATA_DIR),
+    databaseUrl: c.DATABASE_URL || undefined,
+    s3: c.S3_BUCKET
+      ? {
+          endpoint: c.S3_ENDPOINT || undefined,
+          bucket: c.S3_BUCKET,
+          region: c.S3_REGION,
+          forcePathStyle: c.S3_FORCE_PATH_STYLE,
+        }
+      : undefined,
+    trustProxy: c.HOSTPLANE_TRUST_PROXY,
+    logLevel: c.LOG_LEVEL,
+  };
+}
+
+/** The public address of a site: `<scheme>://<slug>.<sites domain>[:port]`, port taken from the base URL. */
+export function siteUrl(config: Pick<Config, 'baseUrl' | 'sitesDomain'>, slug: string): string {
+  const base = new URL(config.baseUrl);
+  const port = base.port ? `:${base.port}` : '';
+  return `${base.protocol}//${slug}.${config.sitesDomain}${port}`;
+}

@@ -1,0 +1,401 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { PassThrough, type Readable } from 'node:stream';
+import { and, asc, count, desc, eq, inArray, ne, or, sql } from 'drizzle-orm';
+import { blobKeyForHash, type BlobStore } from '../blob/index.js';
+import { ApiError } from '../http/errors.js';
+import { quotaRejectionsTotal } from '../observability/metrics.js';
+import { dbOp } from '../observability/timing.js';
+import { formatBytes } from '../platform/format.js';
+import type { Platform, SiteUsage } from '../platform/platform.js';
+import type { SiteEvents } from '../platform/site-events.js';
+import type { Db } from '../store/db.js';
+import { siteFiles, type SiteFileRow } from '../store/schema.js';
+import { contentTypeFor, isTextPath } from './file-types.js';
+import { ancestors, pathParts } from './paths.js';
+
+export const MAX_FILE_BYTES = 10 * 1024 * 1024;
+export const MAX_VIDEO_BYTES = 50 * 1024 * 1024;
+
+type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
+
+export interface FileRecord {
+  path: string;
+  size: number;
+  blobKey: string;
+  contentType: string;
+}
+
+export interface StagedBlob {
+  tmpKey: string;
+  hash: string;
+  size: number;
+}
+
+export interface ListedEntry {
+  path: string;
+  name: string;
+  type: 'file' | 'folder';
+  size: number;
+  parent: string | null;
+  depth: number;
+}
+
+const startsWith = (column: typeof siteFiles.path, prefix: string) => sql`starts_with(${column}, ${prefix})`;
+
+/** The per-site file index and its bytes: every write is one transaction under the site's lock. */
+export class FilesService {
+  constructor(
+    private readonly db: Db,
+    private readonly blobs: BlobStore,
+    private readonly platform: Platform,
+    private readonly events: SiteEvents,
+    private readonly upgradeUrl: string,
+  ) {}
+
+  /** Runs a write under the site lock, then tells the edges the site changed. */
+  private async write<T>(siteId: number, operation: string, fn: (tx: Tx, usage: SiteUsage) => Promise<T>) {
+    const result = await dbOp(operation, () =>
+      this.db.transaction(async (tx) => fn(tx, await this.platform.lockUsage(tx, siteId))),
+    );
+    this.events.changed(siteId);
+    return result;
+  }
+
+  async list(
+    siteId: number,
+    page: number,
+    perPage: number,
+  ): Promise<{ total: number; entries: ListedEntry[] }> {
+    const visible = and(eq(siteFiles.siteId, siteId), ne(siteFiles.name, '.gitkeep'));
+    return dbOp('list_files', async () => {
+      const [totals] = await this.db.select({ total: count() }).from(siteFiles).where(visible);
+      const rows = await this.db
+        .select()
+        .from(siteFiles)
+        .where(visible)
+        .orderBy(
+          asc(siteFiles.depth),
+          desc(sql`${siteFiles.kind} = 'folder'`),
+          asc(sql`lower(${siteFiles.name})`),
+          asc(siteFiles.name),
+        )
+        .limit(perPage)
+        .offset((page - 1) * perPage);
+      return {
+        total: totals?.total ?? 0,
+        entries: rows.map((r) => ({
+          path: r.path,
+          name: r.name,
+          type: r.kind,
+          size: r.kind === 'file' ? r.size : 0,
+          parent: r.parent,
+          depth: r.depth,
+        })),
+      };
+    });
+  }
+
+  async find(siteId: number, sitePath: string): Promise<SiteFileRow | undefined> {
+    const [row] = await dbOp('find_file', () =>
+      this.db
+        .select()
+        .from(siteFiles)
+        .where(and(eq(siteFiles.siteId, siteId), eq(siteFiles.path, sitePath))),
+    );
+    return row;
+  }
+
+  /** Reads a file for the API: text as UTF-8, anything else as base64. */
+  async read(
+    siteId: number,
+    sitePath: string,
+  ): Promise<{ content: string; encoding: 'utf8' | 'base64'; size: number }> {
+    const row = await this.find(siteId, sitePath);
+    if (!row || row.kind !== 'file' || !row.blobKey) throw ApiError.notFound(`File not found: ${sitePath}`);
+    if (row.size > MAX_FILE_BYTES) {
+      throw ApiError.badRequest(
+        `File is larger than ${MAX_FILE_BYTES} bytes and is not returned inline; download it from its url`,
+        'File too large',
+        { max_size_bytes: MAX_FILE_BYTES },
+      );
+    }
+    const bytes = await this.blobs.getBuffer(blobKeyForHash(row.blobKey));
+    if (!bytes) throw new Error(`blob ${row.blobKey} of ${sitePath} is missing from the blob store`);
+    return isTextPath(sitePath)
+      ? { content: bytes.toString('utf8'), encoding: 'utf8', size: row.size }
+      : { content: bytes.toString('base64'), encoding: 'base64', size: row.size };
+  }
+
+  /** Stores bytes and records them at `sitePath`, creating parents, overwriting a file. */
+  async upload(siteId: number, sitePath: string, bytes: Buffer): Promise<FileRecord> {
+    const hash = createHash('sha256').update(bytes).digest('hex');
+    await this.assertQuotaBeforeBytes(siteId, sitePath, bytes.length);
+    await this.blobs.put(blobKeyForHash(hash), bytes);
+    return this.commitFile(siteId, sitePath, hash, bytes.length);
+  }
+
+  /**
+   * Streams bytes into a temporary blob (never whole in memory), hashing on the way. The caller
+   * then commits the staged blob to a path with `commitStaged`, or drops it with `discardStaged`.
+   */
+  async stage(body: Readable): Promise<StagedBlob> {
+    const tmpKey = `tmp/${randomUUID()}`;
+    const hasher = createHash('sha256');
+    const tee = new PassThrough();
+    body.on('data', (chunk: Buffer) => hasher.update(chunk));
+    body.on('error', (err) => tee.destroy(err));
+    body.pipe(tee);
+    try {
+      const size = await this.blobs.putStream(tmpKey, tee);
+      return { tmpKey, hash: hasher.digest('hex'), size };
+    } catch (err) {
+      await this.blobs.delete(tmpKey).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  async discardStaged(staged: StagedBlob): Promise<void> {
+    await this.blobs.delete(staged.tmpKey);
+  }
+
+  async commitStaged(siteId: number, sitePath: string, staged: StagedBlob): Promise<FileRecord> {
+    try {
+      await this.assertQuotaBeforeBytes(siteId, sitePath, staged.size);
+      await this.blobs.move(staged.tmpKey, blobKeyForHash(staged.hash));
+    } catch (err) {
+      await this.discardStaged(staged).catch(() => undefined);
+      throw err;
+    }
+    return this.commitFile(siteId, sitePath, staged.hash, staged.size);
+  }
+
+  /** A cheap early refusal before bytes are written; the binding check is in commitFile. */
+  private async assertQuotaBeforeBytes(siteId: number, sitePath: string, size: number): Promise<void> {
+    const usage = await this.platform.getUsage(siteId);
+    if (!usage) throw ApiError.notFound('Site not found');
+    const existing = await this.find(siteId, sitePath);
+    const filesDelta = existing ? 0 : 1;
+    this.assertWithinQuota(usage, filesDelta, size - (existing?.size ?? 0));
+  }
+
+  private async commitFile(
+    siteId: number,
+    sitePath: string,
+    hash: string,
+    size: number,
+  ): Promise<FileRecord> {
+    const contentType = contentTypeFor(sitePath);
+    return this.write(siteId, 'commit_file', async (tx, usage) => {
+      const existing = await this.rowAt(tx, siteId, sitePath);
+      if (existing?.kind === 'folder') throw ApiError.conflict(`A folder already exists at ${sitePath}`);
+      await this.assertNoFileAncestor(tx, siteId, sitePath);
+      const filesDelta = existing ? 0 : 1;
+      const bytesDelta = size - (existing?.size ?? 0);
+      this.assertWithinQuota(usage, filesDelta, bytesDelta);
+      const parts = pathParts(sitePath);
+      await tx
+        .insert(siteFiles)
+        .values({ siteId, path: sitePath, kind: 'file', ...parts, size, blobKey: hash, contentType })
+        .onConflictDoUpdate({
+          target: [siteFiles.siteId, siteFiles.path],
+          set: { size, blobKey: hash, contentType, updatedAt: new Date() },
+        });
+      await this.createFolders(tx, siteId, ancestors(sitePath));
+      await this.platform.recordChange(tx, siteId, filesDelta, bytesDelta);
+      return { path: sitePath, size, blobKey: hash, contentType };
+    });
+  }
+
+  private assertWithinQuota(usage: SiteUsage, filesDelta: number, bytesDelta: number): void {
+    const { site, plan } = usage;
+    if (filesDelta > 0 && plan.maxFiles !== null && site.fileCount + filesDelta > plan.maxFiles) {
+      quotaRejectionsTotal.inc({ limit: 'files' });
+      throw new ApiError(403, {
+        error: 'File limit exceeded',
+        message: `Your ${plan.name} plan allows ${plan.maxFiles} files and this site has ${site.fileCount}. Delete files or upgrade your plan.`,
+        current_file_count: site.fileCount,
+        file_limit: plan.maxFiles,
+        current_plan: plan.type,
+        upgrade_url: this.upgradeUrl,
+      });
+    }
+    if (
+      bytesDelta > 0 &&
+      plan.maxStorageBytes !== null &&
+      site.storageBytes + bytesDelta > plan.maxStorageBytes
+    ) {
+      quotaRejectionsTotal.inc({ limit: 'storage' });
+      const available = Math.max(0, plan.maxStorageBytes - site.storageBytes);
+      throw new ApiError(403, {
+        error: 'Storage limit exceeded',
+        message: `This upload needs ${formatBytes(bytesDelta)} but only ${formatBytes(available)} of your ${plan.name} plan's ${formatBytes(plan.maxStorageBytes)} is available.`,
+        current_storage: site.storageBytes,
+        storage_limit: plan.maxStorageBytes,
+        storage_limit_formatted: formatBytes(plan.maxStorageBytes),
+        current_storage_formatted: formatBytes(site.storageBytes),
+        available_storage: available,
+        available_storage_formatted: formatBytes(available),
+        current_plan: plan.type,
+        upgrade_url: this.upgradeUrl,
+      });
+    }
+  }
+
+  private async rowAt(tx: Tx, siteId: number, sitePath: string): Promise<SiteFileRow | undefined> {
+    const [row] = await tx
+      .select()
+      .from(siteFiles)
+      .where(and(eq(siteFiles.siteId, siteId), eq(siteFiles.path, sitePath)));
+    return row;
+  }
+
+  private async assertNoFileAncestor(tx: Tx, siteId: number, sitePath: string): Promise<void> {
+    const parents = ancestors(sitePath);
+    if (parents.length === 0) return;
+    const [file] = await tx
+      .select({ path: siteFiles.path })
+      .from(siteFiles)
+      .where(and(eq(siteFiles.siteId, siteId), eq(siteFiles.kind, 'file'), inArray(siteFiles.path, parents)))
+      .limit(1);
+    if (file) throw ApiError.conflict(`${file.path} is a file, so it cannot contain ${sitePath}`);
+  }
+
+  private async createFolders(tx: Tx, siteId: number, folders: string[]): Promise<void> {
+    if (folders.length === 0) return;
+    await tx
+      .insert(siteFiles)
+      .values(
+        folders.map((folder) => ({ siteId, path: folder, kind: 'folder' as const, ...pathParts(folder) })),
+      )
+      .onConflictDoNothing();
+  }
+
+  async rename(siteId: number, oldPath: string, newPath: string): Promise<void> {
+    await this.write(siteId, 'rename_file', async (tx) => {
+      const source = await this.rowAt(tx, siteId, oldPath);
+      if (!source || source.kind !== 'file') throw ApiError.notFound(`File not found: ${oldPath}`);
+      if (oldPath === newPath) return;
+      if (await this.rowAt(tx, siteId, newPath))
+        throw ApiError.conflict(`Something already exists at ${newPath}`);
+      await this.assertNoFileAncestor(tx, siteId, newPath);
+      await tx
+        .update(siteFiles)
+        .set({
+          path: newPath,
+          ...pathParts(newPath),
+          contentType: contentTypeFor(newPath),
+          updatedAt: new Date(),
+        })
+        .where(and(eq(siteFiles.siteId, siteId), eq(siteFiles.path, oldPath)));
+      await this.createFolders(tx, siteId, ancestors(newPath));
+      await this.platform.recordChange(tx, siteId, 0, 0);
+    });
+  }
+
+  async delete(siteId: number, sitePath: string): Promise<void> {
+    await this.write(siteId, 'delete_file', async (tx) => {
+      const [row] = await tx
+        .delete(siteFiles)
+        .where(and(eq(siteFiles.siteId, siteId), eq(siteFiles.path, sitePath), eq(siteFiles.kind, 'file')))
+        .returning();
+      if (!row) throw ApiError.notFound(`File not found: ${sitePath}`);
+      await this.platform.recordChange(tx, siteId, -1, -row.size);
+    });
+  }
+
+  /** Creates a folder and its parents; true when it was new. */
+  async createFolder(siteId: number, folderPath: string): Promise<boolean> {
+    return this.write(siteId, 'create_folder', async (tx) => {
+      const existing = await this.rowAt(tx, siteId, folderPath);
+      if (existing?.kind === 'file') throw ApiError.conflict(`A file already exists at ${folderPath}`);
+      if (existing) return false;
+      await this.assertNoFileAncestor(tx, siteId, folderPath);
+      await this.createFolders(tx, siteId, [...ancestors(folderPath), folderPath]);
+      await this.platform.recordChange(tx, siteId, 0, 0);
+      return true;
+    });
+  }
+
+  private inFolder(siteId: number, folderPath: string) {
+    return and(
+      eq(siteFiles.siteId, siteId),
+      or(eq(siteFiles.path, folderPath), startsWith(siteFiles.path, `${folderPath}/`)),
+    );
+  }
+
+  /** Moves a folder and everything in it; returns how many files moved. */
+  async renameFolder(siteId: number, oldPath: string, newPath: string): Promise<number> {
+    if (newPath === oldPath) throw ApiError.badRequest('new_path is the same as old_path');
+    if (newPath.startsWith(`${oldPath}/`)) throw ApiError.badRequest('A folder cannot be moved into itself');
+    return this.write(siteId, 'rename_folder', async (tx) => {
+      const source = await this.rowAt(tx, siteId, oldPath);
+      if (!source || source.kind !== 'folder') throw ApiError.notFound(`Folder not found: ${oldPath}`);
+      const [clash] = await tx
+        .select({ path: siteFiles.path })
+        .from(siteFiles)
+        .where(this.inFolder(siteId, newPath))
+        .limit(1);
+      if (clash) throw ApiError.conflict(`Something already exists at ${newPath}`);
+      await this.assertNoFileAncestor(tx, siteId, newPath);
+      const rows = await tx.delete(siteFiles).where(this.inFolder(siteId, oldPath)).returning();
+      const moved = rows.map((row) => {
+        const path = newPath + row.path.slice(oldPath.length);
+        return {
+          ...row,
+          path,
+          ...pathParts(path),
+          contentType: row.kind === 'file' ? contentTypeFor(path) : null,
+        };
+      });
+      for (let i = 0; i < moved.length; i += 500) await tx.insert(siteFiles).values(moved.slice(i, i + 500));
+      await this.createFolders(tx, siteId, ancestors(newPath));
+      await this.platform.recordChange(tx, siteId, 0, 0);
+      return rows.filter((r) => r.kind === 'file').length;
+    });
+  }
+
+  /** Deletes a folder and everything in it; returns how many files went. */
+  async deleteFolder(siteId: number, folderPath: string): Promise<number> {
+    return this.write(siteId, 'delete_folder', async (tx) => {
+      const source = await this.rowAt(tx, siteId, folderPath);
+      if (!source || source.kind !== 'folder') throw ApiError.notFound(`Folder not found: ${folderPath}`);
+      const rows = await tx.delete(siteFiles).where(this.inFolder(siteId, folderPath)).returning();
+      const files = rows.filter((r) => r.kind === 'file');
+      const bytes = files.reduce((sum, r) => sum + r.size, 0);
+      await this.platform.recordChange(tx, siteId, -files.length, -bytes);
+      return files.length;
+    });
+  }
+
+  /** Is a folder with an index.html at `folderPath`? Used by the edge for `/blog` → `/blog/`. */
+  async folderHasIndex(siteId: number, folderPath: string): Promise<boolean> {
+    const row = await this.find(siteId, `${folderPath}/index.html`);
+    return row?.kind === 'file';
+  }
+
+  /**
+   * Deletes blobs that no file references any more. Only blobs older than `graceMs` go, so an
+   * upload whose bytes are written but whose index row is not yet committed keeps its blob.
+   */
+  async sweepOrphanBlobs(graceMs: number): Promise<number> {
+    const cutoff = Date.now() - graceMs;
+    let deleted = 0;
+    for (const prefix of ['blobs/', 'tmp/']) {
+      for await (const blob of this.blobs.list(prefix)) {
+        if (blob.lastModified.getTime() > cutoff) continue;
+        if (prefix === 'blobs/') {
+          const hash = blob.key.slice(prefix.length);
+          const [ref] = await this.db
+            .select({ n: sql`1` })
+            .from(siteFiles)
+            .where(eq(siteFiles.blobKey, hash))
+            .limit(1);
+          if (ref) continue;
+        }
+        await this.blobs.delete(blob.key);
+        deleted += 1;
+      }
+    }
+    return deleted;
+  }
+}

@@ -1,0 +1,73 @@
+import path from 'node:path';
+import { ApiError } from '../http/errors.js';
+
+const invalidPath = (message: string) => ApiError.badRequest(message, 'Invalid path');
+
+export const MAX_PATH_BYTES = 1024;
+export const MAX_SEGMENT_BYTES = 255;
+
+// Control characters (including NUL) and backslashes never belong in a site path.
+// eslint-disable-next-line no-control-regex
+const FORBIDDEN = /[\u0000-\u001f\u007f\\]/;
+
+/**
+ * Validates a client-supplied site path and returns its canonical form (NFC, no trailing slash).
+ * Paths are relative to the site root: absolute paths, `.`/`..` segments, empty segments,
+ * backslashes and control characters are refused, so no path can leave its site.
+ */
+export function normalizeSitePath(input: unknown, field = 'path'): string {
+  if (typeof input !== 'string' || input.length === 0) {
+    throw invalidPath(`${field} is required and must be a non-empty string`);
+  }
+  if (FORBIDDEN.test(input)) {
+    throw invalidPath(`${field} must not contain control characters or backslashes`);
+  }
+  if (input.startsWith('/')) {
+    throw invalidPath(`${field} must be relative to the site root (no leading "/")`);
+  }
+  const trimmed = input.endsWith('/') ? input.slice(0, -1) : input;
+  const normalized = trimmed.normalize('NFC');
+  const segments = normalized.split('/');
+  for (const segment of segments) {
+    if (segment === '' || segment === '.' || segment === '..') {
+      throw invalidPath(`${field} must not contain empty, "." or ".." segments`);
+    }
+    if (segment.trim() !== segment) {
+      throw invalidPath(`${field} segments must not start or end with whitespace`);
+    }
+    if (Buffer.byteLength(segment) > MAX_SEGMENT_BYTES) {
+      throw invalidPath(`each segment of ${field} must be at most ${MAX_SEGMENT_BYTES} bytes`);
+    }
+  }
+  if (Buffer.byteLength(normalized) > MAX_PATH_BYTES) {
+    throw invalidPath(`${field} must be at most ${MAX_PATH_BYTES} bytes`);
+  }
+  return normalized;
+}
+
+export interface PathParts {
+  name: string;
+  parent: string | null;
+  depth: number;
+}
+
+export function pathParts(sitePath: string): PathParts {
+  const segments = sitePath.split('/');
+  return {
+    name: segments[segments.length - 1] ?? sitePath,
+    parent: segments.length > 1 ? segments.slice(0, -1).join('/') : null,
+    depth: segments.length - 1,
+  };
+}
+
+/** Every ancestor folder of a path, outermost first: `a/b/c.html` → `a`, `a/b`. */
+export function ancestors(sitePath: string): string[] {
+  const segments = sitePath.split('/');
+  return segments.slice(0, -1).map((_, i) => segments.slice(0, i + 1).join('/'));
+}
+
+/** The lower-cased extension without the dot, or '' when there is none. */
+export function extensionOf(sitePath: string): string {
+  const ext = path.posix.extname(sitePath);
+  return ext ? ext.slice(1).toLowerCase() : '';
+}

@@ -1,0 +1,92 @@
+import express, { type Express, type Request, type Response } from 'express';
+import type { BlobStore } from '../blob/index.js';
+import type { Config } from '../config/config.js';
+import type { Edge } from '../edge/edge.js';
+import type { FilesService } from '../files/files-service.js';
+import { filesRoutes } from '../files/routes.js';
+import type { Logger } from '../observability/logger.js';
+import { registry as metricsRegistry } from '../observability/metrics.js';
+import type { Platform } from '../platform/platform.js';
+import { platformRoutes } from '../platform/routes.js';
+import type { PublishService } from '../publish/publish-service.js';
+import { publishRoutes } from '../publish/routes.js';
+import type { Store } from '../store/db.js';
+import { authMiddleware } from './auth.js';
+import {
+  errorHandler,
+  notFoundHandler,
+  requestLogging,
+  requestMetrics,
+  requestTracing,
+} from './middleware.js';
+import { buildOpenApi } from './openapi.js';
+import { RouteRegistry } from './route.js';
+
+export type Role = 'all' | 'api' | 'edge';
+
+export interface Services {
+  config: Config;
+  logger: Logger;
+  store: Store;
+  blobs: BlobStore;
+  platform: Platform;
+  files: FilesService;
+  publish: PublishService;
+  edge: Edge;
+}
+
+/**
+ * The HTTP app of a role. `all` serves the API on the base host and sites on their own hosts
+ * (subdomains of the sites domain and custom domains); health and metrics answer on any host.
+ */
+export function createApp(services: Services, role: Role): Express {
+  const { config, logger, store, blobs, platform, edge } = services;
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', config.trustProxy === 'loopback' ? 'loopback' : false);
+  app.set('query parser', 'simple');
+  app.use(requestMetrics(role));
+  app.use(requestTracing());
+  app.use(requestLogging(logger));
+
+  app.get('/healthz', (_req, res) => void res.json({ status: 'ok' }));
+  app.get('/readyz', async (_req, res) => {
+    try {
+      await Promise.all([store.ping(), blobs.ping()]);
+      res.json({ status: 'ok' });
+    } catch (err) {
+      logger.warn({ err }, 'not ready');
+      res.status(503).json({ status: 'unavailable', message: 'database or blob store unreachable' });
+    }
+  });
+  app.get('/metrics', async (_req, res) => {
+    res.set('Content-Type', metricsRegistry.contentType).send(await metricsRegistry.metrics());
+  });
+
+  const serveSite = async (req: Request, res: Response) => {
+    res.locals.metricsRoute = 'edge';
+    await edge.handle(req, res);
+  };
+  if (role === 'edge') {
+    app.use(serveSite);
+  } else {
+    const baseHost = new URL(config.baseUrl).hostname;
+    if (role === 'all') {
+      app.use(async (req, res, next) => {
+        const host = (req.get('host') ?? '').replace(/:\d+$/, '').toLowerCase();
+        if (host === baseHost) return next();
+        if (edge.isSiteHostname(host) || (await edge.siteForHost(host))) return serveSite(req, res);
+        next();
+      });
+    }
+    const registry = new RouteRegistry(authMiddleware(platform));
+    app.use(filesRoutes({ config, platform, files: services.files, registry }));
+    app.use(platformRoutes({ platform, registry }));
+    app.use(publishRoutes({ config, publish: services.publish, registry }));
+    const openapi = buildOpenApi(registry.docs, config.baseUrl);
+    app.get('/api/v1/openapi.json', (_req, res) => void res.json(openapi));
+    app.use(notFoundHandler);
+  }
+  app.use(errorHandler(logger));
+  return app;
+}

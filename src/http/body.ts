@@ -1,0 +1,19 @@
+import express, { type RequestHandler } from 'express';
+import type { ApiError } from './errors.js';
+
+/**
+ * A JSON body parser with its own size limit. `onTooLarge` lets a route answer an oversized body
+ * in the spec's words (e.g. 400 "File too large") instead of the generic 413.
+ */
+export function jsonBody(limit: string, onTooLarge?: () => ApiError): RequestHandler {
+  const parse = express.json({ limit, strict: true });
+  return (req, res, next) => {
+    parse(req, res, (err?: unknown) => {
+      if (err && onTooLarge && (err as { type?: string }).type === 'entity.too.large') {
+        next(onTooLarge());
+        return;
+      }
+      next(err);
+    });
+  };
+}

@@ -1,0 +1,109 @@
+import { randomUUID } from 'node:crypto';
+import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Response } from 'express';
+import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { pinoHttp } from 'pino-http';
+import { tracer } from '../observability/tracing.js';
+import { httpRequestDuration, httpRequestsTotal } from '../observability/metrics.js';
+import type { Logger } from '../observability/logger.js';
+import { PlatformError } from '../platform/platform.js';
+import { ApiError } from './errors.js';
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
+
+/** Structured request logs with a request id (taken from X-Request-Id when sane), echoed back. */
+export function requestLogging(logger: Logger): RequestHandler {
+  return pinoHttp({
+    logger,
+    genReqId: (req, res) => {
+      const incoming = req.headers['x-request-id'];
+      const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+      res.setHeader('X-Request-Id', id);
+      return id;
+    },
+    customLogLevel: (_req, res, err) =>
+      err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info',
+    serializers: {
+      // Only what helps an operator; query strings can carry paths but never credentials.
+      req: (req: { id: string; method: string; url: string; headers: Record<string, string> }) => ({
+        id: req.id,
+        method: req.method,
+        url: req.url,
+        host: req.headers.host,
+        userAgent: req.headers['user-agent'],
+      }),
+      res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+    },
+  });
+}
+
+/** Request counts and durations by route pattern (never the raw URL, to bound label cardinality). */
+export function requestMetrics(role: string): RequestHandler {
+  return (req: Request, res: Response, next: NextFunction) => {
+    const end = httpRequestDuration.startTimer();
+    res.on('finish', () => {
+      const route = res.locals.metricsRoute ?? (req.route?.path as string | undefined) ?? 'unmatched';
+      const labels = { role, method: req.method, route, status: String(res.statusCode) };
+      end(labels);
+      httpRequestsTotal.inc(labels);
+    });
+    next();
+  };
+}
+
+export const notFoundHandler: RequestHandler = (req, res) => {
+  res.status(404).json({ error: 'Not found', message: `No route for ${req.method} ${req.path}` });
+};
+
+/** The one place errors become responses: known errors keep their status; anything else is a 500. */
+export function errorHandler(logger: Logger): ErrorRequestHandler {
+  return (err: unknown, req, res, _next) => {
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    if (err instanceof ApiError) {
+      res.status(err.status).json(err.body);
+      return;
+    }
+    if (err instanceof PlatformError) {
+      const status = err.code === 'slug_taken' ? 409 : err.code === 'invalid_slug' ? 400 : 404;
+      res.status(status).json({ error: err.code, message: err.message });
+      return;
+    }
+    const type = (err as { type?: string }).type;
+    if (type === 'entity.parse.failed') {
+      res.status(400).json({ error: 'Bad Request', message: 'The request body is not valid JSON.' });
+      return;
+    }
+    if (type === 'entity.too.large') {
+      res.status(413).json({ error: 'Payload Too Large', message: 'The request body is too large.' });
+      return;
+    }
+    if (type === 'charset.unsupported' || type === 'encoding.unsupported') {
+      res.status(415).json({ error: 'Unsupported Media Type', message: 'Send the body as UTF-8 JSON.' });
+      return;
+    }
+    logger.error({ err, reqId: req.id }, 'unhandled error');
+    res
+      .status(500)
+      .json({ error: 'Internal server error', message: 'Something went wrong on our side; try again.' });
+  };
+}
+
+/** One server span per request, active for everything the request does (db and blob spans nest in it). */
+export function requestTracing(): RequestHandler {
+  return (req, res, next) => {
+    const span = tracer.startSpan(`HTTP ${req.method}`, {
+      kind: SpanKind.SERVER,
+      attributes: { 'http.request.method': req.method, 'url.path': req.path },
+    });
+    res.on('finish', () => {
+      const route = res.locals.metricsRoute ?? (req.route?.path as string | undefined);
+      if (route) span.updateName(`${req.method} ${route}`);
+      span.setAttribute('http.response.status_code', res.statusCode);
+      if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+      span.end();
+    });
+    context.with(trace.setSpan(context.active(), span), next);
+  };
+}

@@ -1,0 +1,95 @@
+import { z } from 'zod';
+import type { RouteDoc } from './route.js';
+
+type JsonSchema = Record<string, unknown>;
+
+const toSchema = (schema: z.ZodType, io: 'input' | 'output'): JsonSchema => {
+  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, {
+    io,
+    unrepresentable: 'any',
+    target: 'draft-2020-12',
+  });
+  return rest;
+};
+
+const securitySchemes = {
+  ApiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+  Session: { type: 'http', scheme: 'bearer', description: 'An account session token' },
+};
+
+const securityFor: Record<RouteDoc['auth'], Array<Record<string, string[]>>> = {
+  apiKey: [{ ApiKey: [] }],
+  apiKeyOrSession: [{ ApiKey: [] }, { Session: [] }],
+  session: [{ Session: [] }],
+  none: [],
+};
+
+/** OpenAPI 3.1 document generated from the registered routes' zod schemas. */
+export function buildOpenApi(routes: RouteDoc[], serverUrl: string): JsonSchema {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of routes) {
+    const openApiPath = route.path.replace(/:(\w+)/g, '{$1}');
+    const parameters: unknown[] = [...route.path.matchAll(/:(\w+)/g)].map((m) => ({
+      name: m[1],
+      in: 'path',
+      required: true,
+      schema: { type: 'string' },
+    }));
+    if (route.query) {
+      const query = toSchema(route.query, 'input') as {
+        properties?: Record<string, JsonSchema>;
+        required?: string[];
+      };
+      for (const [name, schema] of Object.entries(query.properties ?? {})) {
+        parameters.push({ name, in: 'query', required: query.required?.includes(name) ?? false, schema });
+      }
+    }
+    const operation: Record<string, unknown> = {
+      operationId: `${route.method}${openApiPath.replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
+      summary: route.summary,
+      tags: route.tags,
+      security: securityFor[route.auth],
+      parameters,
+      responses: Object.fromEntries(
+        Object.entries(route.responses).map(([status, r]) => [
+          status,
+          {
+            description: r.description,
+            ...(r.schema
+              ? {
+                  content: {
+                    [r.contentType ?? 'application/json']: { schema: toSchema(r.schema, 'output') },
+                  },
+                }
+              : r.contentType
+                ? { content: { [r.contentType]: { schema: { type: 'string' } } } }
+                : {}),
+          },
+        ]),
+      ),
+    };
+    if (route.body) {
+      operation.requestBody = {
+        required: true,
+        content: { 'application/json': { schema: toSchema(route.body, 'input') } },
+      };
+    } else if (route.multipart) {
+      operation.requestBody = {
+        required: true,
+        content: { 'multipart/form-data': { schema: toSchema(route.multipart, 'input') } },
+      };
+    }
+    (paths[openApiPath] ??= {})[route.method] = operation;
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Hostplane hosting API',
+      version: '1.0.0',
+      description: 'Static sites, files, folders, videos, storage quotas and temporary publishing.',
+    },
+    servers: [{ url: serverUrl }],
+    components: { securitySchemes },
+    paths,
+  };
+}

@@ -1,0 +1,85 @@
+import type { NextFunction, Request, RequestHandler, Response, Router } from 'express';
+import { z } from 'zod';
+import { ApiError } from './errors.js';
+
+export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
+export type AuthKind = 'apiKey' | 'apiKeyOrSession' | 'session' | 'none';
+
+export interface RouteDoc {
+  method: Method;
+  /** Express path, e.g. `/api/v1/forms/:id`; documented as `/api/v1/forms/{id}`. */
+  path: string;
+  summary: string;
+  tags: string[];
+  auth: AuthKind;
+  query?: z.ZodType;
+  body?: z.ZodType;
+  /** Documented only: a multipart body, described by this schema. */
+  multipart?: z.ZodType;
+  responses: Record<number, { description: string; schema?: z.ZodType; contentType?: string }>;
+}
+
+export interface Route<Q, B> extends RouteDoc {
+  query?: z.ZodType<Q>;
+  body?: z.ZodType<B>;
+  middleware?: RequestHandler[];
+  handler: (ctx: { req: Request; res: Response; query: Q; body: B }) => Promise<void> | void;
+}
+
+/** Collects routes so the same zod schemas validate requests and generate /api/v1/openapi.json. */
+export class RouteRegistry {
+  readonly docs: RouteDoc[] = [];
+
+  constructor(private readonly authMiddleware: Record<AuthKind, RequestHandler[]>) {}
+
+  add<Q = undefined, B = undefined>(router: Router, route: Route<Q, B>): void {
+    const { handler, middleware = [], ...doc } = route;
+    this.docs.push(doc);
+    const validate = async (req: Request, res: Response, next: NextFunction) => {
+      try {
+        const query = route.query ? parseOrThrow(route.query, req.query, 'query') : (undefined as Q);
+        const body = route.body ? parseOrThrow(route.body, req.body ?? {}, 'body') : (undefined as B);
+        await handler({ req, res, query, body });
+      } catch (err) {
+        next(err);
+      }
+    };
+    router[route.method](route.path, ...middleware, ...this.authMiddleware[route.auth], validate);
+  }
+}
+
+export function parseOrThrow<T>(schema: z.ZodType<T>, value: unknown, where: string): T {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  throw ApiError.badRequest(describeIssues(result.error, where));
+}
+
+function describeIssues(error: z.ZodError, where: string): string {
+  return error.issues
+    .slice(0, 5)
+    .map((issue) => {
+      const at = issue.path.length ? issue.path.join('.') : where;
+      return `${at}: ${issue.message}`;
+    })
+    .join('; ');
+}
+
+/** Query-string integers: digits only, so `1e3`, `0x10` and ` 5` are refused rather than coerced. */
+export const queryInt = (opts: { min: number; max?: number; default: number }) => {
+  let int = z.number().int().min(opts.min);
+  if (opts.max !== undefined) int = int.max(opts.max);
+  return z
+    .string()
+    .regex(/^\d{1,15}$/, 'must be a whole number')
+    .transform(Number)
+    .pipe(int)
+    .optional()
+    .transform((v) => v ?? opts.default);
+};
+
+/** Query-string booleans: `true`/`false`/`1`/`0` only. */
+export const queryBool = () =>
+  z
+    .enum(['true', 'false', '1', '0'])
+    .transform((v) => v === 'true' || v === '1')
+    .optional();

@@ -1,0 +1,257 @@
+import { and, asc, eq, gt, isNull, lt, or, sql } from 'drizzle-orm';
+import { dbOp } from '../observability/timing.js';
+import type { Db } from '../store/db.js';
+import { accountSessions, accounts, apiKeys, customDomains, sites } from '../store/schema.js';
+import { planFor, type Plan, type PlanType } from './plans.js';
+import { hashSecret, newSecret, secretMatches } from './secrets.js';
+
+export const SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+export const TEMP_KEY_DEFAULT_SECONDS = 3600;
+export const TEMP_KEY_MAX_SECONDS = 86_400;
+export const ACCOUNT_SESSION_SECONDS = 24 * 3600;
+
+export interface Site {
+  id: number;
+  accountId: number;
+  slug: string;
+  name: string;
+  fileCount: number;
+  storageBytes: number;
+  version: number;
+}
+
+export interface SiteUsage {
+  site: Site;
+  plan: Plan;
+}
+
+export interface Principal {
+  accountId: number;
+  /** The site a key is scoped to; for a session, undefined until resolved per request. */
+  siteId: number | undefined;
+  via: 'permanent_key' | 'temporary_key' | 'session';
+}
+
+/** Thrown for conflicts that the caller maps to its own wording (CLI, HTTP). */
+export class PlatformError extends Error {
+  constructor(
+    readonly code: 'slug_taken' | 'invalid_slug' | 'unknown_account' | 'unknown_site',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
+type Executor = Db | Tx;
+
+/** Accounts, plans, sites, API keys, account sessions and the per-site usage counters. */
+export class Platform {
+  constructor(private readonly db: Db) {}
+
+  async createSite(input: {
+    email: string;
+    slug: string;
+    plan: PlanType;
+    name?: string | undefined;
+  }): Promise<{ accountId: number; siteId: number; slug: string; plan: PlanType; apiKey: string }> {
+    const email = input.email.trim().toLowerCase();
+    if (!SLUG_PATTERN.test(input.slug)) {
+      throw new PlatformError(
+        'invalid_slug',
+        'slug must be 1-63 lower-case letters, digits or hyphens, not starting or ending with a hyphen',
+      );
+    }
+    return dbOp('create_site', () =>
+      this.db.transaction(async (tx) => {
+        await tx.insert(accounts).values({ email, plan: input.plan }).onConflictDoNothing();
+        const [account] = await tx.select().from(accounts).where(eq(accounts.email, email));
+        if (!account) throw new Error('account upsert returned no row');
+        const [site] = await tx
+          .insert(sites)
+          .values({ accountId: account.id, slug: input.slug, name: input.name ?? input.slug })
+          .onConflictDoNothing()
+          .returning();
+        if (!site) throw new PlatformError('slug_taken', `the slug "${input.slug}" is already taken`);
+        const apiKey = newSecret('hp_live_');
+        await tx.insert(apiKeys).values({
+          siteId: site.id,
+          kind: 'permanent',
+          keyHash: hashSecret(apiKey),
+          keyPrefix: apiKey.slice(0, 12),
+        });
+        return {
+          accountId: account.id,
+          siteId: site.id,
+          slug: site.slug,
+          plan: account.plan as PlanType,
+          apiKey,
+        };
+      }),
+    );
+  }
+
+  async createSession(email: string): Promise<{ token: string; expiresAt: Date }> {
+    const [account] = await this.db
+      .select()
+      .from(accounts)
+      .where(eq(accounts.email, email.trim().toLowerCase()));
+    if (!account) throw new PlatformError('unknown_account', `no account with the email ${email}`);
+    const token = newSecret('hp_sess_');
+    const expiresAt = new Date(Date.now() + ACCOUNT_SESSION_SECONDS * 1000);
+    await dbOp('create_session', () =>
+      this.db
+        .insert(accountSessions)
+        .values({ accountId: account.id, tokenHash: hashSecret(token), expiresAt }),
+    );
+    return { token, expiresAt };
+  }
+
+  /** Resolves an `X-API-Key` to its site and account; undefined when unknown, expired or revoked. */
+  async authenticateKey(key: string): Promise<Principal | undefined> {
+    if (key.length < 16 || key.length > 200) return undefined;
+    const hash = hashSecret(key);
+    const [row] = await dbOp('authenticate_key', () =>
+      this.db
+        .select({
+          id: apiKeys.id,
+          keyHash: apiKeys.keyHash,
+          kind: apiKeys.kind,
+          siteId: apiKeys.siteId,
+          accountId: sites.accountId,
+          lastUsedAt: apiKeys.lastUsedAt,
+        })
+        .from(apiKeys)
+        .innerJoin(sites, eq(sites.id, apiKeys.siteId))
+        .where(
+          and(
+            eq(apiKeys.keyHash, hash),
+            isNull(apiKeys.revokedAt),
+            or(isNull(apiKeys.expiresAt), gt(apiKeys.expiresAt, sql`now()`)),
+          ),
+        ),
+    );
+    if (!row || !secretMatches(key, row.keyHash)) return undefined;
+    // Recording use at most once a minute keeps authentication a read on the hot path.
+    if (!row.lastUsedAt || Date.now() - row.lastUsedAt.getTime() > 60_000) {
+      await this.db.update(apiKeys).set({ lastUsedAt: new Date() }).where(eq(apiKeys.id, row.id));
+    }
+    return {
+      accountId: row.accountId,
+      siteId: row.siteId,
+      via: row.kind === 'temporary' ? 'temporary_key' : 'permanent_key',
+    };
+  }
+
+  /** Resolves a bearer session token to its account. */
+  async authenticateSession(token: string): Promise<Principal | undefined> {
+    if (token.length < 16 || token.length > 200) return undefined;
+    const [row] = await dbOp('authenticate_session', () =>
+      this.db
+        .select()
+        .from(accountSessions)
+        .where(
+          and(eq(accountSessions.tokenHash, hashSecret(token)), gt(accountSessions.expiresAt, sql`now()`)),
+        ),
+    );
+    if (!row || !secretMatches(token, row.tokenHash)) return undefined;
+    return { accountId: row.accountId, siteId: undefined, via: 'session' };
+  }
+
+  /** The account's site with `siteId`, or its first site when omitted. */
+  async siteOfAccount(accountId: number, siteId?: number): Promise<Site | undefined> {
+    const where =
+      siteId === undefined
+        ? eq(sites.accountId, accountId)
+        : and(eq(sites.accountId, accountId), eq(sites.id, siteId));
+    const [site] = await this.db.select().from(sites).where(where).orderBy(asc(sites.id)).limit(1);
+    return site;
+  }
+
+  async createTempKey(siteId: number, expiresInSeconds: number): Promise<{ key: string; expiresAt: Date }> {
+    const key = newSecret('hp_temp_');
+    const expiresAt = new Date(Date.now() + expiresInSeconds * 1000);
+    await dbOp('create_temp_key', () =>
+      this.db.insert(apiKeys).values({
+        siteId,
+        kind: 'temporary',
+        keyHash: hashSecret(key),
+        keyPrefix: key.slice(0, 12),
+        expiresAt,
+      }),
+    );
+    return { key, expiresAt };
+  }
+
+  async getSite(siteId: number): Promise<Site | undefined> {
+    const [site] = await this.db.select().from(sites).where(eq(sites.id, siteId));
+    return site;
+  }
+
+  async getUsage(siteId: number): Promise<SiteUsage | undefined> {
+    const [row] = await this.db
+      .select({ site: sites, plan: accounts.plan })
+      .from(sites)
+      .innerJoin(accounts, eq(accounts.id, sites.accountId))
+      .where(eq(sites.id, siteId));
+    return row ? { site: row.site, plan: planFor(row.plan) } : undefined;
+  }
+
+  /**
+   * Locks the site row for the rest of `tx` and returns its usage. Every change to a site's
+   * files runs under this lock, so quota checks and counter updates cannot interleave.
+   */
+  async lockUsage(tx: Executor, siteId: number): Promise<SiteUsage> {
+    const [row] = await tx
+      .select({ site: sites, plan: accounts.plan })
+      .from(sites)
+      .innerJoin(accounts, eq(accounts.id, sites.accountId))
+      .where(eq(sites.id, siteId))
+      .for('update', { of: sites });
+    if (!row) throw new PlatformError('unknown_site', `site ${siteId} does not exist`);
+    return { site: row.site, plan: planFor(row.plan) };
+  }
+
+  /** Adds to the usage counters and bumps the site version; NOTIFY fires when `tx` commits. */
+  async recordChange(tx: Executor, siteId: number, filesDelta: number, bytesDelta: number): Promise<void> {
+    await tx
+      .update(sites)
+      .set({
+        fileCount: sql`${sites.fileCount} + ${filesDelta}`,
+        storageBytes: sql`${sites.storageBytes} + ${bytesDelta}`,
+        version: sql`${sites.version} + 1`,
+      })
+      .where(eq(sites.id, siteId));
+    await tx.execute(sql`select pg_notify(${SITE_CHANGED_CHANNEL}, ${String(siteId)})`);
+  }
+
+  /** Host routing: a slug or a custom domain to a site. */
+  async siteBySlug(slug: string): Promise<Site | undefined> {
+    const [site] = await this.db.select().from(sites).where(eq(sites.slug, slug));
+    return site;
+  }
+
+  async siteByCustomDomain(hostname: string): Promise<Site | undefined> {
+    const [row] = await this.db
+      .select({ site: sites })
+      .from(customDomains)
+      .innerJoin(sites, eq(sites.id, customDomains.siteId))
+      .where(eq(customDomains.hostname, hostname));
+    return row?.site;
+  }
+
+  /** Deletes expired temporary keys and account sessions; returns how many rows went. */
+  async sweepExpiredCredentials(): Promise<number> {
+    const keys = await this.db
+      .delete(apiKeys)
+      .where(and(eq(apiKeys.kind, 'temporary'), lt(apiKeys.expiresAt, sql`now()`)))
+      .returning({ id: apiKeys.id });
+    const sessions = await this.db
+      .delete(accountSessions)
+      .where(lt(accountSessions.expiresAt, sql`now()`))
+      .returning({ id: accountSessions.id });
+    return keys.length + sessions.length;
+  }
+}
+
+export const SITE_CHANGED_CHANNEL = 'hostplane_site_changed';

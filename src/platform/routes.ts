@@ -1,0 +1,72 @@
+import { Router } from 'express';
+import { z } from 'zod';
+import { jsonBody } from '../http/body.js';
+import { ApiError } from '../http/errors.js';
+import type { RouteRegistry } from '../http/route.js';
+import { TEMP_KEY_DEFAULT_SECONDS, TEMP_KEY_MAX_SECONDS, type Platform } from './platform.js';
+
+export const TEMP_KEY_MIN_SECONDS = 60;
+
+const generateTempBody = z.object({
+  storage_folder_id: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe('Site id; the account’s first site when omitted'),
+  expires_in: z
+    .number()
+    .int()
+    .min(TEMP_KEY_MIN_SECONDS)
+    .max(TEMP_KEY_MAX_SECONDS)
+    .default(TEMP_KEY_DEFAULT_SECONDS)
+    .describe('Lifetime in seconds (60-86400, default 3600)'),
+});
+
+const tempKeyResponse = z.object({
+  success: z.boolean(),
+  temp_api_key: z.string(),
+  expires_in: z.number().int(),
+  expires_at: z.iso.datetime(),
+  message: z.string(),
+});
+
+export function platformRoutes(deps: { platform: Platform; registry: RouteRegistry }): Router {
+  const { platform, registry } = deps;
+  const router = Router();
+  registry.add(router, {
+    method: 'post',
+    path: '/api/keys/generate-temp',
+    summary: 'Mint a temporary API key for one of the signed-in account’s sites',
+    tags: ['Keys'],
+    auth: 'session',
+    middleware: [jsonBody('16kb')],
+    body: generateTempBody,
+    responses: {
+      200: { description: 'The new key (shown once)', schema: tempKeyResponse },
+      400: { description: 'Invalid input' },
+      401: { description: 'Missing or invalid session' },
+      404: { description: 'No such site in this account' },
+    },
+    handler: async ({ req, res, body }) => {
+      const accountId = req.principal!.accountId;
+      const site = await platform.siteOfAccount(accountId, body.storage_folder_id);
+      if (!site) {
+        throw ApiError.notFound(
+          body.storage_folder_id === undefined
+            ? 'This account has no site yet.'
+            : `Site ${body.storage_folder_id} not found in this account.`,
+        );
+      }
+      const { key, expiresAt } = await platform.createTempKey(site.id, body.expires_in);
+      res.json({
+        success: true,
+        temp_api_key: key,
+        expires_in: body.expires_in,
+        expires_at: expiresAt.toISOString(),
+        message: `Temporary API key for site "${site.slug}", valid for ${body.expires_in} seconds. Send it as X-API-Key.`,
+      });
+    },
+  });
+  return router;
+}

@@ -1,0 +1,21 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+
+/** A new random credential with a readable prefix, e.g. `hp_live_…`. 256 bits of entropy. */
+export function newSecret(prefix: string): string {
+  return `${prefix}${randomBytes(32).toString('base64url')}`;
+}
+
+/**
+ * Credentials are high-entropy random strings, so a fast hash is enough: it stores nothing
+ * reusable and lets the lookup use an index.
+ */
+export function hashSecret(secret: string): string {
+  return createHash('sha256').update(secret, 'utf8').digest('hex');
+}
+
+/** Constant-time comparison of a presented secret with a stored hash. */
+export function secretMatches(secret: string, storedHash: string): boolean {
+  const a = Buffer.from(hashSecret(secret), 'hex');
+  const b = Buffer.from(storedHash, 'hex');
+  return a.length === b.length && timingSafeEqual(a, b);
+}

@@ -1,0 +1,37 @@
+import { EventEmitter } from 'node:events';
+import type { Store } from '../store/db.js';
+import { SITE_CHANGED_CHANNEL } from './platform.js';
+
+/**
+ * "Site N changed": emitted in-process right after a write commits (so an edge in the same
+ * process never serves a stale page once the API has answered) and received from Postgres
+ * NOTIFY for writes made by other processes.
+ */
+export class SiteEvents {
+  private readonly emitter = new EventEmitter();
+  private unlisten: (() => Promise<void>) | undefined;
+
+  constructor() {
+    this.emitter.setMaxListeners(0);
+  }
+
+  async listen(store: Store): Promise<void> {
+    this.unlisten = await store.listen(SITE_CHANGED_CHANNEL, (payload) => {
+      const siteId = Number(payload);
+      if (Number.isInteger(siteId)) this.emitter.emit('changed', siteId);
+    });
+  }
+
+  changed(siteId: number): void {
+    this.emitter.emit('changed', siteId);
+  }
+
+  onChanged(handler: (siteId: number) => void): () => void {
+    this.emitter.on('changed', handler);
+    return () => this.emitter.off('changed', handler);
+  }
+
+  async close(): Promise<void> {
+    await this.unlisten?.();
+  }
+}

@@ -1,0 +1,44 @@
+import { randomBytes } from 'node:crypto';
+import { and, eq, gt, lte, sql } from 'drizzle-orm';
+import { tempPagesSweptTotal } from '../observability/metrics.js';
+import { dbOp } from '../observability/timing.js';
+import type { Db } from '../store/db.js';
+import { tempPages } from '../store/schema.js';
+
+export const TEMP_PAGE_TTL_MS = 60 * 60 * 1000;
+export const MAX_TEMP_HTML_BYTES = 1024 * 1024;
+
+/** Temporary pages: one HTML document each, public for 60 minutes, then refused and swept. */
+export class PublishService {
+  constructor(private readonly db: Db) {}
+
+  async publish(html: string, title?: string): Promise<{ id: string; expiresAt: Date }> {
+    const id = randomBytes(12).toString('base64url');
+    const expiresAt = new Date(Date.now() + TEMP_PAGE_TTL_MS);
+    await dbOp('publish_temp_page', () => this.db.insert(tempPages).values({ id, html, title, expiresAt }));
+    return { id, expiresAt };
+  }
+
+  /** The page's HTML while it has not expired; expiry is checked here, not only by the sweeper. */
+  async view(id: string): Promise<string | undefined> {
+    if (!/^[A-Za-z0-9_-]{1,64}$/.test(id)) return undefined;
+    const [page] = await dbOp('view_temp_page', () =>
+      this.db
+        .select({ html: tempPages.html })
+        .from(tempPages)
+        .where(and(eq(tempPages.id, id), gt(tempPages.expiresAt, sql`now()`))),
+    );
+    return page?.html;
+  }
+
+  async sweepExpired(): Promise<number> {
+    const rows = await dbOp('sweep_temp_pages', () =>
+      this.db
+        .delete(tempPages)
+        .where(lte(tempPages.expiresAt, sql`now()`))
+        .returning({ id: tempPages.id }),
+    );
+    tempPagesSweptTotal.inc(rows.length);
+    return rows.length;
+  }
+}

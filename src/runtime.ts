@@ -1,0 +1,113 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { openBlobStore, type BlobStore } from './blob/index.js';
+import { adminCommands, startAdminSocket } from './cli/admin-socket.js';
+import { siteUrl, type Config } from './config/config.js';
+import { Edge, type EdgeOptions } from './edge/edge.js';
+import { FilesService } from './files/files-service.js';
+import { createApp, type Role, type Services } from './http/app.js';
+import { createLogger, type Logger } from './observability/logger.js';
+import { Platform } from './platform/platform.js';
+import { SiteEvents } from './platform/site-events.js';
+import { PublishService } from './publish/publish-service.js';
+import { openStore, type Store } from './store/db.js';
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  services: Services;
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  role?: Role;
+  logger?: Logger;
+  /** Injected by tests that share one store or blob store; otherwise opened from config. */
+  store?: Store;
+  blobs?: BlobStore;
+  edge?: EdgeOptions;
+  /** Run background sweeps (temporary pages, expired keys, orphan blobs). Default: true for api/all. */
+  worker?: boolean;
+  /** Serve the admin socket in the data dir. Default: true for api/all. */
+  adminSocket?: boolean;
+}
+
+/** Wires the services for a role and starts listening. */
+export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
+  const role = options.role ?? 'all';
+  const logger = options.logger ?? createLogger(config.logLevel);
+  const ownsStore = !options.store;
+  const store =
+    options.store ??
+    (await openStore({ databaseUrl: config.databaseUrl, pgliteDir: path.join(config.dataDir, 'pglite') }));
+  const blobs = options.blobs ?? (await openBlobStore(config));
+  const events = new SiteEvents();
+  await events.listen(store);
+  const platform = new Platform(store.db);
+  const files = new FilesService(store.db, blobs, platform, events, `${config.baseUrl}/account/upgrade`);
+  const publish = new PublishService(store.db);
+  const edge = new Edge(config, platform, files, blobs, events, options.edge);
+  const services: Services = { config, logger, store, blobs, platform, files, publish, edge };
+
+  const server = http.createServer(createApp(services, role));
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, resolve);
+  });
+  const port = (server.address() as AddressInfo).port;
+
+  const stops: Array<() => Promise<void> | void> = [];
+  const hasApi = role !== 'edge';
+  if (options.adminSocket ?? hasApi) {
+    stops.push(
+      await startAdminSocket(
+        config.dataDir,
+        adminCommands(platform, (slug) => siteUrl(config, slug)),
+        logger,
+      ),
+    );
+  }
+  if (options.worker ?? hasApi) stops.push(startWorker(services));
+  logger.info({ role, port, database: store.kind, blobs: blobs.kind }, 'hostplane listening');
+
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    services,
+    async close() {
+      for (const stop of stops.reverse()) await stop();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      edge.close();
+      await events.close();
+      if (ownsStore) await store.close();
+    },
+  };
+}
+
+const MINUTE = 60_000;
+
+/** Background duties of the api role: each sweep is idempotent, so several replicas may run them. */
+function startWorker(services: Services): () => void {
+  const { logger, publish, platform, files } = services;
+  const every = (ms: number, name: string, fn: () => Promise<number>) => {
+    const timer = setInterval(() => {
+      fn().then(
+        (n) => n > 0 && logger.info({ sweep: name, removed: n }, 'sweep finished'),
+        (err: unknown) => logger.warn({ err, sweep: name }, 'sweep failed'),
+      );
+    }, ms);
+    timer.unref();
+    return timer;
+  };
+  const timers = [
+    every(MINUTE, 'temp_pages', () => publish.sweepExpired()),
+    every(10 * MINUTE, 'credentials', () => platform.sweepExpiredCredentials()),
+    every(60 * MINUTE, 'orphan_blobs', () => files.sweepOrphanBlobs(60 * MINUTE)),
+  ];
+  return () => timers.forEach(clearInterval);
+}

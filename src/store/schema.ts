@@ -1,0 +1,123 @@
+import {
+  bigint,
+  index,
+  integer,
+  pgTable,
+  primaryKey,
+  serial,
+  text,
+  timestamp,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
+
+// One schema for PGlite and PostgreSQL. Each domain folder owns its tables; other domains call
+// that folder's exported functions instead of querying these tables.
+
+// --- platform: accounts, sites, keys, sessions ---------------------------------------------
+export const accounts = pgTable('accounts', {
+  id: serial('id').primaryKey(),
+  email: text('email').notNull().unique(),
+  plan: text('plan').notNull().default('free'),
+  createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+});
+
+export const sites = pgTable(
+  'sites',
+  {
+    id: serial('id').primaryKey(),
+    accountId: integer('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    slug: text('slug').notNull(),
+    name: text('name').notNull(),
+    // Quota counters, changed only in the same transaction as the file index (row-locked).
+    fileCount: integer('file_count').notNull().default(0),
+    storageBytes: bigint('storage_bytes', { mode: 'number' }).notNull().default(0),
+    // Bumped on every change to the site's files; edges key their manifest caches on it.
+    version: bigint('version', { mode: 'number' }).notNull().default(0),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex('sites_slug_key').on(t.slug), index('sites_account_idx').on(t.accountId)],
+);
+
+export const customDomains = pgTable('custom_domains', {
+  hostname: text('hostname').primaryKey(),
+  siteId: integer('site_id')
+    .notNull()
+    .references(() => sites.id, { onDelete: 'cascade' }),
+  createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+});
+
+export const apiKeys = pgTable(
+  'api_keys',
+  {
+    id: serial('id').primaryKey(),
+    siteId: integer('site_id')
+      .notNull()
+      .references(() => sites.id, { onDelete: 'cascade' }),
+    kind: text('kind', { enum: ['permanent', 'temporary'] }).notNull(),
+    // sha256 of the key; the key itself is shown once and never stored.
+    keyHash: text('key_hash').notNull(),
+    keyPrefix: text('key_prefix').notNull(),
+    expiresAt: timestamp('expires_at', { withTimezone: true }),
+    revokedAt: timestamp('revoked_at', { withTimezone: true }),
+    lastUsedAt: timestamp('last_used_at', { withTimezone: true }),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex('api_keys_hash_key').on(t.keyHash), index('api_keys_site_idx').on(t.siteId)],
+);
+
+export const accountSessions = pgTable(
+  'account_sessions',
+  {
+    id: serial('id').primaryKey(),
+    accountId: integer('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    tokenHash: text('token_hash').notNull(),
+    expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex('account_sessions_hash_key').on(t.tokenHash)],
+);
+
+// --- files: the per-site file index (bytes live in the blob store) ---------------------------
+export const siteFiles = pgTable(
+  'site_files',
+  {
+    siteId: integer('site_id')
+      .notNull()
+      .references(() => sites.id, { onDelete: 'cascade' }),
+    path: text('path').notNull(),
+    kind: text('kind', { enum: ['file', 'folder'] }).notNull(),
+    name: text('name').notNull(),
+    parent: text('parent'),
+    depth: integer('depth').notNull(),
+    size: bigint('size', { mode: 'number' }).notNull().default(0),
+    // sha256 hex of the bytes: the blob key and the strong ETag. Null for folders.
+    blobKey: text('blob_key'),
+    contentType: text('content_type'),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.siteId, t.path] }),
+    index('site_files_listing_idx').on(t.siteId, t.depth, t.kind, t.name),
+    index('site_files_blob_idx').on(t.blobKey),
+  ],
+);
+
+// --- publish: temporary pages -----------------------------------------------------------------
+export const tempPages = pgTable(
+  'temp_pages',
+  {
+    id: text('id').primaryKey(),
+    html: text('html').notNull(),
+    title: text('title'),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+  },
+  (t) => [index('temp_pages_expiry_idx').on(t.expiresAt)],
+);
+
+export type SiteRow = typeof sites.$inferSelect;
+export type SiteFileRow = typeof siteFiles.$inferSelect;
