@@ -1,0 +1,164 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { inject } from 'vitest';
+import { FsBlobStore, S3BlobStore, type BlobStore } from '../../src/blob/index.js';
+import { loadConfig, type Config } from '../../src/config/config.js';
+import { createLogger } from '../../src/observability/logger.js';
+import type { PlanType } from '../../src/platform/plans.js';
+import { startServer, type RunningServer, type StartOptions } from '../../src/runtime.js';
+import { openStore } from '../../src/store/db.js';
+import { createBucket } from './minio.js';
+import { createDatabase } from './postgres.js';
+
+/**
+ * The two real back-end combinations every service test runs against:
+ * PGlite + local folder (the embedded default) and PostgreSQL + MinIO (the cluster setup).
+ */
+export const backends = ['pglite+fs', 'postgres+s3'] as const;
+export type Backend = (typeof backends)[number];
+
+export interface TestHostplane extends RunningServer {
+  backend: Backend;
+  config: Config;
+  dataDir: string;
+  /** `fetch` against the server; `host` sets the Host header (e.g. `demo.localhost`). */
+  request(pathAndQuery: string, init?: RequestInit & { host?: string; json?: unknown }): Promise<Response>;
+  /** Creates an account + site + permanent key through the same code the admin CLI uses. */
+  createSite(slug: string, options?: { email?: string; plan?: PlanType }): Promise<TestSite>;
+  stop(): Promise<void>;
+}
+
+export interface TestSite {
+  siteId: number;
+  accountId: number;
+  slug: string;
+  apiKey: string;
+  email: string;
+}
+
+let counter = 0;
+
+export async function startHostplane(backend: Backend, options: StartOptions = {}): Promise<TestHostplane> {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'hostplane-test-'));
+  const env: NodeJS.ProcessEnv = {
+    PORT: '0',
+    HOST: '127.0.0.1',
+    HOSTPLANE_DATA_DIR: dataDir,
+    HOSTPLANE_SITES_DOMAIN: 'localhost',
+    HOSTPLANE_TRUST_PROXY: 'loopback',
+    LOG_LEVEL: 'silent',
+  };
+  let blobs: BlobStore;
+  if (backend === 'postgres+s3') {
+    env.DATABASE_URL = await createDatabase(inject('postgresUrl'));
+    const s3 = inject('s3');
+    const bucket = await createBucket(s3);
+    const store = new S3BlobStore({
+      bucket,
+      region: s3.region,
+      endpoint: s3.endpoint,
+      forcePathStyle: true,
+      credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
+    });
+    blobs = store;
+  } else {
+    blobs = new FsBlobStore(path.join(dataDir, 'files'));
+  }
+  const store = await openStore({
+    databaseUrl: env.DATABASE_URL,
+    pgliteDir: backend === 'pglite+fs' ? path.join(dataDir, 'pglite') : undefined,
+  });
+  // Base URL is fixed before the port is known; tests read URLs relative to it.
+  env.HOSTPLANE_BASE_URL = 'http://localhost:8080';
+  const config = loadConfig(env);
+  const server = await startServer(config, {
+    logger: createLogger('silent'),
+    store,
+    blobs,
+    adminSocket: false,
+    worker: false,
+    ...options,
+  });
+
+  const request: TestHostplane['request'] = (pathAndQuery, init = {}) => {
+    const { host, json, ...rest } = init;
+    const headers = new Headers(rest.headers);
+    if (json !== undefined) headers.set('content-type', 'application/json');
+    const body = json !== undefined ? JSON.stringify(json) : (rest.body as string | Buffer | undefined);
+    return rawRequest(server.port, pathAndQuery, {
+      method: rest.method ?? 'GET',
+      headers: { ...Object.fromEntries(headers), host: host ?? headers.get('host') ?? 'localhost:8080' },
+      body,
+    });
+  };
+
+  return {
+    ...server,
+    backend,
+    config,
+    dataDir,
+    request,
+    async createSite(slug, opts = {}) {
+      const email = opts.email ?? `owner-${++counter}-${slug}@example.com`;
+      const created = await server.services.platform.createSite({ email, slug, plan: opts.plan ?? 'free' });
+      return { ...created, email };
+    },
+    async stop() {
+      await server.close();
+      await store.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export const apiKeyHeader = (site: TestSite) => ({ 'x-api-key': site.apiKey });
+
+/** Uploads a text file through the public API and asserts it worked. */
+export async function upload(
+  hp: TestHostplane,
+  site: TestSite,
+  sitePath: string,
+  content: string,
+): Promise<void> {
+  const res = await hp.request('/api/v1/files/upload', {
+    method: 'POST',
+    headers: apiKeyHeader(site),
+    json: { path: sitePath, content },
+  });
+  if (res.status !== 200) throw new Error(`upload ${sitePath} → ${res.status} ${await res.text()}`);
+}
+
+/**
+ * An HTTP request with a free choice of Host header (fetch forbids setting it), answered as a
+ * standard Response. Redirects are not followed.
+ */
+export function rawRequest(
+  port: number,
+  pathAndQuery: string,
+  init: { method?: string; headers?: Record<string, string>; body?: string | Buffer | Uint8Array },
+): Promise<Response> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      { host: '127.0.0.1', port, path: pathAndQuery, method: init.method ?? 'GET', headers: init.headers },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('error', reject);
+        res.on('end', () => {
+          const headers = new Headers();
+          for (const [name, value] of Object.entries(res.headers)) {
+            if (Array.isArray(value)) value.forEach((v) => headers.append(name, v));
+            else if (value !== undefined) headers.set(name, value);
+          }
+          const status = res.statusCode ?? 0;
+          const nullBody = status === 204 || status === 304 || init.method === 'HEAD';
+          resolve(new Response(nullBody ? null : Buffer.concat(chunks), { status, headers }));
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(init.body);
+  });
+}
