@@ -1,5 +1,8 @@
 import { defineConfig } from 'vitest/config';
 
+// .ci/run sets VITEST_JSON_REPORT to read the pass/fail counts from vitest's JSON reporter.
+const jsonReport = process.env.VITEST_JSON_REPORT;
+
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
@@ -7,5 +10,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    reporters: jsonReport ? ['default', 'json'] : ['default'],
+    outputFile: jsonReport ? { json: jsonReport } : undefined,
   },
 });

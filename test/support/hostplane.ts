@@ -23,8 +23,14 @@ export interface TestHostplane extends RunningServer {
   backend: Backend;
   config: Config;
   dataDir: string;
-  /** `fetch` against the server; `host` sets the Host header (e.g. `demo.localhost`). */
-  request(pathAndQuery: string, init?: RequestInit & { host?: string; json?: unknown }): Promise<Response>;
+  /**
+   * `fetch` against the server; `host` sets the Host header (e.g. `demo.localhost`), `json` sends a
+   * JSON body and `form` a multipart/form-data body (parts in the order they were appended).
+   */
+  request(
+    pathAndQuery: string,
+    init?: RequestInit & { host?: string; json?: unknown; form?: FormData },
+  ): Promise<Response>;
   /** Creates an account + site + permanent key through the same code the admin CLI uses. */
   createSite(slug: string, options?: { email?: string; plan?: PlanType }): Promise<TestSite>;
   stop(): Promise<void>;
@@ -82,11 +88,18 @@ export async function startHostplane(backend: Backend, options: StartOptions = {
     ...options,
   });
 
-  const request: TestHostplane['request'] = (pathAndQuery, init = {}) => {
-    const { host, json, ...rest } = init;
+  const request: TestHostplane['request'] = async (pathAndQuery, init = {}) => {
+    const { host, json, form, ...rest } = init;
     const headers = new Headers(rest.headers);
-    if (json !== undefined) headers.set('content-type', 'application/json');
-    const body = json !== undefined ? JSON.stringify(json) : (rest.body as string | Buffer | undefined);
+    let body = rest.body as string | Buffer | undefined;
+    if (json !== undefined) {
+      headers.set('content-type', 'application/json');
+      body = JSON.stringify(json);
+    } else if (form !== undefined) {
+      const encoded = multipartBody(form);
+      headers.set('content-type', encoded.contentType);
+      body = Buffer.from(await encoded.bytes());
+    }
     return rawRequest(server.port, pathAndQuery, {
       method: rest.method ?? 'GET',
       headers: { ...Object.fromEntries(headers), host: host ?? headers.get('host') ?? 'localhost:8080' },
@@ -110,6 +123,15 @@ export async function startHostplane(backend: Backend, options: StartOptions = {
       await store.close();
       await rm(dataDir, { recursive: true, force: true });
     },
+  };
+}
+
+/** FormData serialized the way fetch would send it: the bytes and their multipart content type. */
+export function multipartBody(form: FormData): { contentType: string; bytes(): Promise<ArrayBuffer> } {
+  const encoded = new Response(form);
+  return {
+    contentType: encoded.headers.get('content-type') ?? 'multipart/form-data',
+    bytes: () => encoded.arrayBuffer(),
   };
 }
 
