@@ -6,7 +6,7 @@ import { InstrumentedBlobStore } from './instrumented.js';
 import { S3BlobStore } from './s3-blob-store.js';
 
 export * from './blob-store.js';
-export { FsBlobStore, S3BlobStore };
+export { FsBlobStore, InstrumentedBlobStore, S3BlobStore };
 
 /** S3 when a bucket is configured, otherwise `<data dir>/blobs` on local disk. */
 export async function openBlobStore(config: Pick<Config, 's3' | 'dataDir'>): Promise<BlobStore> {

@@ -3,7 +3,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { inject } from 'vitest';
-import { FsBlobStore, S3BlobStore, type BlobStore } from '../../src/blob/index.js';
+import { FsBlobStore, InstrumentedBlobStore, S3BlobStore, type BlobStore } from '../../src/blob/index.js';
 import { loadConfig, type Config } from '../../src/config/config.js';
 import { createLogger } from '../../src/observability/logger.js';
 import type { PlanType } from '../../src/platform/plans.js';
@@ -68,9 +68,9 @@ export async function startHostplane(backend: Backend, options: StartOptions = {
       forcePathStyle: true,
       credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
     });
-    blobs = store;
+    blobs = new InstrumentedBlobStore(store);
   } else {
-    blobs = new FsBlobStore(path.join(dataDir, 'files'));
+    blobs = new InstrumentedBlobStore(new FsBlobStore(path.join(dataDir, 'files')));
   }
   const store = await openStore({
     databaseUrl: env.DATABASE_URL,
