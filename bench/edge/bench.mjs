@@ -12,6 +12,8 @@
 //   BENCH_PIN           1 (default): pin servers to the last CPU and the load generator to the first
 //   BENCH_CPU_PROF_DIR  when set, Hostplane runs with --cpu-prof and writes its profile there
 //   BENCH_OUT           JSON results file (default bench/edge/.last-run.json)
+//   BENCH_HOSTPLANE_MAIN  Hostplane entry point to run (default dist/cli/main.js; for A/B of another build)
+/* global process, console, Buffer, setTimeout, clearTimeout -- Node globals; the ESLint config has none for .mjs */
 import { spawn, spawnSync, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -94,6 +96,8 @@ function start(name, cmd, args, options = {}) {
   const child = spawn(file, argv, { ...options, stdio: ['ignore', log, log] });
   fs.closeSync(log);
   children.add(child);
+  // run.sh kills these by pid if this process dies without cleaning up (e.g. SIGKILL).
+  fs.appendFileSync(path.join(tmp, 'pids'), `${child.pid} ${name}\n`);
   child.logPath = logPath;
   child.exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
   child.exited.then(({ code, signal }) => {
@@ -137,6 +141,17 @@ function cpuSeconds(pid) {
     return NaN;
   }
 }
+/** Busy CPU seconds of the whole machine so far (everything but idle and iowait), from /proc/stat. */
+function machineBusySeconds() {
+  try {
+    const f = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+    const total = f.slice(0, 8).reduce((a, b) => a + b, 0);
+    return (total - f[3] - f[4]) / clockTicks();
+  } catch {
+    return NaN;
+  }
+}
+
 let ticks;
 function clockTicks() {
   if (ticks === undefined) {
@@ -180,7 +195,9 @@ function request(port, { method = 'GET', host, path: urlPath, headers = {}, body
       (res) => {
         const chunks = [];
         res.on('data', (c) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks) }));
+        res.on('end', () =>
+          resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks) }),
+        );
         res.on('error', reject);
       },
     );
@@ -235,15 +252,20 @@ function makeFiles() {
 </body>
 </html>
 `;
-  const body = filler(2048 - head.length - tail.length, (i) => `<p id="p${i}">Paragraph ${i} of the bench page.</p>`);
+  const body = filler(
+    2048 - head.length - tail.length,
+    (i) => `<p id="p${i}">Paragraph ${i} of the bench page.</p>`,
+  );
   const html = `${head}${body}\n${tail}`;
   const css = filler(
     20 * 1024,
-    (i) => `.c${i} { margin: ${i % 17}px ${i % 13}px; color: #${((i * 2654435761) >>> 8).toString(16).padStart(6, '0').slice(0, 6)}; }`,
+    (i) =>
+      `.c${i} { margin: ${i % 17}px ${i % 13}px; color: #${((i * 2654435761) >>> 8).toString(16).padStart(6, '0').slice(0, 6)}; }`,
   );
   const js = filler(
     100 * 1024,
-    (i) => `export function f${i}(x) { return (x * ${i + 7}) ^ ${(i * 40503) & 0xffff}; } // ${i.toString(36)}`,
+    (i) =>
+      `export function f${i}(x) { return (x * ${i + 7}) ^ ${(i * 40503) & 0xffff}; } // ${i.toString(36)}`,
   );
   return [
     { path: 'index.html', url: '/', label: 'index.html (/)', content: html },
@@ -258,12 +280,14 @@ function makeFiles() {
 async function startNginx(files) {
   const bin =
     process.env.NGINX_BIN ||
-    (spawnSync('sh', ['-c', 'command -v nginx'], { encoding: 'utf8' }).stdout.trim() || '/usr/sbin/nginx');
+    spawnSync('sh', ['-c', 'command -v nginx'], { encoding: 'utf8' }).stdout.trim() ||
+    '/usr/sbin/nginx';
   const dir = path.join(tmp, 'nginx');
   const docroot = path.join(dir, 'www');
   fs.mkdirSync(docroot, { recursive: true });
   for (const f of files) fs.writeFileSync(path.join(docroot, f.path), f.content);
-  for (const t of ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) fs.mkdirSync(path.join(dir, `${t}_temp`));
+  for (const t of ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'])
+    fs.mkdirSync(path.join(dir, `${t}_temp`));
 
   const port = await freePort();
   const isRoot = process.getuid?.() === 0;
@@ -310,18 +334,30 @@ http {
     encoding: 'utf8',
   });
   if (check.status !== 0) throw new Error(`nginx -t failed:\n${check.stderr}`);
-  const version = check.stderr.match(/nginx\/[\d.]+/)?.[0] ?? spawnSync(bin, ['-v'], { encoding: 'utf8' }).stderr.trim();
+  const version =
+    check.stderr.match(/nginx\/[\d.]+/)?.[0] ?? spawnSync(bin, ['-v'], { encoding: 'utf8' }).stderr.trim();
   const child = start('nginx', bin, ['-e', path.join(dir, 'error.log'), '-p', dir, '-c', confPath]);
-  await waitFor('nginx', async () => (await request(port, { host: `${LOOPBACK}:${port}`, path: '/' })).status === 200);
-  return { name: 'nginx', child, port, host: `${LOOPBACK}:${port}`, version: version.replace(/^nginx version: /, '') };
+  await waitFor(
+    'nginx',
+    async () => (await request(port, { host: `${LOOPBACK}:${port}`, path: '/' })).status === 200,
+  );
+  return {
+    name: 'nginx',
+    child,
+    port,
+    host: `${LOOPBACK}:${port}`,
+    version: version.replace(/^nginx version: /, ''),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
 // Hostplane: `node dist/cli/main.js serve` (role all), embedded PGlite and a local blob folder.
 
 async function startHostplane(files) {
-  const main = path.join(root, 'dist/cli/main.js');
-  if (!fs.existsSync(main)) throw new Error('dist/cli/main.js is missing: run `npm run build` first');
+  const main = process.env.BENCH_HOSTPLANE_MAIN
+    ? path.resolve(process.env.BENCH_HOSTPLANE_MAIN)
+    : path.join(root, 'dist/cli/main.js');
+  if (!fs.existsSync(main)) throw new Error(`${main} is missing: run \`npm run build\` first`);
   const port = await freePort();
   const dataDir = path.join(tmp, 'hostplane-data');
   fs.mkdirSync(dataDir, { recursive: true });
@@ -342,17 +378,35 @@ async function startHostplane(files) {
     fs.mkdirSync(CPU_PROF_DIR, { recursive: true });
     nodeArgs.push('--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`);
   }
-  const child = start('hostplane', process.execPath, [...nodeArgs, main, 'serve', '--role', 'all'], { env, cwd: root });
+  const child = start('hostplane', process.execPath, [...nodeArgs, main, 'serve', '--role', 'all'], {
+    env,
+    cwd: root,
+  });
   const apiHost = `localhost:${port}`;
-  await waitFor('hostplane', async () => (await request(port, { host: apiHost, path: '/healthz' })).status === 200);
+  await waitFor(
+    'hostplane',
+    async () => (await request(port, { host: apiHost, path: '/healthz' })).status === 200,
+  );
 
   // The admin CLI talks to the running server over its admin socket in the data dir.
   const created = spawnSync(
     process.execPath,
-    [main, 'admin', 'create-site', '--slug', SLUG, '--email', 'bench@example.com', '--plan', 'enterprise', '--json'],
+    [
+      main,
+      'admin',
+      'create-site',
+      '--slug',
+      SLUG,
+      '--email',
+      'bench@example.com',
+      '--plan',
+      'enterprise',
+      '--json',
+    ],
     { env: { ...env, LOG_LEVEL: 'error' }, cwd: root, encoding: 'utf8', timeout: 60_000 },
   );
-  if (created.status !== 0) throw new Error(`create-site failed (${created.status}):\n${created.stdout}\n${created.stderr}`);
+  if (created.status !== 0)
+    throw new Error(`create-site failed (${created.status}):\n${created.stdout}\n${created.stderr}`);
   const apiKey = JSON.parse(created.stdout.trim().split('\n').pop()).apiKey;
   if (!apiKey) throw new Error(`create-site printed no apiKey: ${created.stdout}`);
 
@@ -384,9 +438,14 @@ async function verify(target, file) {
   const res = await request(target.port, { host: target.host, path: file.url });
   if (res.status !== 200) throw new Error(`${target.name} ${file.url}: status ${res.status}`);
   if (!res.body.equals(Buffer.from(file.content))) {
-    throw new Error(`${target.name} ${file.url}: body differs (${res.body.length} bytes, expected ${Buffer.byteLength(file.content)})`);
+    throw new Error(
+      `${target.name} ${file.url}: body differs (${res.body.length} bytes, expected ${Buffer.byteLength(file.content)})`,
+    );
   }
-  const headerBytes = Object.entries(res.headers).reduce((n, [k, v]) => n + k.length + String(v).length + 4, 0);
+  const headerBytes = Object.entries(res.headers).reduce(
+    (n, [k, v]) => n + k.length + String(v).length + 4,
+    0,
+  );
   return { contentType: res.headers['content-type'], headerBytes };
 }
 
@@ -403,16 +462,27 @@ function load(target, file, duration) {
 async function measure(target, file) {
   await load(target, file, WARMUP);
   const cpuBefore = cpuSeconds(target.child.pid);
+  const clientBefore = process.cpuUsage();
+  const busyBefore = machineBusySeconds();
   const t0 = process.hrtime.bigint();
   const r = await load(target, file, DURATION);
   const wall = Number(process.hrtime.bigint() - t0) / 1e9;
   const cpu = cpuSeconds(target.child.pid) - cpuBefore;
+  const client = process.cpuUsage(clientBefore);
+  const busy = machineBusySeconds() - busyBefore;
+  const clientCpu = (client.user + client.system) / 1e6;
   const completed = r.latency.totalCount;
   const bad = r.errors + r.timeouts + r.non2xx + (r.resets ?? 0);
   return {
     requestsPerSecond: completed / r.duration,
     requestsTotal: completed,
-    latencyMs: { p50: r.latency.p50, p90: r.latency.p90, p99: r.latency.p99, max: r.latency.max, mean: r.latency.mean },
+    latencyMs: {
+      p50: r.latency.p50,
+      p90: r.latency.p90,
+      p99: r.latency.p99,
+      max: r.latency.max,
+      mean: r.latency.mean,
+    },
     throughputMBps: r.throughput.average / 1e6,
     errors: r.errors,
     timeouts: r.timeouts,
@@ -422,6 +492,10 @@ async function measure(target, file) {
     durationSeconds: r.duration,
     serverCpuSeconds: cpu,
     serverCpuShare: cpu / wall,
+    clientCpuShare: clientCpu / wall,
+    // CPU the machine spent on anything but this server and autocannon (other jobs, plus kernel
+    // network time not charged to either process), in cores; high values make the run noisy.
+    otherCpuCores: Math.max(0, (busy - cpu - clientCpu) / wall),
     requestsPerServerCpuSecond: completed / cpu,
   };
 }
@@ -429,7 +503,9 @@ async function measure(target, file) {
 // ---------------------------------------------------------------------------------------------
 
 function fmt(n, digits = 0) {
-  return Number.isFinite(n) ? n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }) : 'n/a';
+  return Number.isFinite(n)
+    ? n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })
+    : 'n/a';
 }
 function pad(s, w, right = false) {
   s = String(s);
@@ -448,7 +524,9 @@ async function main() {
 
   const nginx = await startNginx(files);
   const hp = await startHostplane(files);
-  console.log(`bench: ${nginx.version} on ${LOOPBACK}:${nginx.port}; Hostplane (LOG_LEVEL=${LOG_LEVEL}) on ${LOOPBACK}:${hp.port} as ${hp.host}`);
+  console.log(
+    `bench: ${nginx.version} on ${LOOPBACK}:${nginx.port}; Hostplane (LOG_LEVEL=${LOG_LEVEL}) on ${LOOPBACK}:${hp.port} as ${hp.host}`,
+  );
 
   const rows = [];
   for (const file of files) {
@@ -473,7 +551,9 @@ async function main() {
       m.contentType = check.contentType;
       m.responseHeaderBytes = check.headerBytes;
       row[target.name] = m;
-      console.log(`${fmt(m.requestsPerSecond)} req/s, p99 ${fmt(m.latencyMs.p99)} ms, server CPU ${fmt(m.serverCpuShare * 100)}%${m.ok ? '' : '  [ERRORS]'}`);
+      console.log(
+        `${fmt(m.requestsPerSecond)} req/s, p99 ${fmt(m.latencyMs.p99)} ms, server CPU ${fmt(m.serverCpuShare * 100)}%, autocannon CPU ${fmt(m.clientCpuShare * 100)}%, other ${fmt(m.otherCpuCores, 2)} cores${m.ok ? '' : '  [ERRORS]'}`,
+      );
     }
     row.ratio = row.hostplane.requestsPerSecond / row.nginx.requestsPerSecond;
     row.ratioPerCpuSecond = row.hostplane.requestsPerServerCpuSecond / row.nginx.requestsPerServerCpuSecond;
@@ -494,6 +574,7 @@ async function main() {
     pad('p99 ms', 7),
     pad('cpu', 5),
     pad('ratio hp/nginx', 15),
+    pad('per CPU-s', 9),
   ].join('  ');
   console.log('');
   console.log(head);
@@ -510,6 +591,7 @@ async function main() {
         pad(fmt(r.nginx.latencyMs.p99), 7),
         pad(`${fmt(r.nginx.serverCpuShare * 100)}%`, 5),
         pad(fmt(r.ratio, 2), 15),
+        pad(fmt(r.ratioPerCpuSecond, 2), 9),
       ].join('  '),
     );
   }
@@ -517,26 +599,53 @@ async function main() {
   console.log('ratio = Hostplane req/s / nginx req/s from this one run (1.00 = as fast as nginx).');
   console.log(
     'Fair single-core comparison: nginx with worker_processes 1 (master_process off) against one Node process' +
-      (PIN ? `, both pinned to CPU ${SERVER_CPU}; autocannon runs on CPU ${CLIENT_CPU}.` : '; no CPU pinning in this run.'),
+      (PIN
+        ? `, both pinned to CPU ${SERVER_CPU}; autocannon runs on CPU ${CLIENT_CPU}.`
+        : '; no CPU pinning in this run.'),
   );
   console.log(
-    'cpu = server CPU time / wall time during the measured run; when nginx is well below 100%, the load generator, ' +
-      'not nginx, was the limit, and the ratio flatters Hostplane (see ratio per CPU-second in the JSON).',
+    'cpu = server CPU time / wall time during the measured run. When nginx is well below 100%, autocannon, not nginx, ' +
+      'was the limit and the ratio flatters Hostplane; "per CPU-s" compares requests per server CPU-second instead.',
   );
+  const busiest = Math.max(...rows.flatMap((r) => [r.hostplane.otherCpuCores, r.nginx.otherCpuCores]));
+  if (busiest > 0.25) {
+    console.log(
+      `warning: other work used up to ${fmt(busiest, 2)} cores during the runs (see "other" above); ` +
+        'req/s and p99 are noisy, run again on a quiet machine (requests per CPU-second hold up better).',
+    );
+  }
   for (const r of rows) {
     const c = r.hostplane.edgeCache;
     if (c && (c.manifestMisses > 1 || c.blobMisses > 1)) {
-      console.log(`warning: ${r.file}: ${c.manifestMisses} manifest / ${c.blobMisses} blob cache misses during the run`);
+      console.log(
+        `warning: ${r.file}: ${c.manifestMisses} manifest / ${c.blobMisses} blob cache misses during the run`,
+      );
     }
   }
-  const failed = rows.flatMap((r) => ['hostplane', 'nginx'].filter((t) => !r[t].ok).map((t) => `${t} ${r.file}`));
+  const failed = rows.flatMap((r) =>
+    ['hostplane', 'nginx'].filter((t) => !r[t].ok).map((t) => `${t} ${r.file}`),
+  );
   if (failed.length) console.log(`warning: errors, timeouts or non-2xx answers in: ${failed.join(', ')}`);
 
   const result = {
     date: new Date().toISOString(),
     host: { cpus: cpuCount, cpuModel: os.cpus()[0]?.model, node: process.version, kernel: os.release() },
-    settings: { connections: CONNECTIONS, pipelining: 1, warmupSeconds: WARMUP, durationSeconds: DURATION, pinned: PIN, serverCpu: PIN ? SERVER_CPU : null, hostplaneLogLevel: LOG_LEVEL },
-    nginx: { version: nginx.version, workerProcesses: 1, masterProcess: false, sendfile: true, accessLog: false },
+    settings: {
+      connections: CONNECTIONS,
+      pipelining: 1,
+      warmupSeconds: WARMUP,
+      durationSeconds: DURATION,
+      pinned: PIN,
+      serverCpu: PIN ? SERVER_CPU : null,
+      hostplaneLogLevel: LOG_LEVEL,
+    },
+    nginx: {
+      version: nginx.version,
+      workerProcesses: 1,
+      masterProcess: false,
+      sendfile: true,
+      accessLog: false,
+    },
     hostplane: { role: 'all', processes: 1, store: 'pglite', blobs: 'fs' },
     results: rows,
   };

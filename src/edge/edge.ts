@@ -149,7 +149,8 @@ export class Edge {
         const query = req.originalUrl.includes('?')
           ? req.originalUrl.slice(req.originalUrl.indexOf('?'))
           : '';
-        res.redirect(301, `${req.path}/${query}`);
+        // One leading slash only: `//evil.example` must stay a path, not become another host.
+        res.redirect(301, `/${req.path.replace(/^\/+/, '')}/${query}`);
         return;
       }
     }

@@ -20,6 +20,8 @@ export const isTextPath = (sitePath: string): boolean => TEXT_EXTENSIONS.has(ext
 export function contentTypeFor(sitePath: string): string {
   const ext = extensionOf(sitePath);
   if (ext === 'mov') return 'video/quicktime';
+  // .ogg comes only through the video endpoint, so it is an Ogg video, not mime-types' audio/ogg.
+  if (ext === 'ogg') return 'video/ogg';
   const type = mime.lookup(ext);
   if (!type) return 'application/octet-stream';
   return TEXT_EXTENSIONS.has(ext) ? `${type}; charset=utf-8` : type;

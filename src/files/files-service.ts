@@ -1,5 +1,6 @@
+import { isUtf8 } from 'node:buffer';
 import { createHash, randomUUID } from 'node:crypto';
-import { PassThrough, type Readable } from 'node:stream';
+import { pipeline, Transform, type Readable } from 'node:stream';
 import { and, asc, count, desc, eq, inArray, ne, or, sql } from 'drizzle-orm';
 import { blobKeyForHash, type BlobStore } from '../blob/index.js';
 import { ApiError } from '../http/errors.js';
@@ -66,7 +67,11 @@ export class FilesService {
     page: number,
     perPage: number,
   ): Promise<{ total: number; entries: ListedEntry[] }> {
-    const visible = and(eq(siteFiles.siteId, siteId), ne(siteFiles.name, '.gitkeep'));
+    // Files named .gitkeep are hidden (spec 2.1); a folder of that name is listed like any other.
+    const visible = and(
+      eq(siteFiles.siteId, siteId),
+      or(ne(siteFiles.kind, 'file'), ne(siteFiles.name, '.gitkeep')),
+    );
     return dbOp('list_files', async () => {
       const [totals] = await this.db.select({ total: count() }).from(siteFiles).where(visible);
       const rows = await this.db
@@ -76,8 +81,11 @@ export class FilesService {
         .orderBy(
           asc(siteFiles.depth),
           desc(sql`${siteFiles.kind} = 'folder'`),
-          asc(sql`lower(${siteFiles.name})`),
-          asc(siteFiles.name),
+          // Byte order (COLLATE "C"), so the order does not depend on the server's locale.
+          asc(sql`lower(${siteFiles.name}) collate "C"`),
+          asc(sql`${siteFiles.name} collate "C"`),
+          // Names repeat across folders: the path breaks ties, so pages neither repeat nor skip rows.
+          asc(sql`${siteFiles.path} collate "C"`),
         )
         .limit(perPage)
         .offset((page - 1) * perPage);
@@ -105,7 +113,7 @@ export class FilesService {
     return row;
   }
 
-  /** Reads a file for the API: text as UTF-8, anything else as base64. */
+  /** Reads a file for the API: text as UTF-8, anything else (or text that is not UTF-8) as base64. */
   async read(
     siteId: number,
     sitePath: string,
@@ -121,7 +129,7 @@ export class FilesService {
     }
     const bytes = await this.blobs.getBuffer(blobKeyForHash(row.blobKey));
     if (!bytes) throw new Error(`blob ${row.blobKey} of ${sitePath} is missing from the blob store`);
-    return isTextPath(sitePath)
+    return isTextPath(sitePath) && isUtf8(bytes)
       ? { content: bytes.toString('utf8'), encoding: 'utf8', size: row.size }
       : { content: bytes.toString('base64'), encoding: 'base64', size: row.size };
   }
@@ -141,12 +149,16 @@ export class FilesService {
   async stage(body: Readable): Promise<StagedBlob> {
     const tmpKey = `tmp/${randomUUID()}`;
     const hasher = createHash('sha256');
-    const tee = new PassThrough();
-    body.on('data', (chunk: Buffer) => hasher.update(chunk));
-    body.on('error', (err) => tee.destroy(err));
-    body.pipe(tee);
+    const hashing = new Transform({
+      transform(chunk: Buffer, _encoding, done) {
+        hasher.update(chunk);
+        done(null, chunk);
+      },
+    });
+    // pipeline() forwards an error of the source (e.g. a body cut short) into the store's write.
+    pipeline(body, hashing, () => undefined);
     try {
-      const size = await this.blobs.putStream(tmpKey, tee);
+      const size = await this.blobs.putStream(tmpKey, hashing);
       return { tmpKey, hash: hasher.digest('hex'), size };
     } catch (err) {
       await this.blobs.delete(tmpKey).catch(() => undefined);

@@ -9,11 +9,14 @@ export const MAX_SEGMENT_BYTES = 255;
 // Control characters (including NUL) and backslashes never belong in a site path.
 // eslint-disable-next-line no-control-regex
 const FORBIDDEN = /[\u0000-\u001f\u007f\\]/;
+// A lone UTF-16 surrogate is not Unicode text: it cannot be stored or served as UTF-8.
+const LONE_SURROGATE = /\p{Surrogate}/u;
 
 /**
  * Validates a client-supplied site path and returns its canonical form (NFC, no trailing slash).
  * Paths are relative to the site root: absolute paths, `.`/`..` segments, empty segments,
- * backslashes and control characters are refused, so no path can leave its site.
+ * backslashes, control characters and unpaired surrogates are refused, so no path can leave its
+ * site and every path is storable as UTF-8.
  */
 export function normalizeSitePath(input: unknown, field = 'path'): string {
   if (typeof input !== 'string' || input.length === 0) {
@@ -21,6 +24,9 @@ export function normalizeSitePath(input: unknown, field = 'path'): string {
   }
   if (FORBIDDEN.test(input)) {
     throw invalidPath(`${field} must not contain control characters or backslashes`);
+  }
+  if (LONE_SURROGATE.test(input)) {
+    throw invalidPath(`${field} must be valid Unicode text (it has an unpaired surrogate)`);
   }
   if (input.startsWith('/')) {
     throw invalidPath(`${field} must be relative to the site root (no leading "/")`);

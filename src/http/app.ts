@@ -82,7 +82,7 @@ export function createApp(services: Services, role: Role): Express {
     const registry = new RouteRegistry(authMiddleware(platform));
     app.use(filesRoutes({ config, platform, files: services.files, registry }));
     app.use(platformRoutes({ platform, registry }));
-    app.use(publishRoutes({ config, publish: services.publish, registry }));
+    app.use(publishRoutes({ config, publish: services.publish, registry, logger }));
     const openapi = buildOpenApi(registry.docs, config.baseUrl);
     app.get('/api/v1/openapi.json', (_req, res) => void res.json(openapi));
     app.use(notFoundHandler);

@@ -1,15 +1,44 @@
 import { z } from 'zod';
-import type { RouteDoc } from './route.js';
+import { queryParamDocs, type RouteDoc } from './route.js';
 
 type JsonSchema = Record<string, unknown>;
 
-const toSchema = (schema: z.ZodType, io: 'input' | 'output'): JsonSchema => {
-  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, {
+/** Points `#/$defs/X` (local to one generated schema) at `#/components/schemas/X` of the document. */
+function refsToComponents<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(refsToComponents) as T;
+  if (!value || typeof value !== 'object') return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([key, v]) => [
+      key,
+      key === '$ref' && typeof v === 'string'
+        ? v.replace(/^#\/\$defs\//, '#/components/schemas/')
+        : refsToComponents(v),
+    ]),
+  ) as T;
+}
+
+/**
+ * JSON Schema of a zod schema, for embedding in the document. Schemas with an `id` become shared
+ * `components.schemas` entries (the first generated one wins), so every `$ref` resolves.
+ */
+const toSchema = (schema: z.ZodType, io: 'input' | 'output', components: JsonSchema): JsonSchema => {
+  const {
+    $schema: _drop,
+    $defs,
+    ...rest
+  } = z.toJSONSchema(schema, {
     io,
     unrepresentable: 'any',
     target: 'draft-2020-12',
+    override: ({ zodSchema, jsonSchema }) => {
+      const documented = queryParamDocs.get(zodSchema);
+      if (!documented) return;
+      for (const key of Object.keys(jsonSchema)) delete (jsonSchema as JsonSchema)[key];
+      Object.assign(jsonSchema, documented);
+    },
   });
-  return rest;
+  for (const [id, def] of Object.entries($defs ?? {})) components[id] ??= refsToComponents(def);
+  return refsToComponents(rest);
 };
 
 const securitySchemes = {
@@ -27,6 +56,7 @@ const securityFor: Record<RouteDoc['auth'], Array<Record<string, string[]>>> = {
 /** OpenAPI 3.1 document generated from the registered routes' zod schemas. */
 export function buildOpenApi(routes: RouteDoc[], serverUrl: string): JsonSchema {
   const paths: Record<string, Record<string, unknown>> = {};
+  const schemas: JsonSchema = {};
   for (const route of routes) {
     const openApiPath = route.path.replace(/:(\w+)/g, '{$1}');
     const parameters: unknown[] = [...route.path.matchAll(/:(\w+)/g)].map((m) => ({
@@ -36,7 +66,7 @@ export function buildOpenApi(routes: RouteDoc[], serverUrl: string): JsonSchema 
       schema: { type: 'string' },
     }));
     if (route.query) {
-      const query = toSchema(route.query, 'input') as {
+      const query = toSchema(route.query, 'input', schemas) as {
         properties?: Record<string, JsonSchema>;
         required?: string[];
       };
@@ -58,7 +88,7 @@ export function buildOpenApi(routes: RouteDoc[], serverUrl: string): JsonSchema 
             ...(r.schema
               ? {
                   content: {
-                    [r.contentType ?? 'application/json']: { schema: toSchema(r.schema, 'output') },
+                    [r.contentType ?? 'application/json']: { schema: toSchema(r.schema, 'output', schemas) },
                   },
                 }
               : r.contentType
@@ -71,12 +101,12 @@ export function buildOpenApi(routes: RouteDoc[], serverUrl: string): JsonSchema 
     if (route.body) {
       operation.requestBody = {
         required: true,
-        content: { 'application/json': { schema: toSchema(route.body, 'input') } },
+        content: { 'application/json': { schema: toSchema(route.body, 'input', schemas) } },
       };
     } else if (route.multipart) {
       operation.requestBody = {
         required: true,
-        content: { 'multipart/form-data': { schema: toSchema(route.multipart, 'input') } },
+        content: { 'multipart/form-data': { schema: toSchema(route.multipart, 'input', schemas) } },
       };
     }
     (paths[openApiPath] ??= {})[route.method] = operation;
@@ -89,7 +119,7 @@ export function buildOpenApi(routes: RouteDoc[], serverUrl: string): JsonSchema 
       description: 'Static sites, files, folders, videos, storage quotas and temporary publishing.',
     },
     servers: [{ url: serverUrl }],
-    components: { securitySchemes },
+    components: { securitySchemes, schemas },
     paths,
   };
 }

@@ -44,7 +44,8 @@ export class RouteRegistry {
         next(err);
       }
     };
-    router[route.method](route.path, ...middleware, ...this.authMiddleware[route.auth], validate);
+    // Credentials first: a request without them gets its 401 before any body is read or parsed.
+    router[route.method](route.path, ...this.authMiddleware[route.auth], ...middleware, validate);
   }
 }
 
@@ -64,17 +65,27 @@ function describeIssues(error: z.ZodError, where: string): string {
     .join('; ');
 }
 
+/**
+ * How a query parameter is documented when its wire form (a string) is not what it means: the
+ * JSON Schema of the value it is parsed into. openapi.ts uses these in place of the string schema.
+ */
+export const queryParamDocs = z.registry<Record<string, unknown>>();
+
 /** Query-string integers: digits only, so `1e3`, `0x10` and ` 5` are refused rather than coerced. */
 export const queryInt = (opts: { min: number; max?: number; default: number }) => {
   let int = z.number().int().min(opts.min);
   if (opts.max !== undefined) int = int.max(opts.max);
-  return z
+  const schema = z
     .string()
     .regex(/^\d{1,15}$/, 'must be a whole number')
     .transform(Number)
     .pipe(int)
     .optional()
     .transform((v) => v ?? opts.default);
+  // Documented as the integer it is checked against (same bounds), with its default.
+  const { $schema: _drop, ...documented } = z.toJSONSchema(int);
+  schema.register(queryParamDocs, { ...documented, default: opts.default });
+  return schema;
 };
 
 /** Query-string booleans: `true`/`false`/`1`/`0` only. */

@@ -8,12 +8,20 @@ export function formatBytes(bytes: number): string {
     value /= 1024;
     unit += 1;
   }
-  const rounded = unit === 0 ? value : Math.round(value * 100) / 100;
+  let rounded = unit === 0 ? value : Math.round(value * 100) / 100;
+  // 1048575 B is 1023.999 KB: rounding reaches 1024, which reads as the next unit.
+  if (rounded >= 1024 && unit < units.length - 1) {
+    rounded = 1;
+    unit += 1;
+  }
   return `${rounded} ${units[unit]}`;
 }
 
-/** Share of a limit in percent, 0-100 with two decimals; 0 when the limit is unlimited. */
+/**
+ * Share of a limit in percent, 0-100, truncated (not rounded) to two decimals so it never
+ * reports a threshold such as 80 % before it is reached; 0 when the limit is unlimited.
+ */
 export function percentage(current: number, limit: number | null): number {
   if (limit === null || limit <= 0) return 0;
-  return Math.min(100, Math.round((current / limit) * 10000) / 100);
+  return Math.min(100, Math.floor((current * 10000) / limit) / 100);
 }

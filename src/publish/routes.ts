@@ -1,15 +1,26 @@
-import { Router, type Request, type Response } from 'express';
+import { Router, type ErrorRequestHandler } from 'express';
 import { rateLimit } from 'express-rate-limit';
 import { z } from 'zod';
 import type { Config } from '../config/config.js';
 import { jsonBody } from '../http/body.js';
+import { ApiError } from '../http/errors.js';
 import type { RouteRegistry } from '../http/route.js';
+import type { Logger } from '../observability/logger.js';
 import { MAX_TEMP_HTML_BYTES, TEMP_PAGE_TTL_MS, type PublishService } from './publish-service.js';
 
 export const PUBLISH_RATE_LIMIT = { perMinute: 10 };
 
-const aiBody = z.object({ html: z.unknown() });
-const demoBody = z.object({ html_content: z.unknown(), title: z.unknown().optional() });
+const required = { error: 'is required and must be a non-empty string' };
+const aiBody = z.object({
+  html: z.string(required).min(1, required).describe('A full HTML page, at most 1 MB (1048576 bytes)'),
+});
+const demoBody = z.object({
+  html_content: z
+    .string(required)
+    .min(1, required)
+    .describe('A full HTML page, at most 1 MB (1048576 bytes)'),
+  title: z.string().max(200).optional(),
+});
 
 const aiResponse = z.object({ success: z.boolean(), url: z.url() });
 const demoResponse = z.object({
@@ -22,10 +33,19 @@ const demoResponse = z.object({
 const aiError = z.object({ success: z.literal(false), error: z.string() });
 const demoError = z.object({ success: z.literal(false), message: z.string(), error: z.string() });
 
+type Shape = 'ai' | 'demo';
+
+/** The error body of each publish endpoint (spec 4.1): never the generic `{error, message}`. */
+function errorBody(shape: Shape, status: number, message: string) {
+  if (shape === 'ai') return { success: false, error: message };
+  const error =
+    status === 429 ? 'Too many requests' : status >= 500 ? 'Internal server error' : 'Invalid request';
+  return { success: false, message, error };
+}
+
 /** Why `html` is unacceptable, or undefined when it is fine. */
-function htmlProblem(html: unknown, field: string): string | undefined {
-  if (typeof html !== 'string' || html.trim() === '')
-    return `${field} is required and must be a non-empty string`;
+function htmlProblem(html: string, field: string): string | undefined {
+  if (html.trim() === '') return `${field} is required and must be a non-empty string`;
   if (Buffer.byteLength(html, 'utf8') > MAX_TEMP_HTML_BYTES)
     return `${field} must be at most 1 MB (1048576 bytes)`;
   return undefined;
@@ -34,46 +54,58 @@ function htmlProblem(html: unknown, field: string): string | undefined {
 const notFoundPage = `<!doctype html><html><head><meta charset="utf-8"><title>Page not found</title></head>
 <body><h1>Page not found</h1><p>This temporary page does not exist or has expired (pages live for 60 minutes).</p></body></html>`;
 
+/** Any failure on a publish endpoint (bad JSON, validation, a server error) answers in its own shape. */
+function publishErrors(shape: Shape, field: string, logger: Logger): ErrorRequestHandler {
+  return (err: unknown, req, res, _next) => {
+    if (res.headersSent) return void res.destroy();
+    const { type, status, expose, message } = err as {
+      type?: string;
+      status?: number;
+      expose?: boolean;
+      message?: string;
+    };
+    if (type === 'entity.too.large') {
+      return void res
+        .status(400)
+        .json(errorBody(shape, 400, `${field} must be at most 1 MB (1048576 bytes)`));
+    }
+    if (type === 'entity.parse.failed') {
+      return void res.status(400).json(errorBody(shape, 400, 'Request body must be valid JSON'));
+    }
+    if (err instanceof ApiError && err.status < 500) {
+      return void res.status(err.status).json(errorBody(shape, err.status, err.body.message));
+    }
+    // Other body-parser refusals (unsupported charset or encoding, aborted request) carry a safe message.
+    if (typeof status === 'number' && status >= 400 && status < 500 && expose && message) {
+      return void res.status(status).json(errorBody(shape, status, message));
+    }
+    logger.error({ err, reqId: req.id }, 'publish failed');
+    res.status(500).json(errorBody(shape, 500, 'Publishing failed on our side; try again.'));
+  };
+}
+
 export function publishRoutes(deps: {
   config: Config;
   publish: PublishService;
   registry: RouteRegistry;
+  logger: Logger;
 }): Router {
-  const { config, publish, registry } = deps;
+  const { config, publish, registry, logger } = deps;
   const router = Router();
   const tags = ['Temporary publishing'];
 
-  const limiter = (shape: 'ai' | 'demo') =>
-    rateLimit({
-      windowMs: 60_000,
-      limit: PUBLISH_RATE_LIMIT.perMinute,
-      standardHeaders: 'draft-8',
-      legacyHeaders: false,
-      handler: (_req, res) => {
-        const error = 'Too many pages published from this address; try again in a minute.';
-        res
-          .status(429)
-          .json(
-            shape === 'ai'
-              ? { success: false, error }
-              : { success: false, message: error, error: 'Too many requests' },
-          );
-      },
-    });
-  const body = (shape: 'ai' | 'demo') => {
-    const parse = jsonBody('4mb');
-    return (req: Request, res: Response, next: (err?: unknown) => void) =>
-      parse(req, res, (err?: unknown) => {
-        if (!err) return next();
-        const type = (err as { type?: string }).type;
-        const error =
-          type === 'entity.too.large'
-            ? 'html must be at most 1 MB (1048576 bytes)'
-            : 'Request body must be valid JSON';
-        if (shape === 'ai') return res.status(400).json({ success: false, error });
-        return res.status(400).json({ success: false, message: error, error: 'Bad Request' });
-      });
-  };
+  // One budget per client IP, shared by both publish endpoints.
+  const limiter = rateLimit({
+    windowMs: 60_000,
+    limit: PUBLISH_RATE_LIMIT.perMinute,
+    standardHeaders: 'draft-8',
+    legacyHeaders: false,
+    handler: (req, res) => {
+      const message = 'Too many pages published from this address; try again in a minute.';
+      res.status(429).json(errorBody(req.path === '/ai/publish' ? 'ai' : 'demo', 429, message));
+    },
+  });
+  const body = jsonBody('4mb');
 
   const pageUrl = (id: string) => `${config.baseUrl}/demo/view/${id}`;
 
@@ -83,17 +115,18 @@ export function publishRoutes(deps: {
     summary: 'Publish one HTML page for 60 minutes (no credential)',
     tags,
     auth: 'none',
-    middleware: [limiter('ai'), body('ai')],
-    body: aiBody.meta({ description: 'html: a full HTML page (required, at most 1 MB)' }),
+    middleware: [limiter, body],
+    body: aiBody,
     responses: {
       200: { description: 'Published', schema: aiResponse },
       400: { description: 'html missing, empty or over 1 MB', schema: aiError },
       429: { description: 'Rate limited', schema: aiError },
+      500: { description: 'Publishing failed', schema: aiError },
     },
     handler: async ({ res, body }) => {
       const problem = htmlProblem(body.html, 'html');
-      if (problem) return void res.status(400).json({ success: false, error: problem });
-      const page = await publish.publish(body.html as string);
+      if (problem) return void res.status(400).json(errorBody('ai', 400, problem));
+      const page = await publish.publish(body.html);
       res.json({ success: true, url: pageUrl(page.id) });
     },
   });
@@ -104,8 +137,8 @@ export function publishRoutes(deps: {
     summary: 'Publish one HTML page for 60 minutes',
     tags,
     auth: 'none',
-    middleware: [limiter('demo'), body('demo')],
-    body: demoBody.meta({ description: 'html_content (required, at most 1 MB), title (optional)' }),
+    middleware: [limiter, body],
+    body: demoBody,
     responses: {
       200: { description: 'Published', schema: demoResponse },
       400: { description: 'html_content missing, empty or over 1 MB', schema: demoError },
@@ -113,13 +146,8 @@ export function publishRoutes(deps: {
     },
     handler: async ({ res, body }) => {
       const problem = htmlProblem(body.html_content, 'html_content');
-      if (problem)
-        return void res.status(400).json({ success: false, message: problem, error: 'Invalid request' });
-      if (body.title !== undefined && (typeof body.title !== 'string' || body.title.length > 200)) {
-        const message = 'title must be a string of at most 200 characters';
-        return void res.status(400).json({ success: false, message, error: 'Invalid request' });
-      }
-      const page = await publish.publish(body.html_content as string, body.title as string | undefined);
+      if (problem) return void res.status(400).json(errorBody('demo', 400, problem));
+      const page = await publish.publish(body.html_content, body.title);
       res.json({
         success: true,
         url: pageUrl(page.id),
@@ -151,5 +179,7 @@ export function publishRoutes(deps: {
     },
   });
 
+  router.use('/ai/publish', publishErrors('ai', 'html', logger));
+  router.use('/demo/api/publish', publishErrors('demo', 'html_content', logger));
   return router;
 }

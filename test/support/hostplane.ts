@@ -184,3 +184,28 @@ export function rawRequest(
     req.end(init.body);
   });
 }
+
+/** GET /metrics as text. */
+export async function scrapeMetrics(hp: TestHostplane): Promise<string> {
+  const res = await hp.request('/metrics');
+  if (res.status !== 200) throw new Error(`/metrics → ${res.status}`);
+  return res.text();
+}
+
+/**
+ * The value of one sample in Prometheus text format, found by name and its exact label set (in any
+ * order); 0 when the sample is absent.
+ */
+export function metricValue(text: string, name: string, labels: Record<string, string> = {}): number {
+  const wanted = Object.entries(labels);
+  for (const line of text.split('\n')) {
+    const match = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!match || match[1] !== name) continue;
+    const present = new Map(
+      [...(match[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1], m[2]]),
+    );
+    if (present.size === wanted.length && wanted.every(([k, v]) => present.get(k) === v))
+      return Number(match[3]);
+  }
+  return 0;
+}
