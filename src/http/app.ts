@@ -37,7 +37,7 @@ export interface Services {
 
 /**
  * The HTTP app of a role. `all` serves the API on the base host and sites on their own hosts
- * (subdomains of the sites domain and custom domains); health and metrics answer on any host.
+ * (subdomains of the sites domain and custom domains); health and metrics answer on every other host.
  */
 export function createApp(services: Services, role: Role): Express {
   const { config, logger, store, blobs, platform, edge } = services;
@@ -48,6 +48,23 @@ export function createApp(services: Services, role: Role): Express {
   app.use(requestMetrics(role));
   app.use(requestTracing());
   app.use(requestLogging(logger));
+
+  const serveSite = async (req: Request, res: Response) => {
+    res.locals.metricsRoute = 'edge';
+    await edge.handle(req, res);
+  };
+  // Site hosts go to the edge before anything else, so a customer's domain never exposes
+  // /metrics or the API; probes and Prometheus reach the pod by IP or the API host.
+  if (role !== 'api') {
+    const baseHost = new URL(config.baseUrl).hostname;
+    app.use(async (req, res, next) => {
+      const host = (req.get('host') ?? '').replace(/:\d+$/, '').toLowerCase();
+      if (host !== baseHost && (edge.isSiteHostname(host) || (await edge.siteForHost(host)))) {
+        return serveSite(req, res);
+      }
+      next();
+    });
+  }
 
   app.get('/healthz', (_req, res) => void res.json({ status: 'ok' }));
   app.get('/readyz', async (_req, res) => {
@@ -63,22 +80,9 @@ export function createApp(services: Services, role: Role): Express {
     res.set('Content-Type', metricsRegistry.contentType).send(await metricsRegistry.metrics());
   });
 
-  const serveSite = async (req: Request, res: Response) => {
-    res.locals.metricsRoute = 'edge';
-    await edge.handle(req, res);
-  };
   if (role === 'edge') {
     app.use(serveSite);
   } else {
-    const baseHost = new URL(config.baseUrl).hostname;
-    if (role === 'all') {
-      app.use(async (req, res, next) => {
-        const host = (req.get('host') ?? '').replace(/:\d+$/, '').toLowerCase();
-        if (host === baseHost) return next();
-        if (edge.isSiteHostname(host) || (await edge.siteForHost(host))) return serveSite(req, res);
-        next();
-      });
-    }
     const registry = new RouteRegistry(authMiddleware(platform));
     app.use(filesRoutes({ config, platform, files: services.files, registry }));
     app.use(platformRoutes({ platform, registry }));

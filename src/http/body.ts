@@ -6,7 +6,9 @@ import type { ApiError } from './errors.js';
  * in the spec's words (e.g. 400 "File too large") instead of the generic 413.
  */
 export function jsonBody(limit: string, onTooLarge?: () => ApiError): RequestHandler {
-  const parse = express.json({ limit, strict: true });
+  // Every body of these endpoints is JSON: parse it whatever Content-Type says (curl -d sends
+  // form encoding), so a missing header gives a clear JSON error rather than "field is required".
+  const parse = express.json({ limit, strict: true, type: () => true });
   return (req, res, next) => {
     parse(req, res, (err?: unknown) => {
       if (err && onTooLarge && (err as { type?: string }).type === 'entity.too.large') {

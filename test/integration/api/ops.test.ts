@@ -86,6 +86,24 @@ describe.each(backends)('operational endpoints (%s)', (backend) => {
     });
   });
 
+  describe('site hosts', () => {
+    it('never expose /metrics, health or the API: the edge answers them as site paths', async () => {
+      for (const path of ['/metrics', '/readyz', '/api/v1/openapi.json']) {
+        const res = await hp.request(path, { host: 'ops.localhost:8080' });
+        expect(res.status, path).toBe(404);
+        expect(res.headers.get('content-type'), path).toMatch(/^text\/html/);
+        expect(await res.text(), path).not.toContain('hostplane_http_requests_total');
+      }
+    });
+
+    it('still serve /healthz and /metrics on hosts that are not sites (pod IP, API host)', async () => {
+      for (const host of ['127.0.0.1:8080', 'localhost:8080']) {
+        expect((await hp.request('/healthz', { host })).status, host).toBe(200);
+        expect((await hp.request('/metrics', { host })).status, host).toBe(200);
+      }
+    });
+  });
+
   describe('/metrics', () => {
     const requestLabels = (route: string, status: string, method = 'GET') => ({
       role: 'all',

@@ -124,6 +124,16 @@ describe.each(backends)('temporary publishing (%s)', (backend) => {
       expect(await res.json()).toEqual({ success: false, error: expect.any(String) });
     });
 
+    it('reads the body as JSON even when curl -d labels it form-encoded', async () => {
+      const res = await hp.request('/ai/publish', {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': newClient() },
+        body: JSON.stringify({ html: page('curl -d') }),
+      });
+      expect(res.status).toBe(200);
+      expect((await res.json()).success).toBe(true);
+    });
+
     it('refuses malformed JSON with 400 {success: false, error}', async () => {
       const res = await postRaw('/ai/publish', '{"html": "<p>unterminated');
       expect(res.status).toBe(400);
