@@ -191,7 +191,8 @@ describe('hostplane serve + admin CLI on embedded defaults (PGlite)', () => {
       '--json',
     ]);
     expect(out.code).toBe(0);
-    const first = await cli(instance, [
+    expect(JSON.parse(out.stdout).accountId).toBe(accountId);
+    const other = await cli(instance, [
       'admin',
       'create-site',
       '--slug',
@@ -200,7 +201,7 @@ describe('hostplane serve + admin CLI on embedded defaults (PGlite)', () => {
       'other@example.com',
       '--json',
     ]);
-    expect(JSON.parse(out.stdout).accountId).not.toBe(JSON.parse(first.stdout).accountId);
+    expect(JSON.parse(other.stdout).accountId).not.toBe(accountId);
   });
 
   it('a taken slug or a bad flag fails with a non-zero exit and changes nothing', async () => {
