@@ -370,8 +370,16 @@ export function filesRoutes(deps: {
     },
     handler: async ({ req, res, query }) => {
       const site = await siteForRequest(req, platform, query.site_id);
-      const { sitePath, staged } = await receiveVideo(req, res, files);
-      const stored = await files.commitStaged(site.id, sitePath, staged);
+      const receiveAndCommit = async () => {
+        const { sitePath, staged } = await receiveVideo(req, res, files);
+        return files.commitStaged(site.id, sitePath, staged);
+      };
+      // Spec 4.4: a failure on our side is 500 "Upload failed" (the cause is logged, not sent).
+      const stored = await receiveAndCommit().catch((err: unknown) => {
+        if (err instanceof ApiError) throw err;
+        const body = { error: 'Upload failed', message: 'The video could not be stored; try again.' };
+        throw new ApiError(500, body, { cause: err });
+      });
       res.json({
         success: true,
         message: 'Video uploaded successfully',

@@ -7,8 +7,9 @@ export class ApiError extends Error {
   constructor(
     readonly status: number,
     readonly body: { error: string; message: string; [extra: string]: unknown },
+    options?: { cause?: unknown },
   ) {
-    super(body.message);
+    super(body.message, options);
   }
 
   static badRequest(message: string, error = 'Bad Request', extra: Record<string, unknown> = {}): ApiError {

@@ -62,6 +62,7 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       return;
     }
     if (err instanceof ApiError) {
+      if (err.status >= 500) logger.error({ err: err.cause ?? err, reqId: req.id }, err.message);
       res.status(err.status).json(err.body);
       return;
     }

@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { mkdir, writeFile } from 'node:fs/promises';
 import http from 'node:http';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { plans } from '../../../src/platform/plans.js';
 import {
@@ -366,5 +368,26 @@ describe.each(backends)('video upload (%s)', (backend) => {
       await fill(api, 200);
       await refused(api, videoForm('v.mp4', randomBytes(100)), 403, 'File limit exceeded');
     });
+  });
+});
+
+describe('video upload when the blob store fails', () => {
+  let hp: TestHostplane;
+  beforeAll(async () => {
+    hp = await startHostplane('pglite+fs');
+  });
+  afterAll(() => hp?.stop());
+
+  it('answers 500 {error: "Upload failed", message} and records nothing', async () => {
+    const api = filesApi(hp, await hp.createSite('video-broken-store'));
+    const before = await snapshot(api);
+    // A plain file where the store keeps its in-flight writes: every staged write now fails for real.
+    await mkdir(path.join(hp.dataDir, 'files'), { recursive: true });
+    await writeFile(path.join(hp.dataDir, 'files', '.tmp'), 'not a folder');
+    const res = await api.video(videoForm('videos/clip.mp4', randomBytes(1000)));
+    expect(res.status).toBe(500);
+    const body = await res.json();
+    expect(body).toEqual({ error: 'Upload failed', message: expect.any(String) });
+    expect(await snapshot(api)).toEqual(before);
   });
 });
