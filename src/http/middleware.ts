@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Response } from 'express';
 import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
-import { pinoHttp } from 'pino-http';
 import { tracer } from '../observability/tracing.js';
 import { httpRequestDuration, httpRequestsTotal } from '../observability/metrics.js';
 import type { Logger } from '../observability/logger.js';
@@ -10,30 +9,45 @@ import { ApiError } from './errors.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
-/** Structured request logs with a request id (taken from X-Request-Id when sane), echoed back. */
+declare module 'express-serve-static-core' {
+  interface Request {
+    /** The request id: X-Request-Id when sane, else generated; echoed in the response. */
+    id: string;
+  }
+}
+
+/**
+ * One structured log line per request with its request id. Written by hand rather than with
+ * pino-http: that builds a child logger per request even when the line is below the log level,
+ * which cost the edge a third of its throughput (bench/edge). Only method, URL, host and user
+ * agent are logged: never headers, so no credential can reach a log line.
+ */
 export function requestLogging(logger: Logger): RequestHandler {
-  return pinoHttp({
-    logger,
-    genReqId: (req, res) => {
-      const incoming = req.headers['x-request-id'];
-      const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
-      res.setHeader('X-Request-Id', id);
-      return id;
-    },
-    customLogLevel: (_req, res, err) =>
-      err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info',
-    serializers: {
-      // Only what helps an operator; query strings can carry paths but never credentials.
-      req: (req: { id: string; method: string; url: string; headers: Record<string, string> }) => ({
-        id: req.id,
-        method: req.method,
-        url: req.url,
-        host: req.headers.host,
-        userAgent: req.headers['user-agent'],
-      }),
-      res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-    },
-  });
+  return (req, res, next) => {
+    const incoming = req.headers['x-request-id'];
+    req.id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    res.setHeader('X-Request-Id', req.id);
+    const started = performance.now();
+    res.on('finish', () => {
+      const level = res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info';
+      if (!logger.isLevelEnabled(level)) return;
+      logger[level](
+        {
+          req: {
+            id: req.id,
+            method: req.method,
+            url: req.originalUrl,
+            host: req.headers.host,
+            userAgent: req.headers['user-agent'],
+          },
+          res: { statusCode: res.statusCode },
+          responseTime: Math.round(performance.now() - started),
+        },
+        'request completed',
+      );
+    });
+    next();
+  };
 }
 
 /** Request counts and durations by route pattern (never the raw URL, to bound label cardinality). */
