@@ -1,12 +1,7 @@
 import { z } from 'zod';
-import { queryInt } from '../http/route.js';
+import { queryId, queryInt } from '../http/route.js';
 
-const siteIdQuery = z
-  .string()
-  .regex(/^\d{1,9}$/, 'must be a whole number')
-  .transform(Number)
-  .optional()
-  .describe('Site (storage folder) id; only meaningful with session authentication');
+const siteIdQuery = queryId('Site (storage folder) id; only meaningful with session authentication');
 
 export const siteQuery = z.object({ site_id: siteIdQuery });
 

@@ -88,6 +88,21 @@ export const queryInt = (opts: { min: number; max?: number; default: number }) =
   return schema;
 };
 
+/** An optional query-string id (a positive 32-bit integer), documented as an integer. */
+export const queryId = (description: string) => {
+  const int = z.number().int().min(1).max(2_147_483_647);
+  const schema = z
+    .string()
+    .regex(/^\d{1,10}$/, 'must be a whole number')
+    .transform(Number)
+    .pipe(int)
+    .optional()
+    .describe(description);
+  const { $schema: _drop, ...documented } = z.toJSONSchema(int);
+  schema.register(queryParamDocs, { ...documented, description });
+  return schema;
+};
+
 /** Query-string booleans: `true`/`false`/`1`/`0` only. */
 export const queryBool = () =>
   z

@@ -266,6 +266,17 @@ describe.each(backends)('operational endpoints (%s)', (backend) => {
       expect(perPage?.schema).toMatchObject({ type: 'integer', minimum: 1, maximum: 100, default: 100 });
     });
 
+    it('documents site_id as an optional positive integer', () => {
+      const parameters = paths['/api/v1/files/list']?.get?.parameters as Array<{
+        name: string;
+        required: boolean;
+        schema: Json;
+      }>;
+      const siteId = parameters.find((p) => p.name === 'site_id');
+      expect(siteId?.required).toBe(false);
+      expect(siteId?.schema).toMatchObject({ type: 'integer', minimum: 1 });
+    });
+
     it('documents expires_in of generate-temp with its zod bounds', () => {
       const body = paths['/api/keys/generate-temp']?.post?.requestBody as Json;
       const schema = (body.content as Record<string, { schema: Json }>)['application/json']?.schema;
