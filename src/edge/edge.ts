@@ -4,6 +4,7 @@ import rangeParser from 'range-parser';
 import { blobKeyForHash, type BlobStore } from '../blob/index.js';
 import type { Config } from '../config/config.js';
 import type { FilesService } from '../files/files-service.js';
+import { MAX_PATH_BYTES, MAX_SEGMENT_BYTES } from '../files/paths.js';
 import { edgeCacheEvents } from '../observability/metrics.js';
 import type { Platform } from '../platform/platform.js';
 import type { SiteEvents } from '../platform/site-events.js';
@@ -36,8 +37,12 @@ const cacheEvents = {
   blobMiss: edgeCacheEvents.labels('blob', 'miss'),
 };
 
-const defaultNotFound = `<!doctype html><html><head><meta charset="utf-8"><title>404 Not Found</title></head>
-<body><h1>404 Not Found</h1><p>There is no page at this address.</p></body></html>`;
+const notFoundPage = (
+  message: string,
+) => `<!doctype html><html><head><meta charset="utf-8"><title>404 Not Found</title></head>
+<body><h1>404 Not Found</h1><p>${message}</p></body></html>`;
+const noPageHere = notFoundPage('There is no page at this address.');
+const noSiteHere = notFoundPage('No site is served at this address.');
 
 /**
  * Serves sites by Host. Holds no state beyond caches: host → site, (site, path) → file entry
@@ -61,14 +66,31 @@ export class Edge {
   ) {
     const ttl = options.manifestTtlMs ?? 30_000;
     this.maxCachedBlobBytes = options.maxCachedBlobBytes ?? 1024 * 1024;
-    this.hosts = new LRUCache({ max: 10_000, ttl });
-    this.manifests = new LRUCache({ max: 100_000, ttl });
+    // Bounded by bytes, not only entries: keys come from clients (hosts and paths are length-checked too).
+    this.hosts = new LRUCache({
+      max: 10_000,
+      maxSize: 4 * 1024 * 1024,
+      sizeCalculation: (_v, k) => k.length + 64,
+      ttl,
+    });
+    this.manifests = new LRUCache({
+      max: 100_000,
+      maxSize: 32 * 1024 * 1024,
+      sizeCalculation: (_v, k) => k.length + 128,
+      ttl,
+    });
     this.blobCache = new LRUCache({
       maxSize: options.blobCacheBytes ?? 64 * 1024 * 1024,
       sizeCalculation: (b) => Math.max(1, b.length),
     });
     // A change bumps the site's generation: manifest keys carry it, so old entries are never read again.
+    // `all` (e.g. after a lost NOTIFY connection, when changes may have been missed) drops everything.
     this.stopListening = events.onChanged((siteId) => {
+      if (siteId === 'all') {
+        this.manifests.clear();
+        this.hosts.clear();
+        return;
+      }
       this.generation.set(siteId, (this.generation.get(siteId) ?? 0) + 1);
     });
   }
@@ -77,16 +99,15 @@ export class Edge {
     this.stopListening();
   }
 
-  /** Is this Host one of ours to serve as a site (subdomain of the sites domain or a custom domain)? */
+  /** The site a Host header names (a subdomain of the sites domain or a custom domain), if any. */
   async siteForHost(hostHeader: string | undefined): Promise<SiteRef | undefined> {
-    if (!hostHeader) return undefined;
-    const hostname = hostHeader.replace(/:\d+$/, '').replace(/\.$/, '').toLowerCase();
+    const hostname = normalizeHost(hostHeader);
+    if (!hostname) return undefined;
     const cached = this.hosts.get(hostname);
     if (cached !== undefined) return cached === 'none' ? undefined : cached;
     let site: SiteRef | undefined;
-    const suffix = `.${this.config.sitesDomain}`;
-    if (hostname.endsWith(suffix)) {
-      const slug = hostname.slice(0, -suffix.length);
+    const slug = this.slugOf(hostname);
+    if (slug !== undefined) {
       if (!slug.includes('.')) site = await this.platform.siteBySlug(slug);
     } else {
       site = await this.platform.siteByCustomDomain(hostname);
@@ -96,9 +117,15 @@ export class Edge {
     return site ? { id: site.id } : undefined;
   }
 
+  /** Is this a `<slug>.<sites domain>` host (whether or not the site exists)? */
   isSiteHostname(hostHeader: string | undefined): boolean {
-    const hostname = (hostHeader ?? '').replace(/:\d+$/, '').toLowerCase();
-    return hostname.endsWith(`.${this.config.sitesDomain}`);
+    const hostname = normalizeHost(hostHeader);
+    return hostname !== undefined && this.slugOf(hostname) !== undefined;
+  }
+
+  private slugOf(hostname: string): string | undefined {
+    const suffix = `.${this.config.sitesDomain}`;
+    return hostname.endsWith(suffix) ? hostname.slice(0, -suffix.length) : undefined;
   }
 
   private async entry(siteId: number, sitePath: string): Promise<ManifestEntry> {
@@ -131,12 +158,7 @@ export class Edge {
     }
     const site = await this.siteForHost(req.get('host'));
     if (!site) {
-      res
-        .status(404)
-        .type('html')
-        .send(
-          defaultNotFound.replace('There is no page at this address.', 'No site is served at this address.'),
-        );
+      res.status(404).type('html').send(noSiteHere);
       return;
     }
     const sitePath = decodeSitePath(req.path);
@@ -171,7 +193,7 @@ export class Edge {
       await this.sendFile(req, res, custom, 404);
       return;
     }
-    res.status(404).type('html').send(defaultNotFound);
+    res.status(404).type('html').send(noPageHere);
   }
 
   private async sendFile(req: Request, res: Response, entry: ManifestEntry, status: number): Promise<void> {
@@ -242,8 +264,22 @@ export class Edge {
   }
 }
 
+const HOSTNAME = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*$/;
+
+/** A Host header's lower-cased hostname without port or trailing dot; undefined unless it is a DNS name. */
+export function normalizeHost(hostHeader: string | undefined): string | undefined {
+  if (!hostHeader || hostHeader.length > 300) return undefined;
+  const hostname = hostHeader
+    .replace(/:\d{1,5}$/, '')
+    .replace(/\.$/, '')
+    .toLowerCase();
+  return HOSTNAME.test(hostname) ? hostname : undefined;
+}
+
 /** URL path → site path ('' for the root; trailing slash kept); undefined when it can name no file. */
 export function decodeSitePath(urlPath: string): string | undefined {
+  // Longer than any stored path can be (1024 bytes, percent-encoded at most 3 bytes a byte).
+  if (urlPath.length > 3 * MAX_PATH_BYTES + 1) return undefined;
   let decoded: string;
   try {
     decoded = decodeURIComponent(urlPath);
@@ -256,6 +292,8 @@ export function decodeSitePath(urlPath: string): string | undefined {
   const segments = relative.split('/');
   if (segments.some((s, i) => s === '.' || s === '..' || (s === '' && i !== segments.length - 1)))
     return undefined;
+  if (Buffer.byteLength(relative) > MAX_PATH_BYTES) return undefined;
+  if (segments.some((s) => Buffer.byteLength(s) > MAX_SEGMENT_BYTES)) return undefined;
   return relative;
 }
 

@@ -1,4 +1,5 @@
 import busboy from 'busboy';
+import type { Readable } from 'node:stream';
 import { Router, type Request, type Response } from 'express';
 import { siteUrl, type Config } from '../config/config.js';
 import { jsonBody } from '../http/body.js';
@@ -440,12 +441,16 @@ function receiveVideo(
     let staging: Promise<StagedBlob> | undefined;
     let truncated = false;
     let earlyError: ApiError | undefined;
+    let fileStream: Readable | undefined;
     let settled = false;
     const fail = (err: unknown) => {
       if (settled) return;
       settled = true;
       req.unpipe(parser);
       req.resume();
+      // Ending the part stream makes the staging write fail and remove its temporary blob.
+      fileStream?.destroy(new Error('upload abandoned'));
+      parser.destroy();
       staging?.then((st) => files.discardStaged(st)).catch(() => undefined);
       reject(err);
     };
@@ -470,6 +475,7 @@ function receiveVideo(
         }
       }
       stream.on('limit', () => (truncated = true));
+      fileStream = stream;
       staging = files.stage(stream);
       staging.catch(() => undefined);
     });

@@ -1,7 +1,7 @@
 import express, { type Express, type Request, type Response } from 'express';
 import type { BlobStore } from '../blob/index.js';
 import type { Config } from '../config/config.js';
-import type { Edge } from '../edge/edge.js';
+import { normalizeHost, type Edge } from '../edge/edge.js';
 import type { FilesService } from '../files/files-service.js';
 import { filesRoutes } from '../files/routes.js';
 import type { Logger } from '../observability/logger.js';
@@ -58,8 +58,8 @@ export function createApp(services: Services, role: Role): Express {
   if (role !== 'api') {
     const baseHost = new URL(config.baseUrl).hostname;
     app.use(async (req, res, next) => {
-      const host = (req.get('host') ?? '').replace(/:\d+$/, '').toLowerCase();
-      if (host !== baseHost && (edge.isSiteHostname(host) || (await edge.siteForHost(host)))) {
+      const host = normalizeHost(req.get('host'));
+      if (host && host !== baseHost && (edge.isSiteHostname(host) || (await edge.siteForHost(host)))) {
         return serveSite(req, res);
       }
       next();

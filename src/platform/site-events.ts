@@ -16,17 +16,23 @@ export class SiteEvents {
   }
 
   async listen(store: Store): Promise<void> {
-    this.unlisten = await store.listen(SITE_CHANGED_CHANNEL, (payload) => {
-      const siteId = Number(payload);
-      if (Number.isInteger(siteId)) this.emitter.emit('changed', siteId);
-    });
+    this.unlisten = await store.listen(
+      SITE_CHANGED_CHANNEL,
+      (payload) => {
+        const siteId = Number(payload);
+        if (Number.isInteger(siteId)) this.emitter.emit('changed', siteId);
+      },
+      // The connection was lost and re-established: changes in between may have been missed.
+      () => this.emitter.emit('changed', 'all'),
+    );
   }
 
   changed(siteId: number): void {
     this.emitter.emit('changed', siteId);
   }
 
-  onChanged(handler: (siteId: number) => void): () => void {
+  /** `all` means every site may have changed (notifications were possibly missed). */
+  onChanged(handler: (siteId: number | 'all') => void): () => void {
     this.emitter.on('changed', handler);
     return () => this.emitter.off('changed', handler);
   }

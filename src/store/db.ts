@@ -17,8 +17,15 @@ export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
 export interface Store {
   db: Db;
   kind: 'postgres' | 'pglite';
-  /** Subscribes to a NOTIFY channel; returns an unsubscribe function. */
-  listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
+  /**
+   * Subscribes to a NOTIFY channel; returns an unsubscribe function. `onReconnect` runs after a
+   * lost listening connection is re-established (notifications in between are lost).
+   */
+  listen(
+    channel: string,
+    onPayload: (payload: string) => void,
+    onReconnect?: () => void,
+  ): Promise<() => Promise<void>>;
   ping(): Promise<void>;
   close(): Promise<void>;
 }
@@ -43,28 +50,23 @@ async function openPostgres(url: string): Promise<Store> {
   pool.on('error', () => undefined);
   const db = drizzlePg(pool, { schema }) as unknown as Db;
   await migratePg(drizzlePg(pool), { migrationsFolder });
-  const listeners: pg.PoolClient[] = [];
+  const subscriptions = new Set<{ stop(): Promise<void> }>();
   return {
     db,
     kind: 'postgres',
-    async listen(channel, onPayload) {
-      const client = await pool.connect();
-      listeners.push(client);
-      client.on('notification', (msg) => {
-        if (msg.channel === channel) onPayload(msg.payload ?? '');
-      });
-      await client.query(`LISTEN ${quoteIdent(channel)}`);
+    async listen(channel, onPayload, onReconnect) {
+      const subscription = await listenWithReconnect(pool, channel, onPayload, onReconnect);
+      subscriptions.add(subscription);
       return async () => {
-        await client.query(`UNLISTEN ${quoteIdent(channel)}`).catch(() => undefined);
-        client.release();
-        listeners.splice(listeners.indexOf(client), 1);
+        subscriptions.delete(subscription);
+        await subscription.stop();
       };
     },
     async ping() {
       await pool.query('select 1');
     },
     async close() {
-      for (const c of listeners.splice(0)) c.release();
+      await Promise.all([...subscriptions].map((sub) => sub.stop()));
       await pool.end();
     },
   };
@@ -104,6 +106,58 @@ function lockDataDir(dir: string): () => void {
     }
   }
   throw new Error(`could not lock ${lockFile}`);
+}
+
+/**
+ * LISTEN on a dedicated pooled connection. When that connection dies (server restart, failover,
+ * terminated backend) it is released and a new one subscribes again, with back-off; a checked-out
+ * client with no error listener would otherwise crash the process.
+ */
+async function listenWithReconnect(
+  pool: pg.Pool,
+  channel: string,
+  onPayload: (payload: string) => void,
+  onReconnect?: () => void,
+): Promise<{ stop(): Promise<void> }> {
+  let stopped = false;
+  let client: pg.PoolClient | undefined;
+  let retry: NodeJS.Timeout | undefined;
+
+  const subscribe = async (): Promise<void> => {
+    const next = await pool.connect();
+    next.on('notification', (msg) => {
+      if (msg.channel === channel) onPayload(msg.payload ?? '');
+    });
+    next.on('error', (err) => {
+      next.release(err);
+      if (client === next) client = undefined;
+      if (!stopped) scheduleResubscribe(250);
+    });
+    await next.query(`LISTEN ${quoteIdent(channel)}`);
+    client = next;
+  };
+  const scheduleResubscribe = (delayMs: number) => {
+    retry = setTimeout(() => {
+      subscribe().then(
+        () => onReconnect?.(),
+        () => !stopped && scheduleResubscribe(Math.min(delayMs * 2, 10_000)),
+      );
+    }, delayMs);
+    retry.unref();
+  };
+
+  await subscribe();
+  return {
+    async stop() {
+      stopped = true;
+      clearTimeout(retry);
+      const current = client;
+      client = undefined;
+      if (!current) return;
+      await current.query(`UNLISTEN ${quoteIdent(channel)}`).catch(() => undefined);
+      current.release();
+    },
+  };
 }
 
 async function openPglite(dir: string): Promise<Store> {

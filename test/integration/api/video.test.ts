@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -48,6 +48,11 @@ async function leftoverTempBlobs(hp: TestHostplane): Promise<string[]> {
   for (let attempt = 0; attempt < 40; attempt += 1) {
     keysLeft = [];
     for await (const blob of hp.services.blobs.list('tmp/')) keysLeft.push(blob.key);
+    // The local store also writes through its own .tmp/ folder: an abandoned write must not stay there.
+    if (hp.backend === 'pglite+fs') {
+      const inFlight = await readdir(path.join(hp.dataDir, 'files', '.tmp')).catch(() => []);
+      keysLeft.push(...inFlight.map((name) => `.tmp/${name}`));
+    }
     if (keysLeft.length === 0) return keysLeft;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
