@@ -139,7 +139,7 @@ export class FilesService {
     const hash = createHash('sha256').update(bytes).digest('hex');
     await this.assertQuotaBeforeBytes(siteId, sitePath, bytes.length);
     await this.blobs.put(blobKeyForHash(hash), bytes);
-    return this.commitFile(siteId, sitePath, hash, bytes.length);
+    return this.commitFile(siteId, sitePath, hash, bytes.length, bytes);
   }
 
   /**
@@ -195,9 +195,17 @@ export class FilesService {
     sitePath: string,
     hash: string,
     size: number,
+    /** The bytes, when the caller still has them: re-written if the sweeper took the blob meanwhile. */
+    bytes?: Buffer,
   ): Promise<FileRecord> {
     const contentType = contentTypeFor(sitePath);
     return this.write(siteId, 'commit_file', async (tx, usage) => {
+      // Under the blob's lock the sweeper cannot delete it between this check and the commit.
+      await lockBlob(tx, hash);
+      if (!(await this.blobs.head(blobKeyForHash(hash)))) {
+        if (!bytes) throw new Error(`blob ${hash} vanished before its file was recorded`);
+        await this.blobs.put(blobKeyForHash(hash), bytes);
+      }
       const existing = await this.rowAt(tx, siteId, sitePath);
       if (existing?.kind === 'folder') throw ApiError.conflict(`A folder already exists at ${sitePath}`);
       await this.assertNoFileAncestor(tx, siteId, sitePath);
@@ -392,22 +400,34 @@ export class FilesService {
   async sweepOrphanBlobs(graceMs: number): Promise<number> {
     const cutoff = Date.now() - graceMs;
     let deleted = 0;
-    for (const prefix of ['blobs/', 'tmp/']) {
-      for await (const blob of this.blobs.list(prefix)) {
-        if (blob.lastModified.getTime() > cutoff) continue;
-        if (prefix === 'blobs/') {
-          const hash = blob.key.slice(prefix.length);
-          const [ref] = await this.db
-            .select({ n: sql`1` })
-            .from(siteFiles)
-            .where(eq(siteFiles.blobKey, hash))
-            .limit(1);
-          if (ref) continue;
-        }
+    for await (const blob of this.blobs.list('tmp/')) {
+      // Staged uploads have unique keys: an old one was abandoned.
+      if (blob.lastModified.getTime() > cutoff) continue;
+      await this.blobs.delete(blob.key);
+      deleted += 1;
+    }
+    for await (const blob of this.blobs.list('blobs/')) {
+      if (blob.lastModified.getTime() > cutoff) continue;
+      const hash = blob.key.slice('blobs/'.length);
+      // The blob's lock orders this check-and-delete with any commit that references the blob.
+      const removed = await this.db.transaction(async (tx) => {
+        await lockBlob(tx, hash);
+        const [ref] = await tx
+          .select({ n: sql`1` })
+          .from(siteFiles)
+          .where(eq(siteFiles.blobKey, hash))
+          .limit(1);
+        if (ref) return false;
         await this.blobs.delete(blob.key);
-        deleted += 1;
-      }
+        return true;
+      });
+      if (removed) deleted += 1;
     }
     return deleted;
   }
+}
+
+/** A transaction-scoped advisory lock on one blob: commits that reference it and the sweeper take it. */
+async function lockBlob(tx: Tx, hash: string): Promise<void> {
+  await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${hash}, 0))`);
 }
