@@ -31,6 +31,8 @@ export interface StartOptions {
   worker?: boolean;
   /** Serve the admin socket in the data dir. Default: true for api/all. */
   adminSocket?: boolean;
+  /** How long close() lets in-flight requests finish before cutting them. Default 25 s. */
+  drainMs?: number;
 }
 
 /** Wires the services for a role and starts listening. */
@@ -78,10 +80,13 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     services,
     async close() {
       for (const stop of stops.reverse()) await stop();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
+      // Finish in-flight requests (an upload during a rolling deploy), then cut what is left.
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const deadline = new Promise<void>((resolve) => setTimeout(resolve, options.drainMs ?? 25_000).unref());
+      await Promise.race([closed, deadline]);
+      server.closeAllConnections();
+      await closed;
       edge.close();
       await events.close();
       if (ownsStore) await store.close();

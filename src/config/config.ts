@@ -20,7 +20,14 @@ export const configSchema = z.object({
   S3_BUCKET: z.string().optional(),
   S3_REGION: z.string().default('us-east-1'),
   S3_FORCE_PATH_STYLE: booleanFromEnv.default(false),
-  HOSTPLANE_TRUST_PROXY: z.enum(['off', 'loopback']).default('off'),
+  // off | loopback | a number of proxy hops | a comma-separated list of IPs/CIDRs (Express syntax).
+  HOSTPLANE_TRUST_PROXY: z
+    .string()
+    .regex(
+      /^(off|loopback|\d{1,2}|[0-9a-fA-F.:/]+(\s*,\s*[0-9a-fA-F.:/]+)*)$/,
+      'must be off, loopback, a hop count or IP/CIDR list',
+    )
+    .default('off'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -34,7 +41,8 @@ export interface Config {
   dataDir: string;
   databaseUrl: string | undefined;
   s3: { endpoint: string | undefined; bucket: string; region: string; forcePathStyle: boolean } | undefined;
-  trustProxy: 'off' | 'loopback';
+  /** Express's `trust proxy` value: false, 'loopback', a hop count, or an IP/CIDR list. */
+  trustProxy: false | string | number;
   logLevel: RawConfig['LOG_LEVEL'];
 }
 
@@ -63,7 +71,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
           forcePathStyle: c.S3_FORCE_PATH_STYLE,
         }
       : undefined,
-    trustProxy: c.HOSTPLANE_TRUST_PROXY,
+    trustProxy:
+      c.HOSTPLANE_TRUST_PROXY === 'off'
+        ? false
+        : /^\d+$/.test(c.HOSTPLANE_TRUST_PROXY)
+          ? Number(c.HOSTPLANE_TRUST_PROXY)
+          : c.HOSTPLANE_TRUST_PROXY,
     logLevel: c.LOG_LEVEL,
   };
 }

@@ -182,7 +182,9 @@ export function filesRoutes(deps: {
     handler: async ({ req, res, query, body }) => {
       const oldPath = normalizeSitePath(body.old_path, 'old_path');
       const newPath = normalizeSitePath(body.new_path, 'new_path');
-      assertExtension(newPath, new Set([...uploadExtensions, ...videoExtensions]), 'new_path', '');
+      // A rename keeps the kind of file: a page cannot become a video, nor a video a page.
+      const isVideo = videoExtensions.has(extensionOf(oldPath));
+      assertExtension(newPath, isVideo ? videoExtensions : uploadExtensions, 'new_path', '');
       const site = await siteForRequest(req, platform, query.site_id);
       await files.rename(site.id, oldPath, newPath);
       res.json({

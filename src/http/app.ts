@@ -43,7 +43,7 @@ export function createApp(services: Services, role: Role): Express {
   const { config, logger, store, blobs, platform, edge } = services;
   const app = express();
   app.disable('x-powered-by');
-  app.set('trust proxy', config.trustProxy === 'loopback' ? 'loopback' : false);
+  app.set('trust proxy', config.trustProxy);
   app.set('query parser', 'simple');
   app.use(requestMetrics(role));
   app.use(requestTracing());

@@ -98,6 +98,13 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       res.status(415).json({ error: 'Unsupported Media Type', message: 'Send the body as UTF-8 JSON.' });
       return;
     }
+    // Any other client error the body parser raises (a corrupt gzip body, a wrong length, an
+    // aborted request) says so with a 4xx status and a message safe to show.
+    const { status, expose, message } = err as { status?: number; expose?: boolean; message?: string };
+    if (typeof status === 'number' && status >= 400 && status < 500 && expose && message) {
+      res.status(status).json({ error: 'Bad Request', message });
+      return;
+    }
     logger.error({ err, reqId: req.id }, 'unhandled error');
     res
       .status(500)

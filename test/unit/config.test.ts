@@ -10,7 +10,7 @@ describe('configuration', () => {
       sitesDomain: 'localhost',
       databaseUrl: undefined,
       s3: undefined,
-      trustProxy: 'off',
+      trustProxy: false,
       logLevel: 'info',
     });
     expect(config.dataDir.endsWith('/data')).toBe(true);
@@ -30,6 +30,16 @@ describe('configuration', () => {
       region: 'us-east-1',
       forcePathStyle: true,
     });
+  });
+
+  it('passes trust-proxy settings to Express: off, loopback, hop counts and address lists', () => {
+    expect(loadConfig({ HOSTPLANE_TRUST_PROXY: 'off' }).trustProxy).toBe(false);
+    expect(loadConfig({ HOSTPLANE_TRUST_PROXY: 'loopback' }).trustProxy).toBe('loopback');
+    expect(loadConfig({ HOSTPLANE_TRUST_PROXY: '1' }).trustProxy).toBe(1);
+    expect(loadConfig({ HOSTPLANE_TRUST_PROXY: '10.0.0.0/8, fd00::/8' }).trustProxy).toBe(
+      '10.0.0.0/8, fd00::/8',
+    );
+    expect(() => loadConfig({ HOSTPLANE_TRUST_PROXY: 'everyone' })).toThrow(/HOSTPLANE_TRUST_PROXY/);
   });
 
   it('refuses invalid values with a message naming each variable', () => {

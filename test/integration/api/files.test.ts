@@ -609,6 +609,15 @@ describe.each(backends)('files API (%s)', (backend) => {
       expect([after.files, after.bytes]).toEqual([before.files, before.bytes]);
     });
 
+    it('keeps the kind of file: a page cannot be renamed to a video extension', async () => {
+      const api = await freshSite();
+      await put(api, 'page.html', '<p>x</p>');
+      const before = await snapshot(api);
+      const res = await api.rename({ old_path: 'page.html', new_path: 'page.mp4' });
+      await expectError(res, 400);
+      expect(await snapshot(api)).toEqual(before);
+    });
+
     it('creates the folders of the new path', async () => {
       const api = await freshSite();
       await put(api, 'a.html', 'x');

@@ -305,6 +305,18 @@ describe.each(backends)('operational endpoints (%s)', (backend) => {
   });
 
   describe('errors and request ids', () => {
+    it('answers a corrupt gzip body with 400 {error, message}, not 500', async () => {
+      for (const path of ['/api/v1/files/upload', '/api/v1/files/create-folder']) {
+        const res = await hp.request(path, {
+          method: 'POST',
+          headers: { ...apiKeyHeader(site), 'content-type': 'application/json', 'content-encoding': 'gzip' },
+          body: 'definitely not gzip',
+        });
+        expect(res.status, path).toBe(400);
+        expect(Object.keys(await res.json()).sort(), path).toEqual(['error', 'message']);
+      }
+    });
+
     it('answers an unknown API route with 404 {error, message}', async () => {
       const res = await hp.request('/api/v1/does-not-exist');
       expect(res.status).toBe(404);

@@ -344,6 +344,16 @@ describe.each(backends)('video upload (%s)', (backend) => {
       expect(await snapshot(api)).toEqual(before);
     });
 
+    it('renames a video among video extensions only', async () => {
+      const api = await freshSite();
+      expect((await api.video(videoForm('videos/clip.mp4', randomBytes(2000)))).status).toBe(200);
+      await expectError(await api.rename({ old_path: 'videos/clip.mp4', new_path: 'videos/clip.html' }), 400);
+      const moved = await api.rename({ old_path: 'videos/clip.mp4', new_path: 'videos/clip.webm' });
+      expect(moved.status).toBe(200);
+      const served = await api.serve('/videos/clip.webm');
+      expect(served.headers.get('content-type')).toBe('video/webm');
+    });
+
     it('is 401 without a key', async () => {
       const api = await freshSite();
       const res = await hp.request('/api/v1/videos/upload', {
