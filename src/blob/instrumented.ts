@@ -25,7 +25,7 @@ export class InstrumentedBlobStore implements BlobStore {
     return this.op('get', () => this.inner.get(key, range));
   }
   getBuffer(key: string) {
-    return this.op('get', () => this.inner.getBuffer(key));
+    return this.op('get_buffer', () => this.inner.getBuffer(key));
   }
   head(key: string) {
     return this.op('head', () => this.inner.head(key));

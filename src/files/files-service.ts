@@ -387,12 +387,6 @@ export class FilesService {
     });
   }
 
-  /** Is a folder with an index.html at `folderPath`? Used by the edge for `/blog` → `/blog/`. */
-  async folderHasIndex(siteId: number, folderPath: string): Promise<boolean> {
-    const row = await this.find(siteId, `${folderPath}/index.html`);
-    return row?.kind === 'file';
-  }
-
   /**
    * Deletes blobs that no file references any more. Only blobs older than `graceMs` go, so an
    * upload whose bytes are written but whose index row is not yet committed keeps its blob.

@@ -102,10 +102,3 @@ export const queryId = (description: string) => {
   schema.register(queryParamDocs, { ...documented, description });
   return schema;
 };
-
-/** Query-string booleans: `true`/`false`/`1`/`0` only. */
-export const queryBool = () =>
-  z
-    .enum(['true', 'false', '1', '0'])
-    .transform((v) => v === 'true' || v === '1')
-    .optional();

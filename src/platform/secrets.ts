@@ -13,7 +13,12 @@ export function hashSecret(secret: string): string {
   return createHash('sha256').update(secret, 'utf8').digest('hex');
 }
 
-/** Constant-time comparison of a presented secret with a stored hash. */
+/**
+ * Constant-time comparison of a presented secret with a stored hash. The row was found by an
+ * index search on the hash, whose timing can reveal at most how much of a sha256 digest matched
+ * (nothing to work towards a key with); this final check keeps the accept decision itself free
+ * of early exits, as the design asks.
+ */
 export function secretMatches(secret: string, storedHash: string): boolean {
   const a = Buffer.from(hashSecret(secret), 'hex');
   const b = Buffer.from(storedHash, 'hex');

@@ -119,5 +119,4 @@ export const tempPages = pgTable(
   (t) => [index('temp_pages_expiry_idx').on(t.expiresAt)],
 );
 
-export type SiteRow = typeof sites.$inferSelect;
 export type SiteFileRow = typeof siteFiles.$inferSelect;

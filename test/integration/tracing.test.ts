@@ -35,7 +35,7 @@ it('records a server span per request with database and blob spans nested in it'
   const traceId = server!.spanContext().traceId;
   const children = spans.filter((s) => s.spanContext().traceId === traceId && s !== server);
   expect(children.map((s) => s.name)).toEqual(
-    expect.arrayContaining(['db.authenticate_key', 'db.find_file', 'blob.get']),
+    expect.arrayContaining(['db.authenticate_key', 'db.find_file', 'blob.get_buffer']),
   );
   expect(server!.attributes['http.response.status_code']).toBe(200);
 });
