@@ -396,6 +396,37 @@ describe.each(backends)('edge serving (%s)', (backend) => {
     });
   });
 
+  describe('client-controlled cache keys', () => {
+    const manifestLookups = async () => {
+      const text = await scrapeMetrics(hp);
+      return (
+        (metricValue(text, 'hostplane_edge_cache_events_total', { cache: 'manifest', result: 'miss' }) ?? 0) +
+        (metricValue(text, 'hostplane_edge_cache_events_total', { cache: 'manifest', result: 'hit' }) ?? 0)
+      );
+    };
+
+    it('answers a path longer than any stored path with 404 without looking it up', async () => {
+      const before = await manifestLookups();
+      const res = await get(alpha, `/${'a'.repeat(5000)}`);
+      const after = await manifestLookups();
+      expect(res.status).toBe(404);
+      // Only the site's 404.html is looked up, never the oversized path (nor its /index.html).
+      expect(after - before).toBe(1);
+    });
+
+    it('does not treat an oversized or malformed Host as a site', async () => {
+      for (const host of [
+        `${'x'.repeat(300)}.localhost:8080`,
+        'alpha .localhost:8080',
+        'al_pha.localhost:8080',
+      ]) {
+        const res = await hp.request('/', { host });
+        expect(res.status, host.slice(0, 20)).toBe(404);
+        expect(await res.text()).not.toContain('alpha home');
+      }
+    });
+  });
+
   describe('path traversal', () => {
     it('serves the secret on its own site (so the checks below can fail)', async () => {
       expect(await (await get(alpha, '/secret.html')).text()).toBe('ALPHA-ONLY-SECRET');
