@@ -220,7 +220,7 @@ export class FilesService {
           target: [siteFiles.siteId, siteFiles.path],
           set: { size, blobKey: hash, contentType, updatedAt: new Date() },
         });
-      await this.createFolders(tx, siteId, ancestors(sitePath));
+      await this.createFolders(tx, usage, ancestors(sitePath));
       await this.platform.recordChange(tx, siteId, filesDelta, bytesDelta);
       return { path: sitePath, size, blobKey: hash, contentType };
     });
@@ -280,18 +280,42 @@ export class FilesService {
     if (file) throw ApiError.conflict(`${file.path} is a file, so it cannot contain ${sitePath}`);
   }
 
-  private async createFolders(tx: Tx, siteId: number, folders: string[]): Promise<void> {
+  /**
+   * Creates missing folders. Folders are not files for the quota, but a site may hold at most as
+   * many folders as its plan allows files, so folder rows cannot grow without bound.
+   */
+  private async createFolders(tx: Tx, usage: SiteUsage, folders: string[]): Promise<void> {
     if (folders.length === 0) return;
-    await tx
+    const siteId = usage.site.id;
+    const created = await tx
       .insert(siteFiles)
       .values(
         folders.map((folder) => ({ siteId, path: folder, kind: 'folder' as const, ...pathParts(folder) })),
       )
-      .onConflictDoNothing();
+      .onConflictDoNothing()
+      .returning({ path: siteFiles.path });
+    const limit = usage.plan.maxFiles;
+    if (created.length === 0 || limit === null) return;
+    const [row] = await tx
+      .select({ folders: count() })
+      .from(siteFiles)
+      .where(and(eq(siteFiles.siteId, siteId), eq(siteFiles.kind, 'folder')));
+    const folderCount = row?.folders ?? 0;
+    if (folderCount > limit) {
+      quotaRejectionsTotal.inc({ limit: 'folders' });
+      throw new ApiError(403, {
+        error: 'Folder limit exceeded',
+        message: `Your ${usage.plan.name} plan allows ${limit} folders per site. Delete folders or upgrade your plan.`,
+        current_folder_count: folderCount - created.length,
+        folder_limit: limit,
+        current_plan: usage.plan.type,
+        upgrade_url: this.upgradeUrl,
+      });
+    }
   }
 
   async rename(siteId: number, oldPath: string, newPath: string): Promise<void> {
-    await this.write(siteId, 'rename_file', async (tx) => {
+    await this.write(siteId, 'rename_file', async (tx, usage) => {
       const source = await this.rowAt(tx, siteId, oldPath);
       if (!source || source.kind !== 'file') throw ApiError.notFound(`File not found: ${oldPath}`);
       if (oldPath === newPath) return;
@@ -307,7 +331,7 @@ export class FilesService {
           updatedAt: new Date(),
         })
         .where(and(eq(siteFiles.siteId, siteId), eq(siteFiles.path, oldPath)));
-      await this.createFolders(tx, siteId, ancestors(newPath));
+      await this.createFolders(tx, usage, ancestors(newPath));
       await this.platform.recordChange(tx, siteId, 0, 0);
     });
   }
@@ -325,12 +349,12 @@ export class FilesService {
 
   /** Creates a folder and its parents; true when it was new. */
   async createFolder(siteId: number, folderPath: string): Promise<boolean> {
-    return this.write(siteId, 'create_folder', async (tx) => {
+    return this.write(siteId, 'create_folder', async (tx, usage) => {
       const existing = await this.rowAt(tx, siteId, folderPath);
       if (existing?.kind === 'file') throw ApiError.conflict(`A file already exists at ${folderPath}`);
       if (existing) return false;
       await this.assertNoFileAncestor(tx, siteId, folderPath);
-      await this.createFolders(tx, siteId, [...ancestors(folderPath), folderPath]);
+      await this.createFolders(tx, usage, [...ancestors(folderPath), folderPath]);
       await this.platform.recordChange(tx, siteId, 0, 0);
       return true;
     });
@@ -347,7 +371,7 @@ export class FilesService {
   async renameFolder(siteId: number, oldPath: string, newPath: string): Promise<number> {
     if (newPath === oldPath) throw ApiError.badRequest('new_path is the same as old_path');
     if (newPath.startsWith(`${oldPath}/`)) throw ApiError.badRequest('A folder cannot be moved into itself');
-    return this.write(siteId, 'rename_folder', async (tx) => {
+    return this.write(siteId, 'rename_folder', async (tx, usage) => {
       const source = await this.rowAt(tx, siteId, oldPath);
       if (!source || source.kind !== 'folder') throw ApiError.notFound(`Folder not found: ${oldPath}`);
       const [clash] = await tx
@@ -368,7 +392,7 @@ export class FilesService {
         };
       });
       for (let i = 0; i < moved.length; i += 500) await tx.insert(siteFiles).values(moved.slice(i, i + 500));
-      await this.createFolders(tx, siteId, ancestors(newPath));
+      await this.createFolders(tx, usage, ancestors(newPath));
       await this.platform.recordChange(tx, siteId, 0, 0);
       return rows.filter((r) => r.kind === 'file').length;
     });

@@ -5,6 +5,8 @@ const invalidPath = (message: string) => ApiError.badRequest(message, 'Invalid p
 
 export const MAX_PATH_BYTES = 1024;
 export const MAX_SEGMENT_BYTES = 255;
+/** Folder nesting depth: deep enough for any real site, shallow enough to bound per-path work. */
+export const MAX_PATH_SEGMENTS = 32;
 
 // Control characters (including NUL) and backslashes never belong in a site path.
 // eslint-disable-next-line no-control-regex
@@ -34,6 +36,9 @@ export function normalizeSitePath(input: unknown, field = 'path'): string {
   const trimmed = input.endsWith('/') ? input.slice(0, -1) : input;
   const normalized = trimmed.normalize('NFC');
   const segments = normalized.split('/');
+  if (segments.length > MAX_PATH_SEGMENTS) {
+    throw invalidPath(`${field} may have at most ${MAX_PATH_SEGMENTS} segments`);
+  }
   for (const segment of segments) {
     if (segment === '' || segment === '.' || segment === '..') {
       throw invalidPath(`${field} must not contain empty, "." or ".." segments`);

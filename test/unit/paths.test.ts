@@ -4,6 +4,7 @@ import {
   ancestors,
   extensionOf,
   MAX_PATH_BYTES,
+  MAX_PATH_SEGMENTS,
   MAX_SEGMENT_BYTES,
   normalizeSitePath,
   pathParts,
@@ -148,5 +149,13 @@ describe('extensionOf', () => {
     ['café/naïve.html', 'html'],
   ])('%j → %j', (input, expected) => {
     expect(extensionOf(input)).toBe(expected);
+  });
+});
+
+describe('path depth', () => {
+  it(`accepts ${MAX_PATH_SEGMENTS} segments and refuses one more`, () => {
+    const deep = (n: number) => [...Array.from({ length: n - 1 }, (_, i) => `d${i}`), 'index.html'].join('/');
+    expect(normalizeSitePath(deep(MAX_PATH_SEGMENTS))).toBe(deep(MAX_PATH_SEGMENTS));
+    expect(() => normalizeSitePath(deep(MAX_PATH_SEGMENTS + 1))).toThrow(/at most 32 segments/);
   });
 });

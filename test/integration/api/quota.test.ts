@@ -302,6 +302,33 @@ describe.each(backends)('storage limits and quotas (%s)', (backend) => {
     });
   });
 
+  describe('folder limit', () => {
+    it('allows as many folders as the plan allows files, then answers 403 and creates nothing', async () => {
+      await withFreeLimits({ maxFiles: 3 }, async () => {
+        const api = await freshSite();
+        expect((await api.createFolder({ path: 'a/b' })).status).toBe(200);
+        expect((await api.createFolder({ path: 'c' })).status).toBe(200);
+        const before = await snapshot(api);
+        const refused = await api.createFolder({ path: 'd/e' });
+        expect(refused.status).toBe(403);
+        const body = await refused.json();
+        expect(body).toMatchObject({
+          error: 'Folder limit exceeded',
+          current_folder_count: 3,
+          folder_limit: 3,
+          current_plan: 'free',
+        });
+        expect(typeof body.message).toBe('string');
+        expect(typeof body.upgrade_url).toBe('string');
+        // An upload whose parents would exceed the limit is refused as a whole, too.
+        expect((await api.upload({ path: 'x/y.html', content: 'y' })).status).toBe(403);
+        expect(await snapshot(api)).toEqual(before);
+        // Existing folders still take files.
+        expect((await api.upload({ path: 'a/b/ok.html', content: 'ok' })).status).toBe(200);
+      });
+    });
+  });
+
   describe('storage limit', () => {
     it('refuses an upload over the limit with 403 and every field of spec 7, changing nothing', async () => {
       await withFreeLimits({ maxStorageBytes: 1000 }, async () => {
