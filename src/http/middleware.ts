@@ -68,6 +68,39 @@ export const notFoundHandler: RequestHandler = (req, res) => {
   res.status(404).json({ error: 'Not found', message: `No route for ${req.method} ${req.path}` });
 };
 
+export interface BodyRefusal {
+  status: number;
+  error: string;
+  message: string;
+}
+
+/**
+ * The client error behind a body-parser failure (bad JSON, too large, bad charset or encoding, a
+ * corrupt gzip body, an aborted request), or undefined for anything else. Routes with their own
+ * error shape (the publish endpoints) reuse it and only re-shape the body.
+ */
+export function bodyRefusal(err: unknown): BodyRefusal | undefined {
+  const { type, status, expose, message } = err as {
+    type?: string;
+    status?: number;
+    expose?: boolean;
+    message?: string;
+  };
+  if (type === 'entity.parse.failed') {
+    return { status: 400, error: 'Bad Request', message: 'The request body is not valid JSON.' };
+  }
+  if (type === 'entity.too.large') {
+    return { status: 413, error: 'Payload Too Large', message: 'The request body is too large.' };
+  }
+  if (type === 'charset.unsupported' || type === 'encoding.unsupported') {
+    return { status: 415, error: 'Unsupported Media Type', message: 'Send the body as UTF-8 JSON.' };
+  }
+  if (typeof status === 'number' && status >= 400 && status < 500 && expose && message) {
+    return { status, error: 'Bad Request', message };
+  }
+  return undefined;
+}
+
 /** The one place errors become responses: known errors keep their status; anything else is a 500. */
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err: unknown, req, res, _next) => {
@@ -85,24 +118,9 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       res.status(status).json({ error: err.code, message: err.message });
       return;
     }
-    const type = (err as { type?: string }).type;
-    if (type === 'entity.parse.failed') {
-      res.status(400).json({ error: 'Bad Request', message: 'The request body is not valid JSON.' });
-      return;
-    }
-    if (type === 'entity.too.large') {
-      res.status(413).json({ error: 'Payload Too Large', message: 'The request body is too large.' });
-      return;
-    }
-    if (type === 'charset.unsupported' || type === 'encoding.unsupported') {
-      res.status(415).json({ error: 'Unsupported Media Type', message: 'Send the body as UTF-8 JSON.' });
-      return;
-    }
-    // Any other client error the body parser raises (a corrupt gzip body, a wrong length, an
-    // aborted request) says so with a 4xx status and a message safe to show.
-    const { status, expose, message } = err as { status?: number; expose?: boolean; message?: string };
-    if (typeof status === 'number' && status >= 400 && status < 500 && expose && message) {
-      res.status(status).json({ error: 'Bad Request', message });
+    const refused = bodyRefusal(err);
+    if (refused) {
+      res.status(refused.status).json({ error: refused.error, message: refused.message });
       return;
     }
     logger.error({ err, reqId: req.id }, 'unhandled error');

@@ -3,6 +3,7 @@ import { rateLimit } from 'express-rate-limit';
 import { z } from 'zod';
 import type { Config } from '../config/config.js';
 import { jsonBody } from '../http/body.js';
+import { bodyRefusal } from '../http/middleware.js';
 import { ApiError } from '../http/errors.js';
 import type { RouteRegistry } from '../http/route.js';
 import type { Logger } from '../observability/logger.js';
@@ -58,27 +59,18 @@ const notFoundPage = `<!doctype html><html><head><meta charset="utf-8"><title>Pa
 function publishErrors(shape: Shape, field: string, logger: Logger): ErrorRequestHandler {
   return (err: unknown, req, res, _next) => {
     if (res.headersSent) return void res.destroy();
-    const { type, status, expose, message } = err as {
-      type?: string;
-      status?: number;
-      expose?: boolean;
-      message?: string;
-    };
-    if (type === 'entity.too.large') {
+    if (err instanceof ApiError && err.status < 500) {
+      return void res.status(err.status).json(errorBody(shape, err.status, err.body.message));
+    }
+    const refused = bodyRefusal(err);
+    if (refused?.status === 413) {
+      // Spec 4.1: an oversized page is a 400 like any other unacceptable html.
       return void res
         .status(400)
         .json(errorBody(shape, 400, `${field} must be at most 1 MB (1048576 bytes)`));
     }
-    if (type === 'entity.parse.failed') {
-      return void res.status(400).json(errorBody(shape, 400, 'Request body must be valid JSON'));
-    }
-    if (err instanceof ApiError && err.status < 500) {
-      return void res.status(err.status).json(errorBody(shape, err.status, err.body.message));
-    }
-    // Other body-parser refusals (unsupported charset or encoding, aborted request) carry a safe message.
-    if (typeof status === 'number' && status >= 400 && status < 500 && expose && message) {
-      return void res.status(status).json(errorBody(shape, status, message));
-    }
+    if (refused)
+      return void res.status(refused.status).json(errorBody(shape, refused.status, refused.message));
     logger.error({ err, reqId: req.id }, 'publish failed');
     res.status(500).json(errorBody(shape, 500, 'Publishing failed on our side; try again.'));
   };
