@@ -120,21 +120,34 @@ async function listenWithReconnect(
   onReconnect?: () => void,
 ): Promise<{ stop(): Promise<void> }> {
   let stopped = false;
-  let client: pg.PoolClient | undefined;
   let retry: NodeJS.Timeout | undefined;
+  /** Drops the current listening connection; it is destroyed, never reused (that also ends LISTEN). */
+  let dropCurrent: (() => void) | undefined;
 
   const subscribe = async (): Promise<void> => {
-    const next = await pool.connect();
-    next.on('notification', (msg) => {
+    const conn = await pool.connect();
+    let released = false;
+    const drop = (err?: Error) => {
+      if (released) return;
+      released = true;
+      if (dropCurrent === drop) dropCurrent = undefined;
+      conn.release(err ?? true);
+    };
+    conn.on('notification', (msg) => {
       if (msg.channel === channel) onPayload(msg.payload ?? '');
     });
-    next.on('error', (err) => {
-      next.release(err);
-      if (client === next) client = undefined;
+    conn.on('error', (err) => {
+      drop(err);
       if (!stopped) scheduleResubscribe(250);
     });
-    await next.query(`LISTEN ${quoteIdent(channel)}`);
-    client = next;
+    try {
+      await conn.query(`LISTEN ${quoteIdent(channel)}`);
+    } catch (err) {
+      drop(err as Error);
+      throw err;
+    }
+    if (stopped) return drop();
+    dropCurrent = drop;
   };
   const scheduleResubscribe = (delayMs: number) => {
     retry = setTimeout(() => {
@@ -151,11 +164,7 @@ async function listenWithReconnect(
     async stop() {
       stopped = true;
       clearTimeout(retry);
-      const current = client;
-      client = undefined;
-      if (!current) return;
-      await current.query(`UNLISTEN ${quoteIdent(channel)}`).catch(() => undefined);
-      current.release();
+      dropCurrent?.();
     },
   };
 }
