@@ -25,7 +25,7 @@ interface ManifestEntry {
   contentType?: string;
 }
 
-interface SiteRef {
+export interface SiteRef {
   id: number;
 }
 
@@ -151,12 +151,13 @@ export class Edge {
     return entry;
   }
 
-  async handle(req: Request, res: Response): Promise<void> {
+  /** Serves a request for a site; `site` is passed when the caller already resolved the Host. */
+  async handle(req: Request, res: Response, resolved?: SiteRef): Promise<void> {
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.set('Allow', 'GET, HEAD').status(405).type('text').send('Method Not Allowed');
       return;
     }
-    const site = await this.siteForHost(req.get('host'));
+    const site = resolved ?? (await this.siteForHost(req.get('host')));
     if (!site) {
       res.status(404).type('html').send(noSiteHere);
       return;

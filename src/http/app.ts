@@ -1,7 +1,7 @@
 import express, { type Express, type Request, type Response } from 'express';
 import type { BlobStore } from '../blob/index.js';
 import type { Config } from '../config/config.js';
-import { normalizeHost, type Edge } from '../edge/edge.js';
+import { normalizeHost, type Edge, type SiteRef } from '../edge/edge.js';
 import type { FilesService } from '../files/files-service.js';
 import { filesRoutes } from '../files/routes.js';
 import type { Logger } from '../observability/logger.js';
@@ -49,9 +49,9 @@ export function createApp(services: Services, role: Role): Express {
   app.use(requestTracing());
   app.use(requestLogging(logger));
 
-  const serveSite = async (req: Request, res: Response) => {
+  const serveSite = async (req: Request, res: Response, site?: SiteRef) => {
     res.locals.metricsRoute = 'edge';
-    await edge.handle(req, res);
+    await edge.handle(req, res, site);
   };
   // Site hosts go to the edge before anything else, so a customer's domain never exposes
   // /metrics or the API; probes and Prometheus reach the pod by IP or the API host.
@@ -59,9 +59,9 @@ export function createApp(services: Services, role: Role): Express {
     const baseHost = new URL(config.baseUrl).hostname;
     app.use(async (req, res, next) => {
       const host = normalizeHost(req.get('host'));
-      if (host && host !== baseHost && (edge.isSiteHostname(host) || (await edge.siteForHost(host)))) {
-        return serveSite(req, res);
-      }
+      if (!host || host === baseHost) return next();
+      const site = await edge.siteForHost(host);
+      if (site || edge.isSiteHostname(host)) return serveSite(req, res, site);
       next();
     });
   }
@@ -81,7 +81,7 @@ export function createApp(services: Services, role: Role): Express {
   });
 
   if (role === 'edge') {
-    app.use(serveSite);
+    app.use((req, res) => serveSite(req, res));
   } else {
     const registry = new RouteRegistry(authMiddleware(platform));
     app.use(filesRoutes({ config, platform, files: services.files, registry }));
