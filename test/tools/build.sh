@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Prepares the real parts the integration tests run against:
 #   - MinIO, built from the pin in test/tools/go.mod into .cache/tools/minio;
+#   - kube-apiserver and etcd (test/tools/kube/go.mod) and helm (test/tools/helm/go.mod);
 #   - the PostgreSQL server binaries (initdb, postgres), installed with apt-get when missing.
 # Idempotent: a second run only checks and returns in well under a second.
 set -euo pipefail
@@ -8,7 +9,6 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 tools_dir="$repo/.cache/tools"
-minio_bin="$tools_dir/minio"
 started=$SECONDS
 
 log() { printf '[build.sh] %s\n' "$*"; }
@@ -18,50 +18,79 @@ die() {
 }
 trap 'rc=$?; if [ "$rc" -ne 0 ]; then printf "[build.sh] failed (exit %s) after %ss\n" "$rc" "$((SECONDS - started))" >&2; fi' EXIT
 
-# --- MinIO -----------------------------------------------------------------------------------
+# --- Go tools -------------------------------------------------------------------------------
+# Each tool is built from a wrapper module under test/tools (its own go.mod pins the version and
+# go.sum the checksums), so `go build` needs nothing but the Go module proxy.
 
-# The version of github.com/minio/minio pinned in go.mod (the `tool` directive's module).
-pinned_minio="$(awk '$1 == "github.com/minio/minio" && $2 ~ /^v/ { print $2; exit }' "$here/go.mod")"
-[ -n "$pinned_minio" ] || die "no github.com/minio/minio version in $here/go.mod"
-
-# The version a built binary carries in its build info ("mod github.com/minio/minio vX ...").
-built_minio_version() {
-  go version -m "$minio_bin" 2>/dev/null | awk '$1 == "mod" && $2 == "github.com/minio/minio" { print $3; exit }'
+# The version of <module> required by the wrapper module in <dir>/go.mod.
+pinned_version() { # <wrapper dir> <module>
+  awk -v m="$2" '($1 == m || ($1 == "require" && $2 == m)) { for (i = 1; i <= NF; i++) if ($i ~ /^v[0-9]/) { print $i; exit } }' "$1/go.mod"
 }
 
-build_minio() {
-  command -v go >/dev/null 2>&1 || die "Go is not installed (needed to build MinIO); install Go >= $(awk '$1 == "go" { print $2 }' "$here/go.mod")"
-  mkdir -p "$tools_dir"
-  local t0=$SECONDS tmp="$tools_dir/minio.tmp.$$"
-  log "building MinIO $pinned_minio into .cache/tools/minio ($(go version | awk '{ print $3 }'); takes a few minutes the first time)"
-  (
-    cd "$here"
-    GOTOOLCHAIN=local GOFLAGS=-mod=mod CGO_ENABLED=0 \
-      go build -trimpath -ldflags "-s -w" -o "$tmp" github.com/minio/minio
-  ) || {
-    rm -f "$tmp"
-    die "go build of MinIO failed"
-  }
-  mv -f "$tmp" "$minio_bin"
-  log "built MinIO in $((SECONDS - t0))s"
+# The version of <module> a built binary carries in its build info ("mod <module> vX ...").
+built_version() { # <binary> <module>
+  go version -m "$1" 2>/dev/null | awk -v m="$2" '$1 == "mod" && $2 == m { print $3; exit }'
 }
 
-ensure_minio() {
-  if [ -x "$minio_bin" ]; then
-    local have
-    have="$(built_minio_version || true)"
-    if [ "$have" = "$pinned_minio" ]; then
-      log "MinIO $pinned_minio already built (.cache/tools/minio)"
+# ensure_go_tool <name> <wrapper dir> <module> <package> [ldflags...]
+ensure_go_tool() {
+  local name="$1" dir="$2" module="$3" package="$4"
+  shift 4
+  local bin="$tools_dir/$name" pinned have
+  pinned="$(pinned_version "$dir" "$module")"
+  [ -n "$pinned" ] || die "no $module version in $dir/go.mod"
+  if [ -x "$bin" ]; then
+    have="$(built_version "$bin" "$module" || true)"
+    if [ "$have" = "$pinned" ]; then
+      log "$name $pinned already built (.cache/tools/$name)"
       return
     fi
     # Without `go` we cannot read the build info: keep the binary rather than fail.
     if [ -z "$have" ] && ! command -v go >/dev/null 2>&1; then
-      log "MinIO present at .cache/tools/minio (version not checked: no Go on PATH)"
+      log "$name present at .cache/tools/$name (version not checked: no Go on PATH)"
       return
     fi
-    log "MinIO at .cache/tools/minio is ${have:-of unknown version}, pin is $pinned_minio: rebuilding"
+    log "$name at .cache/tools/$name is ${have:-of unknown version}, pin is $pinned: rebuilding"
   fi
-  build_minio
+  command -v go >/dev/null 2>&1 || die "Go is not installed (needed to build $name); install Go >= $(awk '$1 == "go" { print $2 }' "$dir/go.mod")"
+  local t0=$SECONDS tmp="$bin.tmp.$$"
+  log "building $name $pinned into .cache/tools/$name ($(go version | awk '{ print $3 }'); takes minutes the first time)"
+  (
+    cd "$dir"
+    # GOTOOLCHAIN=local: a go.mod asking for a newer Go fails fast instead of downloading one.
+    GOTOOLCHAIN=local GOFLAGS=-mod=mod CGO_ENABLED=0 \
+      go build -trimpath -ldflags "-s -w $*" -o "$tmp" "$package"
+  ) || {
+    rm -f "$tmp"
+    die "go build of $name failed"
+  }
+  mv -f "$tmp" "$bin"
+  log "built $name in $((SECONDS - t0))s"
+}
+
+ensure_minio() {
+  ensure_go_tool minio "$here" github.com/minio/minio github.com/minio/minio
+}
+
+# kube-apiserver and etcd (the version that Kubernetes release requires) for the cluster tests;
+# kubectl is not needed: the tests talk to the API with @kubernetes/client-node.
+ensure_kube() {
+  local kube_dir="$here/kube" version minor
+  version="$(pinned_version "$kube_dir" k8s.io/kubernetes)"
+  minor="$(printf '%s' "$version" | cut -d. -f2)"
+  # Without the version ldflags /version reports v0.0.0-master.
+  ensure_go_tool kube-apiserver "$kube_dir" k8s.io/kubernetes k8s.io/kubernetes/cmd/kube-apiserver \
+    "-X k8s.io/component-base/version.gitVersion=$version -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor"
+  ensure_go_tool etcd "$kube_dir" go.etcd.io/etcd/server/v3 go.etcd.io/etcd/server/v3
+}
+
+# helm, told which Kubernetes minor to assume (plain builds assume 1.20) — the one kube-apiserver is.
+ensure_helm() {
+  local helm_dir="$here/helm" version minor
+  version="$(pinned_version "$helm_dir" helm.sh/helm/v3)"
+  minor="$(pinned_version "$here/kube" k8s.io/kubernetes | cut -d. -f2)"
+  ensure_go_tool helm "$helm_dir" helm.sh/helm/v3 helm.sh/helm/v3/cmd/helm \
+    "-X helm.sh/helm/v3/internal/version.version=$version -X helm.sh/helm/v3/internal/version.gitTreeState=clean -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=$minor -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=$minor"
 }
 
 # --- PostgreSQL ------------------------------------------------------------------------------
@@ -112,5 +141,7 @@ if command -v flock >/dev/null 2>&1; then
 fi
 
 ensure_minio
+ensure_kube
+ensure_helm
 ensure_postgres
 log "done in $((SECONDS - started))s"

@@ -1,6 +1,6 @@
-// kube-apiserver v1.34.10 and etcd v3.6.4 for the cluster-mode tests (not wired into make test yet).
+// kube-apiserver v1.34.10 and etcd v3.6.4 (the version 1.34.10 requires) for the cluster-mode tests.
 // Verified: builds with Go 1.26 and GOTOOLCHAIN=local; v1.34.11/12 fail the checksum database.
-module local/k8stools
+module hostplane.dev/testtools/kube
 
 go 1.24.0
 
