@@ -17,7 +17,7 @@ build: install ## Compile TypeScript to dist/
 	npm run build
 
 run: build ## Start every role in one process on :8080 with embedded defaults (state in ./data)
-	node dist/cli/main.js serve
+	node dist/src/cli/main.js serve
 
 test-tools: ## Build/install what the tests need: MinIO (Go module proxy) and PostgreSQL (Debian)
 	bash test/tools/build.sh

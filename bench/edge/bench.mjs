@@ -12,7 +12,7 @@
 //   BENCH_PIN           1 (default): pin servers to the last CPU and the load generator to the first
 //   BENCH_CPU_PROF_DIR  when set, Hostplane runs with --cpu-prof and writes its profile there
 //   BENCH_OUT           JSON results file (default bench/edge/.last-run.json)
-//   BENCH_HOSTPLANE_MAIN  Hostplane entry point to run (default dist/cli/main.js; for A/B of another build)
+//   BENCH_HOSTPLANE_MAIN  Hostplane entry point to run (default dist/src/cli/main.js; for A/B of another build)
 /* global process, console, Buffer, setTimeout, clearTimeout -- Node globals; the ESLint config has none for .mjs */
 import { spawn, spawnSync, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -351,12 +351,12 @@ http {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Hostplane: `node dist/cli/main.js serve` (role all), embedded PGlite and a local blob folder.
+// Hostplane: `node dist/src/cli/main.js serve` (role all), embedded PGlite and a local blob folder.
 
 async function startHostplane(files) {
   const main = process.env.BENCH_HOSTPLANE_MAIN
     ? path.resolve(process.env.BENCH_HOSTPLANE_MAIN)
-    : path.join(root, 'dist/cli/main.js');
+    : path.join(root, 'dist/src/cli/main.js');
   if (!fs.existsSync(main)) throw new Error(`${main} is missing: run \`npm run build\` first`);
   const port = await freePort();
   const dataDir = path.join(tmp, 'hostplane-data');

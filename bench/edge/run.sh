@@ -20,7 +20,7 @@ fi
 if [ ! -x node_modules/.bin/autocannon ]; then
   npm ci --no-audit --no-fund
 fi
-if [ ! -f dist/cli/main.js ]; then
+if [ ! -f dist/src/cli/main.js ]; then
   npm run build
 fi
 

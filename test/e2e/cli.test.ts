@@ -14,7 +14,7 @@ import { createDatabase } from '../support/postgres.js';
 // The admin CLI is a contract other tools rely on: these tests run the built binary as a user
 // would, against a running `hostplane serve`.
 const exec = promisify(execFile);
-const bin = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+const bin = fileURLToPath(new URL('../../dist/src/cli/main.js', import.meta.url));
 
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

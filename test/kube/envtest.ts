@@ -90,11 +90,17 @@ export async function startKubeTestEnv(): Promise<KubeTestEnv> {
   const dir = await mkdtemp(path.join(tmpdir(), 'hostplane-envtest-'));
   const certDir = path.join(dir, 'certs');
   const adminToken = randomBytes(24).toString('hex');
-  await writeFile(path.join(dir, 'tokens.csv'), `${adminToken},envtest-admin,envtest-admin,"system:masters"\n`, {
+  await writeFile(
+    path.join(dir, 'tokens.csv'),
+    `${adminToken},envtest-admin,envtest-admin,"system:masters"\n`,
+    {
+      mode: 0o600,
+    },
+  );
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  await writeFile(path.join(dir, 'sa.key'), privateKey.export({ type: 'pkcs8', format: 'pem' }), {
     mode: 0o600,
   });
-  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  await writeFile(path.join(dir, 'sa.key'), privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
 
   let etcd: Awaited<ReturnType<typeof startEtcd>> | undefined;
   let apiserver: ChildProcess | undefined;

@@ -1,0 +1,309 @@
+import { z } from 'zod';
+
+/**
+ * The custom resources of group hostplane.dev/v1alpha1. These zod schemas are the single source:
+ * the TypeScript types below are inferred from them, and `crds.ts` generates the
+ * CustomResourceDefinitions (crds/ and charts/hostplane/crds/) from them, so the two cannot drift
+ * (a test fails when the committed YAML differs from what the schemas generate).
+ */
+export const GROUP = 'hostplane.dev';
+export const VERSION = 'v1alpha1';
+export const API_VERSION = `${GROUP}/${VERSION}`;
+
+// Kubernetes' structural-schema extensions, attached with .meta() and copied into the CRD.
+const listSet = { 'x-kubernetes-list-type': 'set' } as const;
+
+/** A site slug: one DNS label (same rule as the API's). */
+export const slugSchema = z
+  .string()
+  .min(1)
+  .max(63)
+  .regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/)
+  .meta({
+    description: 'DNS label: lower-case letters, digits and hyphens, not starting or ending with a hyphen.',
+  });
+
+/** A fully qualified, lower-case host name with at least two labels (no wildcards, no trailing dot). */
+export const hostnameSchema = z
+  .string()
+  .min(3)
+  .max(253)
+  .regex(/^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/)
+  .meta({ description: 'A lower-case DNS name such as www.example.com.' });
+
+const objectNameSchema = z
+  .string()
+  .min(1)
+  .max(253)
+  .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/);
+
+const localObjectReference = z
+  .object({ name: objectNameSchema.meta({ description: 'Name of a Site in the same namespace.' }) })
+  .strict();
+
+const planSchema = z.enum(['free', 'standard', 'premium', 'business', 'enterprise']);
+
+/** The standard Kubernetes condition (metav1.Condition). */
+export const conditionSchema = z
+  .object({
+    type: z.string().min(1).max(316),
+    status: z.enum(['True', 'False', 'Unknown']),
+    observedGeneration: z.int().min(0).optional(),
+    lastTransitionTime: z.string().meta({ format: 'date-time' }),
+    reason: z
+      .string()
+      .min(1)
+      .max(1024)
+      .regex(/^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$/),
+    message: z.string().max(32768),
+  })
+  .strict();
+export type Condition = z.infer<typeof conditionSchema>;
+
+const conditionsSchema = z.array(conditionSchema).meta({
+  'x-kubernetes-list-type': 'map',
+  'x-kubernetes-list-map-keys': ['type'],
+});
+
+// ---- Site -----------------------------------------------------------------------------------
+
+export const siteSpecSchema = z
+  .object({
+    slug: slugSchema.meta({ description: 'The site is served at <slug>.<sites domain>.' }),
+    customDomains: z
+      .array(hostnameSchema)
+      .max(50)
+      .optional()
+      .meta({ ...listSet, description: 'Extra host names the site is served on.' }),
+    tls: z
+      .object({
+        issuerName: objectNameSchema.meta({ description: 'cert-manager issuer that signs the certificate.' }),
+        issuerKind: z.enum(['ClusterIssuer', 'Issuer']).default('ClusterIssuer'),
+      })
+      .strict()
+      .optional()
+      .meta({ description: 'Serve HTTPS with a certificate from cert-manager; omit for plain HTTP.' }),
+    deletionPolicy: z.enum(['Retain', 'Delete']).default('Retain').meta({
+      description:
+        'Retain: deleting the Site removes routing only and keeps files, forms and databases. Delete: removes them too.',
+    }),
+    owner: z
+      .object({
+        email: z
+          .string()
+          .min(3)
+          .max(254)
+          .regex(/^[^@\s]+@[^@\s]+$/),
+        plan: planSchema.default('free'),
+      })
+      .strict()
+      .optional()
+      .meta({
+        description:
+          'Account that owns a site adopted from this resource (default: the configured cluster owner). Ignored once the site exists.',
+      }),
+  })
+  .strict();
+
+export const domainStatusSchema = z
+  .object({
+    hostname: z.string(),
+    ready: z.boolean(),
+    reason: z.string().optional(),
+    message: z.string().optional(),
+  })
+  .strict();
+
+export const siteStatusSchema = z
+  .object({
+    observedGeneration: z.int().min(0).optional(),
+    conditions: conditionsSchema.optional(),
+    siteId: z.int().min(1).optional().meta({ description: 'The site in the control-plane database.' }),
+    url: z.string().optional(),
+    ingressName: z.string().optional(),
+    apiKeySecretName: z
+      .string()
+      .optional()
+      .meta({ description: 'Secret holding the first API key of a site adopted from this resource.' }),
+    domains: z
+      .array(domainStatusSchema)
+      .optional()
+      .meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['hostname'] }),
+  })
+  .strict();
+
+export type SiteSpec = z.output<typeof siteSpecSchema>;
+export type SiteStatus = z.output<typeof siteStatusSchema>;
+export type DomainStatus = z.output<typeof domainStatusSchema>;
+
+// ---- Form -----------------------------------------------------------------------------------
+
+export const formSpecSchema = z
+  .object({
+    siteRef: localObjectReference,
+    name: z.string().min(1).max(200).meta({ description: 'Display name of the form.' }),
+    active: z.boolean().default(true).meta({ description: 'An inactive form refuses new submissions.' }),
+    notificationEmail: z
+      .string()
+      .max(254)
+      .regex(/^[^@\s]+@[^@\s]+$/)
+      .optional()
+      .meta({ description: 'Where submissions are mailed (default: the account email).' }),
+    spamThreshold: z
+      .int()
+      .min(0)
+      .max(100)
+      .default(70)
+      .meta({ description: 'Submissions scoring at least this are routed to the spam bin.' }),
+  })
+  .strict();
+
+export const formStatusSchema = z
+  .object({
+    observedGeneration: z.int().min(0).optional(),
+    conditions: conditionsSchema.optional(),
+    formId: z.int().min(1).optional(),
+    submissionUrl: z.string().optional(),
+  })
+  .strict();
+
+export type FormSpec = z.output<typeof formSpecSchema>;
+export type FormStatus = z.output<typeof formStatusSchema>;
+
+// ---- SqliteDatabase -------------------------------------------------------------------------
+
+export const sqliteDatabaseSpecSchema = z
+  .object({
+    siteRef: localObjectReference,
+    path: z
+      .string()
+      .min(1)
+      .max(1024)
+      .regex(/^[^\\\0]+\.(sqlite|db)$/)
+      .meta({ description: 'Database path within the site; ends in .sqlite or .db.' }),
+    shard: z
+      .string()
+      .max(63)
+      .optional()
+      .meta({ description: 'Pin to a sqlite shard (default: placed by the controller).' }),
+    maxSizeBytes: z.int().min(0).optional().meta({ description: 'Size cap (default: the plan cap).' }),
+    maxUsers: z.int().min(0).optional().meta({ description: 'End-user cap (default: the plan cap).' }),
+    replication: z
+      .object({ enabled: z.boolean().default(true) })
+      .strict()
+      .optional()
+      .meta({ description: 'Litestream replication to S3.' }),
+  })
+  .strict();
+
+export const sqliteDatabaseStatusSchema = z
+  .object({
+    observedGeneration: z.int().min(0).optional(),
+    conditions: conditionsSchema.optional(),
+    shard: z.string().optional(),
+    sizeBytes: z.int().min(0).optional(),
+    users: z.int().min(0).optional(),
+  })
+  .strict();
+
+export type SqliteDatabaseSpec = z.output<typeof sqliteDatabaseSpecSchema>;
+export type SqliteDatabaseStatus = z.output<typeof sqliteDatabaseStatusSchema>;
+
+// ---- Objects --------------------------------------------------------------------------------
+
+/** The metadata fields the controllers read and write (a subset of metav1.ObjectMeta). */
+export interface ObjectMeta {
+  name: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  deletionTimestamp?: string;
+  finalizers?: string[];
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  creationTimestamp?: string;
+}
+
+export interface CustomResource<Spec, Status> {
+  apiVersion: string;
+  kind: string;
+  metadata: ObjectMeta;
+  spec: Spec;
+  status?: Status;
+}
+
+export type SiteResource = CustomResource<SiteSpec, SiteStatus>;
+export type FormResource = CustomResource<FormSpec, FormStatus>;
+export type SqliteDatabaseResource = CustomResource<SqliteDatabaseSpec, SqliteDatabaseStatus>;
+
+export interface ResourceKind {
+  kind: string;
+  plural: string;
+  singular: string;
+  shortNames: string[];
+  spec: z.ZodType;
+  status: z.ZodType;
+  description: string;
+  printerColumns: { name: string; type: string; jsonPath: string; description?: string; priority?: number }[];
+}
+
+const readyColumn = {
+  name: 'Ready',
+  type: 'string',
+  jsonPath: '.status.conditions[?(@.type=="Ready")].status',
+};
+const ageColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' };
+
+export const siteKind: ResourceKind = {
+  kind: 'Site',
+  plural: 'sites',
+  singular: 'site',
+  shortNames: ['hsite'],
+  spec: siteSpecSchema,
+  status: siteStatusSchema,
+  description: 'A static site served at <slug>.<sites domain> and on its custom domains.',
+  printerColumns: [
+    { name: 'Slug', type: 'string', jsonPath: '.spec.slug' },
+    { name: 'URL', type: 'string', jsonPath: '.status.url' },
+    readyColumn,
+    { name: 'Policy', type: 'string', jsonPath: '.spec.deletionPolicy', priority: 1 },
+    { name: 'Domains', type: 'string', jsonPath: '.spec.customDomains', priority: 1 },
+    ageColumn,
+  ],
+};
+
+export const formKind: ResourceKind = {
+  kind: 'Form',
+  plural: 'forms',
+  singular: 'form',
+  shortNames: ['hform'],
+  spec: formSpecSchema,
+  status: formStatusSchema,
+  description: 'An embeddable form of a Site; deleting it purges its submissions.',
+  printerColumns: [
+    { name: 'Site', type: 'string', jsonPath: '.spec.siteRef.name' },
+    { name: 'Active', type: 'boolean', jsonPath: '.spec.active' },
+    readyColumn,
+    ageColumn,
+  ],
+};
+
+export const sqliteDatabaseKind: ResourceKind = {
+  kind: 'SqliteDatabase',
+  plural: 'sqlitedatabases',
+  singular: 'sqlitedatabase',
+  shortNames: ['sqldb'],
+  spec: sqliteDatabaseSpecSchema,
+  status: sqliteDatabaseStatusSchema,
+  description: "A site's SQLite database: its shard placement, caps and Litestream replication.",
+  printerColumns: [
+    { name: 'Site', type: 'string', jsonPath: '.spec.siteRef.name' },
+    { name: 'Path', type: 'string', jsonPath: '.spec.path' },
+    { name: 'Shard', type: 'string', jsonPath: '.status.shard' },
+    readyColumn,
+    ageColumn,
+  ],
+};
+
+export const resourceKinds = [siteKind, formKind, sqliteDatabaseKind] as const;
