@@ -1,0 +1,169 @@
+{{/* Names --------------------------------------------------------------------------------- */}}
+
+{{- define "hostplane.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* "<release>-<chart>", or the release name alone when it already contains the chart name. */}}
+{{- define "hostplane.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "hostplane.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Name of a component's objects: include "hostplane.componentName" (list . "api") */}}
+{{- define "hostplane.componentName" -}}
+{{- $root := index . 0 }}
+{{- printf "%s-%s" (include "hostplane.fullname" $root | trunc 40 | trimSuffix "-") (index . 1) }}
+{{- end }}
+
+{{/* The edge Service: site Ingresses point at it (HOSTPLANE_EDGE_SERVICE). */}}
+{{- define "hostplane.edgeServiceName" -}}
+{{- include "hostplane.componentName" (list . "edge") }}
+{{- end }}
+
+{{- define "hostplane.apiServiceName" -}}
+{{- include "hostplane.componentName" (list . "api") }}
+{{- end }}
+
+{{/* The controller's leader-election Lease (HOSTPLANE_LEASE_NAME and the Role's resourceNames). */}}
+{{- define "hostplane.leaseName" -}}
+{{- default (include "hostplane.componentName" (list . "controller")) .Values.controller.leaseName }}
+{{- end }}
+
+{{/* Host of the API Ingress: ingress.host, or the host name of config.baseUrl. */}}
+{{- define "hostplane.apiHost" -}}
+{{- default (urlParse .Values.config.baseUrl).hostname .Values.ingress.host }}
+{{- end }}
+
+{{/* Labels -------------------------------------------------------------------------------- */}}
+
+{{- define "hostplane.labels" -}}
+helm.sh/chart: {{ include "hostplane.chart" . }}
+app.kubernetes.io/name: {{ include "hostplane.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: hostplane
+{{- end }}
+
+{{/* Labels of a component's objects: include "hostplane.componentLabels" (list . "api") */}}
+{{- define "hostplane.componentLabels" -}}
+{{ include "hostplane.labels" (index . 0) }}
+app.kubernetes.io/component: {{ index . 1 }}
+{{- end }}
+
+{{/* Selector labels (immutable on Deployments: never add to these). */}}
+{{- define "hostplane.selectorLabels" -}}
+{{- $root := index . 0 -}}
+app.kubernetes.io/name: {{ include "hostplane.name" $root }}
+app.kubernetes.io/instance: {{ $root.Release.Name }}
+app.kubernetes.io/component: {{ index . 1 }}
+{{- end }}
+
+{{/* Image ---------------------------------------------------------------------------------- */}}
+
+{{- define "hostplane.image" -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+
+{{/* Environment ---------------------------------------------------------------------------- */}}
+
+{{/* Settings every role reads: listen address, public URLs, PostgreSQL, S3, logging, tracing. */}}
+{{- define "hostplane.env.common" -}}
+- name: PORT
+  value: "8080"
+- name: HOST
+  value: "0.0.0.0"
+- name: HOSTPLANE_BASE_URL
+  value: {{ .Values.config.baseUrl | quote }}
+- name: HOSTPLANE_SITES_DOMAIN
+  value: {{ .Values.config.sitesDomain | quote }}
+- name: HOSTPLANE_DATA_DIR
+  value: /tmp/hostplane
+- name: LOG_LEVEL
+  value: {{ .Values.config.logLevel | quote }}
+- name: DATABASE_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ .Values.database.existingSecret | quote }}
+      key: {{ .Values.database.secretKey | quote }}
+- name: S3_BUCKET
+  value: {{ .Values.s3.bucket | quote }}
+{{- with .Values.s3.endpoint }}
+- name: S3_ENDPOINT
+  value: {{ . | quote }}
+{{- end }}
+- name: S3_REGION
+  value: {{ .Values.s3.region | quote }}
+- name: S3_FORCE_PATH_STYLE
+  value: {{ .Values.s3.forcePathStyle | toString | quote }}
+{{- with .Values.s3.existingSecret }}
+- name: AWS_ACCESS_KEY_ID
+  valueFrom:
+    secretKeyRef:
+      name: {{ . | quote }}
+      key: {{ $.Values.s3.accessKeyIdKey | quote }}
+- name: AWS_SECRET_ACCESS_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ . | quote }}
+      key: {{ $.Values.s3.secretAccessKeyKey | quote }}
+{{- end }}
+{{- with .Values.config.otlpEndpoint }}
+- name: OTEL_EXPORTER_OTLP_ENDPOINT
+  value: {{ . | quote }}
+{{- end }}
+{{- end }}
+
+{{/* Cluster mode (api and controller): Site resources, Ingress wiring, leader election. */}}
+{{- define "hostplane.env.kubernetes" -}}
+- name: HOSTPLANE_KUBERNETES
+  value: "true"
+- name: HOSTPLANE_NAMESPACE
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.namespace
+- name: HOSTPLANE_POD_NAME
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.name
+- name: HOSTPLANE_INGRESS_CLASS
+  value: {{ default .Values.ingress.className .Values.sites.ingressClassName | quote }}
+- name: HOSTPLANE_EDGE_SERVICE
+  value: {{ include "hostplane.edgeServiceName" . | quote }}
+- name: HOSTPLANE_EDGE_SERVICE_PORT
+  value: {{ .Values.edge.service.port | toString | quote }}
+{{- with .Values.config.clusterOwnerEmail }}
+- name: HOSTPLANE_CLUSTER_OWNER_EMAIL
+  value: {{ . | quote }}
+{{- end }}
+- name: HOSTPLANE_LEASE_NAME
+  value: {{ include "hostplane.leaseName" . | quote }}
+- name: HOSTPLANE_RESYNC_SECONDS
+  value: {{ .Values.config.resyncSeconds | toString | quote }}
+{{- end }}
+
+{{/* Pod pieces shared by every Hostplane pod ---------------------------------------------- */}}
+
+{{- define "hostplane.tmpVolume" -}}
+- name: tmp
+  emptyDir:
+    sizeLimit: {{ .Values.tmpVolume.sizeLimit }}
+{{- end }}
+
+{{- define "hostplane.tmpVolumeMount" -}}
+- name: tmp
+  mountPath: /tmp
+{{- end }}
