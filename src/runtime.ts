@@ -2,11 +2,15 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { openBlobStore, type BlobStore } from './blob/index.js';
-import { adminCommands, startAdminSocket } from './cli/admin-socket.js';
-import { siteUrl, type Config } from './config/config.js';
+import { adminCommands, startAdminSocket, type SiteCreatedHook } from './cli/admin-socket.js';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { startControllerManager, type ControllerManager } from '../controllers/manager.js';
+import { ConfigError, siteUrl, type Config } from './config/config.js';
 import { Edge, type EdgeOptions } from './edge/edge.js';
 import { FilesService } from './files/files-service.js';
-import { createApp, type Role, type Services } from './http/app.js';
+import { createApp, createControllerApp, type Role, type Services } from './http/app.js';
+import { kubeConfigFromEnvironment, SiteResources } from './kube/client.js';
+import { createSiteResource } from './kube/site-resource.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { Platform } from './platform/platform.js';
 import { SiteEvents } from './platform/site-events.js';
@@ -66,7 +70,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     stops.push(
       await startAdminSocket(
         config.dataDir,
-        adminCommands(platform, (slug) => siteUrl(config, slug)),
+        adminCommands(platform, (slug) => siteUrl(config, slug), clusterSiteHook(config, logger)),
         logger,
       ),
     );
@@ -91,6 +95,78 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       await events.close();
       if (ownsStore) await store.close();
     },
+  };
+}
+
+/**
+ * The `controller` role: leader-elected reconcilers plus /healthz, /readyz and /metrics. Needs
+ * cluster mode (HOSTPLANE_KUBERNETES=true) and the control-plane database.
+ */
+export async function startController(
+  config: Config,
+  options: { logger?: Logger; store?: Store; kubeConfig?: KubeConfig; leaderElection?: boolean } = {},
+): Promise<RunningController> {
+  const kube = config.kubernetes;
+  if (!kube) throw new ConfigError('the controller role needs cluster mode: set HOSTPLANE_KUBERNETES=true');
+  const logger = options.logger ?? createLogger(config.logLevel);
+  const ownsStore = !options.store;
+  const store =
+    options.store ??
+    (await openStore({ databaseUrl: config.databaseUrl, pgliteDir: path.join(config.dataDir, 'pglite') }));
+  const manager = startControllerManager({
+    config: { ...config, kubernetes: kube },
+    kubeConfig: options.kubeConfig ?? kubeConfigFromEnvironment(),
+    platform: new Platform(store.db),
+    logger,
+    leaderElection: options.leaderElection,
+  });
+  const app = createControllerApp(logger, async () => {
+    await store.ping();
+    return manager.isReady();
+  });
+  const server = http.createServer(app);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, resolve);
+  });
+  const port = (server.address() as AddressInfo).port;
+  logger.info({ role: 'controller', port, namespace: kube.namespace, identity: kube.podName }, 'hostplane listening');
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    manager,
+    async close() {
+      await manager.stop();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      if (ownsStore) await store.close();
+    },
+  };
+}
+
+export interface RunningController {
+  url: string;
+  port: number;
+  manager: ControllerManager;
+  close(): Promise<void>;
+}
+
+/**
+ * Cluster mode: after `admin create-site` commits a site, its Site resource is created (the
+ * database first, so a failed apply loses nothing: the controller's resync creates it later).
+ */
+export function clusterSiteHook(config: Config, logger: Logger): SiteCreatedHook | undefined {
+  const kube = config.kubernetes;
+  if (!kube) return undefined;
+  const resources = new SiteResources(kubeConfigFromEnvironment(), kube.namespace, 'hostplane-api');
+  return async (site) => {
+    try {
+      const result = await createSiteResource(resources, { name: site.slug, siteId: site.siteId, slug: site.slug });
+      return { resource: { namespace: kube.namespace, name: site.slug, result } };
+    } catch (err) {
+      logger.warn({ err, siteId: site.siteId }, 'could not create the Site resource; the controller resync will');
+      return { resource: { namespace: kube.namespace, name: site.slug, result: 'deferred' } };
+    }
   };
 }
 

@@ -28,11 +28,19 @@ export interface AdminCommands {
   session(input: z.infer<typeof sessionInput>): Promise<Record<string, unknown>>;
 }
 
-export function adminCommands(platform: Platform, siteUrlOf: (slug: string) => string): AdminCommands {
+/** Runs after a site is committed; what it returns is added to the command's output. */
+export type SiteCreatedHook = (site: { siteId: number; slug: string }) => Promise<Record<string, unknown>>;
+
+export function adminCommands(
+  platform: Platform,
+  siteUrlOf: (slug: string) => string,
+  onSiteCreated?: SiteCreatedHook,
+): AdminCommands {
   return {
     async createSite(input) {
       const created = await platform.createSite(input);
-      return { ...created, siteUrl: siteUrlOf(created.slug) };
+      const extra = onSiteCreated ? await onSiteCreated(created) : {};
+      return { ...created, siteUrl: siteUrlOf(created.slug), ...extra };
     },
     async session(input) {
       const { token, expiresAt } = await platform.createSession(input.email);

@@ -4,13 +4,13 @@ import { ConfigError, loadConfig, siteUrl, type Config } from '../config/config.
 import { createLogger } from '../observability/logger.js';
 import { startTracing } from '../observability/otel.js';
 import { Platform, PlatformError } from '../platform/platform.js';
-import { startServer } from '../runtime.js';
+import { clusterSiteHook, startController, startServer } from '../runtime.js';
 import { DataDirLockedError, openStore } from '../store/db.js';
 import { adminCommands, callAdminSocket, createSiteInput, sessionInput } from './admin-socket.js';
 import path from 'node:path';
 
 const usage = `Usage:
-  hostplane serve [--role all|api|edge]
+  hostplane serve [--role all|api|edge|controller]
   hostplane migrate
   hostplane admin create-site --slug SLUG --email EMAIL [--plan free|standard|premium|business|enterprise] [--name NAME] [--json]
   hostplane admin session --email EMAIL [--json]
@@ -41,11 +41,18 @@ async function main(argv: string[]): Promise<number> {
 async function serve(config: Config, args: string[]): Promise<number> {
   const { values } = parseArgs({ args, options: { role: { type: 'string', default: 'all' } }, strict: true });
   const role = values.role;
-  if (role !== 'all' && role !== 'api' && role !== 'edge') throw new UsageError(`unknown role "${role}"`);
+  if (role !== 'all' && role !== 'api' && role !== 'edge' && role !== 'controller') {
+    throw new UsageError(`unknown role "${role}"`);
+  }
   const stopTracing = startTracing(role);
   const logger = createLogger(config.logLevel);
-  const server = await startServer(config, { role, logger });
-  logger.info(`API on ${config.baseUrl}, sites on ${siteUrl(config, '<slug>')}`);
+  let server: { close(): Promise<void> };
+  if (role === 'controller') {
+    server = await startController(config, { logger });
+  } else {
+    server = await startServer(config, { role, logger });
+    logger.info(`API on ${config.baseUrl}, sites on ${siteUrl(config, '<slug>')}`);
+  }
   await new Promise<void>((resolve) => {
     const stop = (signal: string) => {
       logger.info({ signal }, 'shutting down');
@@ -142,7 +149,11 @@ async function runLocally(config: Config, command: 'create-site' | 'session', in
     pgliteDir: path.join(config.dataDir, 'pglite'),
   });
   try {
-    const commands = adminCommands(new Platform(store.db), (slug) => siteUrl(config, slug));
+    const commands = adminCommands(
+      new Platform(store.db),
+      (slug) => siteUrl(config, slug),
+      clusterSiteHook(config, createLogger(config.logLevel)),
+    );
     const body =
       command === 'create-site'
         ? await commands.createSite(input as Parameters<typeof commands.createSite>[0])

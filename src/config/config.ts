@@ -1,9 +1,13 @@
+import { readFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 
 const booleanFromEnv = z
   .enum(['true', 'false', '1', '0', 'yes', 'no', ''])
   .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+const dnsLabel = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 /** Every setting Hostplane reads from the environment, parsed once at start-up. */
 export const configSchema = z.object({
@@ -29,6 +33,16 @@ export const configSchema = z.object({
     )
     .default('off'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  // Cluster mode: Site custom resources are applied and reconciled (see the README's cluster section).
+  HOSTPLANE_KUBERNETES: booleanFromEnv.default(false),
+  HOSTPLANE_NAMESPACE: z.string().regex(dnsLabel, 'must be a namespace name').optional(),
+  HOSTPLANE_POD_NAME: z.string().max(253).optional(),
+  HOSTPLANE_INGRESS_CLASS: z.string().max(253).default(''),
+  HOSTPLANE_EDGE_SERVICE: z.string().regex(dnsLabel, 'must be a Service name').default('hostplane-edge'),
+  HOSTPLANE_EDGE_SERVICE_PORT: z.coerce.number().int().min(1).max(65535).default(80),
+  HOSTPLANE_CLUSTER_OWNER_EMAIL: z.email().optional(),
+  HOSTPLANE_LEASE_NAME: z.string().regex(dnsLabel, 'must be a Lease name').default('hostplane-controller'),
+  HOSTPLANE_RESYNC_SECONDS: z.coerce.number().int().min(5).max(86_400).default(300),
 });
 
 export type RawConfig = z.infer<typeof configSchema>;
@@ -44,6 +58,21 @@ export interface Config {
   /** Express's `trust proxy` value: false, 'loopback', a hop count, or an IP/CIDR list. */
   trustProxy: false | string | number;
   logLevel: RawConfig['LOG_LEVEL'];
+  /** Set in cluster mode (HOSTPLANE_KUBERNETES=true). */
+  kubernetes: KubernetesConfig | undefined;
+}
+
+export interface KubernetesConfig {
+  /** Namespace of the Site/Form/SqliteDatabase resources, their Ingresses and the controller's Lease. */
+  namespace: string;
+  /** Leader-election identity. */
+  podName: string;
+  ingressClass: string | undefined;
+  edgeService: { name: string; port: number };
+  /** Owner of sites adopted from a Site applied with kubectl and no `spec.owner`. */
+  clusterOwnerEmail: string;
+  leaseName: string;
+  resyncMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -78,7 +107,27 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
           ? Number(c.HOSTPLANE_TRUST_PROXY)
           : c.HOSTPLANE_TRUST_PROXY,
     logLevel: c.LOG_LEVEL,
+    kubernetes: c.HOSTPLANE_KUBERNETES
+      ? {
+          namespace: c.HOSTPLANE_NAMESPACE ?? inClusterNamespace() ?? 'default',
+          podName: c.HOSTPLANE_POD_NAME || os.hostname(),
+          ingressClass: c.HOSTPLANE_INGRESS_CLASS || undefined,
+          edgeService: { name: c.HOSTPLANE_EDGE_SERVICE, port: c.HOSTPLANE_EDGE_SERVICE_PORT },
+          clusterOwnerEmail: c.HOSTPLANE_CLUSTER_OWNER_EMAIL ?? `admin@${c.HOSTPLANE_SITES_DOMAIN.toLowerCase()}`,
+          leaseName: c.HOSTPLANE_LEASE_NAME,
+          resyncMs: c.HOSTPLANE_RESYNC_SECONDS * 1000,
+        }
+      : undefined,
   };
+}
+
+/** The namespace a pod runs in, from its service-account mount. */
+function inClusterNamespace(): string | undefined {
+  try {
+    return readFileSync('/var/run/secrets/kubernetes.io/serviceaccount/namespace', 'utf8').trim() || undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The public address of a site: `<scheme>://<slug>.<sites domain>[:port]`, port taken from the base URL. */

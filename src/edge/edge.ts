@@ -54,6 +54,7 @@ export class Edge {
   private readonly blobCache: LRUCache<string, Buffer>;
   private readonly maxCachedBlobBytes: number;
   private readonly stopListening: () => void;
+  private readonly stopListeningRoutes: () => void;
   private readonly generation = new Map<number, number>();
 
   constructor(
@@ -93,10 +94,13 @@ export class Edge {
       }
       this.generation.set(siteId, (this.generation.get(siteId) ?? 0) + 1);
     });
+    // Slug renames and custom-domain changes are rare: forget every host → site mapping.
+    this.stopListeningRoutes = events.onRoutesChanged(() => this.hosts.clear());
   }
 
   close(): void {
     this.stopListening();
+    this.stopListeningRoutes();
   }
 
   /** The site a Host header names (a subdomain of the sites domain or a custom domain), if any. */

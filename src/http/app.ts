@@ -22,6 +22,7 @@ import {
 import { buildOpenApi } from './openapi.js';
 import { RouteRegistry } from './route.js';
 
+/** Roles served by createApp; the `controller` role has its own small app (createControllerApp). */
 export type Role = 'all' | 'api' | 'edge';
 
 export interface Services {
@@ -91,6 +92,29 @@ export function createApp(services: Services, role: Role): Express {
     app.get('/api/v1/openapi.json', (_req, res) => void res.json(openapi));
     app.use(notFoundHandler);
   }
+  app.use(errorHandler(logger));
+  return app;
+}
+
+/** The controller role's HTTP surface: health, readiness and metrics only. */
+export function createControllerApp(logger: Logger, isReady: () => Promise<boolean>): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.use(requestMetrics('controller'));
+  app.use(requestLogging(logger));
+  app.get('/healthz', (_req, res) => void res.json({ status: 'ok' }));
+  app.get('/readyz', async (_req, res) => {
+    const ready = await isReady().catch((err: unknown) => {
+      logger.warn({ err }, 'not ready');
+      return false;
+    });
+    if (ready) res.json({ status: 'ok' });
+    else res.status(503).json({ status: 'unavailable', message: 'database unreachable or caches not filled' });
+  });
+  app.get('/metrics', async (_req, res) => {
+    res.set('Content-Type', metricsRegistry.contentType).send(await metricsRegistry.metrics());
+  });
+  app.use(notFoundHandler);
   app.use(errorHandler(logger));
   return app;
 }

@@ -218,11 +218,12 @@ export interface ObjectMeta {
   uid?: string;
   resourceVersion?: string;
   generation?: number;
-  deletionTimestamp?: string;
+  // client-node types timestamps as Date; objects straight from JSON carry strings. Only the
+  // presence of deletionTimestamp is read.
+  deletionTimestamp?: Date;
   finalizers?: string[];
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
-  creationTimestamp?: string;
 }
 
 export interface CustomResource<Spec, Status> {

@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, isNull, lt, or, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, inArray, isNull, lt, or, sql } from 'drizzle-orm';
 import { dbOp } from '../observability/timing.js';
 import type { Db } from '../store/db.js';
 import { accountSessions, accounts, apiKeys, customDomains, sites } from '../store/schema.js';
@@ -54,6 +54,8 @@ export class Platform {
     slug: string;
     plan: PlanType;
     name?: string | undefined;
+    /** A key minted beforehand (cluster adoption keeps it in a Secret first); default: a new one. */
+    apiKey?: string | undefined;
   }): Promise<{ accountId: number; siteId: number; slug: string; plan: PlanType; apiKey: string }> {
     const email = input.email.trim().toLowerCase();
     if (!SLUG_PATTERN.test(input.slug)) {
@@ -73,7 +75,7 @@ export class Platform {
           .onConflictDoNothing()
           .returning();
         if (!site) throw new PlatformError('slug_taken', `the slug "${input.slug}" is already taken`);
-        const apiKey = newSecret('hp_live_');
+        const apiKey = input.apiKey ?? newApiKey();
         await tx.insert(apiKeys).values({
           siteId: site.id,
           kind: 'permanent',
@@ -227,7 +229,10 @@ export class Platform {
 
   /** Host routing: a slug or a custom domain to a site. */
   async siteBySlug(slug: string): Promise<Site | undefined> {
-    const [site] = await this.db.select().from(sites).where(eq(sites.slug, slug));
+    const [site] = await this.db
+      .select()
+      .from(sites)
+      .where(and(eq(sites.slug, slug), isNull(sites.detachedAt)));
     return site;
   }
 
@@ -236,8 +241,115 @@ export class Platform {
       .select({ site: sites })
       .from(customDomains)
       .innerJoin(sites, eq(sites.id, customDomains.siteId))
-      .where(eq(customDomains.hostname, hostname));
+      .where(and(eq(customDomains.hostname, hostname), isNull(sites.detachedAt)));
     return row?.site;
+  }
+
+  // ---- Cluster mode: the Site resource's routing mirrored into the database ------------------
+
+  /** Every site with its routing, for the controller's two-way resync. */
+  async listSiteRouting(): Promise<SiteRouting[]> {
+    const rows = await dbOp('list_site_routing', () =>
+      this.db
+        .select({ id: sites.id, slug: sites.slug, detachedAt: sites.detachedAt, hostname: customDomains.hostname })
+        .from(sites)
+        .leftJoin(customDomains, eq(customDomains.siteId, sites.id))
+        .orderBy(asc(sites.id), asc(customDomains.hostname)),
+    );
+    const byId = new Map<number, SiteRouting>();
+    for (const row of rows) {
+      let site = byId.get(row.id);
+      if (!site) {
+        site = { siteId: row.id, slug: row.slug, detached: row.detachedAt !== null, customDomains: [] };
+        byId.set(row.id, site);
+      }
+      if (row.hostname) site.customDomains.push(row.hostname);
+    }
+    return [...byId.values()];
+  }
+
+  async siteRouting(siteId: number): Promise<SiteRouting | undefined> {
+    return (await this.listSiteRouting()).find((s) => s.siteId === siteId);
+  }
+
+  /**
+   * Makes the database route `slug` and exactly `customDomains` to the site (and re-attaches a
+   * detached site). A slug or hostname held by another site is refused, not taken over: the
+   * result says which. Edges drop their host caches when anything changed.
+   */
+  async applyRouting(siteId: number, slug: string, wanted: readonly string[]): Promise<RoutingResult> {
+    return dbOp('apply_routing', () =>
+      this.db.transaction(async (tx) => {
+        const [site] = await tx.select().from(sites).where(eq(sites.id, siteId)).for('update');
+        if (!site) throw new PlatformError('unknown_site', `site ${siteId} does not exist`);
+        let changed = site.detachedAt !== null;
+        let slugApplied = site.slug === slug;
+        if (!slugApplied) {
+          const [holder] = await tx.select({ id: sites.id }).from(sites).where(eq(sites.slug, slug));
+          if (!holder) {
+            await tx.update(sites).set({ slug }).where(eq(sites.id, siteId));
+            slugApplied = true;
+            changed = true;
+          }
+        }
+        if (site.detachedAt !== null) await tx.update(sites).set({ detachedAt: null }).where(eq(sites.id, siteId));
+
+        const wantedSet = new Set(wanted);
+        const current = await tx.select().from(customDomains).where(eq(customDomains.siteId, siteId));
+        const stale = current.filter((d) => !wantedSet.has(d.hostname)).map((d) => d.hostname);
+        if (stale.length > 0) {
+          await tx
+            .delete(customDomains)
+            .where(and(eq(customDomains.siteId, siteId), inArray(customDomains.hostname, stale)));
+          changed = true;
+        }
+        const domains: DomainRouting[] = [];
+        for (const hostname of wantedSet) {
+          const inserted = await tx
+            .insert(customDomains)
+            .values({ hostname, siteId })
+            .onConflictDoNothing()
+            .returning({ hostname: customDomains.hostname });
+          if (inserted.length > 0) changed = true;
+          const [owner] = await tx
+            .select({ siteId: customDomains.siteId })
+            .from(customDomains)
+            .where(eq(customDomains.hostname, hostname));
+          domains.push({ hostname, routed: owner?.siteId === siteId });
+        }
+        if (changed) await tx.execute(sql`select pg_notify(${SITE_CHANGED_CHANNEL}, ${ROUTES_CHANGED})`);
+        return { slug: slugApplied ? slug : site.slug, slugApplied, domains, changed };
+      }),
+    );
+  }
+
+  /**
+   * deletionPolicy Retain: releases the site's custom domains and stops serving it, keeping its
+   * files, keys, forms and databases. Applying a Site with its slug again re-attaches it.
+   */
+  async detachSite(siteId: number): Promise<void> {
+    await dbOp('detach_site', () =>
+      this.db.transaction(async (tx) => {
+        await tx.delete(customDomains).where(eq(customDomains.siteId, siteId));
+        await tx.update(sites).set({ detachedAt: sql`now()` }).where(eq(sites.id, siteId));
+        await tx.execute(sql`select pg_notify(${SITE_CHANGED_CHANNEL}, ${ROUTES_CHANGED})`);
+      }),
+    );
+  }
+
+  /**
+   * deletionPolicy Delete: removes the site with everything that belongs to it (keys, domains and
+   * file index cascade; blob bytes no other site uses are removed by the orphan sweep).
+   */
+  async deleteSite(siteId: number): Promise<boolean> {
+    return dbOp('delete_site', () =>
+      this.db.transaction(async (tx) => {
+        const deleted = await tx.delete(sites).where(eq(sites.id, siteId)).returning({ id: sites.id });
+        await tx.execute(sql`select pg_notify(${SITE_CHANGED_CHANNEL}, ${ROUTES_CHANGED})`);
+        await tx.execute(sql`select pg_notify(${SITE_CHANGED_CHANNEL}, ${String(siteId)})`);
+        return deleted.length > 0;
+      }),
+    );
   }
 
   /** Deletes expired temporary keys and account sessions; returns how many rows went. */
@@ -255,3 +367,29 @@ export class Platform {
 }
 
 export const SITE_CHANGED_CHANNEL = 'hostplane_site_changed';
+/** Payload on SITE_CHANGED_CHANNEL: a slug or custom domain changed (edges drop host caches). */
+export const ROUTES_CHANGED = 'routes';
+
+/** A new permanent API key. */
+export const newApiKey = (): string => newSecret('hp_live_');
+
+export interface SiteRouting {
+  siteId: number;
+  slug: string;
+  detached: boolean;
+  customDomains: string[];
+}
+
+export interface DomainRouting {
+  hostname: string;
+  /** False when another site holds the hostname. */
+  routed: boolean;
+}
+
+export interface RoutingResult {
+  /** The slug the site now has (the old one when the wanted slug is taken). */
+  slug: string;
+  slugApplied: boolean;
+  domains: DomainRouting[];
+  changed: boolean;
+}

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { Store } from '../store/db.js';
-import { SITE_CHANGED_CHANNEL } from './platform.js';
+import { ROUTES_CHANGED, SITE_CHANGED_CHANNEL } from './platform.js';
 
 /**
  * "Site N changed": emitted in-process right after a write commits (so an edge in the same
@@ -19,6 +19,10 @@ export class SiteEvents {
     this.unlisten = await store.listen(
       SITE_CHANGED_CHANNEL,
       (payload) => {
+        if (payload === ROUTES_CHANGED) {
+          this.emitter.emit('routes');
+          return;
+        }
         const siteId = Number(payload);
         if (Number.isInteger(siteId)) this.emitter.emit('changed', siteId);
       },
@@ -35,6 +39,16 @@ export class SiteEvents {
   onChanged(handler: (siteId: number | 'all') => void): () => void {
     this.emitter.on('changed', handler);
     return () => this.emitter.off('changed', handler);
+  }
+
+  /** A slug or custom domain changed somewhere: host → site mappings may be stale. */
+  onRoutesChanged(handler: () => void): () => void {
+    this.emitter.on('routes', handler);
+    return () => this.emitter.off('routes', handler);
+  }
+
+  routesChanged(): void {
+    this.emitter.emit('routes');
   }
 
   async close(): Promise<void> {

@@ -35,6 +35,9 @@ export const sites = pgTable(
     storageBytes: bigint('storage_bytes', { mode: 'number' }).notNull().default(0),
     // Bumped on every change to the site's files; edges key their manifest caches on it.
     version: bigint('version', { mode: 'number' }).notNull().default(0),
+    // Cluster mode: set when the Site resource was deleted with deletionPolicy Retain. The site keeps
+    // its files and keys but is not served, and the controller does not recreate its resource.
+    detachedAt: timestamp('detached_at', { withTimezone: true }),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [uniqueIndex('sites_slug_key').on(t.slug), index('sites_account_idx').on(t.accountId)],
