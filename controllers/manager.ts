@@ -77,7 +77,11 @@ export function startControllerManager(options: ControllerManagerOptions): Contr
     isLeader: () => leading,
     isReady: () => {
       if (!leading) return true;
-      if (!synced) void running?.then((r) => (synced = r.synced()), () => undefined);
+      if (!synced)
+        void running?.then(
+          (r) => (synced = r.synced()),
+          () => undefined,
+        );
       return synced;
     },
     async stop() {

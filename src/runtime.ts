@@ -130,7 +130,10 @@ export async function startController(
     server.listen(config.port, config.host, resolve);
   });
   const port = (server.address() as AddressInfo).port;
-  logger.info({ role: 'controller', port, namespace: kube.namespace, identity: kube.podName }, 'hostplane listening');
+  logger.info(
+    { role: 'controller', port, namespace: kube.namespace, identity: kube.podName },
+    'hostplane listening',
+  );
   return {
     url: `http://127.0.0.1:${port}`,
     port,
@@ -161,10 +164,17 @@ export function clusterSiteHook(config: Config, logger: Logger): SiteCreatedHook
   const resources = new SiteResources(kubeConfigFromEnvironment(), kube.namespace, 'hostplane-api');
   return async (site) => {
     try {
-      const result = await createSiteResource(resources, { name: site.slug, siteId: site.siteId, slug: site.slug });
+      const result = await createSiteResource(resources, {
+        name: site.slug,
+        siteId: site.siteId,
+        slug: site.slug,
+      });
       return { resource: { namespace: kube.namespace, name: site.slug, result } };
     } catch (err) {
-      logger.warn({ err, siteId: site.siteId }, 'could not create the Site resource; the controller resync will');
+      logger.warn(
+        { err, siteId: site.siteId },
+        'could not create the Site resource; the controller resync will',
+      );
       return { resource: { namespace: kube.namespace, name: site.slug, result: 'deferred' } };
     }
   };

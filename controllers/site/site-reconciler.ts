@@ -1,4 +1,10 @@
-import { CoreV1Api, KubernetesObjectApi, PatchStrategy, type KubeConfig, type V1Ingress } from '@kubernetes/client-node';
+import {
+  CoreV1Api,
+  KubernetesObjectApi,
+  PatchStrategy,
+  type KubeConfig,
+  type V1Ingress,
+} from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { siteUrl, type Config, type KubernetesConfig } from '../../src/config/config.js';
 import {
@@ -93,7 +99,11 @@ export class SiteReconciler implements Reconciler {
     site = linked.resource;
     const routing = await this.deps.platform.applyRouting(linked.siteId, spec.slug, spec.customDomains ?? []);
     if (!routing.slugApplied) {
-      this.events.warning(site, 'SlugTaken', `slug "${spec.slug}" belongs to another site; keeping "${routing.slug}"`);
+      this.events.warning(
+        site,
+        'SlugTaken',
+        `slug "${spec.slug}" belongs to another site; keeping "${routing.slug}"`,
+      );
     }
     const ingressName = await this.applyIngress(site, spec, routing);
     const domains: DomainStatus[] = routing.domains.map((d) =>
@@ -134,7 +144,8 @@ export class SiteReconciler implements Reconciler {
     site: SiteResource,
     spec: SiteSpec,
   ): Promise<
-    { siteId: number; apiKeySecretName?: string; resource: SiteResource } | { refused: string; reason: string }
+    | { siteId: number; apiKeySecretName?: string; resource: SiteResource }
+    | { refused: string; reason: string }
   > {
     const { platform } = this.deps;
     const annotated = Number(site.metadata.annotations?.[SITE_ID_ANNOTATION]);
@@ -159,7 +170,11 @@ export class SiteReconciler implements Reconciler {
         if (!(err instanceof PlatformError) || err.code !== 'slug_taken') throw err;
         const holder = (await platform.listSiteRouting()).find((s) => s.slug === spec.slug);
         if (!holder?.detached) {
-          this.events.warning(site, 'SlugTaken', `slug "${spec.slug}" belongs to a site this resource does not own`);
+          this.events.warning(
+            site,
+            'SlugTaken',
+            `slug "${spec.slug}" belongs to a site this resource does not own`,
+          );
           return { refused: `slug "${spec.slug}" belongs to another site`, reason: 'SlugTaken' };
         }
         siteId = holder.siteId;
@@ -209,13 +224,17 @@ export class SiteReconciler implements Reconciler {
   private async applyIngress(site: SiteResource, spec: SiteSpec, routing: RoutingResult): Promise<string> {
     const { sitesDomain } = this.deps.config;
     const name = ingressNameFor(site.metadata.name);
-    const hosts = [`${routing.slug}.${sitesDomain}`, ...routing.domains.filter((d) => d.routed).map((d) => d.hostname)];
+    const hosts = [
+      `${routing.slug}.${sitesDomain}`,
+      ...routing.domains.filter((d) => d.routed).map((d) => d.hostname),
+    ];
     const backend = {
       service: { name: this.kube.edgeService.name, port: { number: this.kube.edgeService.port } },
     };
     const annotations: Record<string, string> = {};
     if (spec.tls) {
-      const key = spec.tls.issuerKind === 'Issuer' ? 'cert-manager.io/issuer' : 'cert-manager.io/cluster-issuer';
+      const key =
+        spec.tls.issuerKind === 'Issuer' ? 'cert-manager.io/issuer' : 'cert-manager.io/cluster-issuer';
       annotations[key] = spec.tls.issuerName;
     }
     const ingress: V1Ingress = {
@@ -246,7 +265,14 @@ export class SiteReconciler implements Reconciler {
         ...(spec.tls ? { tls: [{ hosts, secretName: `${name}-tls` }] } : {}),
       },
     };
-    await this.objects.patch(ingress, undefined, undefined, CONTROLLER_NAME, true, PatchStrategy.ServerSideApply);
+    await this.objects.patch(
+      ingress,
+      undefined,
+      undefined,
+      CONTROLLER_NAME,
+      true,
+      PatchStrategy.ServerSideApply,
+    );
     return name;
   }
 
@@ -290,7 +316,10 @@ export class SiteReconciler implements Reconciler {
   private async deleteDependents(site: SiteResource): Promise<void> {
     for (const kind of ['Form', 'SqliteDatabase']) {
       const list = await this.objects.list(API_VERSION, kind, this.kube.namespace);
-      for (const item of list.items as Array<{ metadata?: { name?: string }; spec?: { siteRef?: { name?: string } } }>) {
+      for (const item of list.items as Array<{
+        metadata?: { name?: string };
+        spec?: { siteRef?: { name?: string } };
+      }>) {
         if (item.spec?.siteRef?.name !== site.metadata.name || !item.metadata?.name) continue;
         await this.deleteIgnoringMissing({
           apiVersion: API_VERSION,
@@ -335,14 +364,21 @@ export class SiteReconciler implements Reconciler {
 }
 
 /** A Ready condition, keeping lastTransitionTime when the status did not change. */
-function condition(site: SiteResource, status: Condition['status'], reason: string, message: string): Condition {
+function condition(
+  site: SiteResource,
+  status: Condition['status'],
+  reason: string,
+  message: string,
+): Condition {
   const previous = site.status?.conditions?.find((c) => c.type === 'Ready');
   return {
     type: 'Ready',
     status,
     observedGeneration: site.metadata.generation ?? 0,
     lastTransitionTime:
-      previous && previous.status === status ? previous.lastTransitionTime : new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+      previous && previous.status === status
+        ? previous.lastTransitionTime
+        : new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
     reason,
     message,
   };

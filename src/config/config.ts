@@ -113,7 +113,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
           podName: c.HOSTPLANE_POD_NAME || os.hostname(),
           ingressClass: c.HOSTPLANE_INGRESS_CLASS || undefined,
           edgeService: { name: c.HOSTPLANE_EDGE_SERVICE, port: c.HOSTPLANE_EDGE_SERVICE_PORT },
-          clusterOwnerEmail: c.HOSTPLANE_CLUSTER_OWNER_EMAIL ?? `admin@${c.HOSTPLANE_SITES_DOMAIN.toLowerCase()}`,
+          clusterOwnerEmail:
+            c.HOSTPLANE_CLUSTER_OWNER_EMAIL ?? `admin@${c.HOSTPLANE_SITES_DOMAIN.toLowerCase()}`,
           leaseName: c.HOSTPLANE_LEASE_NAME,
           resyncMs: c.HOSTPLANE_RESYNC_SECONDS * 1000,
         }
@@ -124,7 +125,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 /** The namespace a pod runs in, from its service-account mount. */
 function inClusterNamespace(): string | undefined {
   try {
-    return readFileSync('/var/run/secrets/kubernetes.io/serviceaccount/namespace', 'utf8').trim() || undefined;
+    return (
+      readFileSync('/var/run/secrets/kubernetes.io/serviceaccount/namespace', 'utf8').trim() || undefined
+    );
   } catch {
     return undefined;
   }

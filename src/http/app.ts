@@ -109,7 +109,8 @@ export function createControllerApp(logger: Logger, isReady: () => Promise<boole
       return false;
     });
     if (ready) res.json({ status: 'ok' });
-    else res.status(503).json({ status: 'unavailable', message: 'database unreachable or caches not filled' });
+    else
+      res.status(503).json({ status: 'unavailable', message: 'database unreachable or caches not filled' });
   });
   app.get('/metrics', async (_req, res) => {
     res.set('Content-Type', metricsRegistry.contentType).send(await metricsRegistry.metrics());

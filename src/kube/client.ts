@@ -77,6 +77,39 @@ export class SiteResources {
     })) as SiteResource;
   }
 
+  async list(): Promise<SiteResource[]> {
+    const list = (await this.custom.listNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      namespace: this.namespace,
+      plural: siteKind.plural,
+    })) as { items: SiteResource[] };
+    return list.items;
+  }
+
+  /** Replaces spec and metadata (409 when the Site changed since it was read). */
+  async replace(site: SiteResource): Promise<SiteResource> {
+    return (await this.custom.replaceNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      namespace: this.namespace,
+      plural: siteKind.plural,
+      name: site.metadata.name,
+      body: site,
+      fieldManager: this.fieldManager,
+    })) as SiteResource;
+  }
+
+  async delete(name: string): Promise<void> {
+    await this.custom.deleteNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      namespace: this.namespace,
+      plural: siteKind.plural,
+      name,
+    });
+  }
+
   /**
    * JSON merge patch of metadata (finalizers, annotations). Carrying the resourceVersion makes it
    * conditional: a concurrent change answers 409 and the caller retries from fresh state.

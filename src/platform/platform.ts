@@ -251,7 +251,12 @@ export class Platform {
   async listSiteRouting(): Promise<SiteRouting[]> {
     const rows = await dbOp('list_site_routing', () =>
       this.db
-        .select({ id: sites.id, slug: sites.slug, detachedAt: sites.detachedAt, hostname: customDomains.hostname })
+        .select({
+          id: sites.id,
+          slug: sites.slug,
+          detachedAt: sites.detachedAt,
+          hostname: customDomains.hostname,
+        })
         .from(sites)
         .leftJoin(customDomains, eq(customDomains.siteId, sites.id))
         .orderBy(asc(sites.id), asc(customDomains.hostname)),
@@ -292,7 +297,8 @@ export class Platform {
             changed = true;
           }
         }
-        if (site.detachedAt !== null) await tx.update(sites).set({ detachedAt: null }).where(eq(sites.id, siteId));
+        if (site.detachedAt !== null)
+          await tx.update(sites).set({ detachedAt: null }).where(eq(sites.id, siteId));
 
         const wantedSet = new Set(wanted);
         const current = await tx.select().from(customDomains).where(eq(customDomains.siteId, siteId));
@@ -331,7 +337,10 @@ export class Platform {
     await dbOp('detach_site', () =>
       this.db.transaction(async (tx) => {
         await tx.delete(customDomains).where(eq(customDomains.siteId, siteId));
-        await tx.update(sites).set({ detachedAt: sql`now()` }).where(eq(sites.id, siteId));
+        await tx
+          .update(sites)
+          .set({ detachedAt: sql`now()` })
+          .where(eq(sites.id, siteId));
         await tx.execute(sql`select pg_notify(${SITE_CHANGED_CHANNEL}, ${ROUTES_CHANGED})`);
       }),
     );
