@@ -4,6 +4,7 @@ import { SITE_FINALIZER, SITE_ID_ANNOTATION, apiStatus } from '../../../src/kube
 import type { SiteResource, SiteSpec } from '../../../src/kube/resources.js';
 import type { RunningController } from '../../../src/runtime.js';
 import { EDGE_SERVICE, eventually, startClusterFixture, type ClusterFixture } from '../../kube/cluster.js';
+import { installChartRbac } from '../../kube/helm.js';
 import { upload, type TestSite } from '../../support/hostplane.js';
 
 let fx: ClusterFixture;
@@ -11,7 +12,10 @@ let controller: RunningController;
 
 beforeAll(async () => {
   fx = await startClusterFixture();
-  controller = await fx.startController();
+  // The controller runs as the chart's own ServiceAccount, bound by the chart's own Role: every
+  // test below then also proves those permissions are enough.
+  const rbac = await installChartRbac(fx.env, fx.namespace);
+  controller = await fx.startController({ token: rbac.controllerToken });
 }, 120_000);
 
 afterAll(async () => {
