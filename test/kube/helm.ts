@@ -1,11 +1,6 @@
-import {
-  ApiextensionsV1Api,
-  CoreV1Api,
-  KubernetesObjectApi,
-  PatchStrategy,
-  type KubernetesObject,
-} from '@kubernetes/client-node';
+import { ApiextensionsV1Api, CoreV1Api, type KubernetesObject } from '@kubernetes/client-node';
 import { execFile } from 'node:child_process';
+import https from 'node:https';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -166,33 +161,132 @@ function errorMessage(err: unknown): string {
 
 export interface ApplyResult {
   object: KubernetesObject;
+  /** What the server answered (for a dry run: the object as it would be stored). */
+  applied?: KubernetesObject;
   error?: string;
 }
 
 /**
+ * One request to the API server, raw JSON in and out (CA and bearer token from the env).
+ *
+ * Objects are sent exactly as rendered: client-node's typed serializer would silently drop keys
+ * whose TypeScript names differ from the JSON ones (`default`, `x-kubernetes-*` in CRD schemas,
+ * and any unknown field), so the server could not validate, default or reject them.
+ */
+export function kubeRequest(
+  env: KubeTestEnv,
+  method: string,
+  urlPath: string,
+  options: { body?: string; contentType?: string; token?: string } = {},
+): Promise<{ status: number; body: unknown }> {
+  const url = new URL(urlPath, env.server);
+  return new Promise((resolve, reject) => {
+    const req = https.request(
+      url,
+      {
+        method,
+        ca: env.caPem,
+        timeout: 20_000,
+        headers: {
+          authorization: `Bearer ${options.token ?? env.adminToken}`,
+          accept: 'application/json',
+          ...(options.body !== undefined
+            ? {
+                'content-type': options.contentType ?? 'application/json',
+                'content-length': Buffer.byteLength(options.body),
+              }
+            : {}),
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let body: unknown = text;
+          try {
+            body = JSON.parse(text);
+          } catch {
+            // not JSON: keep the text
+          }
+          resolve({ status: res.statusCode ?? 0, body });
+        });
+        res.on('error', reject);
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error(`${method} ${urlPath}: timeout`)));
+    req.on('error', reject);
+    req.end(options.body);
+  });
+}
+
+interface ResourceInfo {
+  plural: string;
+  namespaced: boolean;
+}
+
+/** Finds a kind's resource name through API discovery (cached per apply call). */
+async function resourceOf(
+  env: KubeTestEnv,
+  apiVersion: string,
+  kind: string,
+  cache: Map<string, Promise<{ status: number; body: unknown }>>,
+): Promise<ResourceInfo & { base: string }> {
+  const base = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
+  let discovery = cache.get(base);
+  if (!discovery) {
+    discovery = kubeRequest(env, 'GET', base);
+    cache.set(base, discovery);
+  }
+  const { status, body } = await discovery;
+  if (status !== 200) throw new Error(`${status} ${apiVersion} is not served (discovery of ${base})`);
+  const resources =
+    (body as { resources?: { name: string; kind: string; namespaced: boolean }[] }).resources ?? [];
+  const found = resources.find((r) => r.kind === kind && !r.name.includes('/'));
+  if (!found) throw new Error(`${apiVersion} serves no kind ${kind}`);
+  return { base, plural: found.name, namespaced: found.namespaced };
+}
+
+function statusMessage(status: number, body: unknown): string {
+  const message = (body as { message?: string } | undefined)?.message;
+  return `${status} ${message ?? (typeof body === 'string' ? body : JSON.stringify(body))}`;
+}
+
+/**
  * Server-side apply of every object (PATCH application/apply-patch+yaml, fieldManager helm-test,
- * force), as a dry run (`dryRun=All`: admission and validation run, nothing is stored) unless
- * `dryRun` is false. Returns one result per object; rejected objects carry the server's message.
+ * force, fieldValidation Strict: unknown or duplicate fields are errors), as a dry run
+ * (`dryRun=All`: admission and validation run, nothing is stored) unless `dryRun` is false.
+ * Returns one result per object; rejected objects carry the server's message.
  */
 export async function applyObjects(
   env: KubeTestEnv,
   objects: KubernetesObject[],
   options: { dryRun: boolean; token?: string },
 ): Promise<ApplyResult[]> {
-  // A fresh client per call: it caches API discovery, and CRDs may have been added since.
-  const client = KubernetesObjectApi.makeApiClient(env.kubeConfig(options.token));
+  const discovery = new Map<string, Promise<{ status: number; body: unknown }>>();
   const results: ApplyResult[] = [];
   for (const object of objects) {
     try {
-      await client.patch(
-        object,
-        undefined,
-        options.dryRun ? 'All' : undefined,
-        'helm-test',
-        true,
-        PatchStrategy.ServerSideApply,
+      const { apiVersion = '', kind = '', metadata } = object;
+      const { base, plural, namespaced } = await resourceOf(env, apiVersion, kind, discovery);
+      if (!metadata?.name) throw new Error('metadata.name is missing');
+      if (namespaced && !metadata.namespace) throw new Error('metadata.namespace is missing');
+      const query = new URLSearchParams({
+        fieldManager: 'helm-test',
+        force: 'true',
+        fieldValidation: 'Strict',
+      });
+      if (options.dryRun) query.set('dryRun', 'All');
+      const where = namespaced ? `/namespaces/${encodeURIComponent(metadata.namespace ?? '')}` : '';
+      const res = await kubeRequest(
+        env,
+        'PATCH',
+        `${base}${where}/${plural}/${encodeURIComponent(metadata.name)}?${query}`,
+        // JSON is YAML: the apply patch is the object as rendered.
+        { body: JSON.stringify(object), contentType: 'application/apply-patch+yaml', token: options.token },
       );
-      results.push({ object });
+      if (res.status >= 300) throw new Error(statusMessage(res.status, res.body));
+      results.push({ object, applied: res.body as KubernetesObject });
     } catch (err) {
       results.push({ object, error: errorMessage(err) });
     }

@@ -1,5 +1,8 @@
 import { AuthorizationV1Api, CoordinationV1Api, type KubernetesObject } from '@kubernetes/client-node';
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { startKubeTestEnv, type KubeTestEnv } from '../../kube/envtest.js';
 import {
   CHART_DIR,
@@ -14,6 +17,7 @@ import {
   installChartRbac,
   installCrds,
   monitoringTestCrds,
+  parseManifests,
   renderChart,
   runHelm,
   valuesFile,
@@ -42,6 +46,7 @@ afterAll(async () => {
 // Loose shapes of what the chart renders (only the fields the assertions read).
 interface Container {
   name: string;
+  image?: string;
   args?: string[];
   command?: string[];
   env?: { name: string; value?: string; valueFrom?: { secretKeyRef?: { name: string; key: string } } }[];
@@ -93,7 +98,7 @@ const envVar = (container: Container | undefined, name: string) =>
   container?.env?.find((e) => e.name === name);
 
 /** Properties every rendering must have, whatever the values. */
-function assertInvariants(objects: KubernetesObject[]): void {
+function assertInvariants(objects: KubernetesObject[], values: Values): void {
   // Standard labels and the release namespace on every object.
   for (const o of objects) {
     const labels = o.metadata?.labels ?? {};
@@ -149,7 +154,9 @@ function assertInvariants(objects: KubernetesObject[]): void {
     expect(sa.metadata?.labels?.['app.kubernetes.io/component']).toBe(component);
     // Cluster mode for the roles that talk to the Kubernetes API; the edge never does.
     expect(envVar(c, 'HOSTPLANE_KUBERNETES')?.value).toBe(component === 'edge' ? undefined : 'true');
-    expect(componentObjects(objects, 'PodDisruptionBudget', component)).toHaveLength(1);
+    const pdbEnabled =
+      (values[component] as { pdb?: { enabled?: boolean } } | undefined)?.pdb?.enabled ?? true;
+    expect(componentObjects(objects, 'PodDisruptionBudget', component)).toHaveLength(pdbEnabled ? 1 : 0);
   }
 
   // The edge has no token and no Role.
@@ -206,7 +213,7 @@ async function renderAndValidate(values: Values): Promise<KubernetesObject[]> {
   const results = await applyObjects(env, objects, { dryRun: true });
   const rejected = results.filter((r) => r.error).map((r) => `${describeObject(r.object)}: ${r.error}`);
   expect(rejected).toEqual([]);
-  assertInvariants(objects);
+  assertInvariants(objects, values);
   return objects;
 }
 
@@ -488,7 +495,8 @@ describe('RBAC with the real authorizer', () => {
 
   it('the controller may do exactly what it needs in its namespace', async () => {
     const needed: Check[] = [
-      ...each(['get', 'list', 'watch', 'update', 'patch'], { group: hp, resource: 'sites' }),
+      // create: the resync gives every database site without a Site resource one.
+      ...each(['get', 'list', 'watch', 'create', 'update', 'patch'], { group: hp, resource: 'sites' }),
       ...each(['get', 'update', 'patch'], { group: hp, resource: 'sites', subresource: 'status' }),
       ...each(['update'], { group: hp, resource: 'sites', subresource: 'finalizers' }),
       ...['forms', 'sqlitedatabases'].flatMap((resource) => [
@@ -499,7 +507,8 @@ describe('RBAC with the real authorizer', () => {
         group: 'networking.k8s.io',
         resource: 'ingresses',
       }),
-      ...each(['get', 'create', 'update', 'patch'], { resource: 'secrets' }),
+      // API-key Secrets of adopted sites, deleted with deletionPolicy Delete; never listed.
+      ...each(['get', 'create', 'update', 'patch', 'delete'], { resource: 'secrets' }),
       ...each(['create', 'patch'], { resource: 'events' }),
       ...each(['create', 'patch'], { group: 'events.k8s.io', resource: 'events' }),
       ...each(['create'], { group: 'coordination.k8s.io', resource: 'leases' }),
@@ -508,8 +517,8 @@ describe('RBAC with the real authorizer', () => {
     expectAll(await allowed(rbac.controllerToken, needed), true);
 
     const denied: Check[] = [
-      ...each(['list', 'watch', 'delete'], { resource: 'secrets' }),
-      ...each(['create', 'delete'], { group: hp, resource: 'sites' }),
+      ...each(['list', 'watch', 'deletecollection'], { resource: 'secrets' }),
+      ...each(['delete', 'deletecollection'], { group: hp, resource: 'sites' }),
       ...each(['create', 'update'], { group: hp, resource: 'forms' }),
       ...each(['get', 'create', 'delete'], { resource: 'pods' }),
       ...each(['get'], { resource: 'configmaps' }),
@@ -588,5 +597,119 @@ describe('RBAC with the real authorizer', () => {
       });
       expect(review.status?.allowed, `${edgeUser} ${check.verb} ${check.resource}`).toBe(false);
     }
+  });
+});
+
+describe('deploy/: kind values and manifests, example Sites, Dockerfile', () => {
+  const repo = (file: string) => path.join(CHART_DIR, '..', '..', file);
+  const readManifests = async (file: string) => parseManifests(await readFile(repo(file), 'utf8'));
+
+  it('the kind values render and validate, and reference the Secrets of the kind PostgreSQL and MinIO', async () => {
+    const values = parse(await readFile(repo('deploy/kind/values.yaml'), 'utf8')) as Values;
+    const objects = await renderAndValidate(values);
+    expect(deployment(objects, 'controller').spec.template.spec.containers[0]?.image).toBe('hostplane:dev');
+
+    const namespace = 'hostplane-kind';
+    await ensureNamespace(env, namespace);
+    const infra = [
+      ...(await readManifests('deploy/kind/postgres.yaml')),
+      ...(await readManifests('deploy/kind/minio.yaml')),
+    ].map((o) => ({ ...o, metadata: { ...o.metadata, namespace } }));
+    const results = await applyObjects(env, infra, { dryRun: true });
+    expect(results.filter((r) => r.error).map((r) => `${describeObject(r.object)}: ${r.error}`)).toEqual([]);
+
+    // Every Secret key the chart's pods read exists in the kind Secrets.
+    const secrets = new Map(
+      infra
+        .filter((o) => o.kind === 'Secret')
+        .map((o) => [o.metadata?.name, (o as { stringData?: Record<string, string> }).stringData ?? {}]),
+    );
+    const [api] = deployment(objects, 'api').spec.template.spec.containers;
+    const refs = (api?.env ?? []).flatMap((e) =>
+      e.valueFrom?.secretKeyRef ? [e.valueFrom.secretKeyRef] : [],
+    );
+    expect(refs.length).toBeGreaterThanOrEqual(3);
+    for (const ref of refs) expect(secrets.get(ref.name), `${ref.name}/${ref.key}`).toHaveProperty(ref.key);
+    // ...and the database URL points at the kind PostgreSQL Service.
+    expect(secrets.get('hostplane-database')?.DATABASE_URL).toMatch(/@postgres:5432\//);
+    expect(envVar(api, 'S3_ENDPOINT')?.value).toBe('http://minio:9000');
+  });
+
+  it('kind maps ports 80 and 443 to the node labelled ingress-ready', async () => {
+    const cluster = parse(await readFile(repo('deploy/kind/cluster.yaml'), 'utf8')) as {
+      kind: string;
+      nodes: {
+        kubeadmConfigPatches: string[];
+        extraPortMappings: { containerPort: number; hostPort: number }[];
+      }[];
+    };
+    expect(cluster.kind).toBe('Cluster');
+    const [node] = cluster.nodes;
+    expect(node?.extraPortMappings.map((m) => [m.containerPort, m.hostPort])).toEqual([
+      [80, 80],
+      [443, 443],
+    ]);
+    expect(node?.kubeadmConfigPatches.join('\n')).toContain('node-labels: "ingress-ready=true"');
+  });
+
+  it('the example Sites are valid Site resources', async () => {
+    const files = (await readdir(repo('deploy/examples'))).filter((f) => f.endsWith('.yaml')).sort();
+    expect(files).toEqual(['site-basic.yaml', 'site-custom-domains-tls.yaml', 'site-delete-policy.yaml']);
+    const sites: KubernetesObject[] = [];
+    for (const file of files) sites.push(...(await readManifests(`deploy/examples/${file}`)));
+    expect(sites.map((o) => o.kind)).toEqual(['Site', 'Site', 'Site']);
+    const inNamespace = (o: KubernetesObject, namespace: string): KubernetesObject => ({
+      ...o,
+      metadata: { ...o.metadata, namespace },
+    });
+    const dryRun = await applyObjects(
+      env,
+      sites.map((o) => inNamespace(o, NAMESPACE)),
+      { dryRun: true },
+    );
+    expect(dryRun.filter((r) => r.error).map((r) => `${describeObject(r.object)}: ${r.error}`)).toEqual([]);
+
+    // Stored for real, they come back with the CRD's defaults (a dry-run answer has none: CRD
+    // defaults are applied when an object is read from storage, not to an apply patch).
+    const namespace = 'hostplane-examples';
+    await ensureNamespace(env, namespace);
+    const stored = await applyObjects(
+      env,
+      sites.map((o) => inNamespace(o, namespace)),
+      { dryRun: false },
+    );
+    expect(stored.filter((r) => r.error).map((r) => `${describeObject(r.object)}: ${r.error}`)).toEqual([]);
+    const specs = stored.map((r) => (r.applied as { spec?: Record<string, unknown> } | undefined)?.spec);
+    expect(specs.map((s) => s?.deletionPolicy)).toEqual(['Retain', 'Retain', 'Delete']);
+    expect(specs[1]).toEqual({
+      slug: 'docs',
+      customDomains: ['docs.example.com', 'www.docs.example.com'],
+      tls: { issuerName: 'letsencrypt-prod', issuerKind: 'ClusterIssuer' },
+      owner: { email: 'docs-team@example.com', plan: 'standard' },
+      deletionPolicy: 'Retain',
+    });
+
+    // A Site the CRD must refuse, to show the dry run validates.
+    const [bad] = await applyObjects(
+      env,
+      [
+        {
+          ...sites[0],
+          metadata: { name: 'bad', namespace: NAMESPACE },
+          spec: { slug: 'Not_A_Slug' },
+        } as KubernetesObject,
+      ],
+      { dryRun: true },
+    );
+    expect(bad?.error).toMatch(/spec\.slug/);
+  });
+
+  it("the Dockerfile runs the package's bin as user 10001", async () => {
+    const dockerfile = await readFile(repo('deploy/Dockerfile'), 'utf8');
+    const pkg = JSON.parse(await readFile(repo('package.json'), 'utf8')) as { bin: Record<string, string> };
+    expect(dockerfile).toContain(`ENTRYPOINT ["node","${pkg.bin.hostplane}"]`);
+    expect(dockerfile).toContain('CMD ["serve"]');
+    expect(dockerfile).toMatch(/^USER 10001:10001$/m);
+    expect(dockerfile).toMatch(/npm ci --omit=dev/);
   });
 });
