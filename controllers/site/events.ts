@@ -15,6 +15,8 @@ export class EventRecorder {
   constructor(
     private readonly core: CoreV1Api,
     private readonly component: string,
+    /** This process (the pod name): shows which replica acted. */
+    private readonly instance: string,
     private readonly logger: Logger,
   ) {}
 
@@ -50,9 +52,9 @@ export class EventRecorder {
           type,
           reason,
           message,
-          source: { component: this.component },
+          source: { component: this.component, host: this.instance },
           reportingComponent: this.component,
-          reportingInstance: this.component,
+          reportingInstance: this.instance,
           firstTimestamp: time,
           lastTimestamp: time,
           count: 1,

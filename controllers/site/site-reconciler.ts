@@ -66,7 +66,7 @@ export class SiteReconciler implements Reconciler {
     this.resources = new SiteResources(deps.kubeConfig, this.kube.namespace, CONTROLLER_NAME);
     this.objects = KubernetesObjectApi.makeApiClient(deps.kubeConfig);
     this.core = deps.kubeConfig.makeApiClient(CoreV1Api);
-    this.events = new EventRecorder(this.core, CONTROLLER_NAME, deps.logger);
+    this.events = new EventRecorder(this.core, CONTROLLER_NAME, this.kube.podName, deps.logger);
   }
 
   async reconcile(key: string): Promise<ReconcileResult | void> {
