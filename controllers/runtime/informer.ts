@@ -180,39 +180,62 @@ export class Informer<T extends KubeObject> {
   private async run(): Promise<void> {
     const backoff = new Backoff();
     let needList = true;
+    let lastWatchExpiredAtOnce = false;
     while (!this.stopped) {
-      try {
-        if (needList) {
+      if (needList) {
+        try {
           await this.relist();
-          needList = false;
-          // A successful list means the server is healthy again.
-          backoff.reset();
-          if (!this.synced) {
-            this.synced = true;
-            this.logger.info({ objects: this.objects.size }, 'informer synced');
-            this.resolveFirstSync?.();
-          }
-        }
-        const watchStartedAt = Date.now();
-        const outcome = await this.watchOnce();
-        if (this.stopped) break;
-        if (outcome === 'expired') needList = true;
-        this.countRestart(outcome === 'expired' ? 'relist_410' : 'timeout');
-        this.logger.debug({ outcome, resourceVersion: this.resourceVersion }, 'watch ended');
-        if (Date.now() - watchStartedAt < HEALTHY_WATCH_MS) await this.pause(backoff.next());
-        else backoff.reset();
-      } catch (err) {
-        if (this.stopped) break;
-        if (isExpired(err)) {
-          needList = true;
-          this.countRestart('relist_410');
+        } catch (err) {
+          if (this.stopped) break;
+          this.countRestart('error');
+          const delayMs = backoff.next();
+          this.logger.warn({ err, delayMs }, 'list failed; retrying');
+          await this.pause(delayMs);
           continue;
         }
+        needList = false;
+        // The server answered a full list: whatever went wrong before is over.
+        backoff.reset();
+        if (!this.synced) {
+          this.synced = true;
+          this.logger.info({ objects: this.objects.size }, 'informer synced');
+          this.resolveFirstSync?.();
+        }
+      }
+
+      const watchStartedAt = Date.now();
+      let outcome: 'closed' | 'expired' | 'failed';
+      let failure: unknown;
+      try {
+        outcome = await this.watchOnce();
+      } catch (err) {
+        outcome = 'failed';
+        failure = err;
+      }
+      if (this.stopped) break;
+      // A watch that stayed up a while, however it ended, means the server was healthy.
+      const healthy = Date.now() - watchStartedAt >= HEALTHY_WATCH_MS;
+      if (healthy) backoff.reset();
+      if (outcome === 'expired') {
+        needList = true;
+        this.countRestart('relist_410');
+        this.logger.info(
+          { resourceVersion: this.resourceVersion },
+          'resource version expired; listing again',
+        );
+        // List again at once, unless the watch after the last fresh list expired at once too.
+        if (!healthy && lastWatchExpiredAtOnce) await this.pause(backoff.next());
+      } else if (outcome === 'closed') {
+        this.countRestart('timeout');
+        this.logger.debug({ resourceVersion: this.resourceVersion }, 'watch closed; watching again');
+        if (!healthy) await this.pause(backoff.next());
+      } else {
         this.countRestart('error');
         const delayMs = backoff.next();
-        this.logger.warn({ err, delayMs, needList }, 'list/watch failed; retrying');
+        this.logger.warn({ err: failure, delayMs }, 'watch failed; retrying');
         await this.pause(delayMs);
       }
+      lastWatchExpiredAtOnce = outcome === 'expired' && !healthy;
     }
   }
 
