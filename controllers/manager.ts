@@ -36,22 +36,16 @@ export interface ControllerManager {
 export function startControllerManager(options: ControllerManagerOptions): ControllerManager {
   const { config, kubeConfig, logger } = options;
   const kube = config.kubernetes;
-  let running: Promise<RunningControllers> | undefined;
-  let leading = false;
+  let running: RunningControllers | undefined;
 
   const startLeading = (): void => {
-    leading = true;
     logger.info({ identity: kube.podName }, 'leading: starting controllers');
-    running = startControllers(options).catch((err: unknown) => {
-      logger.error({ err }, 'controllers failed to start');
-      throw err;
-    });
+    running = startControllers(options);
   };
   const stopLeading = async (): Promise<void> => {
-    leading = false;
     const current = running;
     running = undefined;
-    if (current) await (await current.catch(() => undefined))?.stop();
+    await current?.stop();
   };
 
   const elector =
@@ -65,28 +59,20 @@ export function startControllerManager(options: ControllerManagerOptions): Contr
           logger,
           onStartedLeading: startLeading,
           onStoppedLeading: () => {
-            logger.warn({ identity: kube.podName }, 'lost leadership: stopping controllers');
+            logger.warn({ identity: kube.podName }, 'not leading: stopping controllers');
             void stopLeading();
           },
         });
   if (elector) elector.start();
   else startLeading();
 
-  let synced = false;
   return {
-    isLeader: () => leading,
-    isReady: () => {
-      if (!leading) return true;
-      if (!synced)
-        void running?.then(
-          (r) => (synced = r.synced()),
-          () => undefined,
-        );
-      return synced;
-    },
+    isLeader: () => running !== undefined,
+    isReady: () => (running ? running.synced() : true),
     async stop() {
-      await elector?.stop();
+      // Controllers first (finishing in-flight reconciles), then release the Lease.
       await stopLeading();
+      await elector?.stop();
     },
   };
 }
@@ -96,7 +82,8 @@ interface RunningControllers {
   stop(): Promise<void>;
 }
 
-async function startControllers(options: ControllerManagerOptions): Promise<RunningControllers> {
+/** Starts informers at once and the workers once the caches are filled; stop() works at any point. */
+function startControllers(options: ControllerManagerOptions): RunningControllers {
   const { config, kubeConfig, platform, logger } = options;
   const kube = config.kubernetes;
   const siteResources = new SiteResources(kubeConfig, kube.namespace, CONTROLLER_NAME);
@@ -128,26 +115,31 @@ async function startControllers(options: ControllerManagerOptions): Promise<Runn
   ingresses.on('update', enqueueOwner);
   ingresses.on('delete', enqueueOwner);
 
-  await Promise.all([sites.start(), ingresses.start()]);
-  controller.start();
-
-  const resync = async (): Promise<void> => {
+  // Level-triggered safety net: every Site again, and every database site without a resource.
+  const resync = (): void => {
     for (const site of sites.list()) enqueueSite(site);
-    const created = await createMissingSiteResources(platform, siteResources, sites.list());
-    if (created > 0) logger.info({ created }, 'resync created Site resources for database sites');
+    createMissingSiteResources(platform, siteResources, sites.list()).then(
+      (created) => created > 0 && logger.info({ created }, 'resync created Site resources for database sites'),
+      (err: unknown) => logger.warn({ err }, 'resync failed'),
+    );
   };
-  void resync().catch((err: unknown) => logger.warn({ err }, 'resync failed'));
-  const timer = setInterval(() => {
-    resync().catch((err: unknown) => logger.warn({ err }, 'resync failed'));
-  }, kube.resyncMs);
-  timer.unref();
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  void Promise.all([sites.start(), ingresses.start()]).then(() => {
+    if (stopped) return;
+    controller.start();
+    resync();
+    timer = setInterval(resync, kube.resyncMs);
+    timer.unref();
+  });
 
   return {
     synced: () => sites.hasSynced() && ingresses.hasSynced(),
     async stop() {
+      stopped = true;
       clearInterval(timer);
-      await controller.stop();
       await Promise.all([sites.stop(), ingresses.stop()]);
+      await controller.stop();
     },
   };
 }

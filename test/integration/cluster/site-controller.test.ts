@@ -46,6 +46,22 @@ async function updateSpec(name: string, change: (spec: SiteSpec) => SiteSpec): P
   }
 }
 
+async function updateLabels(name: string, labels: Record<string, string>): Promise<void> {
+  for (;;) {
+    const site = await fx.sites.get(name);
+    if (!site) throw new Error(`no Site ${name}`);
+    try {
+      await fx.sites.replace({
+        ...site,
+        metadata: { ...site.metadata, labels: { ...site.metadata.labels, ...labels } },
+      });
+      return;
+    } catch (err) {
+      if (apiStatus(err) !== 409) throw err;
+    }
+  }
+}
+
 const waitReady = (name: string, timeoutMs?: number) =>
   eventually(`Site ${name} to be Ready`, async () => ready(await fx.sites.get(name)), timeoutMs);
 
@@ -304,22 +320,13 @@ describe('two ways in, one state', () => {
   });
 });
 
-describe('the status write', () => {
-  it('is retried after a 409 conflict', async () => {
+describe('concurrent writers', () => {
+  it('converge: the controller and another writer both land their changes (409s are retried)', async () => {
     await applySite('busy', { slug: 'busy' });
     // Another writer keeps changing the Site while the controller reconciles it: status writes
     // carry the resourceVersion they read, so some answer 409 and are retried from fresh state.
     for (let i = 0; i < 10; i++) {
-      const site = await fx.sites.get('busy');
-      if (!site) throw new Error('no Site busy');
-      try {
-        await fx.sites.replace({
-          ...site,
-          metadata: { ...site.metadata, labels: { ...site.metadata.labels, touch: String(i) } },
-        });
-      } catch (err) {
-        if (apiStatus(err) !== 409) throw err;
-      }
+      await updateLabels('busy', { touch: String(i) });
     }
     const site = await waitReady('busy');
     expect(site.metadata.labels?.touch).toBe('9');
