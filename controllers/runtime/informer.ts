@@ -313,12 +313,14 @@ export class Informer<T extends KubeObject> {
     for (const handler of handlers) this.callHandler(event, () => handler(obj));
   }
 
-  /** A handler's bug must not break the informer. */
-  private callHandler(event: InformerEvent, call: () => void): void {
+  /** A handler's bug must not break the informer (nor, if it is async, crash the process). */
+  private callHandler(event: InformerEvent, call: () => unknown): void {
+    const report = (err: unknown): void => this.logger.error({ err, event }, 'informer event handler failed');
     try {
-      call();
+      const result = call();
+      if (result instanceof Promise) result.catch(report);
     } catch (err) {
-      this.logger.error({ err, event }, 'informer event handler threw');
+      report(err);
     }
   }
 

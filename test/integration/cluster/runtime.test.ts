@@ -177,6 +177,9 @@ describe('Informer', () => {
     informer.on('add', () => {
       throw new Error('handler bug');
     });
+    informer.on('update', async () => {
+      throw new Error('async handler bug'); // would be an unhandled rejection if not caught
+    });
     try {
       expect(informer.hasSynced()).toBe(false);
       await informer.start();
