@@ -119,7 +119,8 @@ function startControllers(options: ControllerManagerOptions): RunningControllers
   const resync = (): void => {
     for (const site of sites.list()) enqueueSite(site);
     createMissingSiteResources(platform, siteResources, sites.list()).then(
-      (created) => created > 0 && logger.info({ created }, 'resync created Site resources for database sites'),
+      (created) =>
+        created > 0 && logger.info({ created }, 'resync created Site resources for database sites'),
       (err: unknown) => logger.warn({ err }, 'resync failed'),
     );
   };

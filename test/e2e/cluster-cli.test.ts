@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { SITE_ID_ANNOTATION, SiteResources } from '../../src/kube/client.js';
 import type { KubeTestEnv } from '../kube/envtest.js';
 import { startKubeTestEnv } from '../kube/envtest.js';
-import { createNamespace, eventually, installCrds } from '../kube/cluster.js';
+import { chartCrds, ensureNamespace, installCrds } from '../kube/helm.js';
+import { eventually } from '../support/eventually.js';
 import { metricValue, rawRequest } from '../support/hostplane.js';
 import { createDatabase } from '../support/postgres.js';
 import { captureOutput, exited, freePort } from '../support/procs.js';
@@ -25,8 +26,8 @@ let sites: SiteResources;
 beforeAll(async () => {
   if (!existsSync(bin)) throw new Error(`${bin} is missing: run \`npm run build\` (make test does) first`);
   env = await startKubeTestEnv();
-  await installCrds(env);
-  await createNamespace(env, namespace);
+  await installCrds(env, await chartCrds());
+  await ensureNamespace(env, namespace);
   sites = new SiteResources(env.kubeConfig(), namespace, 'test');
   baseEnv = {
     ...process.env,

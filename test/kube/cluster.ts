@@ -1,73 +1,13 @@
-import {
-  ApiextensionsV1Api,
-  CoreV1Api,
-  KubernetesObjectApi,
-  NetworkingV1Api,
-  loadYaml,
-  type V1CustomResourceDefinition,
-} from '@kubernetes/client-node';
-import { readFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
+import { CoreV1Api, NetworkingV1Api } from '@kubernetes/client-node';
 import type { Config, KubernetesConfig } from '../../src/config/config.js';
 import { SiteResources } from '../../src/kube/client.js';
-import { crdFiles } from '../../src/kube/crds.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { startController, type RunningController } from '../../src/runtime.js';
 import { startHostplane, type TestHostplane } from '../support/hostplane.js';
 import { startKubeTestEnv, type KubeTestEnv } from './envtest.js';
+import { chartCrds, ensureNamespace, installCrds } from './helm.js';
 
-export const crdDir = fileURLToPath(new URL('../../crds/', import.meta.url));
-
-/** Polls `probe` until it returns a value other than undefined/false; fails after `timeoutMs`. */
-export async function eventually<T>(
-  what: string,
-  probe: () => Promise<T | undefined | false> | T | undefined | false,
-  timeoutMs = 20_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  for (;;) {
-    try {
-      const value = await probe();
-      if (value !== undefined && value !== false) return value;
-    } catch (err) {
-      lastError = err;
-    }
-    if (Date.now() > deadline) {
-      const detail = lastError instanceof Error ? ` (last error: ${lastError.message})` : '';
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${detail}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
-/** Creates every Hostplane CRD (from crds/) and waits until the API serves them. */
-export async function installCrds(env: KubeTestEnv): Promise<void> {
-  const objects = KubernetesObjectApi.makeApiClient(env.kubeConfig());
-  const extensions = env.kubeConfig().makeApiClient(ApiextensionsV1Api);
-  for (const { file } of crdFiles()) {
-    // client-node serializes through its models (`enum` is `_enum` there): plain YAML must be
-    // deserialized into a model first, or fields such as enum and default are silently dropped.
-    const crd = loadYaml<V1CustomResourceDefinition>(await readFile(`${crdDir}/${file}`, 'utf8'));
-    await extensions.createCustomResourceDefinition({ body: crd });
-  }
-  await eventually('the CRDs to be established', async () => {
-    const list = await objects.list('apiextensions.k8s.io/v1', 'CustomResourceDefinition');
-    const established = list.items.filter((crd) =>
-      (crd as { status?: { conditions?: { type: string; status: string }[] } }).status?.conditions?.some(
-        (c) => c.type === 'Established' && c.status === 'True',
-      ),
-    );
-    return established.length >= crdFiles().length;
-  });
-}
-
-export async function createNamespace(env: KubeTestEnv, name: string): Promise<void> {
-  await env
-    .kubeConfig()
-    .makeApiClient(CoreV1Api)
-    .createNamespace({ body: { metadata: { name } } });
-}
+export { eventually } from '../support/eventually.js';
 
 export interface ClusterFixture {
   env: KubeTestEnv;
@@ -100,8 +40,8 @@ export async function startClusterFixture(namespace = 'hostplane'): Promise<Clus
   let hostplane: TestHostplane | undefined;
   const controllers: RunningController[] = [];
   try {
-    await installCrds(env);
-    await createNamespace(env, namespace);
+    await installCrds(env, await chartCrds());
+    await ensureNamespace(env, namespace);
     hostplane = await startHostplane('postgres+s3');
     const hp = hostplane;
     const controllerConfig: ClusterFixture['controllerConfig'] = (identity, overrides = {}) => ({

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
-import { sleep } from '../support/procs.js';
+import { eventually } from '../support/eventually.js';
 import { HELM_BIN, requireTool, type KubeTestEnv } from './envtest.js';
 
 /**
@@ -302,29 +302,6 @@ export async function applyOrThrow(env: KubeTestEnv, objects: KubernetesObject[]
   }
 }
 
-/** Polls `probe` every 100 ms until it returns true; throws after `timeoutMs`. */
-export async function pollUntil(
-  what: string,
-  probe: () => Promise<boolean>,
-  timeoutMs = 20_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  for (;;) {
-    try {
-      if (await probe()) return;
-    } catch (err) {
-      lastError = err;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(
-        `${what}: not done within ${timeoutMs} ms${lastError ? `: ${errorMessage(lastError)}` : ''}`,
-      );
-    }
-    await sleep(100);
-  }
-}
-
 export async function ensureNamespace(env: KubeTestEnv, name: string): Promise<void> {
   await applyOrThrow(env, [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name } }]);
 }
@@ -376,7 +353,7 @@ export async function installCrds(env: KubeTestEnv, crds: KubernetesObject[]): P
   const api = env.kubeConfig().makeApiClient(ApiextensionsV1Api);
   for (const crd of crds) {
     const name = crd.metadata?.name ?? '';
-    await pollUntil(`CRD ${name} established`, async () => {
+    await eventually(`CRD ${name} established`, async () => {
       const current = await api.readCustomResourceDefinition({ name });
       return (current.status?.conditions ?? []).some((c) => c.type === 'Established' && c.status === 'True');
     });

@@ -9,6 +9,7 @@ import {
 } from '@kubernetes/client-node';
 import { createServer, connect, type AddressInfo, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually, eventuallyPasses } from '../../support/eventually.js';
 import { Controller, objectKey, splitKey, type Reconciler } from '../../../controllers/runtime/controller.js';
 import { Informer } from '../../../controllers/runtime/informer.js';
 import { LeaderElector, type LeaderElectionOptions } from '../../../controllers/runtime/leader-election.js';
@@ -36,25 +37,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await env?.stop();
 });
-
-/** Retries `probe` until it stops throwing (or returns something other than false); fails after `timeoutMs`. */
-async function eventually<T>(what: string, probe: () => T | Promise<T>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    let failure: unknown;
-    try {
-      const value = await probe();
-      if (value !== false) return value;
-    } catch (err) {
-      failure = err;
-    }
-    if (Date.now() > deadline) {
-      const reason = failure instanceof Error ? `: ${failure.message}` : '';
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${reason}`, { cause: failure });
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 /** The current value of a counter or gauge for exactly these labels (0 when never set). */
 async function metricValue(name: string, labels: Record<string, string>): Promise<number> {
@@ -199,7 +181,7 @@ describe('Informer', () => {
         body: [{ op: 'replace', path: '/data/v', value: '2' }],
       });
       await core.deleteNamespacedConfigMap({ namespace, name: 'two' });
-      await eventually('the watch events', () =>
+      await eventuallyPasses('the watch events', () =>
         expect(events).toEqual(['add three', 'update one', 'delete two']),
       );
       expect(informer.get(namespace, 'one')?.data).toEqual({ v: '2' });
@@ -246,7 +228,7 @@ describe('Informer', () => {
       expect(await restarts('configmaps-partitioned', 'relist_410')).toBe(0);
       proxy.heal();
 
-      await eventually(
+      await eventuallyPasses(
         'the cache to reflect every write',
         () => {
           expect(namesOf(informer)).toEqual([
@@ -272,7 +254,9 @@ describe('Informer', () => {
       // And the new watch works.
       events.length = 0;
       await createConfigMap(namespace, 'after-recovery');
-      await eventually('the new watch to deliver', () => expect(events).toEqual(['add after-recovery']));
+      await eventuallyPasses('the new watch to deliver', () =>
+        expect(events).toEqual(['add after-recovery']),
+      );
     } finally {
       await informer.stop();
       await proxy.close();
@@ -321,10 +305,12 @@ describe('Informer', () => {
         namespace: bulk,
         body: { metadata: { name: 'late-even', labels: { parity: 'even' } } },
       });
-      await eventually('the late even one to arrive', () =>
+      await eventuallyPasses('the late even one to arrive', () =>
         expect(even.get(bulk, 'late-even')).toBeDefined(),
       );
-      await eventually('the late odd one to arrive', () => expect(all.get(bulk, 'late-odd')).toBeDefined());
+      await eventuallyPasses('the late odd one to arrive', () =>
+        expect(all.get(bulk, 'late-odd')).toBeDefined(),
+      );
       expect(even.get(bulk, 'late-odd')).toBeUndefined();
     } finally {
       await Promise.all([all.stop(), even.stop()]);
@@ -340,7 +326,7 @@ describe('Informer', () => {
       logger,
     });
     const started = informer.start();
-    await eventually('a failed list to be counted', async () =>
+    await eventuallyPasses('a failed list to be counted', async () =>
       expect(await restarts('unauthorized', 'error')).toBeGreaterThan(0),
     );
     await informer.stop();
@@ -428,7 +414,7 @@ describe('LeaderElector', () => {
     expect(String(lease.spec?.renewTime)).toMatch(MICRO_TIME);
     expect(String(lease.spec?.acquireTime)).toMatch(MICRO_TIME);
     // The leader keeps renewing: renewTime moves, the holder and acquireTime stay.
-    await eventually('a renewal', async () => {
+    await eventuallyPasses('a renewal', async () => {
       const renewed = await readLease('two-candidates');
       expect(renewed.spec?.holderIdentity).toBe(identityOf(leader));
       expect(String(renewed.spec?.renewTime)).not.toBe(String(lease.spec?.renewTime));
@@ -440,7 +426,7 @@ describe('LeaderElector', () => {
     await leader.elector.stop();
     expect(leader.elector.isLeader()).toBe(false);
     expect(leader.calls).toEqual({ started: 1, stopped: 1 });
-    await eventually(
+    await eventuallyPasses(
       'the follower to take over',
       () => expect(follower.elector.isLeader()).toBe(true),
       5_000,
@@ -473,7 +459,11 @@ describe('LeaderElector', () => {
     const successor = candidate('successor', { leaseName: 'abandoned' });
     const startedAt = Date.now();
     successor.elector.start();
-    await eventually('the successor to lead', () => expect(successor.elector.isLeader()).toBe(true), 8_000);
+    await eventuallyPasses(
+      'the successor to lead',
+      () => expect(successor.elector.isLeader()).toBe(true),
+      8_000,
+    );
     expect(Date.now() - startedAt).toBeGreaterThanOrEqual(1_900);
     const lease = await readLease('abandoned');
     expect(lease.spec?.holderIdentity).toBe('successor');
@@ -485,7 +475,7 @@ describe('LeaderElector', () => {
   it('a leader that stops without releasing (like a crash) is succeeded once the lease expires', async () => {
     const first = candidate('first', { leaseName: 'crash', releaseOnStop: false });
     first.elector.start();
-    await eventually('the first to lead', () => expect(first.elector.isLeader()).toBe(true));
+    await eventuallyPasses('the first to lead', () => expect(first.elector.isLeader()).toBe(true));
     const second = candidate('second', { leaseName: 'crash' });
     second.elector.start();
 
@@ -493,7 +483,7 @@ describe('LeaderElector', () => {
     await first.elector.stop();
     expect(first.calls).toEqual({ started: 1, stopped: 1 });
     expect((await readLease('crash')).spec?.holderIdentity).toBe('first');
-    await eventually('the second to lead', () => expect(second.elector.isLeader()).toBe(true), 8_000);
+    await eventuallyPasses('the second to lead', () => expect(second.elector.isLeader()).toBe(true), 8_000);
     // It last saw the lease change at most one retry period before the stop, and waits 3 s from then.
     expect(Date.now() - stoppedAt).toBeGreaterThanOrEqual(2_500);
     expect((await readLease('crash')).spec?.holderIdentity).toBe('second');
@@ -535,18 +525,26 @@ describe('LeaderElector', () => {
       retryPeriodMs: 300,
     });
     leader.elector.start();
-    await eventually('the leader to lead', () => expect(leader.elector.isLeader()).toBe(true));
+    await eventuallyPasses('the leader to lead', () => expect(leader.elector.isLeader()).toBe(true));
 
     const revokedAt = Date.now();
     await rbac.deleteNamespacedRoleBinding({ namespace, name: 'elector-lease-writer' });
-    await eventually('leadership to be given up', () => expect(leader.elector.isLeader()).toBe(false), 6_000);
+    await eventuallyPasses(
+      'leadership to be given up',
+      () => expect(leader.elector.isLeader()).toBe(false),
+      6_000,
+    );
     expect(Date.now() - revokedAt).toBeGreaterThanOrEqual(1_200);
     expect(leader.calls).toEqual({ started: 1, stopped: 1 });
     expect(await metricValue('hostplane_controller_leader', { lease: 'revocable' })).toBe(0);
 
     // Back in candidacy: with its rights restored it takes the lease again (it is still the holder).
     await rbac.createNamespacedRoleBinding({ namespace, body: binding });
-    await eventually('the leader to lead again', () => expect(leader.elector.isLeader()).toBe(true), 6_000);
+    await eventuallyPasses(
+      'the leader to lead again',
+      () => expect(leader.elector.isLeader()).toBe(true),
+      6_000,
+    );
     expect(leader.calls).toEqual({ started: 2, stopped: 1 });
   });
 
@@ -640,7 +638,7 @@ describe('Controller', () => {
     });
     controller.start();
     controller.enqueue('ns/flaky');
-    await eventually('the fifth attempt to succeed', async () =>
+    await eventuallyPasses('the fifth attempt to succeed', async () =>
       expect(await reconciles('backoff', 'success')).toBe(1),
     );
     await controller.stop();
@@ -663,7 +661,7 @@ describe('Controller', () => {
     const controller = new Controller({ name: 'requeue', reconciler, logger });
     controller.start();
     controller.enqueue('ns/poll');
-    await eventually('the requeued reconcile', async () =>
+    await eventuallyPasses('the requeued reconcile', async () =>
       expect(await reconciles('requeue', 'success')).toBe(1),
     );
     await controller.stop();
@@ -727,15 +725,15 @@ describe('Controller', () => {
       await informer.start();
       controller.start();
       await createConfigMap(namespace, 'settings', { v: '1' });
-      await eventually('the add', () => expect(observed).toContain('controller/settings=1'));
+      await eventuallyPasses('the add', () => expect(observed).toContain('controller/settings=1'));
       await core.patchNamespacedConfigMap({
         namespace,
         name: 'settings',
         body: [{ op: 'replace', path: '/data/v', value: '2' }],
       });
-      await eventually('the update', () => expect(observed).toContain('controller/settings=2'));
+      await eventuallyPasses('the update', () => expect(observed).toContain('controller/settings=2'));
       await core.deleteNamespacedConfigMap({ namespace, name: 'settings' });
-      await eventually('the delete', () => expect(observed).toContain('controller/settings=gone'));
+      await eventuallyPasses('the delete', () => expect(observed).toContain('controller/settings=gone'));
     } finally {
       await controller.stop();
       await informer.stop();
