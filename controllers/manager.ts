@@ -1,9 +1,9 @@
 import type { KubeConfig, V1Ingress } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { Config, KubernetesConfig } from '../src/config/config.js';
-import { MANAGED_BY_LABEL, SITE_ID_ANNOTATION, SITE_LABEL, SiteResources } from '../src/kube/client.js';
+import { MANAGED_BY_LABEL, SITE_ID_ANNOTATION, SiteResources } from '../src/kube/client.js';
 import { createSiteResource } from '../src/kube/site-resource.js';
-import type { SiteResource } from '../src/kube/resources.js';
+import { siteKind, type SiteResource } from '../src/kube/resources.js';
 import type { Platform } from '../src/platform/platform.js';
 import { Controller, objectKey } from './runtime/controller.js';
 import { Informer } from './runtime/informer.js';
@@ -37,15 +37,23 @@ export function startControllerManager(options: ControllerManagerOptions): Contr
   const { config, kubeConfig, logger } = options;
   const kube = config.kubernetes;
   let running: RunningControllers | undefined;
+  // Start and stop run one after the other: leadership regained while the previous controllers
+  // still drain must not run two sets of workers at once.
+  let transition: Promise<void> = Promise.resolve();
 
   const startLeading = (): void => {
-    logger.info({ identity: kube.podName }, 'leading: starting controllers');
-    running = startControllers(options);
+    transition = transition.then(() => {
+      logger.info({ identity: kube.podName }, 'leading: starting controllers');
+      running = startControllers(options);
+    });
   };
-  const stopLeading = async (): Promise<void> => {
-    const current = running;
-    running = undefined;
-    await current?.stop();
+  const stopLeading = (): Promise<void> => {
+    transition = transition.then(async () => {
+      const current = running;
+      running = undefined;
+      await current?.stop();
+    });
+    return transition;
   };
 
   const elector =
@@ -109,23 +117,30 @@ function startControllers(options: ControllerManagerOptions): RunningControllers
   sites.on('update', enqueueSite);
   sites.on('delete', enqueueSite);
   const enqueueOwner = (ingress: V1Ingress): void => {
-    const owner = ingress.metadata?.labels?.[SITE_LABEL];
-    if (owner) controller.enqueue(`${kube.namespace}/${owner}`);
+    const owner = ingress.metadata?.ownerReferences?.find((o) => o.controller && o.kind === siteKind.kind);
+    if (owner) controller.enqueue(`${kube.namespace}/${owner.name}`);
   };
   ingresses.on('update', enqueueOwner);
   ingresses.on('delete', enqueueOwner);
 
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let resyncing: Promise<void> = Promise.resolve();
   // Level-triggered safety net: every Site again, and every database site without a resource.
   const resync = (): void => {
     for (const site of sites.list()) enqueueSite(site);
-    createMissingSiteResources(platform, siteResources, sites.list()).then(
-      (created) =>
-        created > 0 && logger.info({ created }, 'resync created Site resources for database sites'),
+    resyncing = createMissingSiteResources(
+      platform,
+      siteResources,
+      () => sites.list(),
+      () => stopped,
+    ).then(
+      (created) => {
+        if (created > 0) logger.info({ created }, 'resync created Site resources for database sites');
+      },
       (err: unknown) => logger.warn({ err }, 'resync failed'),
     );
   };
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
   void Promise.all([sites.start(), ingresses.start()]).then(() => {
     if (stopped) return;
     controller.start();
@@ -141,28 +156,34 @@ function startControllers(options: ControllerManagerOptions): RunningControllers
       clearInterval(timer);
       await Promise.all([sites.stop(), ingresses.stop()]);
       await controller.stop();
+      await resyncing;
     },
   };
 }
 
 /**
- * The database → cluster half of the two-way sync: every attached site without a Site resource
- * (created while a resource apply failed, or before cluster mode) gets one.
+ * The database → cluster half of the two-way sync: every attached site that no Site resource
+ * controls or names (created while a resource apply failed, or before cluster mode) gets one.
+ * The database is read before the cache, so a site adopted meanwhile is already in the cache.
  */
 export async function createMissingSiteResources(
   platform: Platform,
   resources: SiteResources,
-  existing: readonly SiteResource[],
+  cachedSites: () => readonly SiteResource[],
+  stopped: () => boolean = () => false,
 ): Promise<number> {
-  // A resource claims a site by annotation, or by slug while its adoption is still in flight.
-  const claimedIds = new Set(existing.map((s) => s.metadata.annotations?.[SITE_ID_ANNOTATION]));
-  const claimedSlugs = new Set(existing.map((s) => s.spec.slug));
+  const databaseSites = await platform.listSiteRouting();
+  const existing = cachedSites();
+  const liveUids = new Set(existing.map((s) => s.metadata.uid));
+  const annotatedIds = new Set(existing.map((s) => s.metadata.annotations?.[SITE_ID_ANNOTATION]));
+  const names = new Set(existing.map((s) => s.metadata.name));
   let created = 0;
-  for (const site of await platform.listSiteRouting()) {
-    if (site.detached || claimedIds.has(String(site.siteId)) || claimedSlugs.has(site.slug)) continue;
-    const taken = existing.some((s) => s.metadata.name === site.slug);
+  for (const site of databaseSites) {
+    if (stopped()) break;
+    if (site.detached || annotatedIds.has(String(site.siteId))) continue;
+    if (site.resourceUid !== null && liveUids.has(site.resourceUid)) continue;
     const result = await createSiteResource(resources, {
-      name: taken ? `${site.slug}-${site.siteId}` : site.slug,
+      name: names.has(site.slug) ? `site-${site.siteId}` : site.slug,
       siteId: site.siteId,
       slug: site.slug,
       customDomains: site.customDomains,

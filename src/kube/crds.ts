@@ -36,6 +36,10 @@ function schemaOf(kind: ResourceKind): JsonSchema {
     type: 'object',
     description: kind.description,
     required: ['spec'],
+    // Names become label values and parts of derived names (site-<name>-api-key): keep them short.
+    'x-kubernetes-validations': [
+      { rule: 'self.metadata.name.size() <= 63', message: 'metadata.name must be at most 63 characters' },
+    ],
     properties: {
       apiVersion: { type: 'string' },
       kind: { type: 'string' },

@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, inArray, isNull, lt, or, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, inArray, isNull, lt, or, sql, type SQL } from 'drizzle-orm';
 import { dbOp } from '../observability/timing.js';
 import type { Db } from '../store/db.js';
 import { accountSessions, accounts, apiKeys, customDomains, sites } from '../store/schema.js';
@@ -56,6 +56,8 @@ export class Platform {
     name?: string | undefined;
     /** A key minted beforehand (cluster adoption keeps it in a Secret first); default: a new one. */
     apiKey?: string | undefined;
+    /** Cluster adoption: the uid of the Site resource that controls the new site. */
+    resourceUid?: string | undefined;
   }): Promise<{ accountId: number; siteId: number; slug: string; plan: PlanType; apiKey: string }> {
     const email = input.email.trim().toLowerCase();
     if (!SLUG_PATTERN.test(input.slug)) {
@@ -71,7 +73,12 @@ export class Platform {
         if (!account) throw new Error('account upsert returned no row');
         const [site] = await tx
           .insert(sites)
-          .values({ accountId: account.id, slug: input.slug, name: input.name ?? input.slug })
+          .values({
+            accountId: account.id,
+            slug: input.slug,
+            name: input.name ?? input.slug,
+            resourceUid: input.resourceUid ?? null,
+          })
           .onConflictDoNothing()
           .returning();
         if (!site) throw new PlatformError('slug_taken', `the slug "${input.slug}" is already taken`);
@@ -249,23 +256,49 @@ export class Platform {
 
   /** Every site with its routing, for the controller's two-way resync. */
   async listSiteRouting(): Promise<SiteRouting[]> {
-    const rows = await dbOp('list_site_routing', () =>
+    return this.routingWhere(undefined);
+  }
+
+  async siteRouting(siteId: number): Promise<SiteRouting | undefined> {
+    return (await this.routingWhere(eq(sites.id, siteId)))[0];
+  }
+
+  /** The site with `slug`, attached or detached. */
+  async siteRoutingBySlug(slug: string): Promise<SiteRouting | undefined> {
+    return (await this.routingWhere(eq(sites.slug, slug)))[0];
+  }
+
+  /** The site a Site resource (by uid) controls. */
+  async siteRoutingOfResource(resourceUid: string): Promise<SiteRouting | undefined> {
+    return (await this.routingWhere(eq(sites.resourceUid, resourceUid)))[0];
+  }
+
+  private async routingWhere(where: SQL | undefined): Promise<SiteRouting[]> {
+    const rows = await dbOp('site_routing', () =>
       this.db
         .select({
           id: sites.id,
           slug: sites.slug,
           detachedAt: sites.detachedAt,
+          resourceUid: sites.resourceUid,
           hostname: customDomains.hostname,
         })
         .from(sites)
         .leftJoin(customDomains, eq(customDomains.siteId, sites.id))
+        .where(where)
         .orderBy(asc(sites.id), asc(customDomains.hostname)),
     );
     const byId = new Map<number, SiteRouting>();
     for (const row of rows) {
       let site = byId.get(row.id);
       if (!site) {
-        site = { siteId: row.id, slug: row.slug, detached: row.detachedAt !== null, customDomains: [] };
+        site = {
+          siteId: row.id,
+          slug: row.slug,
+          detached: row.detachedAt !== null,
+          resourceUid: row.resourceUid,
+          customDomains: [],
+        };
         byId.set(row.id, site);
       }
       if (row.hostname) site.customDomains.push(row.hostname);
@@ -273,8 +306,27 @@ export class Platform {
     return [...byId.values()];
   }
 
-  async siteRouting(siteId: number): Promise<SiteRouting | undefined> {
-    return (await this.listSiteRouting()).find((s) => s.siteId === siteId);
+  /**
+   * Records that the Site resource `resourceUid` controls the site. Succeeds when the site is
+   * unclaimed, already claimed by it, or claimed by a resource that no longer exists
+   * (`isLiveResource` false: deleted without its finalizer running); refuses otherwise, so a
+   * copied annotation cannot take a site over.
+   */
+  async claimSite(
+    siteId: number,
+    resourceUid: string,
+    isLiveResource: (uid: string) => boolean,
+  ): Promise<'claimed' | 'claimed_elsewhere' | 'missing'> {
+    return dbOp('claim_site', () =>
+      this.db.transaction(async (tx) => {
+        const [site] = await tx.select().from(sites).where(eq(sites.id, siteId)).for('update');
+        if (!site) return 'missing';
+        if (site.resourceUid === resourceUid) return 'claimed';
+        if (site.resourceUid !== null && isLiveResource(site.resourceUid)) return 'claimed_elsewhere';
+        await tx.update(sites).set({ resourceUid }).where(eq(sites.id, siteId));
+        return 'claimed';
+      }),
+    );
   }
 
   /**
@@ -386,6 +438,8 @@ export interface SiteRouting {
   siteId: number;
   slug: string;
   detached: boolean;
+  /** The Site resource that controls the site (cluster mode), if any. */
+  resourceUid: string | null;
   customDomains: string[];
 }
 

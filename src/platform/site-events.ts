@@ -47,10 +47,6 @@ export class SiteEvents {
     return () => this.emitter.off('routes', handler);
   }
 
-  routesChanged(): void {
-    this.emitter.emit('routes');
-  }
-
   async close(): Promise<void> {
     await this.unlisten?.();
   }

@@ -38,9 +38,16 @@ export const sites = pgTable(
     // Cluster mode: set when the Site resource was deleted with deletionPolicy Retain. The site keeps
     // its files and keys but is not served, and the controller does not recreate its resource.
     detachedAt: timestamp('detached_at', { withTimezone: true }),
+    // Cluster mode: the uid of the Site resource that controls this site. Claimed once; another
+    // resource pointing at the site (a copied annotation) is refused instead of taking it over.
+    resourceUid: text('resource_uid'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [uniqueIndex('sites_slug_key').on(t.slug), index('sites_account_idx').on(t.accountId)],
+  (t) => [
+    uniqueIndex('sites_slug_key').on(t.slug),
+    index('sites_account_idx').on(t.accountId),
+    uniqueIndex('sites_resource_uid_key').on(t.resourceUid),
+  ],
 );
 
 export const customDomains = pgTable('custom_domains', {

@@ -1,7 +1,7 @@
-import type { V1Ingress } from '@kubernetes/client-node';
+import { KubernetesObjectApi, type V1Ingress } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SITE_FINALIZER, SITE_ID_ANNOTATION, apiStatus } from '../../../src/kube/client.js';
-import type { SiteResource, SiteSpec } from '../../../src/kube/resources.js';
+import { API_VERSION, type SiteResource, type SiteSpec } from '../../../src/kube/resources.js';
 import type { RunningController } from '../../../src/runtime.js';
 import { EDGE_SERVICE, eventually, startClusterFixture, type ClusterFixture } from '../../kube/cluster.js';
 import { installChartRbac } from '../../kube/helm.js';
@@ -286,9 +286,18 @@ describe('deleting a Site', () => {
     );
   });
 
-  it('with Delete removes the site, its files index and its key Secret', async () => {
+  it('with Delete removes the Forms naming it, then the site, its files index and its key Secret', async () => {
     await applySite('gone', { slug: 'gone', deletionPolicy: 'Delete' });
     const site = await waitReady('gone');
+    const forms = KubernetesObjectApi.makeApiClient(fx.env.kubeConfig());
+    const form = (name: string, siteName: string) => ({
+      apiVersion: API_VERSION,
+      kind: 'Form',
+      metadata: { name, namespace: fx.namespace },
+      spec: { siteRef: { name: siteName }, name: 'Contact' },
+    });
+    await forms.create(form('gone-contact', 'gone'));
+    await forms.create(form('other-contact', 'blog'));
     const apiKey = await adoptedKey(site);
     await upload(fx.hostplane, testSite(site, apiKey), 'index.html', 'soon gone');
     const siteId = site.status?.siteId ?? 0;
@@ -306,6 +315,73 @@ describe('deleting a Site', () => {
       'the edge to stop serving gone',
       async () => (await serve('gone.localhost:8080')).status === 404,
     );
+  });
+});
+
+describe('what a Site may not take', () => {
+  it('a copied site-id annotation: refused, and deleting the copy (even with Delete) leaves the site alone', async () => {
+    await applySite('original', { slug: 'original' });
+    const original = await waitReady('original');
+    const siteId = original.status?.siteId ?? 0;
+    await fx.sites.create({
+      metadata: { name: 'copy', annotations: { [SITE_ID_ANNOTATION]: String(siteId) } },
+      spec: { slug: 'hijacked', customDomains: ['hijack.example'], deletionPolicy: 'Delete' },
+    });
+    const copy = await eventually('the copy to be refused', async () => {
+      const s = await fx.sites.get('copy');
+      return s?.status?.conditions?.[0]?.reason === 'SiteClaimed' ? s : undefined;
+    });
+    expect(copy.status?.conditions?.[0]?.status).toBe('False');
+    expect(await ingressOf('copy')).toBeUndefined();
+    expect(await fx.hostplane.services.platform.siteRouting(siteId)).toMatchObject({
+      slug: 'original',
+      customDomains: [],
+    });
+
+    await fx.sites.delete('copy');
+    await eventually('the copy to be gone', async () => !(await fx.sites.get('copy')));
+    expect(await fx.hostplane.services.platform.getSite(siteId)).toBeDefined();
+    expect(hostsOf(await ingressOf('original'))).toEqual(['original.localhost']);
+  });
+
+  it('a name longer than 63 characters is rejected by the CRD', async () => {
+    await expect(applySite('n'.repeat(64), { slug: 'long-name' })).rejects.toSatisfy(
+      (err) => apiStatus(err) === 422,
+    );
+  });
+
+  it("the platform's own hosts are rejected as custom domains", async () => {
+    await applySite('greedy', { slug: 'greedy', customDomains: ['other.localhost', 'greedy.example'] });
+    const greedy = await eventually('the rejection', async () => {
+      const s = await fx.sites.get('greedy');
+      return s?.status?.domains?.length === 2 ? s : undefined;
+    });
+    expect(greedy.status?.domains).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ hostname: 'other.localhost', ready: false, reason: 'DomainRejected' }),
+        { hostname: 'greedy.example', ready: true },
+      ]),
+    );
+    expect(hostsOf(await ingressOf('greedy'))).toEqual(['greedy.example', 'greedy.localhost']);
+  });
+
+  it('an Ingress it does not control is neither taken over nor deleted', async () => {
+    await fx.networking.createNamespacedIngress({
+      namespace: fx.namespace,
+      body: {
+        metadata: { name: 'site-squatter' },
+        spec: { rules: [{ host: 'someone-else.example' }] },
+      },
+    });
+    await applySite('squatter', { slug: 'squatter' });
+    await eventually('the conflict', async () => {
+      const s = await fx.sites.get('squatter');
+      return s?.status?.conditions?.[0]?.reason === 'IngressConflict';
+    });
+    expect(hostsOf(await ingressOf('squatter'))).toEqual(['someone-else.example']);
+    await fx.sites.delete('squatter');
+    await eventually('the Site to be gone', async () => !(await fx.sites.get('squatter')));
+    expect(hostsOf(await ingressOf('squatter'))).toEqual(['someone-else.example']);
   });
 });
 

@@ -1,1 +1,0 @@
-ALTER TABLE "sites" ADD COLUMN "detached_at" timestamp with time zone;
