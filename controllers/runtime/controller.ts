@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { KubeObject } from './informer.js';
+import { withSpan } from '../../src/observability/tracing.js';
 import { reconcileDuration, reconcileTotal, trackQueueDepth } from './metrics.js';
 import { WorkQueue, type RateLimiter } from './workqueue.js';
 
@@ -97,7 +98,12 @@ export class Controller {
   private async processKey(key: string): Promise<void> {
     const stopTimer = reconcileDuration.startTimer({ controller: this.name });
     try {
-      const result = await this.reconciler.reconcile(key);
+      // One span per pass: the database and Kubernetes calls it makes nest under it.
+      const result = await withSpan(
+        'reconcile',
+        { 'hostplane.controller': this.name, 'hostplane.key': key },
+        () => this.reconciler.reconcile(key),
+      );
       this.queue.forget(key);
       const requeueAfterMs = result?.requeueAfterMs;
       if (requeueAfterMs !== undefined) {
