@@ -19,10 +19,20 @@ export interface ControllerManagerOptions {
   leaderElection?: boolean;
   /** Reconcile workers per controller (default 2). */
   workers?: number;
+  /** Default CACHE_SYNC_DEADLINE_MS. */
+  cacheSyncDeadlineMs?: number;
 }
+
+/** A leader whose caches are still empty after this long reports unhealthy (see isHealthy). */
+export const CACHE_SYNC_DEADLINE_MS = 120_000;
 
 export interface ControllerManager {
   isLeader(): boolean;
+  /**
+   * False when this replica leads but could not fill its caches in time (e.g. RBAC denies the
+   * list): liveness fails, the pod restarts and releases the Lease to a replica that may do better.
+   */
+  isHealthy(): boolean;
   /** Ready: a standby is ready; a leader once its caches are filled. */
   isReady(): boolean;
   stop(): Promise<void>;
@@ -77,6 +87,10 @@ export function startControllerManager(options: ControllerManagerOptions): Contr
   return {
     isLeader: () => running !== undefined,
     isReady: () => (running ? running.synced() : true),
+    isHealthy: () =>
+      !running ||
+      running.synced() ||
+      Date.now() - running.startedAt < (options.cacheSyncDeadlineMs ?? CACHE_SYNC_DEADLINE_MS),
     async stop() {
       // Controllers first (finishing in-flight reconciles), then release the Lease.
       await stopLeading();
@@ -86,6 +100,7 @@ export function startControllerManager(options: ControllerManagerOptions): Contr
 }
 
 interface RunningControllers {
+  startedAt: number;
   synced(): boolean;
   stop(): Promise<void>;
 }
@@ -150,6 +165,7 @@ function startControllers(options: ControllerManagerOptions): RunningControllers
   });
 
   return {
+    startedAt: Date.now(),
     synced: () => sites.hasSynced() && ingresses.hasSynced(),
     async stop() {
       stopped = true;

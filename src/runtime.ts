@@ -104,7 +104,13 @@ export async function startServer(config: Config, options: StartOptions = {}): P
  */
 export async function startController(
   config: Config,
-  options: { logger?: Logger; store?: Store; kubeConfig?: KubeConfig; leaderElection?: boolean } = {},
+  options: {
+    logger?: Logger;
+    store?: Store;
+    kubeConfig?: KubeConfig;
+    leaderElection?: boolean;
+    cacheSyncDeadlineMs?: number;
+  } = {},
 ): Promise<RunningController> {
   const kube = config.kubernetes;
   if (!kube) throw new ConfigError('the controller role needs cluster mode: set HOSTPLANE_KUBERNETES=true');
@@ -119,11 +125,16 @@ export async function startController(
     platform: new Platform(store.db),
     logger,
     leaderElection: options.leaderElection,
+    cacheSyncDeadlineMs: options.cacheSyncDeadlineMs,
   });
-  const app = createControllerApp(logger, async () => {
-    await store.ping();
-    return manager.isReady();
-  });
+  const app = createControllerApp(
+    logger,
+    async () => {
+      await store.ping();
+      return manager.isReady();
+    },
+    () => manager.isHealthy(),
+  );
   const server = http.createServer(app);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

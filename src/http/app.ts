@@ -97,12 +97,20 @@ export function createApp(services: Services, role: Role): Express {
 }
 
 /** The controller role's HTTP surface: health, readiness and metrics only. */
-export function createControllerApp(logger: Logger, isReady: () => Promise<boolean>): Express {
+export function createControllerApp(
+  logger: Logger,
+  isReady: () => Promise<boolean>,
+  isHealthy: () => boolean,
+): Express {
   const app = express();
   app.disable('x-powered-by');
   app.use(requestMetrics('controller'));
   app.use(requestLogging(logger));
-  app.get('/healthz', (_req, res) => void res.json({ status: 'ok' }));
+  app.get('/healthz', (_req, res) => {
+    if (isHealthy()) res.json({ status: 'ok' });
+    else
+      res.status(503).json({ status: 'unhealthy', message: 'leading, but the caches could not be filled' });
+  });
   app.get('/readyz', async (_req, res) => {
     const ready = await isReady().catch((err: unknown) => {
       logger.warn({ err }, 'not ready');

@@ -28,6 +28,7 @@ export interface ClusterFixture {
     token?: string;
     leaderElection?: boolean;
     kubernetes?: Partial<KubernetesConfig>;
+    cacheSyncDeadlineMs?: number;
   }): Promise<RunningController>;
   stop(): Promise<void>;
 }
@@ -74,6 +75,7 @@ export async function startClusterFixture(namespace = 'hostplane'): Promise<Clus
             logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'),
             kubeConfig: env.kubeConfig(options.token),
             leaderElection: options.leaderElection ?? true,
+            cacheSyncDeadlineMs: options.cacheSyncDeadlineMs,
           },
         );
         controllers.push(controller);

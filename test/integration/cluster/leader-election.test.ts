@@ -1,4 +1,4 @@
-import { CoordinationV1Api, type CoreV1Event } from '@kubernetes/client-node';
+import { CoordinationV1Api, RbacAuthorizationV1Api, type CoreV1Event } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Controller } from '../../../controllers/runtime/controller.js';
 import type { Informer } from '../../../controllers/runtime/informer.js';
@@ -81,6 +81,48 @@ describe('two controller replicas', () => {
     await eventually('events for two', async () => (await reportingInstances('two')).length > 0);
     expect(await reportingInstances('two')).toEqual([standbyId]);
     await standby.close();
+  });
+});
+
+describe('a leader that cannot fill its caches', () => {
+  it('is not ready, and after the deadline not healthy (so the pod restarts and frees the Lease)', async () => {
+    // A ServiceAccount that may hold the Lease but not list Sites.
+    const namespace = fx.namespace;
+    const rbac = fx.env.kubeConfig().makeApiClient(RbacAuthorizationV1Api);
+    await fx.core.createNamespacedServiceAccount({ namespace, body: { metadata: { name: 'lease-only' } } });
+    await rbac.createNamespacedRole({
+      namespace,
+      body: {
+        metadata: { name: 'lease-only' },
+        rules: [
+          { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
+        ],
+      },
+    });
+    await rbac.createNamespacedRoleBinding({
+      namespace,
+      body: {
+        metadata: { name: 'lease-only' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'lease-only' },
+        subjects: [{ kind: 'ServiceAccount', name: 'lease-only', namespace }],
+      },
+    });
+    const token = await fx.core.createNamespacedServiceAccountToken({
+      name: 'lease-only',
+      namespace,
+      body: { spec: { audiences: [], expirationSeconds: 3600 } },
+    });
+    const crippled = await fx.startController({
+      identity: 'lease-only',
+      token: token.status?.token,
+      kubernetes: { leaseName: 'lease-only' },
+      cacheSyncDeadlineMs: 1_500,
+    });
+    const get = async (path: string) => (await fetch(`${crippled.url}${path}`)).status;
+    await eventually('it to lead', () => crippled.manager.isLeader());
+    expect(await get('/readyz')).toBe(503);
+    await eventually('liveness to fail', async () => (await get('/healthz')) === 503, 10_000);
+    await crippled.close();
   });
 });
 
