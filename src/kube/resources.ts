@@ -65,6 +65,18 @@ const conditionsSchema = z.array(conditionSchema).meta({
   'x-kubernetes-list-map-keys': ['type'],
 });
 
+/** What every status starts with: the generation it describes and its conditions. */
+const statusBase = {
+  observedGeneration: z.int().min(0).optional(),
+  conditions: conditionsSchema.optional(),
+};
+
+const emailSchema = z
+  .string()
+  .min(3)
+  .max(254)
+  .regex(/^[^@\s]+@[^@\s]+$/);
+
 // ---- Site -----------------------------------------------------------------------------------
 
 export const siteSpecSchema = z
@@ -89,11 +101,7 @@ export const siteSpecSchema = z
     }),
     owner: z
       .object({
-        email: z
-          .string()
-          .min(3)
-          .max(254)
-          .regex(/^[^@\s]+@[^@\s]+$/),
+        email: emailSchema,
         plan: planSchema.default('free'),
       })
       .strict()
@@ -116,8 +124,7 @@ export const domainStatusSchema = z
 
 export const siteStatusSchema = z
   .object({
-    observedGeneration: z.int().min(0).optional(),
-    conditions: conditionsSchema.optional(),
+    ...statusBase,
     siteId: z.int().min(1).optional().meta({ description: 'The site in the control-plane database.' }),
     url: z.string().optional(),
     ingressName: z.string().optional(),
@@ -143,10 +150,7 @@ export const formSpecSchema = z
     siteRef: localObjectReference,
     name: z.string().min(1).max(200).meta({ description: 'Display name of the form.' }),
     active: z.boolean().default(true).meta({ description: 'An inactive form refuses new submissions.' }),
-    notificationEmail: z
-      .string()
-      .max(254)
-      .regex(/^[^@\s]+@[^@\s]+$/)
+    notificationEmail: emailSchema
       .optional()
       .meta({ description: 'Where submissions are mailed (default: the account email).' }),
     spamThreshold: z
@@ -160,8 +164,7 @@ export const formSpecSchema = z
 
 export const formStatusSchema = z
   .object({
-    observedGeneration: z.int().min(0).optional(),
-    conditions: conditionsSchema.optional(),
+    ...statusBase,
     formId: z.int().min(1).optional(),
     submissionUrl: z.string().optional(),
   })
@@ -198,8 +201,7 @@ export const sqliteDatabaseSpecSchema = z
 
 export const sqliteDatabaseStatusSchema = z
   .object({
-    observedGeneration: z.int().min(0).optional(),
-    conditions: conditionsSchema.optional(),
+    ...statusBase,
     shard: z.string().optional(),
     sizeBytes: z.int().min(0).optional(),
     users: z.int().min(0).optional(),
