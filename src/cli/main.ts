@@ -152,7 +152,8 @@ async function runLocally(config: Config, command: 'create-site' | 'session', in
     const commands = adminCommands(
       new Platform(store.db),
       (slug) => siteUrl(config, slug),
-      clusterSiteHook(config, createLogger(config.logLevel)),
+      // stderr: stdout carries the command's (JSON) output.
+      clusterSiteHook(config, createLogger(config.logLevel, process.stderr)),
     );
     const body =
       command === 'create-site'
