@@ -75,6 +75,20 @@ describe('cluster mode through the binary', () => {
     expect(resource?.spec).toMatchObject({ slug: 'cli-site', deletionPolicy: 'Retain' });
   });
 
+  it('admin create-site still succeeds when the Site resource cannot be created (the resync will)', async () => {
+    const { stdout } = await exec(
+      process.execPath,
+      [bin, 'admin', 'create-site', '--slug', 'deferred-site', '--email', 'cli@example.com', '--json'],
+      // A namespace that does not exist: the create answers 404.
+      { env: { ...baseEnv, HOSTPLANE_NAMESPACE: 'no-such-namespace' } },
+    );
+    // stdout stays one JSON object (warnings go to stderr).
+    expect(JSON.parse(stdout)).toMatchObject({
+      slug: 'deferred-site',
+      resource: { namespace: 'no-such-namespace', name: 'deferred-site', result: 'deferred' },
+    });
+  });
+
   it('serve --role controller answers /healthz, /readyz and /metrics, leads and reconciles', async () => {
     port = await freePort();
     controller = spawn(process.execPath, [bin, 'serve', '--role', 'controller'], {
@@ -96,6 +110,9 @@ describe('cluster mode through the binary', () => {
       return site?.status?.conditions?.some((c) => c.status === 'True') ? site : undefined;
     });
     expect(ready.status?.url).toBe('http://cli-site.sites.test:8080');
+    // The resync gives the site whose resource could not be created one.
+    const deferred = await eventually('a Site resource for deferred-site', () => sites.get('deferred-site'));
+    expect(deferred.spec.slug).toBe('deferred-site');
     const metrics = await (await get('/metrics')).text();
     expect(metricValue(metrics, 'hostplane_controller_leader', { lease: 'hostplane-controller' })).toBe(1);
     expect(
