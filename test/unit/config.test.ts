@@ -16,6 +16,37 @@ describe('configuration', () => {
     expect(config.dataDir.endsWith('/data')).toBe(true);
   });
 
+  it('leaves cluster mode off by default and fills it from the environment when on', () => {
+    expect(loadConfig({}).kubernetes).toBeUndefined();
+    const config = loadConfig({
+      HOSTPLANE_KUBERNETES: 'true',
+      HOSTPLANE_SITES_DOMAIN: 'Sites.Example.com',
+      HOSTPLANE_NAMESPACE: 'hosting',
+      HOSTPLANE_POD_NAME: 'hostplane-controller-7d9f',
+      HOSTPLANE_INGRESS_CLASS: 'nginx',
+      HOSTPLANE_EDGE_SERVICE: 'hp-edge',
+      HOSTPLANE_EDGE_SERVICE_PORT: '8080',
+      HOSTPLANE_RESYNC_SECONDS: '60',
+    });
+    expect(config.kubernetes).toEqual({
+      namespace: 'hosting',
+      podName: 'hostplane-controller-7d9f',
+      ingressClass: 'nginx',
+      edgeService: { name: 'hp-edge', port: 8080 },
+      clusterOwnerEmail: 'admin@sites.example.com',
+      leaseName: 'hostplane-controller',
+      resyncMs: 60_000,
+    });
+  });
+
+  it('refuses cluster settings that are not Kubernetes names', () => {
+    expect(() =>
+      loadConfig({ HOSTPLANE_KUBERNETES: 'true', HOSTPLANE_EDGE_SERVICE: 'Edge_Service' }),
+    ).toThrow(/HOSTPLANE_EDGE_SERVICE: must be a Service name/);
+    expect(() => loadConfig({ HOSTPLANE_NAMESPACE: '../etc' })).toThrow(ConfigError);
+    expect(() => loadConfig({ HOSTPLANE_RESYNC_SECONDS: '1' })).toThrow(ConfigError);
+  });
+
   it('selects PostgreSQL and S3 when their variables are set', () => {
     const config = loadConfig({
       DATABASE_URL: 'postgres://u:p@db:5432/hostplane',
