@@ -1,4 +1,10 @@
-import { KubeConfig } from '@kubernetes/client-node';
+import {
+  CoreV1Api,
+  KubeConfig,
+  RbacAuthorizationV1Api,
+  type V1PolicyRule,
+  type V1RoleBinding,
+} from '@kubernetes/client-node';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { accessSync, constants } from 'node:fs';
@@ -194,4 +200,34 @@ function probeStatus(url: string, token: string): Promise<number> {
     req.on('timeout', () => req.destroy(new Error('timeout')));
     req.on('error', reject);
   });
+}
+
+/**
+ * A ServiceAccount in `namespace` bound to a Role with `rules`, and a TokenRequest token for it:
+ * requests made with the token are authorized by the real RBAC authorizer. Returns the
+ * RoleBinding too, so a test can take the permissions away and give them back.
+ */
+export async function serviceAccountWithRole(
+  env: KubeTestEnv,
+  namespace: string,
+  name: string,
+  rules: V1PolicyRule[],
+): Promise<{ token: string; roleBinding: V1RoleBinding }> {
+  const core = env.kubeConfig().makeApiClient(CoreV1Api);
+  const rbac = env.kubeConfig().makeApiClient(RbacAuthorizationV1Api);
+  await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name } } });
+  await rbac.createNamespacedRole({ namespace, body: { metadata: { name }, rules } });
+  const roleBinding: V1RoleBinding = {
+    metadata: { name },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+    subjects: [{ kind: 'ServiceAccount', name, namespace }],
+  };
+  await rbac.createNamespacedRoleBinding({ namespace, body: roleBinding });
+  const { status } = await core.createNamespacedServiceAccountToken({
+    namespace,
+    name,
+    body: { spec: { audiences: [], expirationSeconds: 3_600 } },
+  });
+  if (!status?.token) throw new Error(`TokenRequest for ${name} returned no token`);
+  return { token: status.token, roleBinding };
 }

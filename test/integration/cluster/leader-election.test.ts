@@ -1,4 +1,4 @@
-import { CoordinationV1Api, RbacAuthorizationV1Api, type CoreV1Event } from '@kubernetes/client-node';
+import { CoordinationV1Api, type CoreV1Event } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Controller } from '../../../controllers/runtime/controller.js';
 import type { Informer } from '../../../controllers/runtime/informer.js';
@@ -9,6 +9,7 @@ import type { SiteResource } from '../../../src/kube/resources.js';
 import { createLogger } from '../../../src/observability/logger.js';
 import type { RunningController } from '../../../src/runtime.js';
 import { eventually, startClusterFixture, type ClusterFixture } from '../../kube/cluster.js';
+import { serviceAccountWithRole } from '../../kube/envtest.js';
 
 let fx: ClusterFixture;
 
@@ -87,34 +88,12 @@ describe('two controller replicas', () => {
 describe('a leader that cannot fill its caches', () => {
   it('is not ready, and after the deadline not healthy (so the pod restarts and frees the Lease)', async () => {
     // A ServiceAccount that may hold the Lease but not list Sites.
-    const namespace = fx.namespace;
-    const rbac = fx.env.kubeConfig().makeApiClient(RbacAuthorizationV1Api);
-    await fx.core.createNamespacedServiceAccount({ namespace, body: { metadata: { name: 'lease-only' } } });
-    await rbac.createNamespacedRole({
-      namespace,
-      body: {
-        metadata: { name: 'lease-only' },
-        rules: [
-          { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
-        ],
-      },
-    });
-    await rbac.createNamespacedRoleBinding({
-      namespace,
-      body: {
-        metadata: { name: 'lease-only' },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'lease-only' },
-        subjects: [{ kind: 'ServiceAccount', name: 'lease-only', namespace }],
-      },
-    });
-    const token = await fx.core.createNamespacedServiceAccountToken({
-      name: 'lease-only',
-      namespace,
-      body: { spec: { audiences: [], expirationSeconds: 3600 } },
-    });
+    const { token } = await serviceAccountWithRole(fx.env, fx.namespace, 'lease-only', [
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
+    ]);
     const crippled = await fx.startController({
       identity: 'lease-only',
-      token: token.status?.token,
+      token,
       kubernetes: { leaseName: 'lease-only' },
       cacheSyncDeadlineMs: 1_500,
     });

@@ -16,7 +16,7 @@ import { LeaderElector, type LeaderElectionOptions } from '../../../controllers/
 import { ExponentialBackoffRateLimiter } from '../../../controllers/runtime/workqueue.js';
 import { createLogger } from '../../../src/observability/logger.js';
 import { registry } from '../../../src/observability/metrics.js';
-import { startKubeTestEnv, type KubeTestEnv } from '../../kube/envtest.js';
+import { serviceAccountWithRole, startKubeTestEnv, type KubeTestEnv } from '../../kube/envtest.js';
 
 // The controller runtime against a real etcd + kube-apiserver: informers through watch timeouts,
 // API server restarts and 410 re-lists; Lease leader election with two candidates, release,
@@ -493,29 +493,9 @@ describe('LeaderElector', () => {
   it('stops leading when renewals fail for longer than the renew deadline, then runs for it again', async () => {
     // A service account whose right to write Leases can be taken away and given back.
     const rbac = env.kubeConfig().makeApiClient(RbacAuthorizationV1Api);
-    await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name: 'elector' } } });
-    await rbac.createNamespacedRole({
-      namespace,
-      body: {
-        metadata: { name: 'lease-writer' },
-        rules: [
-          { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
-        ],
-      },
-    });
-    const binding = {
-      metadata: { name: 'elector-lease-writer' },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'lease-writer' },
-      subjects: [{ kind: 'ServiceAccount', name: 'elector', namespace }],
-    };
-    await rbac.createNamespacedRoleBinding({ namespace, body: binding });
-    const { status } = await core.createNamespacedServiceAccountToken({
-      namespace,
-      name: 'elector',
-      body: { spec: { audiences: [], expirationSeconds: 3_600 } },
-    });
-    const token = status?.token;
-    if (!token) throw new Error('no token in the TokenRequest answer');
+    const { token, roleBinding: binding } = await serviceAccountWithRole(env, namespace, 'elector', [
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
+    ]);
 
     const leader = candidate('rbac-leader', {
       leaseName: 'revocable',
@@ -528,7 +508,7 @@ describe('LeaderElector', () => {
     await eventuallyPasses('the leader to lead', () => expect(leader.elector.isLeader()).toBe(true));
 
     const revokedAt = Date.now();
-    await rbac.deleteNamespacedRoleBinding({ namespace, name: 'elector-lease-writer' });
+    await rbac.deleteNamespacedRoleBinding({ namespace, name: binding.metadata?.name ?? '' });
     await eventuallyPasses(
       'leadership to be given up',
       () => expect(leader.elector.isLeader()).toBe(false),
