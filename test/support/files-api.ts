@@ -1,5 +1,13 @@
-import { expect } from 'vitest';
-import { apiKeyHeader, rawRequest, type TestHostplane, type TestSite } from './hostplane.js';
+import { afterAll, beforeAll, expect } from 'vitest';
+import type { PlanType } from '../../src/platform/plans.js';
+import {
+  apiKeyHeader,
+  rawRequest,
+  startHostplane,
+  type Backend,
+  type TestHostplane,
+  type TestSite,
+} from './hostplane.js';
 
 /** One entry of GET /api/v1/files/list (spec 2.1). */
 export interface FileEntry {
@@ -146,3 +154,25 @@ export const urlPathOf = (sitePath: string) => `/${sitePath.split('/').map(encod
 /** The public URL the API reports for a site path (base URL port 8080, sites domain localhost). */
 export const publicUrl = (site: TestSite, sitePath: string) =>
   `http://${site.slug}.localhost:8080${urlPathOf(sitePath)}`;
+
+/**
+ * Starts Hostplane on `backend` for the enclosing describe block (stopped after it). `freshSite()`
+ * creates a new empty site each call, so tests do not see each other's files.
+ */
+export function hostplaneWithFreshSites(backend: Backend, slugPrefix: string) {
+  let server: TestHostplane | undefined;
+  let sites = 0;
+  beforeAll(async () => {
+    server = await startHostplane(backend);
+  });
+  afterAll(() => server?.stop());
+  const fixture = {
+    get hp(): TestHostplane {
+      if (!server) throw new Error('Hostplane is not started (use inside the describe block)');
+      return server;
+    },
+    freshSite: async (plan: PlanType = 'free'): Promise<FilesApi> =>
+      filesApi(fixture.hp, await fixture.hp.createSite(`${slugPrefix}-${++sites}`, { plan })),
+  };
+  return fixture;
+}

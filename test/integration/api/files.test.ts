@@ -1,9 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { siteFiles } from '../../../src/store/schema.js';
 import {
   expectError,
-  filesApi,
   fill,
   listAll,
   okJson,
@@ -13,8 +12,9 @@ import {
   urlPathOf,
   type FileEntry,
   type FilesApi,
+  hostplaneWithFreshSites,
 } from '../../support/files-api.js';
-import { backends, startHostplane, type TestHostplane } from '../../support/hostplane.js';
+import { backends } from '../../support/hostplane.js';
 
 const MAX_FILE_BYTES = 10485760;
 
@@ -29,15 +29,8 @@ interface ListBody {
 }
 
 describe.each(backends)('files API (%s)', (backend) => {
-  let hp: TestHostplane;
-  let sites = 0;
-  /** A new empty site for each test, so tests do not see each other's files. */
-  const freshSite = async (): Promise<FilesApi> => filesApi(hp, await hp.createSite(`files-${++sites}`));
-
-  beforeAll(async () => {
-    hp = await startHostplane(backend);
-  });
-  afterAll(() => hp?.stop());
+  const fixture = hostplaneWithFreshSites(backend, 'files');
+  const { freshSite } = fixture;
 
   describe('GET /api/v1/files/list', () => {
     it('answers an empty site with success, storage_folder, pagination and no files', async () => {
@@ -135,7 +128,7 @@ describe.each(backends)('files API (%s)', (backend) => {
         contentType: 'application/octet-stream',
       });
       // The upload allowlist refuses .gitkeep (no extension), so rows are written directly.
-      await hp.services.store.db
+      await fixture.hp.services.store.db
         .insert(siteFiles)
         .values([gitkeep('.gitkeep', null, 0), gitkeep('assets/.gitkeep', 'assets', 1)]);
       const body = await okJson<ListBody>(await api.list());
@@ -864,7 +857,7 @@ describe.each(backends)('files API (%s)', (backend) => {
       const api = await freshSite();
       await put(api, 'index.html', 'x');
       const before = await snapshot(api);
-      const res = await hp.request(path, {
+      const res = await fixture.hp.request(path, {
         method,
         ...(method === 'POST'
           ? { json: { path: 'index.html', content: 'y', old_path: 'index.html', new_path: 'b.html' } }

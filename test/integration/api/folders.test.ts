@@ -1,7 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   expectError,
-  filesApi,
   listAll,
   okJson,
   publicUrl,
@@ -9,8 +8,9 @@ import {
   snapshot,
   type FileEntry,
   type FilesApi,
+  hostplaneWithFreshSites,
 } from '../../support/files-api.js';
-import { backends, startHostplane, type TestHostplane } from '../../support/hostplane.js';
+import { backends } from '../../support/hostplane.js';
 
 const keys = (value: object) => Object.keys(value).sort();
 const paths = (entries: FileEntry[]) => entries.map((e) => e.path).sort();
@@ -38,14 +38,8 @@ const SRC_TREE = [
 const OTHERS = ['index.html', 'src-old', 'src-old/keep.html', 'srcx', 'srcx/keep.html'];
 
 describe.each(backends)('folders API (%s)', (backend) => {
-  let hp: TestHostplane;
-  let sites = 0;
-  const freshSite = async (): Promise<FilesApi> => filesApi(hp, await hp.createSite(`folders-${++sites}`));
-
-  beforeAll(async () => {
-    hp = await startHostplane(backend);
-  });
-  afterAll(() => hp?.stop());
+  const fixture = hostplaneWithFreshSites(backend, 'folders');
+  const { freshSite } = fixture;
 
   describe('POST /api/v1/files/create-folder', () => {
     it('answers {success, message, path}', async () => {
@@ -438,7 +432,7 @@ describe.each(backends)('folders API (%s)', (backend) => {
       const api = await freshSite();
       await seed(api);
       const before = await snapshot(api);
-      const res = await hp.request(path, {
+      const res = await fixture.hp.request(path, {
         method,
         ...(method === 'POST' ? { json: { path: 'new', old_path: 'src', new_path: 'dist' } } : {}),
       });

@@ -1,8 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { plans, type Plan, type PlanType } from '../../../src/platform/plans.js';
+import { describe, expect, it } from 'vitest';
+import { plans, type Plan } from '../../../src/platform/plans.js';
 import {
   expectError,
-  filesApi,
   fill,
   listAll,
   okJson,
@@ -10,8 +9,9 @@ import {
   snapshot,
   storageLimits,
   type FilesApi,
+  hostplaneWithFreshSites,
 } from '../../support/files-api.js';
-import { backends, startHostplane, type TestHostplane } from '../../support/hostplane.js';
+import { backends } from '../../support/hostplane.js';
 
 const FREE_FILES = 200;
 const FREE_BYTES = 524288000;
@@ -51,15 +51,8 @@ const count = (results: Array<{ status: number }>, status: number) =>
   results.filter((r) => r.status === status).length;
 
 describe.each(backends)('storage limits and quotas (%s)', (backend) => {
-  let hp: TestHostplane;
-  let sites = 0;
-  const freshSite = async (plan: PlanType = 'free'): Promise<FilesApi> =>
-    filesApi(hp, await hp.createSite(`quota-${++sites}`, { plan }));
-
-  beforeAll(async () => {
-    hp = await startHostplane(backend);
-  });
-  afterAll(() => hp?.stop());
+  const fixture = hostplaneWithFreshSites(backend, 'quota');
+  const { freshSite } = fixture;
 
   describe('GET /api/v1/files/storage-limits', () => {
     it('answers an empty free site with every field of spec 2.8 and the free limits', async () => {
@@ -205,13 +198,13 @@ describe.each(backends)('storage limits and quotas (%s)', (backend) => {
       const api = await freshSite();
       await put(api, 'index.html', 'home');
       const { base_url: baseUrl } = await okJson<{ base_url: string }>(await api.hostingInfo());
-      const res = await hp.request('/', { host: new URL(baseUrl).host });
+      const res = await fixture.hp.request('/', { host: new URL(baseUrl).host });
       expect(await res.text()).toBe('home');
     });
 
     it('is 401 without a key', async () => {
-      await expectError(await hp.request('/api/v1/hosting-info'), 401, 'Unauthorized');
-      await expectError(await hp.request('/api/v1/files/storage-limits'), 401, 'Unauthorized');
+      await expectError(await fixture.hp.request('/api/v1/hosting-info'), 401, 'Unauthorized');
+      await expectError(await fixture.hp.request('/api/v1/files/storage-limits'), 401, 'Unauthorized');
     });
   });
 

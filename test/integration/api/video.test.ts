@@ -15,6 +15,7 @@ import {
   snapshot,
   storageLimits,
   type FilesApi,
+  hostplaneWithFreshSites,
 } from '../../support/files-api.js';
 import { backends, multipartBody, startHostplane, type TestHostplane } from '../../support/hostplane.js';
 
@@ -60,14 +61,8 @@ async function leftoverTempBlobs(hp: TestHostplane): Promise<string[]> {
 }
 
 describe.each(backends)('video upload (%s)', (backend) => {
-  let hp: TestHostplane;
-  let sites = 0;
-  const freshSite = async (): Promise<FilesApi> => filesApi(hp, await hp.createSite(`video-${++sites}`));
-
-  beforeAll(async () => {
-    hp = await startHostplane(backend);
-  });
-  afterAll(() => hp?.stop());
+  const fixture = hostplaneWithFreshSites(backend, 'video');
+  const { freshSite } = fixture;
 
   describe('accepted uploads', () => {
     it('answers exactly {success, url, path, size, message}', async () => {
@@ -208,7 +203,7 @@ describe.each(backends)('video upload (%s)', (backend) => {
       expect(res.status).not.toBe(500);
       const body = await expectError(res, status, error);
       expect(await snapshot(api)).toEqual(before);
-      expect(await leftoverTempBlobs(hp)).toEqual([]);
+      expect(await leftoverTempBlobs(fixture.hp)).toEqual([]);
       return body;
     }
 
@@ -315,7 +310,7 @@ describe.each(backends)('video upload (%s)', (backend) => {
       expect(res.status).not.toBe(500);
       await expectError(res, 400);
       expect(await snapshot(api)).toEqual(before);
-      expect(await leftoverTempBlobs(hp)).toEqual([]);
+      expect(await leftoverTempBlobs(fixture.hp)).toEqual([]);
     });
 
     it('stores nothing and leaves no temporary blob when the client aborts mid-upload', async () => {
@@ -326,7 +321,7 @@ describe.each(backends)('video upload (%s)', (backend) => {
       await new Promise<void>((resolve) => {
         const req = http.request({
           host: '127.0.0.1',
-          port: hp.port,
+          port: fixture.hp.port,
           path: '/api/v1/videos/upload',
           method: 'POST',
           headers: {
@@ -340,7 +335,7 @@ describe.each(backends)('video upload (%s)', (backend) => {
         req.on('close', () => resolve());
         req.write(bytes.subarray(0, 1024 * 1024), () => setTimeout(() => req.destroy(), 100));
       });
-      expect(await leftoverTempBlobs(hp)).toEqual([]);
+      expect(await leftoverTempBlobs(fixture.hp)).toEqual([]);
       expect(await snapshot(api)).toEqual(before);
     });
 
@@ -356,7 +351,7 @@ describe.each(backends)('video upload (%s)', (backend) => {
 
     it('is 401 without a key', async () => {
       const api = await freshSite();
-      const res = await hp.request('/api/v1/videos/upload', {
+      const res = await fixture.hp.request('/api/v1/videos/upload', {
         method: 'POST',
         form: videoForm('a.mp4', randomBytes(10)),
       });
