@@ -4,7 +4,7 @@ import { ConfigError, loadConfig, siteUrl, type Config } from '../config/config.
 import { createLogger } from '../observability/logger.js';
 import { startTracing } from '../observability/otel.js';
 import { Platform, PlatformError } from '../platform/platform.js';
-import { clusterSiteHook, startController, startServer } from '../runtime.js';
+import { clusterSiteHook, startController, startServer } from '../server.js';
 import { DataDirLockedError, openStore } from '../store/db.js';
 import { adminCommands, callAdminSocket, createSiteInput, sessionInput } from './admin-socket.js';
 import path from 'node:path';

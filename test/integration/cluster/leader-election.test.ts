@@ -7,7 +7,7 @@ import { ExponentialBackoffRateLimiter } from '../../../controllers/runtime/work
 import { SiteReconciler } from '../../../controllers/site/site-reconciler.js';
 import type { SiteResource } from '../../../src/kube/resources.js';
 import { createLogger } from '../../../src/observability/logger.js';
-import type { RunningController } from '../../../src/runtime.js';
+import type { RunningController } from '../../../src/server.js';
 import { eventually, startClusterFixture, type ClusterFixture } from '../../kube/cluster.js';
 import { serviceAccountWithRole } from '../../kube/envtest.js';
 

@@ -1,0 +1,324 @@
+import { z } from 'zod';
+
+/**
+ * The one registry of error codes, in the spirit of Fastify's `lib/errors.js`. Domains throw
+ * `new AppError(code, params)` and know nothing of HTTP; the HTTP error middleware, the admin
+ * socket and the CLI each map a code in one place, and the OpenAPI document describes every
+ * route's error bodies from here.
+ *
+ * Each definition gives the HTTP status, the spec's `error` text (section 7), a message built
+ * from the params, and the extra fields its body carries (with their schema, for the document).
+ */
+interface Definition<P> {
+  status: number;
+  /** The body's `error` field: the spec's text where it has one. */
+  error: string;
+  message: (params: P) => string;
+  /** Extra body fields beside `error` and `message`. */
+  extra?: (params: P) => Record<string, unknown>;
+  /** Schema of the extra fields, for the OpenAPI document. */
+  extraSchema?: z.ZodRawShape;
+  /** What the code means, for the OpenAPI document. */
+  description: string;
+}
+
+const define = <P = Record<never, never>>(d: Definition<P>): Definition<P> => d;
+type WithMessage = { message: string };
+
+const quotaCommon = {
+  current_plan: z.string().describe('The plan type of the account'),
+  upgrade_url: z.url().describe('Where the account owner can upgrade'),
+};
+
+export const errorDefinitions = {
+  INVALID_REQUEST: define<WithMessage>({
+    status: 400,
+    error: 'Bad Request',
+    message: (p) => p.message,
+    description: 'The query or body does not match the documented schema; the message names the field',
+  }),
+  INVALID_PATH: define<WithMessage>({
+    status: 400,
+    error: 'Invalid path',
+    message: (p) => p.message,
+    description: 'A site path is empty, absolute, has `.`/`..` or empty segments, or forbidden characters',
+  }),
+  INVALID_FILE_TYPE: define<WithMessage>({
+    status: 400,
+    error: 'Invalid file type',
+    message: (p) => p.message,
+    description: 'The extension is not one of the allowed ones',
+  }),
+  INVALID_CONTENT: define<WithMessage>({
+    status: 400,
+    error: 'Invalid content',
+    message: (p) => p.message,
+    description: 'The content is not valid for its encoding',
+  }),
+  FILE_TOO_LARGE: define<{ maxBytes: number; what: 'file' | 'read' }>({
+    status: 400,
+    error: 'File too large',
+    message: (p) =>
+      p.what === 'read'
+        ? `File is larger than ${p.maxBytes} bytes and is not returned inline; download it from its url`
+        : `Files can be at most ${p.maxBytes} bytes (10 MB).`,
+    extra: (p) => ({ max_size_bytes: p.maxBytes }),
+    extraSchema: { max_size_bytes: z.int().describe('The largest size accepted, in bytes') },
+    description: 'The file is over the size limit (10 MB)',
+  }),
+  VIDEO_TOO_LARGE: define<{ maxBytes: number }>({
+    status: 400,
+    error: 'File too large',
+    message: (p) => `Videos can be at most ${p.maxBytes} bytes (50 MB).`,
+    extra: (p) => ({ max_size: p.maxBytes }),
+    extraSchema: { max_size: z.int().describe('The largest video accepted, in bytes') },
+    description: 'The video is over 50 MB',
+  }),
+  MISSING_PATH: define<WithMessage>({
+    status: 400,
+    error: 'Missing path',
+    message: (p) => p.message,
+    description: 'The multipart `path` field is missing or empty',
+  }),
+  NO_FILE: define<WithMessage>({
+    status: 400,
+    error: 'No file provided',
+    message: (p) => p.message,
+    description: 'The multipart body has no `file` part',
+  }),
+  INVALID_SLUG: define<WithMessage>({
+    status: 400,
+    error: 'Invalid slug',
+    message: (p) => p.message,
+    description: 'A slug breaks the subdomain rule',
+  }),
+  UNAUTHORIZED: define<{ message: string; hint: string }>({
+    status: 401,
+    error: 'Unauthorized',
+    message: (p) => p.message,
+    extra: (p) => ({ hint_for_ai: p.hint }),
+    extraSchema: {
+      hint_for_ai: z.string().describe('What an AI agent should do next (ask the user for a key, …)'),
+    },
+    description: 'The credential is missing, empty, unknown, expired or revoked',
+  }),
+  KEY_SCOPE: define({
+    status: 403,
+    error: 'Forbidden',
+    message: () => 'This API key is scoped to a different site.',
+    description: 'The API key belongs to another site than the one named',
+  }),
+  FILE_LIMIT: define<{ message: string; current: number; limit: number; plan: string; upgradeUrl: string }>({
+    status: 403,
+    error: 'File limit exceeded',
+    message: (p) => p.message,
+    extra: (p) => ({
+      current_file_count: p.current,
+      file_limit: p.limit,
+      current_plan: p.plan,
+      upgrade_url: p.upgradeUrl,
+    }),
+    extraSchema: {
+      current_file_count: z.int(),
+      file_limit: z.int(),
+      ...quotaCommon,
+    },
+    description: "The plan's file limit would be exceeded",
+  }),
+  FOLDER_LIMIT: define<{ message: string; current: number; limit: number; plan: string; upgradeUrl: string }>(
+    {
+      status: 403,
+      error: 'Folder limit exceeded',
+      message: (p) => p.message,
+      extra: (p) => ({
+        current_folder_count: p.current,
+        folder_limit: p.limit,
+        current_plan: p.plan,
+        upgrade_url: p.upgradeUrl,
+      }),
+      extraSchema: { current_folder_count: z.int(), folder_limit: z.int(), ...quotaCommon },
+      description: "Folders are capped at the plan's file limit",
+    },
+  ),
+  STORAGE_LIMIT: define<{
+    message: string;
+    current: number;
+    limit: number;
+    limitFormatted: string;
+    currentFormatted: string;
+    available: number;
+    availableFormatted: string;
+    plan: string;
+    upgradeUrl: string;
+  }>({
+    status: 403,
+    error: 'Storage limit exceeded',
+    message: (p) => p.message,
+    extra: (p) => ({
+      current_storage: p.current,
+      storage_limit: p.limit,
+      storage_limit_formatted: p.limitFormatted,
+      current_storage_formatted: p.currentFormatted,
+      available_storage: p.available,
+      available_storage_formatted: p.availableFormatted,
+      current_plan: p.plan,
+      upgrade_url: p.upgradeUrl,
+    }),
+    extraSchema: {
+      current_storage: z.int(),
+      storage_limit: z.int(),
+      storage_limit_formatted: z.string(),
+      current_storage_formatted: z.string(),
+      available_storage: z.int(),
+      available_storage_formatted: z.string(),
+      ...quotaCommon,
+    },
+    description: "The plan's storage limit would be exceeded",
+  }),
+  NOT_FOUND: define<WithMessage>({
+    status: 404,
+    error: 'Not found',
+    message: (p) => p.message,
+    description: 'No such file, folder, site or route',
+  }),
+  UNKNOWN_ACCOUNT: define<{ email: string }>({
+    status: 404,
+    error: 'Not found',
+    message: (p) => `no account with the email ${p.email}`,
+    description: 'No account has that email',
+  }),
+  UNKNOWN_SITE: define<{ siteId: number }>({
+    status: 404,
+    error: 'Not found',
+    message: (p) => `site ${p.siteId} does not exist`,
+    description: 'No site has that id',
+  }),
+  UPLOAD_ABORTED: define<WithMessage>({
+    status: 404, // spec 4.4
+    error: 'Upload aborted',
+    message: (p) => p.message,
+    description: 'The client stopped sending before the upload completed (nothing was stored)',
+  }),
+  METHOD_NOT_ALLOWED: define<{ method: string; allow: string[] }>({
+    status: 405,
+    error: 'Method Not Allowed',
+    message: (p) => `${p.method} is not allowed here; use ${p.allow.join(', ')}.`,
+    description: 'The path exists but not with this method (see the Allow header)',
+  }),
+  CONFLICT: define<WithMessage>({
+    status: 409,
+    error: 'Conflict',
+    message: (p) => p.message,
+    description: 'Something already exists at the target path',
+  }),
+  SLUG_TAKEN: define<{ slug: string }>({
+    status: 409,
+    error: 'Conflict',
+    message: (p) => `the slug "${p.slug}" is already taken`,
+    description: 'Another site has that slug',
+  }),
+  PAYLOAD_TOO_LARGE: define({
+    status: 413,
+    error: 'Payload Too Large',
+    message: () => 'The request body is too large.',
+    description: 'The request body is over the limit of this endpoint',
+  }),
+  UNSUPPORTED_MEDIA_TYPE: define<WithMessage>({
+    status: 415,
+    error: 'Unsupported Media Type',
+    message: (p) => p.message,
+    description: 'The body is not UTF-8 JSON (or not the documented media type)',
+  }),
+  RATE_LIMITED: define<{ message: string; retryAfterSeconds: number }>({
+    status: 429,
+    error: 'Too Many Requests',
+    message: (p) => p.message,
+    extra: (p) => ({ retry_after: p.retryAfterSeconds }),
+    extraSchema: { retry_after: z.int().describe('Seconds until a new attempt can succeed') },
+    description: 'Too many requests from this address; see Retry-After',
+  }),
+  CAPACITY: define<{ message: string; retryAfterSeconds: number }>({
+    status: 503,
+    error: 'Service Unavailable',
+    message: (p) => p.message,
+    extra: (p) => ({ retry_after: p.retryAfterSeconds }),
+    extraSchema: { retry_after: z.int().describe('Seconds until a new attempt may succeed') },
+    description: 'A platform-wide capacity limit is reached for now; see Retry-After',
+  }),
+  UPLOAD_FAILED: define({
+    status: 500,
+    error: 'Upload failed',
+    message: () => 'The video could not be stored; try again.',
+    description: 'The upload failed on our side (the cause is logged, not sent)',
+  }),
+  INTERNAL: define({
+    status: 500,
+    error: 'Internal server error',
+    message: () => 'Something went wrong on our side; try again.',
+    description: 'A failure on our side (the cause is logged, not sent)',
+  }),
+} as const;
+
+export type ErrorCode = keyof typeof errorDefinitions;
+type ParamsOf<C extends ErrorCode> = (typeof errorDefinitions)[C] extends Definition<infer P> ? P : never;
+/** Codes whose definition takes no params. */
+type ParamlessCode = {
+  [C in ErrorCode]: Record<never, never> extends ParamsOf<C> ? C : never;
+}[ErrorCode];
+
+/** The JSON body of an error: `error` and `message`, plus the code's extra fields. */
+export interface ErrorBody {
+  error: string;
+  message: string;
+  [extra: string]: unknown;
+}
+
+/** An error a domain throws: a registry code and the params of its message and extra fields. */
+export class AppError<C extends ErrorCode = ErrorCode> extends Error {
+  readonly code: C;
+  readonly params: ParamsOf<C>;
+
+  constructor(
+    ...args: C extends ParamlessCode
+      ? [code: C, params?: ParamsOf<C>, options?: { cause?: unknown }]
+      : [code: C, params: ParamsOf<C>, options?: { cause?: unknown }]
+  ) {
+    const [code, params, options] = args as [C, ParamsOf<C> | undefined, { cause?: unknown }?];
+    const definition = errorDefinitions[code] as Definition<ParamsOf<C>>;
+    const resolved = (params ?? {}) as ParamsOf<C>;
+    super(definition.message(resolved), options);
+    this.name = 'AppError';
+    this.code = code;
+    this.params = resolved;
+  }
+
+  get status(): number {
+    return errorDefinitions[this.code].status;
+  }
+
+  /** The response body: `{error, message, ...extra}`. */
+  get body(): ErrorBody {
+    const definition = errorDefinitions[this.code] as Definition<ParamsOf<C>>;
+    return { error: definition.error, message: this.message, ...definition.extra?.(this.params) };
+  }
+}
+
+export function isAppError<C extends ErrorCode>(err: unknown, code?: C): err is AppError<C> {
+  return err instanceof AppError && (code === undefined || err.code === code);
+}
+
+/** The schema of a code's body, for the OpenAPI document. */
+export function errorBodySchema(code: ErrorCode): z.ZodObject {
+  const definition: Definition<never> = errorDefinitions[code];
+  return z
+    .object({
+      error: z.literal(definition.error),
+      message: z.string().describe('What went wrong, in words'),
+      ...definition.extraSchema,
+    })
+    .describe(`${code}: ${definition.description}`);
+}
+
+export function statusOf(code: ErrorCode): number {
+  return errorDefinitions[code].status;
+}
