@@ -45,7 +45,8 @@ export function splitKey(key: string): { namespace: string | undefined; name: st
  */
 export class Controller {
   readonly queue: WorkQueue;
-  private readonly name: string;
+  /** For logs and metrics, e.g. 'site'. */
+  readonly name: string;
   private readonly reconciler: Reconciler;
   private readonly workers: number;
   private readonly logger: Logger;

@@ -1,4 +1,5 @@
 import { CoordinationV1Api, V1MicroTime, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
+import { makeKubeApi } from '../../src/kube/api-client.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { controllerLeader } from './metrics.js';
@@ -20,6 +21,8 @@ export interface LeaderElectionOptions {
    * true). Without it the lease must expire first, as after a crash.
    */
   releaseOnStop?: boolean;
+  /** Per-call deadline of the Lease calls (each is also bounded by what is left of renewDeadline). */
+  requestTimeoutMs?: number;
   logger: Logger;
   onStartedLeading: () => void;
   /** Called when leadership is lost or released (before the release is written). */
@@ -91,7 +94,9 @@ export class LeaderElector {
       lease: `${options.namespace}/${options.leaseName}`,
       identity: options.identity,
     });
-    this.api = options.kubeConfig.makeApiClient(CoordinationV1Api);
+    this.api = makeKubeApi(options.kubeConfig, CoordinationV1Api, {
+      requestTimeoutMs: options.requestTimeoutMs,
+    });
   }
 
   /** Runs the acquire/renew loop in the background until stop(). */
@@ -324,7 +329,10 @@ export class LeaderElector {
   }
 }
 
-/** Rejects after `ms` if `promise` has not settled (the request itself is left to finish on its own). */
+/**
+ * Rejects after `ms` if `promise` has not settled: a renewal must give up by the renew deadline,
+ * sooner than the client's per-call deadline (which then aborts the request itself).
+ */
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {

@@ -54,3 +54,10 @@ export const watchRestartsTotal = new client.Counter({
   labelNames: ['informer', 'reason'] as const,
   registers: [registry],
 });
+
+export const resyncTotal = new client.Counter({
+  name: 'hostplane_controller_resync_total',
+  help: 'Periodic resync passes finished, by controller and result (success, error).',
+  labelNames: ['controller', 'result'] as const,
+  registers: [registry],
+});

@@ -1,12 +1,24 @@
 import {
-  ApiException,
-  CustomObjectsApi,
+  CoordinationV1Api,
+  CoreV1Api,
   KubeConfig,
   KubernetesObjectApi,
-  PatchStrategy,
-  type KubernetesObject,
+  NetworkingV1Api,
 } from '@kubernetes/client-node';
-import { API_VERSION, GROUP, VERSION, siteKind, type SiteResource, type SiteStatus } from './resources.js';
+import { makeKubeApi, type KubeApiOptions } from './api-client.js';
+import { ResourceClient, resourceClient } from './resource-client.js';
+import { siteKind, type FormResource, type SiteResource, type SqliteDatabaseResource } from './resources.js';
+
+export {
+  DEFAULT_KUBE_REQUEST_TIMEOUT_MS,
+  KubeRequestTimeoutError,
+  apiStatus,
+  isConflict,
+  isNotFound,
+  makeKubeApi,
+  type KubeApiOptions,
+} from './api-client.js';
+export { ResourceClient, resourceClient, type KindName, type ResourceTypes } from './resource-client.js';
 
 /** Links a Site resource to its site in the control-plane database. */
 export const SITE_ID_ANNOTATION = 'hostplane.dev/site-id';
@@ -22,132 +34,40 @@ export function kubeConfigFromEnvironment(): KubeConfig {
   return kc;
 }
 
-/** The HTTP status of a failed Kubernetes API call (undefined for network errors). */
-export function apiStatus(err: unknown): number | undefined {
-  if (err instanceof ApiException) return err.code;
-  const code = (err as { code?: unknown; statusCode?: unknown } | null)?.statusCode;
-  return typeof code === 'number' ? code : undefined;
+/** Typed access to Site resources in one namespace (what the api role and the tests use). */
+export class SiteResources extends ResourceClient<SiteResource> {
+  constructor(kubeConfig: KubeConfig, namespace: string, fieldManager: string, options: KubeApiOptions = {}) {
+    super(siteKind, kubeConfig, namespace, fieldManager, options);
+  }
 }
 
-export const isNotFound = (err: unknown): boolean => apiStatus(err) === 404;
-export const isConflict = (err: unknown): boolean => apiStatus(err) === 409;
+/** Every Kubernetes client a controller uses, all with the per-call deadline, for one namespace. */
+export interface KubeClients {
+  namespace: string;
+  sites: ResourceClient<SiteResource>;
+  forms: ResourceClient<FormResource>;
+  sqliteDatabases: ResourceClient<SqliteDatabaseResource>;
+  core: CoreV1Api;
+  networking: NetworkingV1Api;
+  coordination: CoordinationV1Api;
+  /** Any object by apiVersion and kind (server-side apply, generic delete). */
+  objects: KubernetesObjectApi;
+}
 
-/** Typed access to Site resources in one namespace. */
-export class SiteResources {
-  private readonly objects: KubernetesObjectApi;
-  private readonly custom: CustomObjectsApi;
-
-  constructor(
-    kubeConfig: KubeConfig,
-    readonly namespace: string,
-    private readonly fieldManager: string,
-  ) {
-    this.objects = KubernetesObjectApi.makeApiClient(kubeConfig);
-    this.custom = kubeConfig.makeApiClient(CustomObjectsApi);
-  }
-
-  /** Collection path, for informers. */
-  get path(): string {
-    return `/apis/${GROUP}/${VERSION}/namespaces/${this.namespace}/${siteKind.plural}`;
-  }
-
-  async get(name: string): Promise<SiteResource | undefined> {
-    try {
-      return (await this.custom.getNamespacedCustomObject({
-        group: GROUP,
-        version: VERSION,
-        namespace: this.namespace,
-        plural: siteKind.plural,
-        name,
-      })) as SiteResource;
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
-  }
-
-  async create(site: Omit<SiteResource, 'apiVersion' | 'kind'>): Promise<SiteResource> {
-    return (await this.custom.createNamespacedCustomObject({
-      group: GROUP,
-      version: VERSION,
-      namespace: this.namespace,
-      plural: siteKind.plural,
-      body: { apiVersion: API_VERSION, kind: siteKind.kind, ...site },
-      fieldManager: this.fieldManager,
-    })) as SiteResource;
-  }
-
-  async list(): Promise<SiteResource[]> {
-    const list = (await this.custom.listNamespacedCustomObject({
-      group: GROUP,
-      version: VERSION,
-      namespace: this.namespace,
-      plural: siteKind.plural,
-    })) as { items: SiteResource[] };
-    return list.items;
-  }
-
-  /** Replaces spec and metadata (409 when the Site changed since it was read). */
-  async replace(site: SiteResource): Promise<SiteResource> {
-    return (await this.custom.replaceNamespacedCustomObject({
-      group: GROUP,
-      version: VERSION,
-      namespace: this.namespace,
-      plural: siteKind.plural,
-      name: site.metadata.name,
-      body: site,
-      fieldManager: this.fieldManager,
-    })) as SiteResource;
-  }
-
-  async delete(name: string): Promise<void> {
-    await this.custom.deleteNamespacedCustomObject({
-      group: GROUP,
-      version: VERSION,
-      namespace: this.namespace,
-      plural: siteKind.plural,
-      name,
-    });
-  }
-
-  /**
-   * JSON merge patch of metadata (finalizers, annotations). Carrying the resourceVersion makes it
-   * conditional: a concurrent change answers 409 and the caller retries from fresh state.
-   */
-  async patchMetadata(
-    site: SiteResource,
-    metadata: { finalizers?: string[]; annotations?: Record<string, string | null> },
-  ): Promise<SiteResource> {
-    const patch = {
-      apiVersion: API_VERSION,
-      kind: siteKind.kind,
-      metadata: {
-        name: site.metadata.name,
-        namespace: this.namespace,
-        resourceVersion: site.metadata.resourceVersion,
-        ...metadata,
-      },
-    } as KubernetesObject;
-    return (await this.objects.patch(
-      patch,
-      undefined,
-      undefined,
-      this.fieldManager,
-      undefined,
-      PatchStrategy.MergePatch,
-    )) as SiteResource;
-  }
-
-  /** Replaces the status subresource (409 when the Site changed since it was read). */
-  async replaceStatus(site: SiteResource, status: SiteStatus): Promise<SiteResource> {
-    return (await this.custom.replaceNamespacedCustomObjectStatus({
-      group: GROUP,
-      version: VERSION,
-      namespace: this.namespace,
-      plural: siteKind.plural,
-      name: site.metadata.name,
-      body: { ...site, status },
-      fieldManager: this.fieldManager,
-    })) as SiteResource;
-  }
+export function kubeClients(
+  kubeConfig: KubeConfig,
+  namespace: string,
+  fieldManager: string,
+  options: KubeApiOptions = {},
+): KubeClients {
+  return {
+    namespace,
+    sites: resourceClient('Site', kubeConfig, namespace, fieldManager, options),
+    forms: resourceClient('Form', kubeConfig, namespace, fieldManager, options),
+    sqliteDatabases: resourceClient('SqliteDatabase', kubeConfig, namespace, fieldManager, options),
+    core: makeKubeApi(kubeConfig, CoreV1Api, options),
+    networking: makeKubeApi(kubeConfig, NetworkingV1Api, options),
+    coordination: makeKubeApi(kubeConfig, CoordinationV1Api, options),
+    objects: makeKubeApi(kubeConfig, KubernetesObjectApi, options),
+  };
 }

@@ -1,4 +1,7 @@
-import { SITE_ID_ANNOTATION, SiteResources, isConflict } from './client.js';
+import { isConflict } from './api-client.js';
+import { SITE_ID_ANNOTATION } from './client.js';
+import type { ResourceClient } from './resource-client.js';
+import type { SiteResource } from './resources.js';
 
 /**
  * Creates the Site resource of a database site (annotated with its id, so the controller links
@@ -6,7 +9,7 @@ import { SITE_ID_ANNOTATION, SiteResources, isConflict } from './client.js';
  * owns it, and the controller reports any mismatch in its status.
  */
 export async function createSiteResource(
-  resources: SiteResources,
+  resources: ResourceClient<SiteResource>,
   site: { name: string; siteId: number; slug: string; customDomains?: string[] },
 ): Promise<'created' | 'exists'> {
   try {

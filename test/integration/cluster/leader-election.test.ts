@@ -1,10 +1,12 @@
 import { CoordinationV1Api, type CoreV1Event } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Controller } from '../../../controllers/runtime/controller.js';
-import type { Informer } from '../../../controllers/runtime/informer.js';
+import { EventRecorder } from '../../../controllers/runtime/events.js';
 import { reconcileTotal } from '../../../controllers/runtime/metrics.js';
 import { ExponentialBackoffRateLimiter } from '../../../controllers/runtime/workqueue.js';
-import { SiteReconciler } from '../../../controllers/site/site-reconciler.js';
+import { CONTROLLER_NAME } from '../../../controllers/runtime/setup.js';
+import { SiteReconciler } from '../../../controllers/site/reconciler.js';
+import { kubeClients } from '../../../src/kube/client.js';
 import type { SiteResource } from '../../../src/kube/resources.js';
 import { createLogger } from '../../../src/observability/logger.js';
 import type { RunningController } from '../../../src/server.js';
@@ -126,14 +128,15 @@ describe('a status write from a stale cache', () => {
       ...readySite,
       metadata: { ...readySite.metadata, labels: { moved: 'on' } },
     });
+    const clients = kubeClients(fx.env.kubeConfig(), fx.namespace, CONTROLLER_NAME);
     const reconcilerWithCache = (get: () => SiteResource | undefined) =>
       new SiteReconciler({
         config: fx.controllerConfig('conflict-test'),
-        kubeConfig: fx.env.kubeConfig(),
         platform: fx.hostplane.services.platform,
-        // The reconciler reads only `get` and `list` from its informer.
-        sites: { get, list: () => [live] } as unknown as Informer<SiteResource>,
-        logger: createLogger('silent'),
+        clients,
+        events: new EventRecorder(clients.core, CONTROLLER_NAME, 'conflict-test', createLogger('silent')),
+        // The reconciler reads only `get` and `list` of its Site cache.
+        sites: { get, list: () => [live] },
       });
 
     // The API server answers the stale write with 409; the pass asks to be requeued shortly

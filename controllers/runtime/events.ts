@@ -2,7 +2,8 @@ import type { CoreV1Api } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { CustomResource } from '../../src/kube/resources.js';
 
-type Involved = Pick<CustomResource<unknown, unknown>, 'apiVersion' | 'kind' | 'metadata'>;
+/** The object an Event is about: any custom resource (or anything shaped like one). */
+export type InvolvedObject = Pick<CustomResource<unknown, unknown>, 'apiVersion' | 'kind' | 'metadata'>;
 
 /**
  * Records core/v1 Events on resources (what `kubectl describe` shows). Fire-and-forget: a failed
@@ -20,15 +21,15 @@ export class EventRecorder {
     private readonly logger: Logger,
   ) {}
 
-  normal(object: Involved, reason: string, message: string): void {
+  normal(object: InvolvedObject, reason: string, message: string): void {
     this.record(object, 'Normal', reason, message);
   }
 
-  warning(object: Involved, reason: string, message: string): void {
+  warning(object: InvolvedObject, reason: string, message: string): void {
     this.record(object, 'Warning', reason, message);
   }
 
-  private record(object: Involved, type: 'Normal' | 'Warning', reason: string, message: string): void {
+  private record(object: InvolvedObject, type: 'Normal' | 'Warning', reason: string, message: string): void {
     const { name, namespace, uid } = object.metadata;
     const dedupeKey = `${uid ?? name}\0${reason}\0${message}`;
     const now = Date.now();

@@ -1,0 +1,75 @@
+import { SITE_FINALIZER, isNotFound, type ResourceClient } from '../../src/kube/client.js';
+import type { FormResource, SiteResource, SqliteDatabaseResource } from '../../src/kube/resources.js';
+import type { ReconcileResult } from '../runtime/controller.js';
+import { hasFinalizer, releaseFinalizer } from '../runtime/reconcile-helpers.js';
+import { DEPENDENTS_RETRY_MS, keySecretNameFor, type SiteContext } from './context.js';
+import { deleteSiteIngress } from './ingress.js';
+
+/**
+ * Behind the finalizer of a deleted Site: stop routing first (Ingress), then the data. Retain
+ * detaches the site (routing only); Delete removes the site with its files, forms and databases.
+ * Only the site this resource controls is touched; a refused resource (taken slug, claimed site)
+ * owns nothing.
+ */
+export async function finalizeSite(
+  context: SiteContext,
+  site: SiteResource,
+): Promise<ReconcileResult | void> {
+  if (!hasFinalizer(site, SITE_FINALIZER)) return;
+  const { platform, clients, events } = context;
+  const policy = site.spec.deletionPolicy ?? 'Retain';
+  await deleteSiteIngress(context, site);
+
+  const controlled = await platform.siteRoutingOfResource(site.metadata.uid ?? '');
+  if (controlled && policy === 'Delete') {
+    // Forms and SqliteDatabases go first, through their own finalizers, while the site's rows
+    // still exist; the site is deleted once none is left.
+    if ((await deleteDependents(context, site)) > 0) return { requeueAfterMs: DEPENDENTS_RETRY_MS };
+    await platform.deleteSite(controlled.siteId);
+  } else if (controlled) {
+    await platform.detachSite(controlled.siteId);
+  }
+  // The adoption key is kept only with the site it opens (Retain); otherwise it opens nothing.
+  if (!controlled || policy === 'Delete') {
+    try {
+      await clients.core.deleteNamespacedSecret({
+        name: keySecretNameFor(site.metadata.name),
+        namespace: clients.namespace,
+      });
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+  if (controlled) {
+    events.normal(
+      site,
+      policy === 'Delete' ? 'Deleted' : 'Detached',
+      policy === 'Delete'
+        ? `removed site ${controlled.siteId} with its files, forms and databases`
+        : `removed the routing of site ${controlled.siteId}; its files, forms and databases are kept`,
+    );
+  }
+  await releaseFinalizer(clients.sites, site, SITE_FINALIZER);
+}
+
+/** Deletes the Forms and SqliteDatabases that name this Site; returns how many still exist. */
+async function deleteDependents(context: SiteContext, site: SiteResource): Promise<number> {
+  const dependents: ResourceClient<FormResource | SqliteDatabaseResource>[] = [
+    context.clients.forms,
+    context.clients.sqliteDatabases,
+  ];
+  let remaining = 0;
+  for (const client of dependents) {
+    for (const item of await client.list()) {
+      if (item.spec.siteRef?.name !== site.metadata.name) continue;
+      remaining++;
+      if (item.metadata.deletionTimestamp) continue; // already going
+      try {
+        await client.delete(item.metadata.name);
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+      }
+    }
+  }
+  return remaining;
+}

@@ -1,0 +1,46 @@
+import type { V1Ingress } from '@kubernetes/client-node';
+import { MANAGED_BY_LABEL } from '../../src/kube/client.js';
+import type { SiteResource } from '../../src/kube/resources.js';
+import { Controller, objectKey } from '../runtime/controller.js';
+import { CONTROLLER_NAME, type ControllerContext, type ControllerRegistration } from '../runtime/setup.js';
+import { owningSiteName } from './ingress.js';
+import { SiteReconciler } from './reconciler.js';
+import { createMissingSiteResources } from './resync.js';
+
+/**
+ * The Site controller: reconciles on every Site change and on changes to the Ingresses it made
+ * (a hand edit or deletion brings their Site back in line); its resync also gives every
+ * database site without a Site resource one.
+ */
+export function setupSiteController(context: ControllerContext): ControllerRegistration {
+  const { clients, informers, logger, platform } = context;
+  const sites = informers.forKind('Site');
+  // Only the Ingresses this controller made.
+  const ingresses = informers.forPath<V1Ingress>(
+    'ingresses',
+    `/apis/networking.k8s.io/v1/namespaces/${clients.namespace}/ingresses`,
+    `${MANAGED_BY_LABEL}=${CONTROLLER_NAME}`,
+  );
+  const reconciler = new SiteReconciler({ ...context, sites });
+  const controller = new Controller({ name: 'site', reconciler, workers: context.workers, logger });
+
+  const enqueueSite = (site: SiteResource): void => controller.enqueue(objectKey(site));
+  sites.on('add', enqueueSite);
+  sites.on('update', enqueueSite);
+  sites.on('delete', enqueueSite);
+  const enqueueOwner = (ingress: V1Ingress): void => {
+    const owner = owningSiteName(ingress);
+    if (owner) controller.enqueue(`${clients.namespace}/${owner}`);
+  };
+  ingresses.on('update', enqueueOwner);
+  ingresses.on('delete', enqueueOwner);
+
+  return {
+    controller,
+    primary: sites,
+    async resync(stopped) {
+      const created = await createMissingSiteResources(platform, clients.sites, () => sites.list(), stopped);
+      if (created > 0) logger.info({ created }, 'resync created Site resources for database sites');
+    },
+  };
+}
