@@ -1,9 +1,10 @@
 import { Watch, type KubeConfig } from '@kubernetes/client-node';
-import http from 'node:http';
-import https from 'node:https';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
+import { Backoff, KubeApiError, getJson, isExpired, type ObjectList, type StatusObject } from './informer-http.js';
 import { watchRestartsTotal, type WatchRestartReason } from './metrics.js';
+
+export { KubeApiError } from './informer-http.js';
 
 /**
  * What the runtime reads of an object. Informers hand out the API server's JSON as is (timestamps
@@ -35,8 +36,6 @@ export type InformerEvent = 'add' | 'update' | 'delete';
 
 /** Page size of the list calls. */
 const LIST_PAGE_SIZE = 500;
-/** A list page that takes longer than this is abandoned (and retried with back-off). */
-const LIST_REQUEST_TIMEOUT_MS = 60_000;
 /** Server-side watch timeouts are spread over this range so that informers do not re-watch in step. */
 const WATCH_TIMEOUT_MIN_SECONDS = 300;
 const WATCH_TIMEOUT_MAX_SECONDS = 600;
@@ -44,56 +43,6 @@ const WATCH_TIMEOUT_MAX_SECONDS = 600;
 const WATCH_TIMEOUT_GRACE_MS = 30_000;
 /** A watch that ends sooner than this is not a healthy one: back off before the next attempt. */
 const HEALTHY_WATCH_MS = 1_000;
-const BACKOFF_INITIAL_MS = 200;
-const BACKOFF_MAX_MS = 30_000;
-
-/** A non-2xx answer of the API server, or a watch `ERROR` event carrying a Status. */
-export class KubeApiError extends Error {
-  constructor(
-    readonly statusCode: number,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'KubeApiError';
-  }
-}
-
-/** "410 Gone": the resource version asked for is older than the server keeps (or a continue token expired). */
-function isExpired(err: unknown): boolean {
-  return (
-    typeof err === 'object' &&
-    err !== null &&
-    ((err as { statusCode?: unknown }).statusCode === 410 || (err as { code?: unknown }).code === 410)
-  );
-}
-
-interface ObjectList<T> {
-  kind?: string;
-  apiVersion?: string;
-  metadata?: { resourceVersion?: string; continue?: string };
-  items?: T[];
-}
-
-interface StatusObject {
-  code?: number;
-  message?: string;
-  reason?: string;
-}
-
-/** Exponential back-off with jitter, so that many clients reconnecting after an outage spread out. */
-class Backoff {
-  private nextMs = BACKOFF_INITIAL_MS;
-
-  next(): number {
-    const base = this.nextMs;
-    this.nextMs = Math.min(this.nextMs * 2, BACKOFF_MAX_MS);
-    return Math.round(base * (0.8 + Math.random() * 0.4));
-  }
-
-  reset(): void {
-    this.nextMs = BACKOFF_INITIAL_MS;
-  }
-}
 
 /**
  * A reflector and its cache, like client-go's informers: lists the collection, then watches it
@@ -258,7 +207,11 @@ export class Informer<T extends KubeObject> {
       if (continueToken) query.set('continue', continueToken);
       let page: ObjectList<T>;
       try {
-        page = (await this.getJson(`${this.path}?${query}`)) as ObjectList<T>;
+        page = (await getJson(
+          this.kubeConfig,
+          `${this.path}?${query}`,
+          this.stopping.signal,
+        )) as ObjectList<T>;
       } catch (err) {
         if (continueToken && isExpired(err)) {
           // The snapshot the pages came from was compacted away: start over from a fresh one.
@@ -407,59 +360,10 @@ export class Informer<T extends KubeObject> {
         );
     });
   }
-
-  private async getJson(pathAndQuery: string): Promise<unknown> {
-    const server = this.kubeConfig.getCurrentCluster()?.server;
-    if (!server) throw new Error('the kubeconfig has no current cluster');
-    const url = new URL(server + pathAndQuery);
-    const options: https.RequestOptions = {
-      method: 'GET',
-      headers: { accept: 'application/json' },
-      signal: this.stopping.signal,
-    };
-    await this.kubeConfig.applyToHTTPSOptions(options);
-    const transport = url.protocol === 'http:' ? http : https;
-    return new Promise((resolve, reject) => {
-      const request = transport.request(url, options, (response) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('error', reject);
-        response.on('end', () => {
-          const body = Buffer.concat(chunks).toString('utf8');
-          const status = response.statusCode ?? 0;
-          if (status < 200 || status > 299) {
-            reject(new KubeApiError(status, `GET ${url.pathname}: HTTP ${status}: ${statusMessage(body)}`));
-            return;
-          }
-          try {
-            resolve(JSON.parse(body));
-          } catch (err) {
-            reject(err);
-          }
-        });
-      });
-      request.setTimeout(LIST_REQUEST_TIMEOUT_MS, () =>
-        request.destroy(new Error(`GET ${url.pathname} timed out after ${LIST_REQUEST_TIMEOUT_MS} ms`)),
-      );
-      request.on('error', reject);
-      request.end();
-    });
-  }
 }
 
 function cacheKey(obj: KubeObject): string {
   const name = obj.metadata?.name ?? '';
   const namespace = obj.metadata?.namespace;
   return namespace ? `${namespace}/${name}` : name;
-}
-
-/** The `message` of a Status body, or the start of whatever else the server sent. */
-function statusMessage(body: string): string {
-  try {
-    const status = JSON.parse(body) as StatusObject;
-    if (typeof status.message === 'string') return status.message;
-  } catch {
-    // not JSON: fall through
-  }
-  return body.slice(0, 200);
 }
