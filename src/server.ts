@@ -1,21 +1,33 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import { openBlobStore, type BlobStore } from './blob/index.js';
 import { adminCommands, startAdminSocket, type SiteCreatedHook } from './cli/admin-socket.js';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { startControllerManager, type ControllerManager } from '../controllers/manager.js';
 import { ConfigError, siteUrl, type Config } from './config/config.js';
-import { Edge, type EdgeOptions } from './edge/edge.js';
-import { FilesService } from './files/files-service.js';
-import { createApp, createControllerApp, type Role, type Services } from './http/app.js';
+import { Edge, type EdgeOptions } from './edge/index.js';
+import { FilesService, filesModule } from './files/index.js';
+import { createApp, createControllerApp, type Role } from './http/app.js';
+import type { DomainModule } from './http/module.js';
 import { kubeConfigFromEnvironment, SiteResources } from './kube/client.js';
 import { createSiteResource } from './kube/site-resource.js';
 import { createLogger, type Logger } from './observability/logger.js';
-import { Platform } from './platform/platform.js';
-import { SiteEvents } from './platform/site-events.js';
-import { PublishService } from './publish/publish-service.js';
-import { openStore, type Store } from './store/db.js';
+import { authenticators, Platform, platformModule, SiteEvents } from './platform/index.js';
+import { PublishService, publishModule } from './publish/index.js';
+import type { Store } from './store/db.js';
+import { openStoreForRole } from './store/schema-gate.js';
+
+/** The services of a running server (tests reach into them). */
+export interface Services {
+  config: Config;
+  logger: Logger;
+  store: Store;
+  blobs: BlobStore;
+  platform: Platform;
+  files: FilesService;
+  publish: PublishService;
+  edge: Edge;
+}
 
 export interface RunningServer {
   url: string;
@@ -44,9 +56,13 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const role = options.role ?? 'all';
   const logger = options.logger ?? createLogger(config.logLevel);
   const ownsStore = !options.store;
-  const store =
-    options.store ??
-    (await openStore({ databaseUrl: config.databaseUrl, pgliteDir: path.join(config.dataDir, 'pglite') }));
+  // Standalone (role all) migrates under the lock; api and edge wait for `hostplane migrate`.
+  const store = await openStoreForRole(config, {
+    policy: role === 'all' ? 'migrate' : 'wait',
+    logger,
+    store: options.store,
+    probes: config,
+  });
   const blobs = options.blobs ?? (await openBlobStore(config));
   const events = new SiteEvents();
   await events.listen(store);
@@ -55,8 +71,17 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const publish = new PublishService(store.db);
   const edge = new Edge(config, platform, files, blobs, events, options.edge);
   const services: Services = { config, logger, store, blobs, platform, files, publish, edge };
+  const modules: DomainModule[] = [
+    platformModule(platform),
+    filesModule({ config, platform, files }),
+    publishModule({ config, publish, logger }),
+  ];
 
-  const server = http.createServer(createApp(services, role));
+  const app = createApp(
+    { config, logger, store, blobs, edge, authenticators: authenticators(platform), modules },
+    role,
+  );
+  const server = http.createServer(app);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -75,7 +100,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       ),
     );
   }
-  if (options.worker ?? hasApi) stops.push(startWorker(services));
+  if (options.worker ?? hasApi) stops.push(startSweeps(modules, logger));
   logger.info({ role, port, database: store.kind, blobs: blobs.kind }, 'hostplane listening');
 
   return {
@@ -116,9 +141,7 @@ export async function startController(
   if (!kube) throw new ConfigError('the controller role needs cluster mode: set HOSTPLANE_KUBERNETES=true');
   const logger = options.logger ?? createLogger(config.logLevel);
   const ownsStore = !options.store;
-  const store =
-    options.store ??
-    (await openStore({ databaseUrl: config.databaseUrl, pgliteDir: path.join(config.dataDir, 'pglite') }));
+  const store = await openStoreForRole(config, { policy: 'wait', logger, store: options.store, probes: config });
   const manager = startControllerManager({
     config: { ...config, kubernetes: kube },
     kubeConfig: options.kubeConfig ?? kubeConfigFromEnvironment(),
@@ -191,25 +214,19 @@ export function clusterSiteHook(config: Config, logger: Logger): SiteCreatedHook
   };
 }
 
-const MINUTE = 60_000;
-
 /** Background duties of the api role: each sweep is idempotent, so several replicas may run them. */
-function startWorker(services: Services): () => void {
-  const { logger, publish, platform, files } = services;
-  const every = (ms: number, name: string, fn: () => Promise<number>) => {
-    const timer = setInterval(() => {
-      fn().then(
-        (n) => n > 0 && logger.info({ sweep: name, removed: n }, 'sweep finished'),
-        (err: unknown) => logger.warn({ err, sweep: name }, 'sweep failed'),
-      );
-    }, ms);
-    timer.unref();
-    return timer;
-  };
-  const timers = [
-    every(MINUTE, 'temp_pages', () => publish.sweepExpired()),
-    every(10 * MINUTE, 'credentials', () => platform.sweepExpiredCredentials()),
-    every(60 * MINUTE, 'orphan_blobs', () => files.sweepOrphanBlobs(60 * MINUTE)),
-  ];
+function startSweeps(modules: DomainModule[], logger: Logger): () => void {
+  const timers = modules
+    .flatMap((module) => module.sweeps ?? [])
+    .map((sweep) => {
+      const timer = setInterval(() => {
+        sweep.run().then(
+          (n) => n > 0 && logger.info({ sweep: sweep.name, removed: n }, 'sweep finished'),
+          (err: unknown) => logger.warn({ err, sweep: sweep.name }, 'sweep failed'),
+        );
+      }, sweep.everyMs);
+      timer.unref();
+      return timer;
+    });
   return () => timers.forEach(clearInterval);
 }

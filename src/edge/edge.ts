@@ -3,11 +3,11 @@ import { LRUCache } from 'lru-cache';
 import rangeParser from 'range-parser';
 import { blobKeyForHash, type BlobStore } from '../blob/index.js';
 import type { Config } from '../config/config.js';
-import type { FilesService } from '../files/files-service.js';
+import type { FilesService } from '../files/service.js';
 import { MAX_PATH_BYTES, MAX_SEGMENT_BYTES } from '../files/paths.js';
 import { edgeCacheEvents } from '../observability/metrics.js';
-import type { Platform } from '../platform/platform.js';
-import type { SiteEvents } from '../platform/site-events.js';
+import type { Platform } from '../platform/index.js';
+import type { SiteEvents } from '../platform/index.js';
 
 export interface EdgeOptions {
   /** Blobs up to this size are kept in memory. */

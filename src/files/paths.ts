@@ -1,7 +1,7 @@
 import path from 'node:path';
-import { ApiError } from '../http/errors.js';
+import { AppError } from '../errors/index.js';
 
-const invalidPath = (message: string) => ApiError.badRequest(message, 'Invalid path');
+const invalidPath = (message: string) => new AppError('INVALID_PATH', { message });
 
 export const MAX_PATH_BYTES = 1024;
 export const MAX_SEGMENT_BYTES = 255;

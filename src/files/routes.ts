@@ -3,12 +3,12 @@ import type { Readable } from 'node:stream';
 import { Router, type Request, type Response } from 'express';
 import { siteUrl, type Config } from '../config/config.js';
 import { jsonBody } from '../http/body.js';
-import { ApiError } from '../http/errors.js';
+import { AppError, isAppError } from '../errors/index.js';
 import type { RouteRegistry } from '../http/route.js';
-import { siteForRequest } from '../http/site-scope.js';
-import { formatBytes, percentage } from '../platform/format.js';
-import type { Platform, Site } from '../platform/platform.js';
-import { MAX_FILE_BYTES, MAX_VIDEO_BYTES, type FilesService, type StagedBlob } from './files-service.js';
+
+import { formatBytes, percentage, siteForRequest } from '../platform/index.js';
+import type { Platform, Site } from '../platform/index.js';
+import { MAX_FILE_BYTES, MAX_VIDEO_BYTES, type FilesService, type StagedBlob } from './service.js';
 import { uploadExtensions, videoExtensions } from './file-types.js';
 import { extensionOf, normalizeSitePath } from './paths.js';
 import * as s from './schemas.js';
@@ -22,10 +22,7 @@ const errors = (extra: Record<number, string> = {}) => ({
   ...Object.fromEntries(Object.entries(extra).map(([k, d]) => [k, { description: d, schema: s.errorBody }])),
 });
 
-const tooLarge = () =>
-  ApiError.badRequest(`Files can be at most ${MAX_FILE_BYTES} bytes (10 MB).`, 'File too large', {
-    max_size_bytes: MAX_FILE_BYTES,
-  });
+const tooLarge = () => new AppError('FILE_TOO_LARGE', { maxBytes: MAX_FILE_BYTES, what: 'file' });
 
 function fileUrl(config: Config, site: Site, sitePath: string): string {
   return `${siteUrl(config, site.slug)}/${sitePath.split('/').map(encodeURIComponent).join('/')}`;
@@ -34,10 +31,9 @@ function fileUrl(config: Config, site: Site, sitePath: string): string {
 function assertExtension(sitePath: string, allowed: Set<string>, field: string, hint: string): void {
   const ext = extensionOf(sitePath);
   if (!allowed.has(ext)) {
-    throw ApiError.badRequest(
-      `${field} has ${ext ? `the extension .${ext}` : 'no extension'}, which is not allowed. Allowed: ${[...allowed].join(', ')}.${hint}`,
-      'Invalid file type',
-    );
+    throw new AppError('INVALID_FILE_TYPE', {
+      message: `${field} has ${ext ? `the extension .${ext}` : 'no extension'}, which is not allowed. Allowed: ${[...allowed].join(', ')}.${hint}`,
+    });
   }
 }
 
@@ -45,7 +41,7 @@ function decodeContent(content: string, encoding: string | undefined): Buffer {
   if (encoding !== 'base64') return Buffer.from(content, 'utf8');
   const compact = content.replace(/\s+/g, '');
   if (compact.length % 4 !== 0 || !BASE64_CHARS.test(compact)) {
-    throw ApiError.badRequest('content is not valid base64', 'Invalid content');
+    throw new AppError('INVALID_CONTENT', { message: 'content is not valid base64' });
   }
   return Buffer.from(compact, 'base64');
 }
@@ -304,7 +300,7 @@ export function filesRoutes(deps: {
     handler: async ({ req, res, query }) => {
       const site = await siteForRequest(req, platform, query.site_id);
       const usage = await platform.getUsage(site.id);
-      if (!usage) throw ApiError.notFound('Site not found');
+      if (!usage) throw new AppError('NOT_FOUND', { message: 'Site not found' });
       const { plan } = usage;
       const { fileCount, storageBytes } = usage.site;
       const filesAvailable = plan.maxFiles === null ? null : Math.max(0, plan.maxFiles - fileCount);
@@ -379,9 +375,8 @@ export function filesRoutes(deps: {
       };
       // Spec 4.4: a failure on our side is 500 "Upload failed" (the cause is logged, not sent).
       const stored = await receiveAndCommit().catch((err: unknown) => {
-        if (err instanceof ApiError) throw err;
-        const body = { error: 'Upload failed', message: 'The video could not be stored; try again.' };
-        throw new ApiError(500, body, { cause: err });
+        if (isAppError(err)) throw err;
+        throw new AppError('UPLOAD_FAILED', {}, { cause: err });
       });
       res.json({
         success: true,
@@ -396,14 +391,14 @@ export function filesRoutes(deps: {
   return router;
 }
 
-const videoTooLarge = () =>
-  ApiError.badRequest(`Videos can be at most ${MAX_VIDEO_BYTES} bytes (50 MB).`, 'File too large', {
-    max_size: MAX_VIDEO_BYTES,
-  });
+const videoTooLarge = () => new AppError('VIDEO_TOO_LARGE', { maxBytes: MAX_VIDEO_BYTES });
+
+const malformed = () =>
+  new AppError('INVALID_REQUEST', { message: 'Malformed multipart/form-data request.' });
 
 function validVideoPath(raw: string | undefined): string {
   if (raw === undefined || raw === '')
-    throw ApiError.badRequest('The "path" field is required.', 'Missing path');
+    throw new AppError('MISSING_PATH', { message: 'The "path" field is required.' });
   const sitePath = normalizeSitePath(raw);
   assertExtension(sitePath, videoExtensions, 'path', '');
   return sitePath;
@@ -421,10 +416,9 @@ function receiveVideo(
   return new Promise((resolve, reject) => {
     if (!req.is('multipart/form-data')) {
       reject(
-        ApiError.badRequest(
-          'Send the video as multipart/form-data with "file" and "path" fields.',
-          'No file provided',
-        ),
+        new AppError('NO_FILE', {
+          message: 'Send the video as multipart/form-data with "file" and "path" fields.',
+        }),
       );
       return;
     }
@@ -436,13 +430,13 @@ function receiveVideo(
         limits: { fileSize: MAX_VIDEO_BYTES + 1, files: 1, fields: 10, fieldSize: 4096 },
       });
     } catch {
-      reject(ApiError.badRequest('Malformed multipart/form-data request.', 'Bad Request'));
+      reject(malformed());
       return;
     }
     let rawPath: string | undefined;
     let staging: Promise<StagedBlob> | undefined;
     let truncated = false;
-    let earlyError: ApiError | undefined;
+    let earlyError: unknown;
     let fileStream: Readable | undefined;
     let settled = false;
     const fail = (err: unknown) => {
@@ -471,7 +465,7 @@ function receiveVideo(
         try {
           validVideoPath(rawPath);
         } catch (err) {
-          earlyError = err as ApiError;
+          earlyError = err;
           stream.resume();
           return;
         }
@@ -481,9 +475,7 @@ function receiveVideo(
       staging = files.stage(stream);
       staging.catch(() => undefined);
     });
-    parser.on('error', () =>
-      fail(ApiError.badRequest('Malformed multipart/form-data request.', 'Bad Request')),
-    );
+    parser.on('error', () => fail(malformed()));
     parser.on('close', () => {
       void (async () => {
         if (settled) return;
@@ -491,7 +483,7 @@ function receiveVideo(
         if (!staging) {
           if (rawPath !== undefined) validVideoPath(rawPath);
           return fail(
-            ApiError.badRequest('No file was uploaded: send it in the "file" field.', 'No file provided'),
+            new AppError('NO_FILE', { message: 'No file was uploaded: send it in the "file" field.' }),
           );
         }
         const staged = await staging;
@@ -507,16 +499,11 @@ function receiveVideo(
       })().catch(fail);
     });
     req.on('aborted', () =>
-      fail(
-        new ApiError(404, {
-          error: 'Upload aborted',
-          message: 'The upload was aborted before it completed.',
-        }),
-      ),
+      fail(new AppError('UPLOAD_ABORTED', { message: 'The upload was aborted before it completed.' })),
     );
     res.on('close', () => {
       if (!res.writableFinished && !settled)
-        fail(new ApiError(404, { error: 'Upload aborted', message: 'The client went away.' }));
+        fail(new AppError('UPLOAD_ABORTED', { message: 'The client went away.' }));
     });
     req.pipe(parser);
   });

@@ -1,47 +1,36 @@
 import express, { type Express, type Request, type Response } from 'express';
 import type { BlobStore } from '../blob/index.js';
 import type { Config } from '../config/config.js';
-import { normalizeHost, type Edge, type SiteRef } from '../edge/edge.js';
-import type { FilesService } from '../files/files-service.js';
-import { filesRoutes } from '../files/routes.js';
+import { normalizeHost, type Edge, type SiteRef } from '../edge/index.js';
 import type { Logger } from '../observability/logger.js';
 import { registry as metricsRegistry } from '../observability/metrics.js';
-import type { Platform } from '../platform/platform.js';
-import { platformRoutes } from '../platform/routes.js';
-import type { PublishService } from '../publish/publish-service.js';
-import { publishRoutes } from '../publish/routes.js';
 import type { Store } from '../store/db.js';
-import { authMiddleware } from './auth.js';
-import {
-  errorHandler,
-  notFoundHandler,
-  requestLogging,
-  requestMetrics,
-  requestTracing,
-} from './middleware.js';
+import { errorHandler, notFoundHandler } from './errors.js';
+import { requestLogging, requestMetrics, requestTracing } from './middleware.js';
+import type { Authenticators, DomainModule } from './module.js';
 import { buildOpenApi } from './openapi.js';
 import { RouteRegistry } from './route.js';
 
 /** Roles served by createApp; the `controller` role has its own small app (createControllerApp). */
 export type Role = 'all' | 'api' | 'edge';
 
-export interface Services {
+/** What the app is assembled from: the shared parts, the edge, and the list of domain modules. */
+export interface AppParts {
   config: Config;
   logger: Logger;
   store: Store;
   blobs: BlobStore;
-  platform: Platform;
-  files: FilesService;
-  publish: PublishService;
   edge: Edge;
+  authenticators: Authenticators;
+  modules: DomainModule[];
 }
 
 /**
  * The HTTP app of a role. `all` serves the API on the base host and sites on their own hosts
  * (subdomains of the sites domain and custom domains); health and metrics answer on every other host.
  */
-export function createApp(services: Services, role: Role): Express {
-  const { config, logger, store, blobs, platform, edge } = services;
+export function createApp(parts: AppParts, role: Role): Express {
+  const { config, logger, store, blobs, edge } = parts;
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', config.trustProxy);
@@ -84,10 +73,8 @@ export function createApp(services: Services, role: Role): Express {
   if (role === 'edge') {
     app.use((req, res) => serveSite(req, res));
   } else {
-    const registry = new RouteRegistry(authMiddleware(platform));
-    app.use(filesRoutes({ config, platform, files: services.files, registry }));
-    app.use(platformRoutes({ platform, registry }));
-    app.use(publishRoutes({ config, publish: services.publish, registry, logger }));
+    const registry = new RouteRegistry(parts.authenticators);
+    for (const module of parts.modules) if (module.routes) app.use(module.routes(registry));
     const openapi = buildOpenApi(registry.docs, config.baseUrl);
     app.get('/api/v1/openapi.json', (_req, res) => void res.json(openapi));
     app.use(notFoundHandler);

@@ -1,38 +1,58 @@
+import type { ErrorRequestHandler, RequestHandler } from 'express';
+import { AppError, isAppError, type ErrorBody } from '../errors/index.js';
+import type { Logger } from '../observability/logger.js';
+
 /**
- * An error that already knows its HTTP answer. Services throw it; the error middleware sends
- * `status` with `body` as JSON. Bodies always carry `error` and `message` unless a spec section
- * says otherwise (the publish endpoints).
+ * The one place errors become HTTP responses: a registry code keeps its status and body, a
+ * body-parser failure becomes its code, anything else is a logged 500 that says nothing inside.
  */
-export class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly body: { error: string; message: string; [extra: string]: unknown },
-    options?: { cause?: unknown },
-  ) {
-    super(body.message, options);
-  }
-
-  static badRequest(message: string, error = 'Bad Request', extra: Record<string, unknown> = {}): ApiError {
-    return new ApiError(400, { error, message, ...extra });
-  }
-
-  static notFound(message: string): ApiError {
-    return new ApiError(404, { error: 'Not found', message });
-  }
-
-  static conflict(message: string): ApiError {
-    return new ApiError(409, { error: 'Conflict', message });
-  }
-
-  static forbidden(message: string): ApiError {
-    return new ApiError(403, { error: 'Forbidden', message });
-  }
+export function errorHandler(logger: Logger): ErrorRequestHandler {
+  return (err: unknown, req, res, _next) => {
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    const known = toAppError(err);
+    if (known.status >= 500) logger.error({ err: known.cause ?? err, reqId: req.id }, known.message);
+    if (known.code === 'RATE_LIMITED' || known.code === 'CAPACITY')
+      res.set('Retry-After', String(known.params.retryAfterSeconds));
+    if (known.code === 'METHOD_NOT_ALLOWED') res.set('Allow', known.params.allow.join(', '));
+    res.status(known.status).json(known.body);
+  };
 }
 
-export const unauthorizedHint =
-  'Ask the user for a valid Hostplane API key (sent as the X-API-Key header). ' +
-  'Permanent keys are created per site by the account owner; temporary keys come from POST /api/keys/generate-temp.';
-
-export function unauthorized(message: string, hint = unauthorizedHint): ApiError {
-  return new ApiError(401, { error: 'Unauthorized', message, hint_for_ai: hint });
+/** The registry error behind any thrown value (unknown ones become INTERNAL, cause kept for the log). */
+export function toAppError(err: unknown): AppError {
+  if (isAppError(err)) return err;
+  return bodyRefusal(err) ?? new AppError('INTERNAL', {}, { cause: err });
 }
+
+/**
+ * The client error behind a body-parser failure (bad JSON, too large, bad charset or encoding, a
+ * corrupt gzip body, an aborted request), or undefined for anything else.
+ */
+export function bodyRefusal(err: unknown): AppError | undefined {
+  const { type, status, expose, message } = (err ?? {}) as {
+    type?: string;
+    status?: number;
+    expose?: boolean;
+    message?: string;
+  };
+  if (type === 'entity.parse.failed') {
+    return new AppError('INVALID_REQUEST', { message: 'The request body is not valid JSON.' });
+  }
+  if (type === 'entity.too.large') return new AppError('PAYLOAD_TOO_LARGE');
+  if (type === 'charset.unsupported' || type === 'encoding.unsupported') {
+    return new AppError('UNSUPPORTED_MEDIA_TYPE', { message: 'Send the body as UTF-8 JSON.' });
+  }
+  if (typeof status === 'number' && status >= 400 && status < 500 && expose && message) {
+    return new AppError('INVALID_REQUEST', { message });
+  }
+  return undefined;
+}
+
+export const notFoundHandler: RequestHandler = (req, _res, next) => {
+  next(new AppError('NOT_FOUND', { message: `No route for ${req.method} ${req.path}` }));
+};
+
+export type { ErrorBody };

@@ -1,11 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Response } from 'express';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { tracer } from '../observability/tracing.js';
 import { httpRequestDuration, httpRequestsTotal } from '../observability/metrics.js';
 import type { Logger } from '../observability/logger.js';
-import { PlatformError } from '../platform/platform.js';
-import { ApiError } from './errors.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
@@ -61,72 +59,6 @@ export function requestMetrics(role: string): RequestHandler {
       httpRequestsTotal.inc(labels);
     });
     next();
-  };
-}
-
-export const notFoundHandler: RequestHandler = (req, res) => {
-  res.status(404).json({ error: 'Not found', message: `No route for ${req.method} ${req.path}` });
-};
-
-export interface BodyRefusal {
-  status: number;
-  error: string;
-  message: string;
-}
-
-/**
- * The client error behind a body-parser failure (bad JSON, too large, bad charset or encoding, a
- * corrupt gzip body, an aborted request), or undefined for anything else. Routes with their own
- * error shape (the publish endpoints) reuse it and only re-shape the body.
- */
-export function bodyRefusal(err: unknown): BodyRefusal | undefined {
-  const { type, status, expose, message } = err as {
-    type?: string;
-    status?: number;
-    expose?: boolean;
-    message?: string;
-  };
-  if (type === 'entity.parse.failed') {
-    return { status: 400, error: 'Bad Request', message: 'The request body is not valid JSON.' };
-  }
-  if (type === 'entity.too.large') {
-    return { status: 413, error: 'Payload Too Large', message: 'The request body is too large.' };
-  }
-  if (type === 'charset.unsupported' || type === 'encoding.unsupported') {
-    return { status: 415, error: 'Unsupported Media Type', message: 'Send the body as UTF-8 JSON.' };
-  }
-  if (typeof status === 'number' && status >= 400 && status < 500 && expose && message) {
-    return { status, error: 'Bad Request', message };
-  }
-  return undefined;
-}
-
-/** The one place errors become responses: known errors keep their status; anything else is a 500. */
-export function errorHandler(logger: Logger): ErrorRequestHandler {
-  return (err: unknown, req, res, _next) => {
-    if (res.headersSent) {
-      res.destroy();
-      return;
-    }
-    if (err instanceof ApiError) {
-      if (err.status >= 500) logger.error({ err: err.cause ?? err, reqId: req.id }, err.message);
-      res.status(err.status).json(err.body);
-      return;
-    }
-    if (err instanceof PlatformError) {
-      const status = err.code === 'slug_taken' ? 409 : err.code === 'invalid_slug' ? 400 : 404;
-      res.status(status).json({ error: err.code, message: err.message });
-      return;
-    }
-    const refused = bodyRefusal(err);
-    if (refused) {
-      res.status(refused.status).json({ error: refused.error, message: refused.message });
-      return;
-    }
-    logger.error({ err, reqId: req.id }, 'unhandled error');
-    res
-      .status(500)
-      .json({ error: 'Internal server error', message: 'Something went wrong on our side; try again.' });
   };
 }
 

@@ -1,6 +1,6 @@
 import type { NextFunction, Request, RequestHandler, Response, Router } from 'express';
 import { z } from 'zod';
-import { ApiError } from './errors.js';
+import { AppError, type ErrorCode } from '../errors/index.js';
 
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 export type AuthKind = 'apiKey' | 'apiKeyOrSession' | 'session' | 'none';
@@ -52,7 +52,7 @@ export class RouteRegistry {
 export function parseOrThrow<T>(schema: z.ZodType<T>, value: unknown, where: string): T {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
-  throw ApiError.badRequest(describeIssues(result.error, where));
+  throw new AppError('INVALID_REQUEST', { message: describeIssues(result.error, where) });
 }
 
 function describeIssues(error: z.ZodError, where: string): string {

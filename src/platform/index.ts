@@ -1,3 +1,24 @@
-// The platform domain's public face: accounts, plans, sites and routing, API keys, usage.
-export * from './platform.js';
-export * from './plans.js';
+// The platform domain's public face: accounts and sessions, API keys, sites and routing, plans
+// and usage. Other domains import from here only.
+export { Platform } from './service.js';
+export type { Site, SiteUsage, Principal } from './types.js';
+export { ROUTES_CHANGED, SITE_CHANGED_CHANNEL } from './types.js';
+export { newApiKey, TEMP_KEY_DEFAULT_SECONDS, TEMP_KEY_MAX_SECONDS, TEMP_KEY_MIN_SECONDS } from './keys.js';
+export { ACCOUNT_SESSION_SECONDS } from './accounts.js';
+export type { DomainRouting, RoutingResult, SiteRouting } from './routing.js';
+export { planFor, plans, planTypes, type Plan, type PlanType } from './plans.js';
+export { SLUG_PATTERN, SLUG_RULE, isValidSlug } from './slug.js';
+export { formatBytes, percentage } from './format.js';
+export { SiteEvents } from './site-events.js';
+/** @deprecated the platform throws AppError codes now; kept until the CLI and controllers drop it. */
+export class PlatformError extends Error {
+  constructor(
+    readonly code: 'slug_taken' | 'invalid_slug' | 'unknown_account' | 'unknown_site',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+export { platformModule } from './routes.js';
+export { authenticators, unauthorized } from './auth.js';
+export { siteForRequest } from './site-scope.js';

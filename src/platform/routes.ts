@@ -1,17 +1,18 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import { jsonBody } from '../http/body.js';
-import { ApiError } from '../http/errors.js';
+import { AppError } from '../errors/index.js';
+import type { DomainModule } from '../http/module.js';
 import type { RouteRegistry } from '../http/route.js';
-import { TEMP_KEY_DEFAULT_SECONDS, TEMP_KEY_MAX_SECONDS, type Platform } from './platform.js';
-
-export const TEMP_KEY_MIN_SECONDS = 60;
+import { TEMP_KEY_DEFAULT_SECONDS, TEMP_KEY_MAX_SECONDS, TEMP_KEY_MIN_SECONDS } from './keys.js';
+import type { Platform } from './service.js';
 
 const generateTempBody = z.object({
   storage_folder_id: z
     .number()
     .int()
     .positive()
+    .max(2_147_483_647)
     .optional()
     .describe('Site id; the account’s first site when omitted'),
   expires_in: z
@@ -52,11 +53,12 @@ export function platformRoutes(deps: { platform: Platform; registry: RouteRegist
       const accountId = req.principal!.accountId;
       const site = await platform.siteOfAccount(accountId, body.storage_folder_id);
       if (!site) {
-        throw ApiError.notFound(
-          body.storage_folder_id === undefined
-            ? 'This account has no site yet.'
-            : `Site ${body.storage_folder_id} not found in this account.`,
-        );
+        throw new AppError('NOT_FOUND', {
+          message:
+            body.storage_folder_id === undefined
+              ? 'This account has no site yet.'
+              : `Site ${body.storage_folder_id} not found in this account.`,
+        });
       }
       const { key, expiresAt } = await platform.createTempKey(site.id, body.expires_in);
       res.json({
@@ -69,4 +71,15 @@ export function platformRoutes(deps: { platform: Platform; registry: RouteRegist
     },
   });
   return router;
+}
+
+const MINUTE = 60_000;
+
+/** The platform as a module of the app: the key routes and the expired-credentials sweep. */
+export function platformModule(platform: Platform): DomainModule {
+  return {
+    name: 'platform',
+    routes: (registry) => platformRoutes({ platform, registry }),
+    sweeps: [{ name: 'credentials', everyMs: 10 * MINUTE, run: () => platform.sweepExpiredCredentials() }],
+  };
 }

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { Store } from '../store/db.js';
-import { ROUTES_CHANGED, SITE_CHANGED_CHANNEL } from './platform.js';
+import { ROUTES_CHANGED, SITE_CHANGED_CHANNEL } from './types.js';
 
 /**
  * "Site N changed": emitted in-process right after a write commits (so an edge in the same

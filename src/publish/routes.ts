@@ -3,11 +3,11 @@ import { rateLimit } from 'express-rate-limit';
 import { z } from 'zod';
 import type { Config } from '../config/config.js';
 import { jsonBody } from '../http/body.js';
-import { bodyRefusal } from '../http/middleware.js';
-import { ApiError } from '../http/errors.js';
+import { isAppError } from '../errors/index.js';
+import { bodyRefusal } from '../http/errors.js';
 import type { RouteRegistry } from '../http/route.js';
 import type { Logger } from '../observability/logger.js';
-import { MAX_TEMP_HTML_BYTES, TEMP_PAGE_TTL_MS, type PublishService } from './publish-service.js';
+import { MAX_TEMP_HTML_BYTES, TEMP_PAGE_TTL_MS, type PublishService } from './service.js';
 
 export const PUBLISH_RATE_LIMIT = { perMinute: 10 };
 
@@ -59,8 +59,8 @@ const notFoundPage = `<!doctype html><html><head><meta charset="utf-8"><title>Pa
 function publishErrors(shape: Shape, field: string, logger: Logger): ErrorRequestHandler {
   return (err: unknown, req, res, _next) => {
     if (res.headersSent) return void res.destroy();
-    if (err instanceof ApiError && err.status < 500) {
-      return void res.status(err.status).json(errorBody(shape, err.status, err.body.message));
+    if (isAppError(err) && err.status < 500) {
+      return void res.status(err.status).json(errorBody(shape, err.status, err.message));
     }
     const refused = bodyRefusal(err);
     if (refused?.status === 413) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../../src/http/errors.js';
+import { AppError } from '../../src/errors/index.js';
 import {
   ancestors,
   extensionOf,
@@ -10,13 +10,13 @@ import {
   pathParts,
 } from '../../src/files/paths.js';
 
-/** The ApiError normalizeSitePath throws for `input`, or fails the test when it accepts it. */
-function refusal(input: unknown, field?: string): ApiError {
+/** The AppError normalizeSitePath throws for `input`, or fails the test when it accepts it. */
+function refusal(input: unknown, field?: string): AppError {
   try {
     normalizeSitePath(input, field);
   } catch (err) {
-    expect(err).toBeInstanceOf(ApiError);
-    return err as ApiError;
+    expect(err).toBeInstanceOf(AppError);
+    return err as AppError;
   }
   throw new Error(`normalizeSitePath accepted ${JSON.stringify(input)}`);
 }

@@ -3,7 +3,7 @@ import { and, eq, gt, lte, sql } from 'drizzle-orm';
 import { tempPagesSweptTotal } from '../observability/metrics.js';
 import { dbOp } from '../observability/timing.js';
 import type { Db } from '../store/db.js';
-import { tempPages } from '../store/schema.js';
+import { tempPages } from './tables.js';
 
 export const TEMP_PAGE_TTL_MS = 60 * 60 * 1000;
 export const MAX_TEMP_HTML_BYTES = 1024 * 1024;

@@ -1,6 +1,8 @@
 import type { Request } from 'express';
-import type { Platform, Site } from '../platform/platform.js';
-import { ApiError, unauthorized } from './errors.js';
+import { AppError } from '../errors/index.js';
+import { unauthorized } from './auth.js';
+import type { Platform } from './service.js';
+import type { Site } from './types.js';
 
 /**
  * The site a request acts on. An API key is scoped to exactly one site: naming another one is
@@ -15,7 +17,7 @@ export async function siteForRequest(
   if (!principal) throw unauthorized('Missing API key: send it in the X-API-Key header.');
   if (principal.siteId !== undefined) {
     if (requestedSiteId !== undefined && requestedSiteId !== principal.siteId) {
-      throw ApiError.forbidden('This API key is scoped to a different site.');
+      throw new AppError('KEY_SCOPE');
     }
     const site = await platform.getSite(principal.siteId);
     if (!site) throw unauthorized('Invalid or expired API key.');
@@ -23,9 +25,12 @@ export async function siteForRequest(
   }
   const site = await platform.siteOfAccount(principal.accountId, requestedSiteId);
   if (!site) {
-    throw requestedSiteId === undefined
-      ? ApiError.notFound('This account has no site yet.')
-      : ApiError.notFound(`Site ${requestedSiteId} not found in this account.`);
+    throw new AppError('NOT_FOUND', {
+      message:
+        requestedSiteId === undefined
+          ? 'This account has no site yet.'
+          : `Site ${requestedSiteId} not found in this account.`,
+    });
   }
   return site;
 }

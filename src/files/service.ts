@@ -3,14 +3,14 @@ import { createHash, randomUUID } from 'node:crypto';
 import { pipeline, Transform, type Readable } from 'node:stream';
 import { and, asc, count, desc, eq, inArray, ne, or, sql } from 'drizzle-orm';
 import { blobKeyForHash, type BlobStore } from '../blob/index.js';
-import { ApiError } from '../http/errors.js';
+import { AppError } from '../errors/index.js';
 import { quotaRejectionsTotal } from '../observability/metrics.js';
 import { dbOp } from '../observability/timing.js';
-import { formatBytes } from '../platform/format.js';
-import type { Platform, SiteUsage } from '../platform/platform.js';
-import type { SiteEvents } from '../platform/site-events.js';
+import { formatBytes } from '../platform/index.js';
+import type { Platform, SiteUsage } from '../platform/index.js';
+import type { SiteEvents } from '../platform/index.js';
 import type { Db } from '../store/db.js';
-import { siteFiles, type SiteFileRow } from '../store/schema.js';
+import { siteFiles, type SiteFileRow } from './tables.js';
 import { contentTypeFor, isTextPath } from './file-types.js';
 import { ancestors, pathParts } from './paths.js';
 
@@ -119,13 +119,10 @@ export class FilesService {
     sitePath: string,
   ): Promise<{ content: string; encoding: 'utf8' | 'base64'; size: number }> {
     const row = await this.find(siteId, sitePath);
-    if (!row || row.kind !== 'file' || !row.blobKey) throw ApiError.notFound(`File not found: ${sitePath}`);
+    if (!row || row.kind !== 'file' || !row.blobKey)
+      throw new AppError('NOT_FOUND', { message: `File not found: ${sitePath}` });
     if (row.size > MAX_FILE_BYTES) {
-      throw ApiError.badRequest(
-        `File is larger than ${MAX_FILE_BYTES} bytes and is not returned inline; download it from its url`,
-        'File too large',
-        { max_size_bytes: MAX_FILE_BYTES },
-      );
+      throw new AppError('FILE_TOO_LARGE', { maxBytes: MAX_FILE_BYTES, what: 'read' });
     }
     const bytes = await this.blobs.getBuffer(blobKeyForHash(row.blobKey));
     if (!bytes) throw new Error(`blob ${row.blobKey} of ${sitePath} is missing from the blob store`);
@@ -184,7 +181,7 @@ export class FilesService {
   /** A cheap early refusal before bytes are written; the binding check is in commitFile. */
   private async assertQuotaBeforeBytes(siteId: number, sitePath: string, size: number): Promise<void> {
     const usage = await this.platform.getUsage(siteId);
-    if (!usage) throw ApiError.notFound('Site not found');
+    if (!usage) throw new AppError('NOT_FOUND', { message: 'Site not found' });
     const existing = await this.find(siteId, sitePath);
     const filesDelta = existing ? 0 : 1;
     this.assertWithinQuota(usage, filesDelta, size - (existing?.size ?? 0));
@@ -207,7 +204,8 @@ export class FilesService {
         await this.blobs.put(blobKeyForHash(hash), bytes);
       }
       const existing = await this.rowAt(tx, siteId, sitePath);
-      if (existing?.kind === 'folder') throw ApiError.conflict(`A folder already exists at ${sitePath}`);
+      if (existing?.kind === 'folder')
+        throw new AppError('CONFLICT', { message: `A folder already exists at ${sitePath}` });
       await this.assertNoFileAncestor(tx, siteId, sitePath);
       const filesDelta = existing ? 0 : 1;
       const bytesDelta = size - (existing?.size ?? 0);
@@ -230,13 +228,12 @@ export class FilesService {
     const { site, plan } = usage;
     if (filesDelta > 0 && plan.maxFiles !== null && site.fileCount + filesDelta > plan.maxFiles) {
       quotaRejectionsTotal.inc({ limit: 'files' });
-      throw new ApiError(403, {
-        error: 'File limit exceeded',
+      throw new AppError('FILE_LIMIT', {
         message: `Your ${plan.name} plan allows ${plan.maxFiles} files and this site has ${site.fileCount}. Delete files or upgrade your plan.`,
-        current_file_count: site.fileCount,
-        file_limit: plan.maxFiles,
-        current_plan: plan.type,
-        upgrade_url: this.upgradeUrl,
+        current: site.fileCount,
+        limit: plan.maxFiles,
+        plan: plan.type,
+        upgradeUrl: this.upgradeUrl,
       });
     }
     if (
@@ -246,17 +243,16 @@ export class FilesService {
     ) {
       quotaRejectionsTotal.inc({ limit: 'storage' });
       const available = Math.max(0, plan.maxStorageBytes - site.storageBytes);
-      throw new ApiError(403, {
-        error: 'Storage limit exceeded',
+      throw new AppError('STORAGE_LIMIT', {
         message: `This upload needs ${formatBytes(bytesDelta)} but only ${formatBytes(available)} of your ${plan.name} plan's ${formatBytes(plan.maxStorageBytes)} is available.`,
-        current_storage: site.storageBytes,
-        storage_limit: plan.maxStorageBytes,
-        storage_limit_formatted: formatBytes(plan.maxStorageBytes),
-        current_storage_formatted: formatBytes(site.storageBytes),
-        available_storage: available,
-        available_storage_formatted: formatBytes(available),
-        current_plan: plan.type,
-        upgrade_url: this.upgradeUrl,
+        current: site.storageBytes,
+        limit: plan.maxStorageBytes,
+        limitFormatted: formatBytes(plan.maxStorageBytes),
+        currentFormatted: formatBytes(site.storageBytes),
+        available,
+        availableFormatted: formatBytes(available),
+        plan: plan.type,
+        upgradeUrl: this.upgradeUrl,
       });
     }
   }
@@ -277,7 +273,8 @@ export class FilesService {
       .from(siteFiles)
       .where(and(eq(siteFiles.siteId, siteId), eq(siteFiles.kind, 'file'), inArray(siteFiles.path, parents)))
       .limit(1);
-    if (file) throw ApiError.conflict(`${file.path} is a file, so it cannot contain ${sitePath}`);
+    if (file)
+      throw new AppError('CONFLICT', { message: `${file.path} is a file, so it cannot contain ${sitePath}` });
   }
 
   /**
@@ -303,13 +300,12 @@ export class FilesService {
     const folderCount = row?.folders ?? 0;
     if (folderCount > limit) {
       quotaRejectionsTotal.inc({ limit: 'folders' });
-      throw new ApiError(403, {
-        error: 'Folder limit exceeded',
+      throw new AppError('FOLDER_LIMIT', {
         message: `Your ${usage.plan.name} plan allows ${limit} folders per site. Delete folders or upgrade your plan.`,
-        current_folder_count: folderCount - created.length,
-        folder_limit: limit,
-        current_plan: usage.plan.type,
-        upgrade_url: this.upgradeUrl,
+        current: folderCount - created.length,
+        limit,
+        plan: usage.plan.type,
+        upgradeUrl: this.upgradeUrl,
       });
     }
   }
@@ -317,10 +313,11 @@ export class FilesService {
   async rename(siteId: number, oldPath: string, newPath: string): Promise<void> {
     await this.write(siteId, 'rename_file', async (tx, usage) => {
       const source = await this.rowAt(tx, siteId, oldPath);
-      if (!source || source.kind !== 'file') throw ApiError.notFound(`File not found: ${oldPath}`);
+      if (!source || source.kind !== 'file')
+        throw new AppError('NOT_FOUND', { message: `File not found: ${oldPath}` });
       if (oldPath === newPath) return;
       if (await this.rowAt(tx, siteId, newPath))
-        throw ApiError.conflict(`Something already exists at ${newPath}`);
+        throw new AppError('CONFLICT', { message: `Something already exists at ${newPath}` });
       await this.assertNoFileAncestor(tx, siteId, newPath);
       await tx
         .update(siteFiles)
@@ -342,7 +339,7 @@ export class FilesService {
         .delete(siteFiles)
         .where(and(eq(siteFiles.siteId, siteId), eq(siteFiles.path, sitePath), eq(siteFiles.kind, 'file')))
         .returning();
-      if (!row) throw ApiError.notFound(`File not found: ${sitePath}`);
+      if (!row) throw new AppError('NOT_FOUND', { message: `File not found: ${sitePath}` });
       await this.platform.recordChange(tx, siteId, -1, -row.size);
     });
   }
@@ -351,7 +348,8 @@ export class FilesService {
   async createFolder(siteId: number, folderPath: string): Promise<boolean> {
     return this.write(siteId, 'create_folder', async (tx, usage) => {
       const existing = await this.rowAt(tx, siteId, folderPath);
-      if (existing?.kind === 'file') throw ApiError.conflict(`A file already exists at ${folderPath}`);
+      if (existing?.kind === 'file')
+        throw new AppError('CONFLICT', { message: `A file already exists at ${folderPath}` });
       if (existing) return false;
       await this.assertNoFileAncestor(tx, siteId, folderPath);
       await this.createFolders(tx, usage, [...ancestors(folderPath), folderPath]);
@@ -369,17 +367,20 @@ export class FilesService {
 
   /** Moves a folder and everything in it; returns how many files moved. */
   async renameFolder(siteId: number, oldPath: string, newPath: string): Promise<number> {
-    if (newPath === oldPath) throw ApiError.badRequest('new_path is the same as old_path');
-    if (newPath.startsWith(`${oldPath}/`)) throw ApiError.badRequest('A folder cannot be moved into itself');
+    if (newPath === oldPath)
+      throw new AppError('INVALID_REQUEST', { message: 'new_path is the same as old_path' });
+    if (newPath.startsWith(`${oldPath}/`))
+      throw new AppError('INVALID_REQUEST', { message: 'A folder cannot be moved into itself' });
     return this.write(siteId, 'rename_folder', async (tx, usage) => {
       const source = await this.rowAt(tx, siteId, oldPath);
-      if (!source || source.kind !== 'folder') throw ApiError.notFound(`Folder not found: ${oldPath}`);
+      if (!source || source.kind !== 'folder')
+        throw new AppError('NOT_FOUND', { message: `Folder not found: ${oldPath}` });
       const [clash] = await tx
         .select({ path: siteFiles.path })
         .from(siteFiles)
         .where(this.inFolder(siteId, newPath))
         .limit(1);
-      if (clash) throw ApiError.conflict(`Something already exists at ${newPath}`);
+      if (clash) throw new AppError('CONFLICT', { message: `Something already exists at ${newPath}` });
       await this.assertNoFileAncestor(tx, siteId, newPath);
       const rows = await tx.delete(siteFiles).where(this.inFolder(siteId, oldPath)).returning();
       const moved = rows.map((row) => {
@@ -402,7 +403,8 @@ export class FilesService {
   async deleteFolder(siteId: number, folderPath: string): Promise<number> {
     return this.write(siteId, 'delete_folder', async (tx) => {
       const source = await this.rowAt(tx, siteId, folderPath);
-      if (!source || source.kind !== 'folder') throw ApiError.notFound(`Folder not found: ${folderPath}`);
+      if (!source || source.kind !== 'folder')
+        throw new AppError('NOT_FOUND', { message: `Folder not found: ${folderPath}` });
       const rows = await tx.delete(siteFiles).where(this.inFolder(siteId, folderPath)).returning();
       const files = rows.filter((r) => r.kind === 'file');
       const bytes = files.reduce((sum, r) => sum + r.size, 0);

@@ -1,0 +1,21 @@
+import type { Config } from '../config/config.js';
+import type { DomainModule } from '../http/module.js';
+import type { Platform } from '../platform/index.js';
+import { filesRoutes } from './routes.js';
+import type { FilesService } from './service.js';
+
+// The files domain's public face: the per-site file index, its bytes, folders and videos.
+export { FilesService, MAX_FILE_BYTES, MAX_VIDEO_BYTES, type FileRecord } from './service.js';
+export { MAX_PATH_BYTES, MAX_SEGMENT_BYTES, normalizeSitePath } from './paths.js';
+export { contentTypeFor } from './file-types.js';
+
+const HOUR = 3_600_000;
+
+/** The files domain as a module of the app: its routes and the orphan-blob sweep. */
+export function filesModule(deps: { config: Config; platform: Platform; files: FilesService }): DomainModule {
+  return {
+    name: 'files',
+    routes: (registry) => filesRoutes({ ...deps, registry }),
+    sweeps: [{ name: 'orphan_blobs', everyMs: HOUR, run: () => deps.files.sweepOrphanBlobs(HOUR) }],
+  };
+}

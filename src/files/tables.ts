@@ -1,0 +1,30 @@
+import { bigint, index, integer, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
+// A foreign key is a schema-level link, the one reach into another domain's tables lint allows.
+import { sites } from '../platform/tables.js';
+
+// The per-site file index (the bytes live in the blob store).
+export const siteFiles = pgTable(
+  'site_files',
+  {
+    siteId: integer('site_id')
+      .notNull()
+      .references(() => sites.id, { onDelete: 'cascade' }),
+    path: text('path').notNull(),
+    kind: text('kind', { enum: ['file', 'folder'] }).notNull(),
+    name: text('name').notNull(),
+    parent: text('parent'),
+    depth: integer('depth').notNull(),
+    size: bigint('size', { mode: 'number' }).notNull().default(0),
+    // sha256 hex of the bytes: the blob key and the strong ETag. Null for folders.
+    blobKey: text('blob_key'),
+    contentType: text('content_type'),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.siteId, t.path] }),
+    index('site_files_listing_idx').on(t.siteId, t.depth, t.kind, t.name),
+    index('site_files_blob_idx').on(t.blobKey),
+  ],
+);
+
+export type SiteFileRow = typeof siteFiles.$inferSelect;

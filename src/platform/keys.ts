@@ -1,0 +1,78 @@
+import { and, eq, gt, isNull, lt, or, sql } from 'drizzle-orm';
+import { dbOp } from '../observability/timing.js';
+import type { Db } from '../store/db.js';
+import { hashSecret, newSecret, secretMatches } from './secrets.js';
+import { apiKeys, sites } from './tables.js';
+import type { Principal } from './types.js';
+
+export const TEMP_KEY_DEFAULT_SECONDS = 3600;
+export const TEMP_KEY_MIN_SECONDS = 60;
+export const TEMP_KEY_MAX_SECONDS = 86_400;
+
+/** A new permanent API key. */
+export const newApiKey = (): string => newSecret('hp_live_');
+
+/** API keys: permanent (one per site, minted with the site) and temporary; stored as hashes. */
+export class Keys {
+  constructor(private readonly db: Db) {}
+
+  /** Resolves an `X-API-Key` to its site and account; undefined when unknown, expired or revoked. */
+  async authenticate(key: string): Promise<Principal | undefined> {
+    if (key.length < 16 || key.length > 200) return undefined;
+    const hash = hashSecret(key);
+    const [row] = await dbOp('authenticate_key', () =>
+      this.db
+        .select({
+          id: apiKeys.id,
+          keyHash: apiKeys.keyHash,
+          kind: apiKeys.kind,
+          siteId: apiKeys.siteId,
+          accountId: sites.accountId,
+          lastUsedAt: apiKeys.lastUsedAt,
+        })
+        .from(apiKeys)
+        .innerJoin(sites, eq(sites.id, apiKeys.siteId))
+        .where(
+          and(
+            eq(apiKeys.keyHash, hash),
+            isNull(apiKeys.revokedAt),
+            or(isNull(apiKeys.expiresAt), gt(apiKeys.expiresAt, sql`now()`)),
+          ),
+        ),
+    );
+    if (!row || !secretMatches(key, row.keyHash)) return undefined;
+    // Recording use at most once a minute keeps authentication a read on the hot path.
+    if (!row.lastUsedAt || Date.now() - row.lastUsedAt.getTime() > 60_000) {
+      await this.db.update(apiKeys).set({ lastUsedAt: new Date() }).where(eq(apiKeys.id, row.id));
+    }
+    return {
+      accountId: row.accountId,
+      siteId: row.siteId,
+      via: row.kind === 'temporary' ? 'temporary_key' : 'permanent_key',
+    };
+  }
+
+  async createTemporary(siteId: number, expiresInSeconds: number): Promise<{ key: string; expiresAt: Date }> {
+    const key = newSecret('hp_temp_');
+    const expiresAt = new Date(Date.now() + expiresInSeconds * 1000);
+    await dbOp('create_temp_key', () =>
+      this.db.insert(apiKeys).values({
+        siteId,
+        kind: 'temporary',
+        keyHash: hashSecret(key),
+        keyPrefix: key.slice(0, 12),
+        expiresAt,
+      }),
+    );
+    return { key, expiresAt };
+  }
+
+  /** Deletes expired temporary keys; returns how many went. */
+  async sweepExpired(): Promise<number> {
+    const keys = await this.db
+      .delete(apiKeys)
+      .where(and(eq(apiKeys.kind, 'temporary'), lt(apiKeys.expiresAt, sql`now()`)))
+      .returning({ id: apiKeys.id });
+    return keys.length;
+  }
+}

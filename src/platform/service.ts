@@ -1,0 +1,104 @@
+import type { Db } from '../store/db.js';
+import { Accounts } from './accounts.js';
+import { Keys } from './keys.js';
+import type { PlanType } from './plans.js';
+import { Routing, type RoutingResult, type SiteRouting } from './routing.js';
+import { Sites } from './sites.js';
+import type { Executor, Principal, Site, SiteUsage } from './types.js';
+import { Usage } from './usage.js';
+
+/**
+ * The platform domain's one service: accounts and sessions, API keys, sites and routing, plans
+ * and usage. Each concern lives in its own module; this face keeps the calls other domains make.
+ */
+export class Platform {
+  readonly accounts: Accounts;
+  readonly keys: Keys;
+  readonly sites: Sites;
+  readonly usage: Usage;
+  readonly routing: Routing;
+
+  constructor(db: Db) {
+    this.accounts = new Accounts(db);
+    this.keys = new Keys(db);
+    this.sites = new Sites(db);
+    this.usage = new Usage(db);
+    this.routing = new Routing(db);
+  }
+
+  createSite(input: {
+    email: string;
+    slug: string;
+    plan: PlanType;
+    name?: string | undefined;
+    apiKey?: string | undefined;
+    resourceUid?: string | undefined;
+  }): Promise<{ accountId: number; siteId: number; slug: string; plan: PlanType; apiKey: string }> {
+    return this.sites.create(input);
+  }
+  createSession(email: string): Promise<{ token: string; expiresAt: Date }> {
+    return this.accounts.createSession(email);
+  }
+  authenticateKey(key: string): Promise<Principal | undefined> {
+    return this.keys.authenticate(key);
+  }
+  authenticateSession(token: string): Promise<Principal | undefined> {
+    return this.accounts.authenticateSession(token);
+  }
+  createTempKey(siteId: number, expiresInSeconds: number): Promise<{ key: string; expiresAt: Date }> {
+    return this.keys.createTemporary(siteId, expiresInSeconds);
+  }
+  siteOfAccount(accountId: number, siteId?: number): Promise<Site | undefined> {
+    return this.sites.ofAccount(accountId, siteId);
+  }
+  getSite(siteId: number): Promise<Site | undefined> {
+    return this.sites.get(siteId);
+  }
+  siteBySlug(slug: string): Promise<Site | undefined> {
+    return this.sites.bySlug(slug);
+  }
+  siteByCustomDomain(hostname: string): Promise<Site | undefined> {
+    return this.sites.byCustomDomain(hostname);
+  }
+  detachSite(siteId: number): Promise<void> {
+    return this.sites.detach(siteId);
+  }
+  deleteSite(siteId: number): Promise<boolean> {
+    return this.sites.delete(siteId);
+  }
+  getUsage(siteId: number): Promise<SiteUsage | undefined> {
+    return this.usage.get(siteId);
+  }
+  lockUsage(tx: Executor, siteId: number): Promise<SiteUsage> {
+    return this.usage.lock(tx, siteId);
+  }
+  recordChange(tx: Executor, siteId: number, filesDelta: number, bytesDelta: number): Promise<void> {
+    return this.usage.recordChange(tx, siteId, filesDelta, bytesDelta);
+  }
+  listSiteRouting(): Promise<SiteRouting[]> {
+    return this.routing.listSiteRouting();
+  }
+  siteRouting(siteId: number): Promise<SiteRouting | undefined> {
+    return this.routing.siteRouting(siteId);
+  }
+  siteRoutingBySlug(slug: string): Promise<SiteRouting | undefined> {
+    return this.routing.siteRoutingBySlug(slug);
+  }
+  siteRoutingOfResource(resourceUid: string): Promise<SiteRouting | undefined> {
+    return this.routing.siteRoutingOfResource(resourceUid);
+  }
+  claimSite(
+    siteId: number,
+    resourceUid: string,
+    isLiveResource: (uid: string) => boolean,
+  ): Promise<'claimed' | 'claimed_elsewhere' | 'missing'> {
+    return this.routing.claimSite(siteId, resourceUid, isLiveResource);
+  }
+  applyRouting(siteId: number, slug: string, wanted: readonly string[]): Promise<RoutingResult> {
+    return this.routing.applyRouting(siteId, slug, wanted);
+  }
+  /** Deletes expired temporary keys and account sessions; returns how many rows went. */
+  async sweepExpiredCredentials(): Promise<number> {
+    return (await this.keys.sweepExpired()) + (await this.accounts.sweepExpired());
+  }
+}

@@ -1,0 +1,80 @@
+import { bigint, index, integer, pgTable, serial, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+
+// The platform's tables: accounts, sites, keys, sessions, custom domains. Other domains reach them
+// only through src/platform/index.ts (and, for foreign keys in their own tables.ts, `sites.id`).
+export const accounts = pgTable('accounts', {
+  id: serial('id').primaryKey(),
+  email: text('email').notNull().unique(),
+  plan: text('plan').notNull().default('free'),
+  createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+});
+
+export const sites = pgTable(
+  'sites',
+  {
+    id: serial('id').primaryKey(),
+    accountId: integer('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    slug: text('slug').notNull(),
+    name: text('name').notNull(),
+    // Quota counters, changed only in the same transaction as the file index (row-locked).
+    fileCount: integer('file_count').notNull().default(0),
+    storageBytes: bigint('storage_bytes', { mode: 'number' }).notNull().default(0),
+    // Bumped on every change to the site's files; edges key their manifest caches on it.
+    version: bigint('version', { mode: 'number' }).notNull().default(0),
+    // Cluster mode: set when the Site resource was deleted with deletionPolicy Retain. The site keeps
+    // its files and keys but is not served, and the controller does not recreate its resource.
+    detachedAt: timestamp('detached_at', { withTimezone: true }),
+    // Cluster mode: the uid of the Site resource that controls this site. Claimed once; another
+    // resource pointing at the site (a copied annotation) is refused instead of taking it over.
+    resourceUid: text('resource_uid'),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('sites_slug_key').on(t.slug),
+    index('sites_account_idx').on(t.accountId),
+    uniqueIndex('sites_resource_uid_key').on(t.resourceUid),
+  ],
+);
+
+export const customDomains = pgTable('custom_domains', {
+  hostname: text('hostname').primaryKey(),
+  siteId: integer('site_id')
+    .notNull()
+    .references(() => sites.id, { onDelete: 'cascade' }),
+  createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+});
+
+export const apiKeys = pgTable(
+  'api_keys',
+  {
+    id: serial('id').primaryKey(),
+    siteId: integer('site_id')
+      .notNull()
+      .references(() => sites.id, { onDelete: 'cascade' }),
+    kind: text('kind', { enum: ['permanent', 'temporary'] }).notNull(),
+    // sha256 of the key; the key itself is shown once and never stored.
+    keyHash: text('key_hash').notNull(),
+    keyPrefix: text('key_prefix').notNull(),
+    expiresAt: timestamp('expires_at', { withTimezone: true }),
+    revokedAt: timestamp('revoked_at', { withTimezone: true }),
+    lastUsedAt: timestamp('last_used_at', { withTimezone: true }),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex('api_keys_hash_key').on(t.keyHash), index('api_keys_site_idx').on(t.siteId)],
+);
+
+export const accountSessions = pgTable(
+  'account_sessions',
+  {
+    id: serial('id').primaryKey(),
+    accountId: integer('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    tokenHash: text('token_hash').notNull(),
+    expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex('account_sessions_hash_key').on(t.tokenHash)],
+);

@@ -1,0 +1,33 @@
+import type { Db } from '../store/db.js';
+import type { Plan } from './plans.js';
+
+export interface Site {
+  id: number;
+  accountId: number;
+  slug: string;
+  name: string;
+  fileCount: number;
+  storageBytes: number;
+  version: number;
+}
+
+export interface SiteUsage {
+  site: Site;
+  plan: Plan;
+}
+
+export interface Principal {
+  accountId: number;
+  /** The site a key is scoped to; for a session, undefined until resolved per request. */
+  siteId: number | undefined;
+  via: 'permanent_key' | 'temporary_key' | 'session';
+}
+
+type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
+/** The database or an open transaction. */
+export type Executor = Db | Tx;
+
+/** NOTIFY channel: a site's files changed (payload: its id) or routing changed (ROUTES_CHANGED). */
+export const SITE_CHANGED_CHANNEL = 'hostplane_site_changed';
+/** Payload on SITE_CHANGED_CHANNEL: a slug or custom domain changed (edges drop host caches). */
+export const ROUTES_CHANGED = 'routes';
