@@ -2,12 +2,29 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-NPM_INSTALL_STAMP := node_modules/.install-stamp
+# Node.js: the version pinned in scripts/node.sh. When the machine's `node` is older than its major,
+# the script provides the pinned build in .cache/node/<version>/ and its bin/ goes first on PATH for
+# every recipe. `plan` prints "<version used> [<bin dir>]" and downloads nothing; `node` does.
+NODE_PLAN := $(shell bash scripts/node.sh plan)
+NODE_USED := $(word 1,$(NODE_PLAN))
+NODE_BIN := $(word 2,$(NODE_PLAN))
+ifneq ($(NODE_BIN),)
+export PATH := $(NODE_BIN):$(PATH)
+# node-gyp builds native addons against this Node's headers (an npmrc's nodedir would win otherwise).
+export npm_config_nodedir := $(patsubst %/bin,%,$(NODE_BIN))
+endif
+
+# Named after the Node version: node_modules (native modules included) is reinstalled by that Node's
+# npm when it changes (npm ci removes node_modules, old stamps with it).
+NPM_INSTALL_STAMP := node_modules/.install-stamp-node$(NODE_USED)
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
 
-$(NPM_INSTALL_STAMP): package.json package-lock.json
+node: ## Provide the pinned Node.js in .cache/node/ when the machine's is older
+	@bash scripts/node.sh ensure >/dev/null
+
+$(NPM_INSTALL_STAMP): package.json package-lock.json | node
 	npm ci --no-audit --no-fund
 	@touch $@
 
@@ -35,7 +52,7 @@ bench-edge: build ## Edge cache-hit throughput against nginx (reported as a rati
 clean: ## Remove build output and tool caches (not ./data)
 	rm -rf dist .cache
 
-.PHONY: help install build run test-tools lint test bench-edge clean
+.PHONY: help node install build run test-tools lint test bench-edge clean
 
 # --- Cluster: container image, chart lint, a local kind cluster --------------------------------------
 # kind-up needs Docker, kind, kubectl and helm on the PATH (none of it runs in CI or the test suite).
