@@ -72,6 +72,22 @@ describe.each(backends)('operational endpoints (%s)', (backend) => {
   });
   afterAll(() => hp?.stop());
 
+  /**
+   * How much `action` moves each sample (name + exact label set). The registry is process-wide and
+   * keeps the other back-end's samples, so only a before/after difference says what this server did.
+   */
+  async function deltas(
+    samples: Array<[name: string, labels: Record<string, string>]>,
+    action: () => Promise<unknown>,
+  ): Promise<number[]> {
+    const before = await scrapeMetrics(hp);
+    await action();
+    const after = await scrapeMetrics(hp);
+    return samples.map(
+      ([name, labels]) => metricValue(after, name, labels) - metricValue(before, name, labels),
+    );
+  }
+
   describe('health', () => {
     it('answers /healthz with 200', async () => {
       const res = await hp.request('/healthz');
@@ -132,11 +148,11 @@ describe.each(backends)('operational endpoints (%s)', (backend) => {
     });
 
     it('labels refused requests with their route pattern and status', async () => {
-      await hp.request('/api/v1/files/list?page=2');
-      const text = await scrapeMetrics(hp);
-      expect(
-        metricValue(text, 'hostplane_http_requests_total', requestLabels('/api/v1/files/list', '401')),
-      ).toBeGreaterThanOrEqual(1);
+      const [refused] = await deltas(
+        [['hostplane_http_requests_total', requestLabels('/api/v1/files/list', '401')]],
+        async () => expect((await hp.request('/api/v1/files/list?page=2')).status).toBe(401),
+      );
+      expect(refused).toBe(1);
     });
 
     it('never uses a raw URL, query string or id as a route label', async () => {
@@ -160,55 +176,54 @@ describe.each(backends)('operational endpoints (%s)', (backend) => {
 
     it('labels site requests with the edge route, not their paths', async () => {
       const unique = `/page-${randomBytes(6).toString('hex')}.html`;
-      await hp.request(unique, { host: 'ops.localhost:8080' });
-      await hp.request('/', { host: 'ops.localhost:8080' });
-      const text = await scrapeMetrics(hp);
-      expect(
-        metricValue(text, 'hostplane_http_requests_total', requestLabels('edge', '200')),
-      ).toBeGreaterThan(0);
-      expect(
-        metricValue(text, 'hostplane_http_requests_total', requestLabels('edge', '404')),
-      ).toBeGreaterThan(0);
-      expect(text).not.toContain(unique);
+      const [found, missing] = await deltas(
+        [
+          ['hostplane_http_requests_total', requestLabels('edge', '200')],
+          ['hostplane_http_requests_total', requestLabels('edge', '404')],
+        ],
+        async () => {
+          expect((await hp.request(unique, { host: 'ops.localhost:8080' })).status).toBe(404);
+          expect((await hp.request('/', { host: 'ops.localhost:8080' })).status).toBe(200);
+        },
+      );
+      expect(found).toBe(1);
+      expect(missing).toBe(1);
+      expect(await scrapeMetrics(hp)).not.toContain(unique);
     });
 
     it('has a request duration histogram by route', async () => {
-      await hp.request('/api/v1/hosting-info', { headers: apiKeyHeader(site) });
-      const text = await scrapeMetrics(hp);
-      const labels = { ...requestLabels('/api/v1/hosting-info', '200'), le: '+Inf' };
-      expect(metricValue(text, 'hostplane_http_request_duration_seconds_bucket', labels)).toBeGreaterThan(0);
-      expect(
-        metricValue(
-          text,
-          'hostplane_http_request_duration_seconds_count',
-          requestLabels('/api/v1/hosting-info', '200'),
-        ),
-      ).toBeGreaterThan(0);
+      const labels = requestLabels('/api/v1/hosting-info', '200');
+      const [inf, count] = await deltas(
+        [
+          ['hostplane_http_request_duration_seconds_bucket', { ...labels, le: '+Inf' }],
+          ['hostplane_http_request_duration_seconds_count', labels],
+        ],
+        async () =>
+          expect((await hp.request('/api/v1/hosting-info', { headers: apiKeyHeader(site) })).status).toBe(
+            200,
+          ),
+      );
+      expect(inf).toBe(1);
+      expect(count).toBe(1);
     });
 
     it('reports blob store latency by operation', async () => {
-      await upload(hp, site, 'metrics/blob.txt', `blob ${randomBytes(8).toString('hex')}`);
-      const text = await scrapeMetrics(hp);
       const store = backend === 'postgres+s3' ? 's3' : 'fs';
-      expect(
-        metricValue(text, 'hostplane_blob_operation_duration_seconds_count', {
-          store,
-          operation: 'put',
-          outcome: 'ok',
-        }),
-      ).toBeGreaterThan(0);
+      const [puts] = await deltas(
+        [['hostplane_blob_operation_duration_seconds_count', { store, operation: 'put', outcome: 'ok' }]],
+        () => upload(hp, site, 'metrics/blob.txt', `blob ${randomBytes(8).toString('hex')}`),
+      );
+      expect(puts).toBe(1);
     });
 
     it('reports database latency by operation', async () => {
-      await hp.request('/api/v1/files/list', { headers: apiKeyHeader(site) });
-      const text = await scrapeMetrics(hp);
-      expect(
-        metricValue(text, 'hostplane_db_operation_duration_seconds_count', {
-          operation: 'authenticate_key',
-          outcome: 'ok',
-        }),
-      ).toBeGreaterThan(0);
-      expect(text).toMatch(/^hostplane_db_operation_duration_seconds_bucket\{/m);
+      const [auths] = await deltas(
+        [['hostplane_db_operation_duration_seconds_count', { operation: 'authenticate_key', outcome: 'ok' }]],
+        async () =>
+          expect((await hp.request('/api/v1/files/list', { headers: apiKeyHeader(site) })).status).toBe(200),
+      );
+      expect(auths).toBe(1);
+      expect(await scrapeMetrics(hp)).toMatch(/^hostplane_db_operation_duration_seconds_bucket\{/m);
     });
 
     it('includes the Node.js default metrics', async () => {
