@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { Config } from '../config/config.js';
+import type { Config } from '../config/index.js';
 import type { BlobStore } from './blob-store.js';
 import { FsBlobStore } from './fs-blob-store.js';
 import { InstrumentedBlobStore } from './instrumented.js';

@@ -2,10 +2,9 @@ import type { Request, Response } from 'express';
 import { LRUCache } from 'lru-cache';
 import rangeParser from 'range-parser';
 import { blobKeyForHash, type BlobStore } from '../blob/index.js';
-import type { Config } from '../config/config.js';
-import type { FilesService } from '../files/service.js';
-import { MAX_PATH_BYTES, MAX_SEGMENT_BYTES } from '../files/paths.js';
-import { edgeCacheEvents } from '../observability/metrics.js';
+import type { Config } from '../config/index.js';
+import { MAX_PATH_BYTES, MAX_SEGMENT_BYTES, type FilesService } from '../files/index.js';
+import { edgeCacheEvents } from '../observability/index.js';
 import type { Platform } from '../platform/index.js';
 import type { SiteEvents } from '../platform/index.js';
 

@@ -1,5 +1,5 @@
-import type { Config } from '../config/config.js';
-import type { DomainModule } from '../http/module.js';
+import type { Config } from '../config/index.js';
+import type { DomainModule } from '../http/index.js';
 import type { Platform } from '../platform/index.js';
 import { filesRoutes } from './routes.js';
 import type { FilesService } from './service.js';

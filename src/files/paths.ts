@@ -8,9 +8,15 @@ export const MAX_SEGMENT_BYTES = 255;
 /** Folder nesting depth: deep enough for any real site, shallow enough to bound per-path work. */
 export const MAX_PATH_SEGMENTS = 32;
 
-// Control characters (including NUL) and backslashes never belong in a site path.
-// eslint-disable-next-line no-control-regex
-const FORBIDDEN = /[\u0000-\u001f\u007f\\]/;
+/**
+ * Characters that never belong in a site path: C0 and C1 controls (NUL, U+0085 …), DEL, Unicode
+ * line and paragraph separators, invisible format controls that make two paths look alike
+ * (bidirectional overrides, zero-width space, word joiner, BOM), and backslashes. One source for
+ * the check and for the `pattern` in the OpenAPI document.
+ */
+export const FORBIDDEN_PATH_CHARS =
+  '\\u0000-\\u001f\\u007f-\\u009f\\u061c\\u200b\\u200e\\u200f\\u2028\\u2029\\u202a-\\u202e\\u2060\\u2066-\\u2069\\ufeff\\\\';
+const FORBIDDEN = new RegExp(`[${FORBIDDEN_PATH_CHARS}]`);
 // A lone UTF-16 surrogate is not Unicode text: it cannot be stored or served as UTF-8.
 const LONE_SURROGATE = /\p{Surrogate}/u;
 
@@ -25,7 +31,9 @@ export function normalizeSitePath(input: unknown, field = 'path'): string {
     throw invalidPath(`${field} is required and must be a non-empty string`);
   }
   if (FORBIDDEN.test(input)) {
-    throw invalidPath(`${field} must not contain control characters or backslashes`);
+    throw invalidPath(
+      `${field} must not contain control characters, line separators, invisible format characters or backslashes`,
+    );
   }
   if (LONE_SURROGATE.test(input)) {
     throw invalidPath(`${field} must be valid Unicode text (it has an unpaired surrogate)`);

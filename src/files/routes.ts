@@ -1,50 +1,20 @@
-import busboy from 'busboy';
-import type { Readable } from 'node:stream';
-import { Router, type Request, type Response } from 'express';
-import { siteUrl, type Config } from '../config/config.js';
-import { jsonBody } from '../http/body.js';
-import { AppError, isAppError } from '../errors/index.js';
-import type { RouteRegistry } from '../http/route.js';
-
-import { formatBytes, percentage, siteForRequest } from '../platform/index.js';
-import type { Platform, Site } from '../platform/index.js';
-import { MAX_FILE_BYTES, MAX_VIDEO_BYTES, type FilesService, type StagedBlob } from './service.js';
+import { Router } from 'express';
+import { siteUrl, type Config } from '../config/index.js';
+import type { ErrorCode } from '../errors/index.js';
+import { isAppError, AppError } from '../errors/index.js';
+import { jsonBody, type RouteRegistry } from '../http/index.js';
+import { formatBytes, siteForRequest, type Platform } from '../platform/index.js';
 import { uploadExtensions, videoExtensions } from './file-types.js';
+import { MAX_FILE_BYTES } from './service.js';
+import { receiveVideo } from './multipart.js';
 import { extensionOf, normalizeSitePath } from './paths.js';
+import { storageLimits } from './quota.js';
 import * as s from './schemas.js';
+import type { FilesService } from './service.js';
+import { assertExtension, decodeContent, fileUrl, tooLarge } from './upload-rules.js';
 
-const NEAR_LIMIT_PERCENT = 80;
-// A flat character-class loop: a grouped `(?:…{4})*` overflows V8's regex stack on megabytes of input.
-const BASE64_CHARS = /^[A-Za-z0-9+/]*={0,2}$/;
-const errors = (extra: Record<number, string> = {}) => ({
-  400: { description: 'Invalid input', schema: s.errorBody },
-  401: { description: 'Missing or invalid API key', schema: s.errorBody },
-  ...Object.fromEntries(Object.entries(extra).map(([k, d]) => [k, { description: d, schema: s.errorBody }])),
-});
-
-const tooLarge = () => new AppError('FILE_TOO_LARGE', { maxBytes: MAX_FILE_BYTES, what: 'file' });
-
-function fileUrl(config: Config, site: Site, sitePath: string): string {
-  return `${siteUrl(config, site.slug)}/${sitePath.split('/').map(encodeURIComponent).join('/')}`;
-}
-
-function assertExtension(sitePath: string, allowed: Set<string>, field: string, hint: string): void {
-  const ext = extensionOf(sitePath);
-  if (!allowed.has(ext)) {
-    throw new AppError('INVALID_FILE_TYPE', {
-      message: `${field} has ${ext ? `the extension .${ext}` : 'no extension'}, which is not allowed. Allowed: ${[...allowed].join(', ')}.${hint}`,
-    });
-  }
-}
-
-function decodeContent(content: string, encoding: string | undefined): Buffer {
-  if (encoding !== 'base64') return Buffer.from(content, 'utf8');
-  const compact = content.replace(/\s+/g, '');
-  if (compact.length % 4 !== 0 || !BASE64_CHARS.test(compact)) {
-    throw new AppError('INVALID_CONTENT', { message: 'content is not valid base64' });
-  }
-  return Buffer.from(compact, 'base64');
-}
+/** Every files route names a site: a key scoped elsewhere is 403, a session's unknown site_id 404. */
+const siteScoped: ErrorCode[] = ['KEY_SCOPE', 'NOT_FOUND'];
 
 export function filesRoutes(deps: {
   config: Config;
@@ -54,6 +24,8 @@ export function filesRoutes(deps: {
 }): Router {
   const { config, platform, files, registry } = deps;
   const router = Router();
+  registry.components.set('UploadExtension', s.uploadExtension);
+  registry.components.set('VideoExtension', s.videoExtension);
   const tags = ['Files'];
   const smallJson = jsonBody('64kb');
 
@@ -63,8 +35,9 @@ export function filesRoutes(deps: {
     summary: 'List files and folders of the site',
     tags,
     auth: 'apiKeyOrSession',
+    errors: siteScoped,
     query: s.listQuery,
-    responses: { 200: { description: 'One page of entries', schema: s.listResponse }, ...errors() },
+    responses: { 200: { description: 'One page of entries', schema: s.listResponse } },
     handler: async ({ req, res, query }) => {
       const site = await siteForRequest(req, platform, query.site_id);
       const { total, entries } = await files.list(site.id, query.page, query.per_page);
@@ -106,10 +79,10 @@ export function filesRoutes(deps: {
     summary: 'Read one file (text as UTF-8, other files as base64)',
     tags,
     auth: 'apiKeyOrSession',
+    errors: [...siteScoped, 'INVALID_PATH', 'FILE_TOO_LARGE'],
     query: s.pathQuery,
     responses: {
       200: { description: 'The file', schema: s.getResponse },
-      ...errors({ 404: 'No such file' }),
     },
     handler: async ({ req, res, query }) => {
       const sitePath = normalizeSitePath(query.path);
@@ -132,13 +105,23 @@ export function filesRoutes(deps: {
     summary: 'Create or overwrite a file; missing parent folders are created',
     tags,
     auth: 'apiKeyOrSession',
+    errors: [
+      ...siteScoped,
+      'INVALID_PATH',
+      'INVALID_FILE_TYPE',
+      'INVALID_CONTENT',
+      'FILE_TOO_LARGE',
+      'CONFLICT',
+      'FILE_LIMIT',
+      'STORAGE_LIMIT',
+      'FOLDER_LIMIT',
+    ],
     // base64 of 10 MB plus JSON framing; the decoded size is checked exactly below.
     middleware: [jsonBody('15mb', tooLarge)],
     query: s.siteQuery,
     body: s.uploadBody,
     responses: {
       200: { description: 'Stored', schema: s.uploadResponse },
-      ...errors({ 403: 'File or storage limit exceeded' }),
     },
     handler: async ({ req, res, query, body }) => {
       const sitePath = normalizeSitePath(body.path);
@@ -168,12 +151,12 @@ export function filesRoutes(deps: {
     summary: 'Rename or move a file; the public URL changes',
     tags,
     auth: 'apiKeyOrSession',
+    errors: [...siteScoped, 'INVALID_PATH', 'INVALID_FILE_TYPE', 'CONFLICT', 'FOLDER_LIMIT'],
     middleware: [smallJson],
     query: s.siteQuery,
     body: s.renameBody,
     responses: {
-      200: { description: 'Renamed', schema: s.messageResponse },
-      ...errors({ 404: 'No such file', 409: 'Something already exists at new_path' }),
+      200: { description: 'Renamed', schema: s.renameResponse },
     },
     handler: async ({ req, res, query, body }) => {
       const oldPath = normalizeSitePath(body.old_path, 'old_path');
@@ -199,10 +182,10 @@ export function filesRoutes(deps: {
     summary: 'Delete a file immediately (no trash)',
     tags,
     auth: 'apiKeyOrSession',
+    errors: [...siteScoped, 'INVALID_PATH'],
     query: s.pathQuery,
     responses: {
-      200: { description: 'Deleted', schema: s.messageResponse },
-      ...errors({ 404: 'No such file' }),
+      200: { description: 'Deleted', schema: s.pathMessageResponse },
     },
     handler: async ({ req, res, query }) => {
       const sitePath = normalizeSitePath(query.path);
@@ -218,12 +201,12 @@ export function filesRoutes(deps: {
     summary: 'Create a folder (parents as needed)',
     tags: ['Folders'],
     auth: 'apiKeyOrSession',
+    errors: [...siteScoped, 'INVALID_PATH', 'CONFLICT', 'FOLDER_LIMIT'],
     middleware: [smallJson],
     query: s.siteQuery,
     body: s.folderBody,
     responses: {
-      200: { description: 'Created, or already there', schema: s.messageResponse },
-      ...errors({ 409: 'A file exists at that path' }),
+      200: { description: 'Created, or already there', schema: s.pathMessageResponse },
     },
     handler: async ({ req, res, query, body }) => {
       const folder = normalizeSitePath(body.path);
@@ -243,12 +226,12 @@ export function filesRoutes(deps: {
     summary: 'Move a folder and everything in it',
     tags: ['Folders'],
     auth: 'apiKeyOrSession',
+    errors: [...siteScoped, 'INVALID_PATH', 'CONFLICT', 'FOLDER_LIMIT'],
     middleware: [smallJson],
     query: s.siteQuery,
     body: s.renameBody,
     responses: {
-      200: { description: 'Moved', schema: s.messageResponse },
-      ...errors({ 404: 'No such folder', 409: 'Something already exists at new_path' }),
+      200: { description: 'Moved', schema: s.renameFolderResponse },
     },
     handler: async ({ req, res, query, body }) => {
       const oldPath = normalizeSitePath(body.old_path, 'old_path');
@@ -271,10 +254,10 @@ export function filesRoutes(deps: {
     summary: 'Delete a folder and everything in it (permanent)',
     tags: ['Folders'],
     auth: 'apiKeyOrSession',
+    errors: [...siteScoped, 'INVALID_PATH'],
     query: s.pathQuery,
     responses: {
-      200: { description: 'Deleted', schema: s.messageResponse },
-      ...errors({ 404: 'No such folder' }),
+      200: { description: 'Deleted', schema: s.deleteFolderResponse },
     },
     handler: async ({ req, res, query }) => {
       const folder = normalizeSitePath(query.path);
@@ -295,44 +278,14 @@ export function filesRoutes(deps: {
     summary: "File count and storage against the plan's limits",
     tags: ['Storage'],
     auth: 'apiKeyOrSession',
+    errors: siteScoped,
     query: s.siteQuery,
-    responses: { 200: { description: 'Usage and limits', schema: s.storageLimitsResponse }, ...errors() },
+    responses: { 200: { description: 'Usage and limits', schema: s.storageLimitsResponse } },
     handler: async ({ req, res, query }) => {
       const site = await siteForRequest(req, platform, query.site_id);
       const usage = await platform.getUsage(site.id);
       if (!usage) throw new AppError('NOT_FOUND', { message: 'Site not found' });
-      const { plan } = usage;
-      const { fileCount, storageBytes } = usage.site;
-      const filesAvailable = plan.maxFiles === null ? null : Math.max(0, plan.maxFiles - fileCount);
-      const bytesAvailable =
-        plan.maxStorageBytes === null ? null : Math.max(0, plan.maxStorageBytes - storageBytes);
-      const filesPct = percentage(fileCount, plan.maxFiles);
-      const bytesPct = percentage(storageBytes, plan.maxStorageBytes);
-      res.json({
-        success: true,
-        plan: { name: plan.name, type: plan.type },
-        usage: {
-          files: {
-            current: fileCount,
-            limit: plan.maxFiles,
-            available: filesAvailable,
-            percentage: filesPct,
-          },
-          storage: {
-            current: storageBytes,
-            limit: plan.maxStorageBytes,
-            available: bytesAvailable,
-            current_formatted: formatBytes(storageBytes),
-            limit_formatted: plan.maxStorageBytes === null ? 'Unlimited' : formatBytes(plan.maxStorageBytes),
-            available_formatted: bytesAvailable === null ? 'Unlimited' : formatBytes(bytesAvailable),
-            percentage: bytesPct,
-          },
-        },
-        warnings: {
-          files_near_limit: filesPct >= NEAR_LIMIT_PERCENT,
-          storage_near_limit: bytesPct >= NEAR_LIMIT_PERCENT,
-        },
-      });
+      res.json({ success: true, ...storageLimits(usage) });
     },
   });
 
@@ -342,8 +295,9 @@ export function filesRoutes(deps: {
     summary: "The site's address and usage",
     tags: ['Storage'],
     auth: 'apiKeyOrSession',
+    errors: siteScoped,
     query: s.siteQuery,
-    responses: { 200: { description: 'Hosting info', schema: s.hostingInfoResponse }, ...errors() },
+    responses: { 200: { description: 'Hosting info', schema: s.hostingInfoResponse } },
     handler: async ({ req, res, query }) => {
       const site = await siteForRequest(req, platform, query.site_id);
       res.json({
@@ -361,11 +315,24 @@ export function filesRoutes(deps: {
     summary: 'Upload a video (multipart/form-data, streamed; MP4, WebM, OGG, MOV; 50 MB)',
     tags: ['Videos'],
     auth: 'apiKeyOrSession',
+    errors: [
+      ...siteScoped,
+      'INVALID_PATH',
+      'INVALID_FILE_TYPE',
+      'MISSING_PATH',
+      'NO_FILE',
+      'VIDEO_TOO_LARGE',
+      'CONFLICT',
+      'FILE_LIMIT',
+      'STORAGE_LIMIT',
+      'FOLDER_LIMIT',
+      'UPLOAD_ABORTED',
+      'UPLOAD_FAILED',
+    ],
     query: s.siteQuery,
     multipart: s.videoMultipart,
     responses: {
       200: { description: 'Stored', schema: s.uploadResponse },
-      ...errors({ 403: 'Storage or file limit exceeded', 404: 'Upload aborted', 500: 'Upload failed' }),
     },
     handler: async ({ req, res, query }) => {
       const site = await siteForRequest(req, platform, query.site_id);
@@ -389,122 +356,4 @@ export function filesRoutes(deps: {
   });
 
   return router;
-}
-
-const videoTooLarge = () => new AppError('VIDEO_TOO_LARGE', { maxBytes: MAX_VIDEO_BYTES });
-
-const malformed = () =>
-  new AppError('INVALID_REQUEST', { message: 'Malformed multipart/form-data request.' });
-
-function validVideoPath(raw: string | undefined): string {
-  if (raw === undefined || raw === '')
-    throw new AppError('MISSING_PATH', { message: 'The "path" field is required.' });
-  const sitePath = normalizeSitePath(raw);
-  assertExtension(sitePath, videoExtensions, 'path', '');
-  return sitePath;
-}
-
-/**
- * Reads a multipart video upload: the `file` part streams straight into a staged blob while the
- * request arrives; `path` may come before or after it. Resolves once the staged blob is complete.
- */
-function receiveVideo(
-  req: Request,
-  res: Response,
-  files: FilesService,
-): Promise<{ sitePath: string; staged: StagedBlob }> {
-  return new Promise((resolve, reject) => {
-    if (!req.is('multipart/form-data')) {
-      reject(
-        new AppError('NO_FILE', {
-          message: 'Send the video as multipart/form-data with "file" and "path" fields.',
-        }),
-      );
-      return;
-    }
-    let parser: busboy.Busboy;
-    try {
-      parser = busboy({
-        headers: req.headers,
-        // busboy reports `limit` on reaching fileSize, so one byte of headroom lets exactly 50 MB through.
-        limits: { fileSize: MAX_VIDEO_BYTES + 1, files: 1, fields: 10, fieldSize: 4096 },
-      });
-    } catch {
-      reject(malformed());
-      return;
-    }
-    let rawPath: string | undefined;
-    let staging: Promise<StagedBlob> | undefined;
-    let truncated = false;
-    let earlyError: unknown;
-    let fileStream: Readable | undefined;
-    let settled = false;
-    const fail = (err: unknown) => {
-      if (settled) return;
-      settled = true;
-      req.unpipe(parser);
-      req.resume();
-      // Ending the part stream makes the staging write fail and remove its temporary blob.
-      fileStream?.destroy(new Error('upload abandoned'));
-      parser.destroy();
-      staging?.then((st) => files.discardStaged(st)).catch(() => undefined);
-      reject(err);
-    };
-
-    parser.on('field', (name, value) => {
-      if (name === 'path') rawPath = value;
-    });
-    parser.on('file', (name, stream) => {
-      // A body that ends mid-part errors this stream; the parser's own error event answers it.
-      stream.on('error', () => undefined);
-      if (name !== 'file' || staging) {
-        stream.resume();
-        return;
-      }
-      if (rawPath !== undefined) {
-        try {
-          validVideoPath(rawPath);
-        } catch (err) {
-          earlyError = err;
-          stream.resume();
-          return;
-        }
-      }
-      stream.on('limit', () => (truncated = true));
-      fileStream = stream;
-      staging = files.stage(stream);
-      staging.catch(() => undefined);
-    });
-    parser.on('error', () => fail(malformed()));
-    parser.on('close', () => {
-      void (async () => {
-        if (settled) return;
-        if (earlyError) return fail(earlyError);
-        if (!staging) {
-          if (rawPath !== undefined) validVideoPath(rawPath);
-          return fail(
-            new AppError('NO_FILE', { message: 'No file was uploaded: send it in the "file" field.' }),
-          );
-        }
-        const staged = await staging;
-        if (truncated) return fail(videoTooLarge());
-        let sitePath: string;
-        try {
-          sitePath = validVideoPath(rawPath);
-        } catch (err) {
-          return fail(err);
-        }
-        settled = true;
-        resolve({ sitePath, staged });
-      })().catch(fail);
-    });
-    req.on('aborted', () =>
-      fail(new AppError('UPLOAD_ABORTED', { message: 'The upload was aborted before it completed.' })),
-    );
-    res.on('close', () => {
-      if (!res.writableFinished && !settled)
-        fail(new AppError('UPLOAD_ABORTED', { message: 'The client went away.' }));
-    });
-    req.pipe(parser);
-  });
 }

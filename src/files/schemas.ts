@@ -1,26 +1,69 @@
 import { z } from 'zod';
-import { queryId, queryInt } from '../http/route.js';
+import { queryId, queryInt } from '../http/index.js';
+import { uploadExtensions, videoExtensions } from './file-types.js';
+import { FORBIDDEN_PATH_CHARS } from './paths.js';
+
+// The path rules, written into the document so a generated client knows them. The server's
+// own checks (paths.ts, the extension check) stay the ones that answer, with their own error
+// texts ("Invalid path", "Invalid file type"); these patterns are documentation, a little
+// narrower than what is accepted (no segment starts with "." or whitespace).
+const F = FORBIDDEN_PATH_CHARS;
+const SEGMENT = `[^/\\s.${F}](?:[^/${F}]*[^/\\s${F}])?`;
+const anyCase = (ext: string) =>
+  [...ext].map((c) => (/[a-z]/.test(c) ? `[${c}${c.toUpperCase()}]` : c)).join('');
+const filePattern = (extensions: Set<string>) =>
+  `^(?:${SEGMENT}/)*[^/\\s.${F}][^/${F}]*\\.(?:${[...extensions].map(anyCase).join('|')})$`;
+const PATH_RULES =
+  'Relative to the site root: no leading "/", no empty, "." or ".." segments, no control characters, ' +
+  'line separators, invisible format characters or backslashes; at most 32 segments, 1024 bytes in all, 255 bytes a segment.';
+
+/** A file or folder path (documented rules; checked by normalizeSitePath). */
+export const sitePath = (description: string) =>
+  z
+    .string()
+    .min(1)
+    .meta({ pattern: `^${SEGMENT}(?:/${SEGMENT})*/?$`, maxLength: 255 })
+    .describe(`${description}. ${PATH_RULES}`);
+
+/** A path to upload to, ending in one of the allowed extensions. */
+const filePath = (description: string, extensions: Set<string>) =>
+  z
+    .string()
+    .min(1)
+    .meta({ pattern: filePattern(extensions), maxLength: 255 })
+    .describe(`${description}. Allowed extensions: ${[...extensions].join(', ')}. ${PATH_RULES}`);
+
+/** The extensions files/upload accepts, as an enum for generated clients. */
+export const uploadExtension = z
+  .enum([...uploadExtensions] as [string, ...string[]])
+  .describe('An extension POST /api/v1/files/upload accepts (any letter case)');
+export const videoExtension = z
+  .enum([...videoExtensions] as [string, ...string[]])
+  .describe('An extension POST /api/v1/videos/upload accepts (any letter case)');
 
 const siteIdQuery = queryId('Site (storage folder) id; only meaningful with session authentication');
 
 export const siteQuery = z.object({ site_id: siteIdQuery });
 
 export const listQuery = z.object({
-  page: queryInt({ min: 1, default: 1 }),
+  page: queryInt({ min: 1, max: 1_000_000, default: 1 }),
   per_page: queryInt({ min: 1, max: 100, default: 100 }),
   site_id: siteIdQuery,
 });
 
-export const pathQuery = z.object({ path: z.string().min(1), site_id: siteIdQuery });
+export const pathQuery = z.object({ path: sitePath('The file or folder'), site_id: siteIdQuery });
 
 export const uploadBody = z.object({
-  path: z.string().min(1).describe('Path relative to the site root, with an allowed extension'),
+  path: filePath('Where to store the file', uploadExtensions),
   content: z.string().describe('File content: text, or base64 when encoding is "base64"'),
   encoding: z.enum(['base64', 'utf8', 'utf-8', 'text']).optional(),
 });
 
-export const renameBody = z.object({ old_path: z.string().min(1), new_path: z.string().min(1) });
-export const folderBody = z.object({ path: z.string().min(1) });
+export const renameBody = z.object({
+  old_path: sitePath('The current path'),
+  new_path: sitePath('The new path; must differ from old_path (a file keeps its kind of extension)'),
+});
+export const folderBody = z.object({ path: sitePath('The folder') });
 
 export const fileEntry = z.object({
   path: z.string(),
@@ -71,6 +114,22 @@ export const uploadResponse = z.object({
 });
 
 export const messageResponse = z.object({ success: z.boolean(), message: z.string() });
+export const pathMessageResponse = messageResponse.extend({
+  path: z.string().describe('The canonical path'),
+});
+export const renameResponse = messageResponse.extend({
+  old_path: z.string(),
+  new_path: z.string(),
+  url: z.url().describe('The public URL at the new path'),
+});
+export const deleteFolderResponse = pathMessageResponse.extend({
+  files_deleted: z.int().describe('How many files went with the folder'),
+});
+export const renameFolderResponse = messageResponse.extend({
+  old_path: z.string(),
+  new_path: z.string(),
+  files_moved: z.int().describe('How many files moved with the folder'),
+});
 
 const nullableLimit = z.number().int().nullable().describe('null when the plan is unlimited');
 
@@ -106,10 +165,5 @@ export const hostingInfoResponse = z.object({
 
 export const videoMultipart = z.object({
   file: z.string().meta({ format: 'binary' }).describe('MP4, WebM, OGG or MOV, at most 52428800 bytes'),
-  path: z.string().describe('Destination path, e.g. videos/intro.mp4'),
+  path: filePath('Destination path, e.g. videos/intro.mp4', videoExtensions),
 });
-
-export const errorBody = z
-  .object({ error: z.string(), message: z.string() })
-  .catchall(z.unknown())
-  .meta({ id: 'Error' });

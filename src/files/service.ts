@@ -4,14 +4,15 @@ import { pipeline, Transform, type Readable } from 'node:stream';
 import { and, asc, count, desc, eq, inArray, ne, or, sql } from 'drizzle-orm';
 import { blobKeyForHash, type BlobStore } from '../blob/index.js';
 import { AppError } from '../errors/index.js';
-import { quotaRejectionsTotal } from '../observability/metrics.js';
-import { dbOp } from '../observability/timing.js';
+import { quotaRejectionsTotal } from '../observability/index.js';
+import { dbOp } from '../observability/index.js';
 import { formatBytes } from '../platform/index.js';
 import type { Platform, SiteUsage } from '../platform/index.js';
 import type { SiteEvents } from '../platform/index.js';
 import type { Db } from '../store/db.js';
 import { siteFiles, type SiteFileRow } from './tables.js';
 import { contentTypeFor, isTextPath } from './file-types.js';
+import { assertWithinQuota } from './quota.js';
 import { ancestors, pathParts } from './paths.js';
 
 export const MAX_FILE_BYTES = 10 * 1024 * 1024;
@@ -184,7 +185,7 @@ export class FilesService {
     if (!usage) throw new AppError('NOT_FOUND', { message: 'Site not found' });
     const existing = await this.find(siteId, sitePath);
     const filesDelta = existing ? 0 : 1;
-    this.assertWithinQuota(usage, filesDelta, size - (existing?.size ?? 0));
+    assertWithinQuota(usage, this.upgradeUrl, filesDelta, size - (existing?.size ?? 0));
   }
 
   private async commitFile(
@@ -209,7 +210,7 @@ export class FilesService {
       await this.assertNoFileAncestor(tx, siteId, sitePath);
       const filesDelta = existing ? 0 : 1;
       const bytesDelta = size - (existing?.size ?? 0);
-      this.assertWithinQuota(usage, filesDelta, bytesDelta);
+      assertWithinQuota(usage, this.upgradeUrl, filesDelta, bytesDelta);
       const parts = pathParts(sitePath);
       await tx
         .insert(siteFiles)
@@ -222,39 +223,6 @@ export class FilesService {
       await this.platform.recordChange(tx, siteId, filesDelta, bytesDelta);
       return { path: sitePath, size, blobKey: hash, contentType };
     });
-  }
-
-  private assertWithinQuota(usage: SiteUsage, filesDelta: number, bytesDelta: number): void {
-    const { site, plan } = usage;
-    if (filesDelta > 0 && plan.maxFiles !== null && site.fileCount + filesDelta > plan.maxFiles) {
-      quotaRejectionsTotal.inc({ limit: 'files' });
-      throw new AppError('FILE_LIMIT', {
-        message: `Your ${plan.name} plan allows ${plan.maxFiles} files and this site has ${site.fileCount}. Delete files or upgrade your plan.`,
-        current: site.fileCount,
-        limit: plan.maxFiles,
-        plan: plan.type,
-        upgradeUrl: this.upgradeUrl,
-      });
-    }
-    if (
-      bytesDelta > 0 &&
-      plan.maxStorageBytes !== null &&
-      site.storageBytes + bytesDelta > plan.maxStorageBytes
-    ) {
-      quotaRejectionsTotal.inc({ limit: 'storage' });
-      const available = Math.max(0, plan.maxStorageBytes - site.storageBytes);
-      throw new AppError('STORAGE_LIMIT', {
-        message: `This upload needs ${formatBytes(bytesDelta)} but only ${formatBytes(available)} of your ${plan.name} plan's ${formatBytes(plan.maxStorageBytes)} is available.`,
-        current: site.storageBytes,
-        limit: plan.maxStorageBytes,
-        limitFormatted: formatBytes(plan.maxStorageBytes),
-        currentFormatted: formatBytes(site.storageBytes),
-        available,
-        availableFormatted: formatBytes(available),
-        plan: plan.type,
-        upgradeUrl: this.upgradeUrl,
-      });
-    }
   }
 
   private async rowAt(tx: Tx, siteId: number, sitePath: string): Promise<SiteFileRow | undefined> {

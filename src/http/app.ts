@@ -1,15 +1,15 @@
 import express, { type Express, type Request, type Response } from 'express';
 import type { BlobStore } from '../blob/index.js';
-import type { Config } from '../config/config.js';
+import type { Config } from '../config/index.js';
 import { normalizeHost, type Edge, type SiteRef } from '../edge/index.js';
-import type { Logger } from '../observability/logger.js';
-import { registry as metricsRegistry } from '../observability/metrics.js';
+import type { Logger } from '../observability/index.js';
+import { registry as metricsRegistry } from '../observability/index.js';
 import type { Store } from '../store/db.js';
 import { errorHandler, notFoundHandler } from './errors.js';
 import { requestLogging, requestMetrics, requestTracing } from './middleware.js';
 import type { Authenticators, DomainModule } from './module.js';
 import { buildOpenApi } from './openapi.js';
-import { RouteRegistry } from './route.js';
+import { methodNotAllowed, RouteRegistry } from './route.js';
 
 /** Roles served by createApp; the `controller` role has its own small app (createControllerApp). */
 export type Role = 'all' | 'api' | 'edge';
@@ -75,8 +75,9 @@ export function createApp(parts: AppParts, role: Role): Express {
   } else {
     const registry = new RouteRegistry(parts.authenticators);
     for (const module of parts.modules) if (module.routes) app.use(module.routes(registry));
-    const openapi = buildOpenApi(registry.docs, config.baseUrl);
+    const openapi = buildOpenApi(registry.docs, config.baseUrl, registry.components);
     app.get('/api/v1/openapi.json', (_req, res) => void res.json(openapi));
+    app.use(methodNotAllowed(registry.docs));
     app.use(notFoundHandler);
   }
   app.use(errorHandler(logger));

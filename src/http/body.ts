@@ -1,5 +1,22 @@
+import { isUtf8 } from 'node:buffer';
 import express, { type RequestHandler } from 'express';
 import type { AppError } from '../errors/index.js';
+
+/** A body-parser style failure that bodyRefusal() maps to a registry code. */
+function refusal(status: number, type: string, message: string): Error {
+  return Object.assign(new Error(message), { status, type, expose: true });
+}
+
+/**
+ * JSON is UTF-8 (RFC 8259): a body in another charset, or with bytes that are not UTF-8, is
+ * refused rather than transcoded, so what is stored is exactly what was sent.
+ */
+function onlyUtf8(_req: unknown, _res: unknown, buf: Buffer, encoding: string): void {
+  if (encoding.toLowerCase() !== 'utf-8') {
+    throw refusal(415, 'charset.unsupported', 'Send the body as UTF-8 JSON.');
+  }
+  if (!isUtf8(buf)) throw refusal(400, 'encoding.invalid', 'The request body is not valid UTF-8.');
+}
 
 /**
  * A JSON body parser with its own size limit. `onTooLarge` lets a route answer an oversized body
@@ -8,7 +25,7 @@ import type { AppError } from '../errors/index.js';
 export function jsonBody(limit: string, onTooLarge?: () => AppError): RequestHandler {
   // Every body of these endpoints is JSON: parse it whatever Content-Type says (curl -d sends
   // form encoding), so a missing header gives a clear JSON error rather than "field is required".
-  const parse = express.json({ limit, strict: true, type: () => true });
+  const parse = express.json({ limit, strict: true, type: () => true, verify: onlyUtf8 });
   return (req, res, next) => {
     parse(req, res, (err?: unknown) => {
       if (err && onTooLarge && (err as { type?: string }).type === 'entity.too.large') {

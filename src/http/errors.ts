@@ -1,6 +1,6 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { AppError, isAppError, type ErrorBody } from '../errors/index.js';
-import type { Logger } from '../observability/logger.js';
+import type { Logger } from '../observability/index.js';
 
 /**
  * The one place errors become HTTP responses: a registry code keeps its status and body, a

@@ -1,6 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response, Router } from 'express';
 import { z } from 'zod';
 import { AppError, type ErrorCode } from '../errors/index.js';
+import { describeIssues } from './validation.js';
 
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 export type AuthKind = 'apiKey' | 'apiKeyOrSession' | 'session' | 'none';
@@ -10,8 +11,16 @@ export interface RouteDoc {
   /** Express path, e.g. `/api/v1/forms/:id`; documented as `/api/v1/forms/{id}`. */
   path: string;
   summary: string;
+  /** Longer prose for the API reference (CommonMark). */
+  description?: string;
   tags: string[];
   auth: AuthKind;
+  /** Registry codes this route may answer besides the ones every route of its kind has. */
+  errors?: ErrorCode[];
+  /** The route documents every error body itself in `responses` (the publish endpoints' shape). */
+  ownErrorBodies?: boolean;
+  /** Whether a JSON body must be sent (default true when `body` is given). */
+  bodyRequired?: boolean;
   query?: z.ZodType;
   body?: z.ZodType;
   /** Documented only: a multipart body, described by this schema. */
@@ -29,6 +38,8 @@ export interface Route<Q, B> extends RouteDoc {
 /** Collects routes so the same zod schemas validate requests and generate /api/v1/openapi.json. */
 export class RouteRegistry {
   readonly docs: RouteDoc[] = [];
+  /** Schemas documented on their own (e.g. the allowed extensions as an enum), by component id. */
+  readonly components = new Map<string, z.ZodType>();
 
   constructor(private readonly authMiddleware: Record<AuthKind, RequestHandler[]>) {}
 
@@ -49,20 +60,34 @@ export class RouteRegistry {
   }
 }
 
+/**
+ * Answers 405 with `Allow` for a documented path asked with a method it does not have (mount
+ * after every route, before the 404 handler).
+ */
+export function methodNotAllowed(docs: readonly RouteDoc[]): RequestHandler {
+  const byPath = new Map<string, { pattern: RegExp; methods: Set<string> }>();
+  for (const doc of docs) {
+    const entry = byPath.get(doc.path) ?? {
+      pattern: new RegExp(`^${doc.path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:\w+/g, '[^/]+')}/?$`),
+      methods: new Set<string>(),
+    };
+    entry.methods.add(doc.method.toUpperCase());
+    if (doc.method === 'get') entry.methods.add('HEAD');
+    byPath.set(doc.path, entry);
+  }
+  return (req, res, next) => {
+    const entry = [...byPath.values()].find((e) => e.pattern.test(req.path));
+    if (!entry || entry.methods.has(req.method)) return next();
+    const allow = [...entry.methods, 'OPTIONS'];
+    if (req.method === 'OPTIONS') return void res.set('Allow', allow.join(', ')).status(204).end();
+    next(new AppError('METHOD_NOT_ALLOWED', { method: req.method, allow }));
+  };
+}
+
 export function parseOrThrow<T>(schema: z.ZodType<T>, value: unknown, where: string): T {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
   throw new AppError('INVALID_REQUEST', { message: describeIssues(result.error, where) });
-}
-
-function describeIssues(error: z.ZodError, where: string): string {
-  return error.issues
-    .slice(0, 5)
-    .map((issue) => {
-      const at = issue.path.length ? issue.path.join('.') : where;
-      return `${at}: ${issue.message}`;
-    })
-    .join('; ');
 }
 
 /**

@@ -1,6 +1,6 @@
 import { and, eq, gt, lt, sql } from 'drizzle-orm';
 import { AppError } from '../errors/index.js';
-import { dbOp } from '../observability/timing.js';
+import { dbOp } from '../observability/index.js';
 import type { Db } from '../store/db.js';
 import { hashSecret, newSecret, secretMatches } from './secrets.js';
 import { accountSessions, accounts } from './tables.js';

@@ -1,6 +1,6 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { AppError } from '../errors/index.js';
-import type { Authenticators } from '../http/module.js';
+import type { Authenticators } from '../http/index.js';
 import type { Platform } from './service.js';
 import type { Principal } from './types.js';
 

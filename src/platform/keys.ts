@@ -1,5 +1,5 @@
 import { and, eq, gt, isNull, lt, or, sql } from 'drizzle-orm';
-import { dbOp } from '../observability/timing.js';
+import { dbOp } from '../observability/index.js';
 import type { Db } from '../store/db.js';
 import { hashSecret, newSecret, secretMatches } from './secrets.js';
 import { apiKeys, sites } from './tables.js';

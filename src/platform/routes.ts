@@ -1,9 +1,9 @@
 import { Router } from 'express';
 import { z } from 'zod';
-import { jsonBody } from '../http/body.js';
+import { jsonBody } from '../http/index.js';
 import { AppError } from '../errors/index.js';
-import type { DomainModule } from '../http/module.js';
-import type { RouteRegistry } from '../http/route.js';
+import type { DomainModule } from '../http/index.js';
+import type { RouteRegistry } from '../http/index.js';
 import { TEMP_KEY_DEFAULT_SECONDS, TEMP_KEY_MAX_SECONDS, TEMP_KEY_MIN_SECONDS } from './keys.js';
 import type { Platform } from './service.js';
 
@@ -43,12 +43,9 @@ export function platformRoutes(deps: { platform: Platform; registry: RouteRegist
     auth: 'session',
     middleware: [jsonBody('16kb')],
     body: generateTempBody,
-    responses: {
-      200: { description: 'The new key (shown once)', schema: tempKeyResponse },
-      400: { description: 'Invalid input' },
-      401: { description: 'Missing or invalid session' },
-      404: { description: 'No such site in this account' },
-    },
+    bodyRequired: false,
+    errors: ['NOT_FOUND'],
+    responses: { 200: { description: 'The new key (shown once)', schema: tempKeyResponse } },
     handler: async ({ req, res, body }) => {
       const accountId = req.principal!.accountId;
       const site = await platform.siteOfAccount(accountId, body.storage_folder_id);

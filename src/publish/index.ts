@@ -1,6 +1,6 @@
-import type { Config } from '../config/config.js';
-import type { DomainModule } from '../http/module.js';
-import type { Logger } from '../observability/logger.js';
+import type { Config } from '../config/index.js';
+import type { DomainModule } from '../http/index.js';
+import type { Logger } from '../observability/index.js';
 import { publishRoutes } from './routes.js';
 import type { PublishService } from './service.js';
 

@@ -1,12 +1,12 @@
 import { Router, type ErrorRequestHandler } from 'express';
 import { rateLimit } from 'express-rate-limit';
 import { z } from 'zod';
-import type { Config } from '../config/config.js';
-import { jsonBody } from '../http/body.js';
+import type { Config } from '../config/index.js';
+import { jsonBody } from '../http/index.js';
 import { isAppError } from '../errors/index.js';
-import { bodyRefusal } from '../http/errors.js';
-import type { RouteRegistry } from '../http/route.js';
-import type { Logger } from '../observability/logger.js';
+import { bodyRefusal } from '../http/index.js';
+import type { RouteRegistry } from '../http/index.js';
+import type { Logger } from '../observability/index.js';
 import { MAX_TEMP_HTML_BYTES, TEMP_PAGE_TTL_MS, type PublishService } from './service.js';
 
 export const PUBLISH_RATE_LIMIT = { perMinute: 10 };
@@ -107,11 +107,13 @@ export function publishRoutes(deps: {
     summary: 'Publish one HTML page for 60 minutes (no credential)',
     tags,
     auth: 'none',
+    ownErrorBodies: true,
     middleware: [limiter, body],
     body: aiBody,
     responses: {
       200: { description: 'Published', schema: aiResponse },
-      400: { description: 'html missing, empty or over 1 MB', schema: aiError },
+      400: { description: 'html missing, empty or over 1 MB, or the body is not JSON', schema: aiError },
+      415: { description: 'The body is not UTF-8 JSON', schema: aiError },
       429: { description: 'Rate limited', schema: aiError },
       500: { description: 'Publishing failed', schema: aiError },
     },
@@ -129,12 +131,18 @@ export function publishRoutes(deps: {
     summary: 'Publish one HTML page for 60 minutes',
     tags,
     auth: 'none',
+    ownErrorBodies: true,
     middleware: [limiter, body],
     body: demoBody,
     responses: {
       200: { description: 'Published', schema: demoResponse },
-      400: { description: 'html_content missing, empty or over 1 MB', schema: demoError },
+      400: {
+        description: 'html_content missing, empty or over 1 MB, or the body is not JSON',
+        schema: demoError,
+      },
+      415: { description: 'The body is not UTF-8 JSON', schema: demoError },
       429: { description: 'Rate limited', schema: demoError },
+      500: { description: 'Publishing failed', schema: demoError },
     },
     handler: async ({ res, body }) => {
       const problem = htmlProblem(body.html_content, 'html_content');
@@ -156,6 +164,7 @@ export function publishRoutes(deps: {
     summary: 'A published temporary page',
     tags,
     auth: 'none',
+    ownErrorBodies: true,
     responses: {
       200: { description: 'The page', contentType: 'text/html' },
       404: { description: 'No such page, or expired', contentType: 'text/html' },

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { and, eq, gt, lte, sql } from 'drizzle-orm';
-import { tempPagesSweptTotal } from '../observability/metrics.js';
-import { dbOp } from '../observability/timing.js';
+import { tempPagesSweptTotal } from '../observability/index.js';
+import { dbOp } from '../observability/index.js';
 import type { Db } from '../store/db.js';
 import { tempPages } from './tables.js';
 

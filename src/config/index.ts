@@ -1,0 +1,2 @@
+// Configuration: environment variables parsed once by zod.
+export * from './config.js';

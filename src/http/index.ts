@@ -1,0 +1,7 @@
+// The HTTP framework the domains build on: the route registry (validation + OpenAPI), body
+// parsing, module and authenticator types, error mapping. App assembly (app.ts) is the entry
+// point's business and is not exported here.
+export * from './route.js';
+export * from './module.js';
+export * from './body.js';
+export { bodyRefusal, errorHandler, notFoundHandler, toAppError } from './errors.js';
