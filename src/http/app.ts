@@ -8,6 +8,7 @@ import type { Store } from '../store/db.js';
 import { errorHandler, notFoundHandler } from './errors.js';
 import { requestLogging, requestMetrics, requestTracing } from './middleware.js';
 import type { Authenticators, DomainModule } from './module.js';
+import { docsRoutes } from './docs.js';
 import { buildOpenApi } from './openapi.js';
 import { methodNotAllowed, RouteRegistry } from './route.js';
 
@@ -77,6 +78,7 @@ export function createApp(parts: AppParts, role: Role): Express {
     for (const module of parts.modules) if (module.routes) app.use(module.routes(registry));
     const openapi = buildOpenApi(registry.docs, config.baseUrl, registry.components);
     app.get('/api/v1/openapi.json', (_req, res) => void res.json(openapi));
+    app.use(docsRoutes());
     app.use(methodNotAllowed(registry.docs));
     app.use(notFoundHandler);
   }

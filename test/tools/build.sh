@@ -113,7 +113,7 @@ as_root() {
   elif command -v sudo >/dev/null 2>&1; then
     sudo "$@"
   else
-    die "PostgreSQL is not installed and installing it needs root: run 'apt-get install -y postgresql' as root (sudo is not available)"
+    die "installing $* needs root (sudo is not available): run it as root"
   fi
 }
 
@@ -133,6 +133,22 @@ ensure_postgres() {
   log "installed PostgreSQL in $((SECONDS - t0))s ($("$initdb" --version))"
 }
 
+# --- Chromium (headless browser for the /docs and embed tests) ---------------------------------
+
+ensure_chromium() {
+  if command -v chromium >/dev/null 2>&1; then
+    log "Chromium present ($(chromium --version 2>/dev/null | head -1))"
+    return
+  fi
+  command -v apt-get >/dev/null 2>&1 || die "chromium not found and apt-get is unavailable: install Chromium yourself"
+  local t0=$SECONDS
+  log "chromium not found: installing Debian's 'chromium' package with apt-get"
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium
+  command -v chromium >/dev/null 2>&1 || die "installed 'chromium' but it is still not on the PATH"
+  log "installed Chromium in $((SECONDS - t0))s"
+}
+
 # Two concurrent runs would race on the same output file.
 mkdir -p "$tools_dir"
 exec 9>"$tools_dir/.build.lock"
@@ -144,4 +160,5 @@ ensure_minio
 ensure_kube
 ensure_helm
 ensure_postgres
+ensure_chromium
 log "done in $((SECONDS - started))s"
