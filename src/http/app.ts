@@ -4,7 +4,7 @@ import type { Config } from '../config/index.js';
 import { normalizeHost, type Edge, type SiteRef } from '../edge/index.js';
 import type { Logger } from '../observability/index.js';
 import { registry as metricsRegistry } from '../observability/index.js';
-import type { Store } from '../store/db.js';
+import type { Store } from '../store/index.js';
 import { errorHandler, notFoundHandler } from './errors.js';
 import { requestLogging, requestMetrics, requestTracing } from './middleware.js';
 import type { Authenticators, DomainModule } from './module.js';

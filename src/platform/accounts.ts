@@ -1,7 +1,7 @@
 import { and, eq, gt, lt, sql } from 'drizzle-orm';
 import { AppError } from '../errors/index.js';
 import { dbOp } from '../observability/index.js';
-import type { Db } from '../store/db.js';
+import type { Db } from '../store/index.js';
 import { hashSecret, newSecret, secretMatches } from './secrets.js';
 import { accountSessions, accounts } from './tables.js';
 import type { Principal } from './types.js';

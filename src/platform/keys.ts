@@ -1,6 +1,6 @@
 import { and, eq, gt, isNull, lt, or, sql } from 'drizzle-orm';
 import { dbOp } from '../observability/index.js';
-import type { Db } from '../store/db.js';
+import type { Db } from '../store/index.js';
 import { hashSecret, newSecret, secretMatches } from './secrets.js';
 import { apiKeys, sites } from './tables.js';
 import type { Principal } from './types.js';

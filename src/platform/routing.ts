@@ -1,7 +1,7 @@
 import { and, asc, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import { AppError } from '../errors/index.js';
 import { dbOp } from '../observability/index.js';
-import type { Db } from '../store/db.js';
+import type { Db } from '../store/index.js';
 import { customDomains, sites } from './tables.js';
 import { ROUTES_CHANGED, SITE_CHANGED_CHANNEL } from './types.js';
 

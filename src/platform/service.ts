@@ -1,4 +1,4 @@
-import type { Db } from '../store/db.js';
+import type { Db } from '../store/index.js';
 import { Accounts } from './accounts.js';
 import { Keys } from './keys.js';
 import type { PlanType } from './plans.js';

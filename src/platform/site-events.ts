@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import type { Store } from '../store/db.js';
+import type { Store } from '../store/index.js';
 import { ROUTES_CHANGED, SITE_CHANGED_CHANNEL } from './types.js';
 
 /**

@@ -1,7 +1,7 @@
 import { and, asc, eq, isNull, sql } from 'drizzle-orm';
 import { AppError } from '../errors/index.js';
 import { dbOp } from '../observability/index.js';
-import type { Db } from '../store/db.js';
+import type { Db } from '../store/index.js';
 import { newApiKey } from './keys.js';
 import type { PlanType } from './plans.js';
 import { hashSecret } from './secrets.js';

@@ -1,6 +1,6 @@
 import { eq, sql } from 'drizzle-orm';
 import { AppError } from '../errors/index.js';
-import type { Db } from '../store/db.js';
+import type { Db } from '../store/index.js';
 import { planFor } from './plans.js';
 import { accounts, sites } from './tables.js';
 import { SITE_CHANGED_CHANNEL, type Executor, type SiteUsage } from './types.js';

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { and, eq, gt, lte, sql } from 'drizzle-orm';
 import { tempPagesSweptTotal } from '../observability/index.js';
 import { dbOp } from '../observability/index.js';
-import type { Db } from '../store/db.js';
+import type { Db } from '../store/index.js';
 import { tempPages } from './tables.js';
 
 export const TEMP_PAGE_TTL_MS = 60 * 60 * 1000;

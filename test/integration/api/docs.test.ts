@@ -19,7 +19,7 @@ describe('the API host for people: / and /docs', () => {
   let hp: TestHostplane;
   let browser: Browser;
   beforeAll(async () => {
-    hp = await startHostplane('pglite');
+    hp = await startHostplane('pglite+fs');
     browser = await puppeteer.launch({
       executablePath: chromiumPath(),
       headless: true,
