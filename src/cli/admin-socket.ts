@@ -3,9 +3,10 @@ import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
 import { z } from 'zod';
-import type { Logger } from '../observability/logger.js';
-import { PlatformError, type Platform } from '../platform/platform.js';
-import { planTypes } from '../platform/plans.js';
+import { AppError, type ErrorBody } from '../errors/index.js';
+import type { Logger } from '../observability/index.js';
+import { planTypes, type Platform } from '../platform/index.js';
+import { registryError } from './errors.js';
 
 /**
  * The operator's channel to a running server: an HTTP server on a unix socket in the data dir,
@@ -75,9 +76,18 @@ export async function startAdminSocket(
     const send = (status: number, body: unknown) => {
       res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     };
+    const fail = (err: unknown) => {
+      const { status, body } = socketError(err, logger);
+      send(status, body);
+    };
     const presented = Buffer.from(String(req.headers['x-admin-secret'] ?? ''));
     if (presented.length !== secret.length || !timingSafeEqual(presented, secret)) {
-      return send(401, { error: 'Unauthorized', message: 'bad admin secret' });
+      return fail(
+        new AppError('UNAUTHORIZED', {
+          message: 'bad admin secret',
+          hint: `the secret is in ${adminSecretPath(dataDir)}, readable by the server's user only`,
+        }),
+      );
     }
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -91,14 +101,9 @@ export async function startAdminSocket(
           if (req.method === 'POST' && req.url === '/session') {
             return send(200, await commands.session(sessionInput.parse(body)));
           }
-          send(404, { error: 'Not found', message: `unknown admin command ${req.url}` });
+          fail(new AppError('NOT_FOUND', { message: `unknown admin command ${req.url}` }));
         } catch (err) {
-          if (err instanceof PlatformError) return send(409, { error: err.code, message: err.message });
-          if (err instanceof z.ZodError || err instanceof SyntaxError) {
-            return send(400, { error: 'Bad Request', message: err.message });
-          }
-          logger.error({ err }, 'admin command failed');
-          send(500, { error: 'Internal server error', message: 'admin command failed' });
+          fail(err);
         }
       })();
     });
@@ -112,6 +117,19 @@ export async function startAdminSocket(
     await new Promise<void>((resolve) => server.close(() => resolve()));
     await rm(socketPath, { force: true });
   };
+}
+
+/** The admin socket's one error mapping: registry codes as the HTTP API answers them. */
+function socketError(err: unknown, logger: Logger): { status: number; body: ErrorBody } {
+  const known = registryError(err);
+  if (known) return known;
+  if (err instanceof z.ZodError || err instanceof SyntaxError) {
+    const invalid = new AppError('INVALID_REQUEST', { message: err.message });
+    return { status: invalid.status, body: invalid.body };
+  }
+  logger.error({ err }, 'admin command failed');
+  const internal = new AppError('INTERNAL');
+  return { status: internal.status, body: internal.body };
 }
 
 /** Client side: sends a command to the running server; undefined when no server is listening. */

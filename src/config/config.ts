@@ -32,6 +32,8 @@ export const configSchema = z.object({
       'must be off, loopback, a hop count or IP/CIDR list',
     )
     .default('off'),
+  // How long api, edge and controller wait for `hostplane migrate` before exiting (0: do not wait).
+  HOSTPLANE_SCHEMA_WAIT_SECONDS: z.coerce.number().int().min(0).max(86_400).default(300),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   // Cluster mode: Site custom resources are applied and reconciled (see the README's cluster section).
   HOSTPLANE_KUBERNETES: booleanFromEnv.default(false),
@@ -58,6 +60,8 @@ export interface Config {
   /** Express's `trust proxy` value: false, 'loopback', a hop count, or an IP/CIDR list. */
   trustProxy: false | string | number;
   logLevel: RawConfig['LOG_LEVEL'];
+  /** How long a role that may not migrate waits for a current schema (see src/store/schema-gate.ts). */
+  schemaWaitMs: number;
   /** Set in cluster mode (HOSTPLANE_KUBERNETES=true). */
   kubernetes: KubernetesConfig | undefined;
 }
@@ -107,6 +111,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
           ? Number(c.HOSTPLANE_TRUST_PROXY)
           : c.HOSTPLANE_TRUST_PROXY,
     logLevel: c.LOG_LEVEL,
+    schemaWaitMs: c.HOSTPLANE_SCHEMA_WAIT_SECONDS * 1000,
     kubernetes: c.HOSTPLANE_KUBERNETES
       ? {
           namespace: c.HOSTPLANE_NAMESPACE ?? inClusterNamespace() ?? 'default',

@@ -1,14 +1,10 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import { sql } from 'drizzle-orm';
-import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
-import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
-import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
-import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
-import pg from 'pg';
+import type pg from 'pg';
+import { seedFromTemplate } from './pglite-template.js';
 import * as schema from './schema.js';
 
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
@@ -27,29 +23,51 @@ export interface Store {
     onReconnect?: () => void,
   ): Promise<() => Promise<void>>;
   ping(): Promise<void>;
+  /**
+   * Runs `fn` on one dedicated connection, for session state such as advisory locks (the
+   * migration lock of ./migrate.ts). The connection is discarded afterwards, never pooled, so a
+   * lock left behind by a failure cannot outlive the call.
+   */
+  session<T>(fn: (session: StoreSession) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
-const migrationsFolder = fileURLToPath(new URL('./migrations', import.meta.url));
+/** One connection of the store (see Store.session). */
+export interface StoreSession {
+  /** One statement with `$1`-style parameters; the rows as objects. */
+  query<Row extends Record<string, unknown>>(text: string, params?: unknown[]): Promise<Row[]>;
+  /** drizzle's migrator on this connection: applies what the folder's journal has and the database lacks. */
+  applyMigrations(migrationsFolder: string): Promise<void>;
+}
 
 export interface OpenStoreOptions {
   databaseUrl?: string | undefined;
   /** Folder for PGlite's files; `memory://` keeps it in memory (tests). */
   pgliteDir?: string;
+  /** A new PGlite folder starts from the packed template when there is one (default true). */
+  pgliteTemplate?: boolean;
 }
 
+/**
+ * Opens the database; it does not migrate. Callers decide (./schema-gate.ts): `migrate` and the
+ * standalone server apply migrations under a lock, other roles wait for them.
+ */
 export async function openStore(options: OpenStoreOptions): Promise<Store> {
   return options.databaseUrl
     ? openPostgres(options.databaseUrl)
-    : openPglite(options.pgliteDir ?? 'memory://');
+    : openPglite(options.pgliteDir ?? 'memory://', options.pgliteTemplate ?? true);
 }
 
 async function openPostgres(url: string): Promise<Store> {
-  const pool = new pg.Pool({ connectionString: url, max: 10 });
+  // Loaded here so that a standalone process never loads pg (nor a cluster one PGlite).
+  const [{ default: pgModule }, { drizzle: drizzlePg }] = await Promise.all([
+    import('pg'),
+    import('drizzle-orm/node-postgres'),
+  ]);
+  const pool = new pgModule.Pool({ connectionString: url, max: 10 });
   // Idle clients can error when the server restarts; without a listener that would crash the process.
   pool.on('error', () => undefined);
   const db = drizzlePg(pool, { schema }) as unknown as Db;
-  await migratePg(drizzlePg(pool), { migrationsFolder });
   const subscriptions = new Set<{ stop(): Promise<void> }>();
   return {
     db,
@@ -65,6 +83,27 @@ async function openPostgres(url: string): Promise<Store> {
     async ping() {
       await pool.query('select 1');
     },
+    async session(fn) {
+      const client = await pool.connect();
+      // A dropped connection must not crash the process; the pending query fails instead.
+      const onError = () => undefined;
+      client.on('error', onError);
+      try {
+        return await fn({
+          async query<Row extends Record<string, unknown>>(text: string, params?: unknown[]) {
+            return (await client.query<Row>(text, params)).rows;
+          },
+          async applyMigrations(migrationsFolder) {
+            const { migrate } = await import('drizzle-orm/node-postgres/migrator');
+            // On this client (not the pool), so the migration runs inside the session's lock.
+            await migrate(drizzlePg(client), { migrationsFolder });
+          },
+        });
+      } finally {
+        client.off('error', onError);
+        client.release(true);
+      }
+    },
     async close() {
       await Promise.all([...subscriptions].map((sub) => sub.stop()));
       await pool.end();
@@ -74,8 +113,13 @@ async function openPostgres(url: string): Promise<Store> {
 
 /** PGlite's folder is open in another live process (only one may open it). */
 export class DataDirLockedError extends Error {
-  constructor(readonly pid: number) {
-    super(`the embedded database is in use by process ${pid}`);
+  readonly hint: string;
+  constructor(
+    readonly pid: number,
+    readonly dir: string,
+  ) {
+    super(`the embedded database in ${dir} is in use by process ${pid}`);
+    this.hint = `Stop process ${pid} first, or point HOSTPLANE_DATA_DIR at another folder.`;
   }
 }
 
@@ -100,7 +144,7 @@ function lockDataDir(dir: string): () => void {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       const owner = Number(readFileSync(lockFile, 'utf8').trim());
       if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && isAlive(owner)) {
-        throw new DataDirLockedError(owner);
+        throw new DataDirLockedError(owner, path.resolve(dir));
       }
       rmSync(lockFile, { force: true });
     }
@@ -169,17 +213,26 @@ async function listenWithReconnect(
   };
 }
 
-async function openPglite(dir: string): Promise<Store> {
-  const unlock = dir.startsWith('memory://') ? () => undefined : lockDataDir(dir);
+async function openPglite(dir: string, useTemplate: boolean): Promise<Store> {
+  const inMemory = dir.startsWith('memory://');
+  const unlock = inMemory ? () => undefined : lockDataDir(dir);
   let client: PGlite;
+  let drizzlePglite: typeof import('drizzle-orm/pglite').drizzle;
   try {
+    const [{ PGlite }, drizzleModule] = await Promise.all([
+      import('@electric-sql/pglite'),
+      import('drizzle-orm/pglite'),
+    ]);
+    drizzlePglite = drizzleModule.drizzle;
+    // A new folder starts from the template (initdb and migrations done at build time), which
+    // takes a fraction of a second instead of PGlite's several-second initdb.
+    if (!inMemory && useTemplate) await seedFromTemplate(dir);
     client = await PGlite.create(dir);
   } catch (err) {
     unlock();
     throw err;
   }
   const db = drizzlePglite(client, { schema }) as unknown as Db;
-  await migratePglite(drizzlePglite(client), { migrationsFolder });
   return {
     db,
     kind: 'pglite',
@@ -189,6 +242,18 @@ async function openPglite(dir: string): Promise<Store> {
     },
     async ping() {
       await db.execute(sql`select 1`);
+    },
+    async session(fn) {
+      // PGlite has a single session: it is the dedicated connection (its work is serialized).
+      return fn({
+        async query<Row extends Record<string, unknown>>(text: string, params?: unknown[]) {
+          return (await client.query<Row>(text, params)).rows;
+        },
+        async applyMigrations(migrationsFolder) {
+          const { migrate } = await import('drizzle-orm/pglite/migrator');
+          await migrate(drizzlePglite(client), { migrationsFolder });
+        },
+      });
     },
     async close() {
       await client.close();

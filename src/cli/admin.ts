@@ -1,0 +1,121 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import type { z } from 'zod';
+import { siteUrl, type Config } from '../config/index.js';
+import type { ErrorBody } from '../errors/index.js';
+import { createLogger } from '../observability/index.js';
+import { DataDirLockedError } from '../store/index.js';
+import { adminCommands, callAdminSocket, createSiteInput, sessionInput } from './admin-socket.js';
+import { CommandFailed, UsageError } from './errors.js';
+
+export type AdminCommand = 'create-site' | 'session';
+
+type Parsed =
+  | { command: 'create-site'; input: z.infer<typeof createSiteInput>; json: boolean }
+  | {
+      command: 'session';
+      input: z.infer<typeof sessionInput>;
+      json: boolean;
+    };
+
+/** Parses `admin <command> …`; a bad flag or value is a UsageError (exit 2). */
+export function parseAdminArgs(command: AdminCommand, args: string[]): Parsed {
+  const usageName = `admin ${command}`;
+  const str = { type: 'string' } as const;
+  const options: NonNullable<ParseArgsConfig['options']> =
+    command === 'create-site'
+      ? { slug: str, email: str, plan: str, name: str, json: { type: 'boolean' } }
+      : { email: str, json: { type: 'boolean' } };
+  let parsedValues: Record<string, unknown>;
+  try {
+    parsedValues = parseArgs({ args, options, strict: true, allowPositionals: false }).values;
+  } catch (err) {
+    throw new UsageError((err as Error).message, usageName);
+  }
+  const values = parsedValues as Partial<Record<'slug' | 'email' | 'plan' | 'name', string>> & {
+    json?: boolean;
+  };
+  const json = values.json === true;
+  const flagIssues = (issues: z.ZodError['issues']) =>
+    new UsageError(
+      issues
+        .map((i) => {
+          const flag = i.path.join('.');
+          // zod's wording for a missing value ("expected string, received undefined") is for programmers.
+          return values[flag as keyof typeof values] === undefined
+            ? `--${flag} is required`
+            : `--${flag}: ${i.message}`;
+        })
+        .join('; '),
+      usageName,
+    );
+  if (command === 'create-site') {
+    const parsed = createSiteInput.safeParse({
+      email: values.email,
+      slug: values.slug,
+      plan: values.plan,
+      name: values.name,
+    });
+    if (!parsed.success) throw flagIssues(parsed.error.issues);
+    return { command, input: parsed.data, json };
+  }
+  const parsed = sessionInput.safeParse({ email: values.email });
+  if (!parsed.success) throw flagIssues(parsed.error.issues);
+  return { command, input: parsed.data, json };
+}
+
+/** Runs an admin command and prints its result; failures are thrown (main.ts prints them). */
+export async function runAdmin(config: Config, parsed: Parsed): Promise<number> {
+  const result = await callServerOrRunLocally(config, parsed);
+  if (parsed.json) {
+    console.log(JSON.stringify(result));
+  } else {
+    for (const [key, value] of Object.entries(result)) {
+      console.log(`${key}: ${typeof value === 'object' ? JSON.stringify(value) : String(value)}`);
+    }
+  }
+  return 0;
+}
+
+async function callServerOrRunLocally(config: Config, parsed: Parsed): Promise<Record<string, unknown>> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    // A running server owns the database (PGlite allows one process): ask it over the admin socket.
+    const viaServer = await callAdminSocket(config.dataDir, parsed.command, parsed.input);
+    if (viaServer) {
+      if (viaServer.status !== 200) throw new CommandFailed(viaServer.status, viaServer.body as ErrorBody);
+      return viaServer.body;
+    }
+    try {
+      return await runLocally(config, parsed);
+    } catch (err) {
+      // A server is starting on this data dir: its admin socket appears once it is ready.
+      if (!(err instanceof DataDirLockedError) || Date.now() > deadline) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+}
+
+async function runLocally(config: Config, parsed: Parsed): Promise<Record<string, unknown>> {
+  // Loaded on this path only: most admin calls go to the running server's socket.
+  const [{ openStoreForRole }, { Platform }, { clusterSiteHook }] = await Promise.all([
+    import('../store/index.js'),
+    import('../platform/index.js'),
+    import('../server.js'),
+  ]);
+  // stderr: stdout carries the command's (JSON) output.
+  const logger = createLogger(config.logLevel, process.stderr);
+  // PostgreSQL: the schema must be current (`hostplane migrate` first); PGlite migrates itself.
+  const store = await openStoreForRole(config, { policy: 'check', logger });
+  try {
+    const commands = adminCommands(
+      new Platform(store.db),
+      (slug) => siteUrl(config, slug),
+      clusterSiteHook(config, logger),
+    );
+    return parsed.command === 'create-site'
+      ? await commands.createSite(parsed.input)
+      : await commands.session(parsed.input);
+  } finally {
+    await store.close();
+  }
+}

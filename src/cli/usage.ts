@@ -1,0 +1,75 @@
+import { readFileSync } from 'node:fs';
+
+/** `--help` text of each command, and of the program (key ''). */
+export const usages = {
+  '': `Usage: hostplane <command> [options]
+
+Commands:
+  serve          Start the server (every role by default)
+  migrate        Apply pending database migrations, then exit
+  admin          Operator commands: create-site, session
+
+Options:
+  -h, --help     Show help (also after any command: hostplane serve --help)
+  -v, --version  Print the version
+
+Configuration comes from environment variables (HOSTPLANE_DATA_DIR, DATABASE_URL, PORT, ...);
+see the README.`,
+
+  serve: `Usage: hostplane serve [--role all|api|edge|controller]
+
+Starts Hostplane on PORT (default 8080).
+  --role all         API, sites and background work in one process (default). On a fresh
+                     database it applies the migrations first.
+  --role api|edge    One role, as the Helm chart runs them. Waits for \`hostplane migrate\` when the
+                     schema is behind (HOSTPLANE_SCHEMA_WAIT_SECONDS, default 300; /readyz says 503).
+  --role controller  The Kubernetes reconcilers (needs HOSTPLANE_KUBERNETES=true).
+
+Without DATABASE_URL the database is embedded (PGlite) in HOSTPLANE_DATA_DIR (default ./data).`,
+
+  migrate: `Usage: hostplane migrate
+
+Applies the database migrations this version needs, under a lock (several at once are safe),
+then exits. Run it before upgrading api, edge and controller pods (the Helm chart does).
+Uses DATABASE_URL, or the embedded database in HOSTPLANE_DATA_DIR.`,
+
+  admin: `Usage: hostplane admin <command> [options]
+
+Commands:
+  create-site    Create a site (and its account when the email is new) with one API key
+  session        Mint an account session token (24 hours)
+
+Works against a running server on the same data dir (over its admin socket) or on its own.
+Run \`hostplane admin <command> --help\` for a command's options.`,
+
+  'admin create-site': `Usage: hostplane admin create-site --slug SLUG --email EMAIL [options]
+
+  --slug SLUG      The site's subdomain: lowercase letters, digits and hyphens
+  --email EMAIL    The owner's account (created when new)
+  --plan PLAN      free (default), standard, premium, business or enterprise
+  --name NAME      A display name (default: the slug)
+  --json           Print one JSON object (the API key is shown once)`,
+
+  'admin session': `Usage: hostplane admin session --email EMAIL [--json]
+
+  --email EMAIL    The account to mint a session for
+  --json           Print one JSON object: {"token", "expiresAt"}`,
+} as const;
+
+export type CommandName = keyof typeof usages;
+
+/** The version in package.json (dist/src/cli → the package root; src/cli when run from source). */
+export function version(): string {
+  for (const rel of ['../../../package.json', '../../package.json']) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), 'utf8')) as {
+        name?: string;
+        version?: string;
+      };
+      if (pkg.name === 'hostplane' && pkg.version) return pkg.version;
+    } catch {
+      // Not this level; try the next.
+    }
+  }
+  return 'unknown';
+}

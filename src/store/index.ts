@@ -1,0 +1,24 @@
+// The control-plane database's public face: opening it (PostgreSQL or PGlite), and its schema
+// migrations as an explicit, locked step (see migrate.ts and schema-gate.ts).
+export {
+  DataDirLockedError,
+  openStore,
+  type Db,
+  type OpenStoreOptions,
+  type Store,
+  type StoreSession,
+} from './db.js';
+export {
+  journal,
+  migrate,
+  MIGRATION_LOCK_KEY,
+  migrationsFolder,
+  SchemaNotCurrentError,
+  schemaVersion,
+  waitForSchema,
+  type MigrateOptions,
+  type MigrateResult,
+  type SchemaVersion,
+  type WaitOptions,
+} from './migrate.js';
+export { openStoreForRole, type OpenForRoleOptions, type SchemaPolicy } from './schema-gate.js';

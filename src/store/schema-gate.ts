@@ -1,0 +1,103 @@
+import http from 'node:http';
+import path from 'node:path';
+import type { Config } from '../config/index.js';
+import type { Logger } from '../observability/index.js';
+import { openStore, type Store } from './db.js';
+import { migrate, schemaVersion, waitForSchema, type SchemaVersion } from './migrate.js';
+
+/**
+ * What a process does about the schema when it opens the store:
+ * - `migrate`: apply pending migrations under the lock (`hostplane migrate`, `serve` with role all);
+ * - `wait`: wait until someone else has (api, edge, controller pods: the Helm hook migrates);
+ * - `check`: fail at once when behind (the admin CLI).
+ * On PGlite every policy migrates: the process holds the data dir alone, so nobody else could.
+ */
+export type SchemaPolicy = 'migrate' | 'wait' | 'check';
+
+export interface OpenForRoleOptions {
+  policy: SchemaPolicy;
+  logger: Logger;
+  /** A store opened elsewhere (tests); it is checked or migrated the same way, and not closed on failure. */
+  store?: Store;
+  /** While waiting, answer probes on the role's port: /healthz 200, /readyz 503. */
+  probes?: Pick<Config, 'port' | 'host'>;
+}
+
+/** Opens the control-plane database for a role and brings it to a current schema (or fails). */
+export async function openStoreForRole(
+  config: Pick<Config, 'databaseUrl' | 'dataDir' | 'schemaWaitMs'>,
+  options: OpenForRoleOptions,
+): Promise<Store> {
+  const store =
+    options.store ??
+    (await openStore({ databaseUrl: config.databaseUrl, pgliteDir: path.join(config.dataDir, 'pglite') }));
+  try {
+    await prepareSchema(store, { ...options, waitMs: config.schemaWaitMs });
+    return store;
+  } catch (err) {
+    if (!options.store) await store.close();
+    throw err;
+  }
+}
+
+async function prepareSchema(store: Store, options: OpenForRoleOptions & { waitMs: number }): Promise<void> {
+  const { logger } = options;
+  // The common case, and all of a warm start's schema work: one look, no lock, no migrator.
+  const version = await schemaVersion(store);
+  if (version.current) {
+    logger.debug({ migration: version.newest }, 'database schema is current');
+    return;
+  }
+  const policy = store.kind === 'pglite' ? 'migrate' : options.policy;
+  if (policy === 'migrate') {
+    const result = await migrate(store, {
+      onLockWait: (pid) => logger.info({ pid }, 'another process is migrating; waiting for its lock'),
+    });
+    if (result.applied.length) logger.info({ applied: result.applied }, 'migrations applied');
+    return;
+  }
+  if (policy === 'check') {
+    await waitForSchema(store, { timeoutMs: 0 });
+    return;
+  }
+  const stopProbes = options.probes ? await answerProbesWhileWaiting(options.probes) : undefined;
+  let logged = 0;
+  const logBehind = (v: SchemaVersion) => {
+    // Once, then every 30 s: a pod waiting for the Helm hook should say why, not flood its log.
+    if (Date.now() - logged < 30_000) return;
+    logged = Date.now();
+    logger.warn(
+      { pending: v.pending, waitSeconds: Math.round(options.waitMs / 1000) },
+      'waiting for the database schema: `hostplane migrate` has not applied these migrations yet',
+    );
+  };
+  logBehind(version);
+  try {
+    await waitForSchema(store, { timeoutMs: options.waitMs, onBehind: logBehind });
+    logger.info('database schema is current; starting');
+  } finally {
+    await stopProbes?.();
+  }
+}
+
+/**
+ * A stand-in on the role's port while it waits: alive (so liveness does not restart a pod that is
+ * only early), not ready (so no traffic reaches it). Closed before the real server listens.
+ */
+async function answerProbesWhileWaiting(where: Pick<Config, 'port' | 'host'>): Promise<() => Promise<void>> {
+  const server = http.createServer((req, res) => {
+    const alive = req.url === '/healthz';
+    res
+      .writeHead(alive ? 200 : 503, { 'content-type': 'application/json', 'retry-after': '5' })
+      .end(JSON.stringify(alive ? { status: 'ok' } : { status: 'waiting for the database schema' }));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(where.port, where.host, resolve);
+  });
+  return () =>
+    new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
+}
