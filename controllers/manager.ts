@@ -1,6 +1,6 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import type { Config, KubernetesConfig } from '../src/config/config.js';
+import type { Config, KubernetesConfig } from '../src/config/index.js';
 import type { Platform } from '../src/platform/index.js';
 import {
   ResyncTracker,

@@ -1,7 +1,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import type { Config, KubernetesConfig } from '../../src/config/config.js';
-import { kubeClients } from '../../src/kube/client.js';
+import type { Config, KubernetesConfig } from '../../src/config/index.js';
+import { kubeClients } from '../../src/kube/index.js';
 import type { Platform } from '../../src/platform/index.js';
 import { objectKey } from './controller.js';
 import { EventRecorder } from './events.js';

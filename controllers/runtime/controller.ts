@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { KubeObject } from './informer.js';
-import { withSpan } from '../../src/observability/tracing.js';
+import { withSpan } from '../../src/observability/index.js';
 import { reconcileDuration, reconcileTotal, trackQueueDepth } from './metrics.js';
 import { WorkQueue, type RateLimiter } from './workqueue.js';
 

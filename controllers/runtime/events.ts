@@ -1,6 +1,6 @@
 import type { CoreV1Api } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import type { CustomResource } from '../../src/kube/resources.js';
+import type { CustomResource } from '../../src/kube/index.js';
 
 /** The object an Event is about: any custom resource (or anything shaped like one). */
 export type InvolvedObject = Pick<CustomResource<unknown, unknown>, 'apiVersion' | 'kind' | 'metadata'>;

@@ -1,7 +1,14 @@
 import { Watch, type KubeConfig } from '@kubernetes/client-node';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import { Backoff, KubeApiError, getJson, isExpired, type ObjectList, type StatusObject } from './informer-http.js';
+import {
+  Backoff,
+  KubeApiError,
+  getJson,
+  isExpired,
+  type ObjectList,
+  type StatusObject,
+} from './informer-http.js';
 import { watchRestartsTotal, type WatchRestartReason } from './metrics.js';
 
 export { KubeApiError } from './informer-http.js';

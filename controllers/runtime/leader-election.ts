@@ -1,5 +1,5 @@
 import { CoordinationV1Api, V1MicroTime, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
-import { makeKubeApi } from '../../src/kube/api-client.js';
+import { makeKubeApi } from '../../src/kube/index.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { controllerLeader } from './metrics.js';

@@ -1,5 +1,5 @@
 import client from 'prom-client';
-import { registry } from '../../src/observability/metrics.js';
+import { registry } from '../../src/observability/index.js';
 
 export const controllerLeader = new client.Gauge({
   name: 'hostplane_controller_leader',

@@ -1,5 +1,10 @@
-import type { AnyResource, ResourceClient, StatusOf } from '../../src/kube/resource-client.js';
-import type { Condition, CustomResource } from '../../src/kube/resources.js';
+import type {
+  AnyResource,
+  Condition,
+  CustomResource,
+  ResourceClient,
+  StatusOf,
+} from '../../src/kube/index.js';
 
 /**
  * What every reconciler of a custom resource does the same way: conditions stamped with the

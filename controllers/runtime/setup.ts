@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
-import type { Config, KubernetesConfig } from '../../src/config/config.js';
-import type { KubeClients } from '../../src/kube/client.js';
+import type { Config, KubernetesConfig } from '../../src/config/index.js';
+import type { KubeClients } from '../../src/kube/index.js';
 import type { Platform } from '../../src/platform/index.js';
 import type { Controller } from './controller.js';
 import type { EventRecorder } from './events.js';

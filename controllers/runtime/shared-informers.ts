@@ -5,7 +5,7 @@ import {
   resourcePath,
   type KindName,
   type ResourceTypes,
-} from '../../src/kube/resource-client.js';
+} from '../../src/kube/index.js';
 import { Informer, type KubeObject } from './informer.js';
 
 export interface SharedInformersOptions {

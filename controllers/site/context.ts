@@ -1,4 +1,4 @@
-import type { SiteResource } from '../../src/kube/resources.js';
+import type { SiteResource } from '../../src/kube/index.js';
 import type { Informer } from '../runtime/informer.js';
 import type { ControllerContext } from '../runtime/setup.js';
 

@@ -1,6 +1,12 @@
 import { isAppError } from '../../src/errors/index.js';
-import { MANAGED_BY_LABEL, SITE_ID_ANNOTATION, SITE_LABEL, isNotFound } from '../../src/kube/client.js';
-import type { SiteResource, SiteSpec } from '../../src/kube/resources.js';
+import {
+  isNotFound,
+  MANAGED_BY_LABEL,
+  SITE_ID_ANNOTATION,
+  SITE_LABEL,
+  type SiteResource,
+  type SiteSpec,
+} from '../../src/kube/index.js';
 import { newApiKey, PlatformError } from '../../src/platform/index.js';
 import { CONTROLLER_NAME } from '../runtime/setup.js';
 import { keySecretNameFor, type Refusal, type SiteContext } from './context.js';

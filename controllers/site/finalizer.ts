@@ -1,5 +1,11 @@
-import { SITE_FINALIZER, isNotFound, type ResourceClient } from '../../src/kube/client.js';
-import type { FormResource, SiteResource, SqliteDatabaseResource } from '../../src/kube/resources.js';
+import {
+  type FormResource,
+  isNotFound,
+  type ResourceClient,
+  SITE_FINALIZER,
+  type SiteResource,
+  type SqliteDatabaseResource,
+} from '../../src/kube/index.js';
 import type { ReconcileResult } from '../runtime/controller.js';
 import { hasFinalizer, releaseFinalizer } from '../runtime/reconcile-helpers.js';
 import { DEPENDENTS_RETRY_MS, keySecretNameFor, type SiteContext } from './context.js';

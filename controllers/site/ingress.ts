@@ -1,6 +1,13 @@
 import { PatchStrategy, type V1Ingress, type V1OwnerReference } from '@kubernetes/client-node';
-import { MANAGED_BY_LABEL, SITE_LABEL, isNotFound } from '../../src/kube/client.js';
-import { API_VERSION, siteKind, type SiteResource, type SiteSpec } from '../../src/kube/resources.js';
+import {
+  API_VERSION,
+  isNotFound,
+  MANAGED_BY_LABEL,
+  SITE_LABEL,
+  siteKind,
+  type SiteResource,
+  type SiteSpec,
+} from '../../src/kube/index.js';
 import type { RoutingResult } from '../../src/platform/index.js';
 import { CONTROLLER_NAME } from '../runtime/setup.js';
 import { ingressNameFor, type SiteContext } from './context.js';

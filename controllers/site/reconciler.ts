@@ -1,5 +1,4 @@
-import { SITE_FINALIZER, isConflict } from '../../src/kube/client.js';
-import { siteSpecSchema, type SiteResource } from '../../src/kube/resources.js';
+import { isConflict, SITE_FINALIZER, type SiteResource, siteSpecSchema } from '../../src/kube/index.js';
 import type { ReconcileResult, Reconciler } from '../runtime/controller.js';
 import { splitKey } from '../runtime/controller.js';
 import { ensureFinalizer, isBeingDeleted } from '../runtime/reconcile-helpers.js';

@@ -1,6 +1,9 @@
-import { SITE_ID_ANNOTATION, type ResourceClient } from '../../src/kube/client.js';
-import type { SiteResource } from '../../src/kube/resources.js';
-import { createSiteResource } from '../../src/kube/site-resource.js';
+import {
+  createSiteResource,
+  type ResourceClient,
+  SITE_ID_ANNOTATION,
+  type SiteResource,
+} from '../../src/kube/index.js';
 import type { Platform } from '../../src/platform/index.js';
 
 /**

@@ -1,6 +1,5 @@
 import type { V1Ingress } from '@kubernetes/client-node';
-import { MANAGED_BY_LABEL } from '../../src/kube/client.js';
-import type { SiteResource } from '../../src/kube/resources.js';
+import { MANAGED_BY_LABEL, type SiteResource } from '../../src/kube/index.js';
 import { Controller, objectKey } from '../runtime/controller.js';
 import { CONTROLLER_NAME, type ControllerContext, type ControllerRegistration } from '../runtime/setup.js';
 import { owningSiteName } from './ingress.js';

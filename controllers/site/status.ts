@@ -1,5 +1,5 @@
-import { siteUrl } from '../../src/config/config.js';
-import type { DomainStatus, SiteResource, SiteSpec, SiteStatus } from '../../src/kube/resources.js';
+import { siteUrl } from '../../src/config/index.js';
+import type { DomainStatus, SiteResource, SiteSpec, SiteStatus } from '../../src/kube/index.js';
 import type { RoutingResult } from '../../src/platform/index.js';
 import { condition, writeStatusIfChanged } from '../runtime/reconcile-helpers.js';
 import type { SiteContext } from './context.js';

@@ -1,0 +1,17 @@
+// Kubernetes: the custom resources (schemas, CRDs' source), typed clients with a per-call
+// deadline, and the names (annotations, labels, finalizers) the controllers and the API share.
+// crds.ts (CRD generation) is left out: only the build script and its test need it.
+export * from './api-client.js';
+export * from './resource-client.js';
+export * from './resources.js';
+export * from './site-resource.js';
+export {
+  MANAGED_BY_LABEL,
+  SITE_FINALIZER,
+  SITE_ID_ANNOTATION,
+  SITE_LABEL,
+  SiteResources,
+  kubeClients,
+  kubeConfigFromEnvironment,
+  type KubeClients,
+} from './client.js';
