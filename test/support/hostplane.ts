@@ -46,7 +46,15 @@ export interface TestSite {
 
 let counter = 0;
 
-export async function startHostplane(backend: Backend, options: StartOptions = {}): Promise<TestHostplane> {
+export interface TestStartOptions extends StartOptions {
+  /** Wraps the back-end's real blob store, e.g. to run a step between two of its calls. */
+  wrapBlobs?: (blobs: BlobStore) => BlobStore;
+}
+
+export async function startHostplane(
+  backend: Backend,
+  { wrapBlobs, ...options }: TestStartOptions = {},
+): Promise<TestHostplane> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'hostplane-test-'));
   const env: NodeJS.ProcessEnv = {
     PORT: '0',
@@ -82,7 +90,7 @@ export async function startHostplane(backend: Backend, options: StartOptions = {
   const server = await startServer(config, {
     logger: createLogger('silent'),
     store,
-    blobs,
+    blobs: wrapBlobs ? wrapBlobs(blobs) : blobs,
     adminSocket: false,
     worker: false,
     ...options,
