@@ -1,109 +1,24 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import http from 'node:http';
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { readFile, rm, stat } from 'node:fs/promises';
 import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { rawRequest } from '../support/hostplane.js';
+import {
+  apiRequest,
+  bin,
+  cli,
+  newInstance,
+  siteRequest,
+  startServe,
+  stopServe,
+  type Instance,
+} from '../support/cli.js';
 import { createDatabase } from '../support/postgres.js';
+import { freePort } from '../support/procs.js';
 
-// The admin CLI is a contract other tools rely on: these tests run the built binary as a user
-// would, against a running `hostplane serve`.
-const exec = promisify(execFile);
-const bin = fileURLToPath(new URL('../../dist/src/cli/main.js', import.meta.url));
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-interface Instance {
-  env: NodeJS.ProcessEnv;
-  port: number;
-  dataDir: string;
-  server?: ChildProcess;
-  serverLog: string[];
-}
-
-async function newInstance(extraEnv: NodeJS.ProcessEnv = {}): Promise<Instance> {
-  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'hostplane-cli-'));
-  const port = await freePort();
-  const env = {
-    ...process.env,
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    HOSTPLANE_DATA_DIR: dataDir,
-    HOSTPLANE_BASE_URL: `http://localhost:${port}`,
-    LOG_LEVEL: 'info',
-    ...extraEnv,
-  };
-  return { env, port, dataDir, serverLog: [] };
-}
-
-async function startServe(instance: Instance): Promise<void> {
-  const child = spawn(process.execPath, [bin, 'serve'], {
-    env: instance.env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stdout?.on('data', (c: Buffer) => instance.serverLog.push(c.toString()));
-  child.stderr?.on('data', (c: Buffer) => instance.serverLog.push(c.toString()));
-  instance.server = child;
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`serve exited early:\n${instance.serverLog.join('')}`);
-    const ready = await rawRequest(instance.port, '/readyz', {}).catch(() => undefined);
-    if (ready?.status === 200) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`serve did not become ready:\n${instance.serverLog.join('')}`);
-}
-
-async function stopServe(instance: Instance): Promise<number | null> {
-  const child = instance.server;
-  if (!child || child.exitCode !== null) return child?.exitCode ?? null;
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  child.kill('SIGTERM');
-  return exited;
-}
-
-async function cli(
-  instance: Instance,
-  args: string[],
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await exec(process.execPath, [bin, ...args], { env: instance.env });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
-
-function siteRequest(instance: Instance, slug: string, pathAndQuery = '/') {
-  return rawRequest(instance.port, pathAndQuery, { headers: { host: `${slug}.localhost:${instance.port}` } });
-}
-
-function apiRequest(
-  instance: Instance,
-  pathAndQuery: string,
-  init: { method?: string; headers?: Record<string, string>; json?: unknown } = {},
-) {
-  return rawRequest(instance.port, pathAndQuery, {
-    method: init.method,
-    headers: { host: `localhost:${instance.port}`, 'content-type': 'application/json', ...init.headers },
-    body: init.json === undefined ? undefined : JSON.stringify(init.json),
-  });
-}
+// The CLI is a contract users and other tools rely on: these tests run the built binary as a user
+// would, against a running `hostplane serve` (helpers in ../support/cli.ts).
 
 beforeAll(() => {
   if (!existsSync(bin)) throw new Error(`${bin} is missing: run \`npm run build\` (make test does) first`);
@@ -271,10 +186,16 @@ describe('hostplane serve + admin CLI on embedded defaults (PGlite)', () => {
     expect(log).not.toContain(apiKey);
   });
 
-  it('refuses a second server on the same data dir while the first runs', async () => {
-    const second = { ...instance, port: await freePort(), serverLog: [] as string[] };
-    second.env = { ...instance.env, PORT: String(second.port) };
-    await expect(startServe(second)).rejects.toThrow(/in use by process/);
+  it('refuses a second server (and migrate) on the same data dir while the first runs: one line, a hint', async () => {
+    const pid = String(instance.server?.pid);
+    for (const args of [['serve'], ['migrate']]) {
+      const out = await cli({ env: { ...instance.env, PORT: String(await freePort()) } }, args);
+      expect(out.code).toBe(1);
+      expect(out.stderr).toBe(
+        `hostplane ${args[0]}: the embedded database in ${path.join(instance.dataDir, 'pglite')} is in use by process ${pid}\n` +
+          `Stop process ${pid} first, or point HOSTPLANE_DATA_DIR at another folder.\n`,
+      );
+    }
   });
 
   it('keeps sites, keys and files across a restart', async () => {
@@ -344,5 +265,121 @@ describe('admin CLI against PostgreSQL while the server runs', () => {
     });
     expect(up.status).toBe(200);
     expect(await (await siteRequest(instance, 'pgsite')).text()).toBe('on postgres');
+  });
+});
+
+describe('the command line: help, version, usage errors, failures', () => {
+  const env = { env: { ...process.env, HOSTPLANE_DATA_DIR: '/nonexistent/hostplane-cli-test' } };
+
+  it('--help and --version at the top and --help on every command exit 0 and touch nothing', async () => {
+    const { version } = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8'));
+    expect(await cli(env, ['--version'])).toMatchObject({ code: 0, stdout: `${version}\n` });
+    for (const args of [
+      ['--help'],
+      ['-h'],
+      ['serve', '--help'],
+      ['serve', '--role', 'edge', '-h'],
+      ['migrate', '--help'],
+      ['admin', '--help'],
+      ['admin', 'create-site', '--help'],
+      ['admin', 'session', '--help'],
+      ['help', 'admin', 'session'],
+    ]) {
+      const out = await cli(env, args);
+      expect(out.code, args.join(' ')).toBe(0);
+      expect(out.stdout).toMatch(/^Usage: hostplane/);
+      expect(out.stderr).toBe('');
+    }
+    // Above all, `migrate --help` does not migrate: no data dir was made.
+    expect(existsSync('/nonexistent/hostplane-cli-test')).toBe(false);
+  });
+
+  it('usage errors exit 2 with the problem and where to read the usage', async () => {
+    const cases: Array<[string[], RegExp]> = [
+      [[], /^hostplane: no command given\n\nUsage: hostplane/],
+      [['deploy'], /^hostplane: unknown command "deploy"/],
+      [['serve', '--role', 'nope'], /^hostplane serve: unknown role "nope".*\nRun `hostplane serve --help`/],
+      [['serve', '--port', '1'], /^hostplane serve: Unknown option '--port'/],
+      [['migrate', 'now'], /^hostplane migrate: migrate takes no arguments/],
+      [['admin'], /^hostplane admin: missing the admin command/],
+      [['admin', 'delete-site'], /^hostplane admin: unknown admin command "delete-site"/],
+      [
+        ['admin', 'create-site', '--slug', 'x'],
+        /--email is required\nRun `hostplane admin create-site --help`/,
+      ],
+      [['admin', 'session', '--email', 'a@example.com', '--slug', 'x'], /Unknown option '--slug'/],
+    ];
+    for (const [args, stderr] of cases) {
+      const out = await cli(env, args);
+      expect(out.code, args.join(' ')).toBe(2);
+      expect(out.stderr).toMatch(stderr);
+      expect(out.stdout).toBe('');
+    }
+  });
+
+  it('a port in use is one line and a hint, not a log line with a stack trace', async () => {
+    const instance = await newInstance();
+    const blocker = net.createServer();
+    await new Promise<void>((resolve) => blocker.listen(instance.port, '127.0.0.1', resolve));
+    try {
+      const out = await cli(instance, ['serve']);
+      expect(out.code).toBe(1);
+      expect(out.stderr).toBe(
+        `hostplane serve: port ${instance.port} on 127.0.0.1 is already in use\n` +
+          'Stop the process that uses it, or set PORT to a free port.\n',
+      );
+    } finally {
+      blocker.close();
+      await rm(instance.dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('migrate on a new embedded data dir leaves a current schema; a second run has nothing to do', async () => {
+    const instance = await newInstance();
+    try {
+      const first = await cli(instance, ['migrate']);
+      expect(first.code, first.stderr).toBe(0);
+      const second = await cli(instance, ['migrate']);
+      expect(second).toMatchObject({ code: 0, stderr: '' });
+      expect(second.stdout).toMatch(
+        /^schema already current on PGlite in .* \(at \d{4}_\w+\); nothing to apply\n$/,
+      );
+    } finally {
+      await rm(instance.dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the schema on PostgreSQL: only migrate and serve (role all) migrate', () => {
+  let instance: Instance;
+  beforeAll(async () => {
+    instance = await newInstance({
+      DATABASE_URL: await createDatabase(inject('postgresUrl')),
+      HOSTPLANE_SCHEMA_WAIT_SECONDS: '1',
+    });
+  });
+  afterAll(async () => {
+    await stopServe(instance);
+    await rm(instance.dataDir, { recursive: true, force: true });
+  });
+
+  it('serve --role api and admin refuse a database behind, saying to run migrate', async () => {
+    const api = await cli(instance, ['serve', '--role', 'api']);
+    expect(api.code).toBe(1);
+    expect(api.stderr).toMatch(
+      /^hostplane serve: the database schema is not current after waiting 1 s: \d+ of \d+ migrations not applied \(0000_init.*\)\nRun `hostplane migrate` against this database/,
+    );
+    const admin = await cli(instance, ['admin', 'session', '--email', 'a@example.com', '--json']);
+    expect(admin.code).toBe(1);
+    expect(JSON.parse(admin.stdout).message).toMatch(/schema is not current/);
+  });
+
+  it('migrate applies every migration once; then api starts at once', async () => {
+    const first = await cli(instance, ['migrate']);
+    expect(first).toMatchObject({ code: 0, stderr: '' });
+    expect(first.stdout).toMatch(/^applied \d+ migration\(s\) on PostgreSQL: 0000_init/);
+    expect((await cli(instance, ['migrate'])).stdout).toMatch(/^schema already current on PostgreSQL/);
+    await startServe(instance, ['--role', 'api']);
+    expect((await apiRequest(instance, '/readyz')).status).toBe(200);
   });
 });

@@ -40,6 +40,8 @@ beforeAll(async () => {
     KUBECONFIG: env.kubeconfigPath,
     LOG_LEVEL: 'info',
   };
+  // As the chart's pre-install hook does: only `migrate` (and standalone serve) migrate.
+  await exec(process.execPath, [bin, 'migrate'], { env: baseEnv });
 }, 120_000);
 
 afterAll(async () => {
