@@ -13,7 +13,8 @@ import type { SiteResources } from './kube/client.js';
 import type { createSiteResource } from './kube/site-resource.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { authenticators, Platform, platformModule, SiteEvents } from './platform/index.js';
-import { PublishService, publishModule } from './publish/index.js';
+import { PUBLISH_RATE_LIMIT, PublishService, publishModule } from './publish/index.js';
+import { createRateLimiter, sweepRateLimits } from './ratelimit/index.js';
 import type { Store } from './store/db.js';
 import { openStoreForRole } from './store/schema-gate.js';
 
@@ -68,13 +69,25 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   await events.listen(store);
   const platform = new Platform(store.db);
   const files = new FilesService(store.db, blobs, platform, events, `${config.baseUrl}/account/upgrade`);
-  const publish = new PublishService(store.db);
+  const publish = new PublishService(store.db, {
+    pages: config.tempPages.maxPages,
+    bytes: config.tempPages.maxBytes,
+  });
+  const publishLimiter = createRateLimiter(store.db, {
+    name: 'publish',
+    points: PUBLISH_RATE_LIMIT.perMinute,
+    durationSeconds: 60,
+  });
   const edge = new Edge(config, platform, files, blobs, events, options.edge);
   const services: Services = { config, logger, store, blobs, platform, files, publish, edge };
   const modules: DomainModule[] = [
     platformModule(platform),
     filesModule({ config, platform, files }),
-    publishModule({ config, publish, logger }),
+    publishModule({ config, publish, limiter: publishLimiter, logger }),
+    {
+      name: 'ratelimit',
+      sweeps: [{ name: 'rate_limits', everyMs: 10 * 60_000, run: () => sweepRateLimits(store.db) }],
+    },
   ];
 
   const app = createApp(

@@ -34,6 +34,9 @@ export const configSchema = z.object({
     .default('off'),
   // How long api, edge and controller wait for `hostplane migrate` before exiting (0: do not wait).
   HOSTPLANE_SCHEMA_WAIT_SECONDS: z.coerce.number().int().min(0).max(86_400).default(300),
+  // Platform-wide ceiling on live anonymous temporary pages (count and megabytes of HTML).
+  HOSTPLANE_TEMP_PAGES_MAX: z.coerce.number().int().min(1).max(10_000_000).default(10_000),
+  HOSTPLANE_TEMP_PAGES_MAX_MB: z.coerce.number().int().min(1).max(1_048_576).default(1024),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   // Cluster mode: Site custom resources are applied and reconciled (see the README's cluster section).
   HOSTPLANE_KUBERNETES: booleanFromEnv.default(false),
@@ -60,6 +63,8 @@ export interface Config {
   /** Express's `trust proxy` value: false, 'loopback', a hop count, or an IP/CIDR list. */
   trustProxy: false | string | number;
   logLevel: RawConfig['LOG_LEVEL'];
+  /** Ceiling on live temporary pages across the platform. */
+  tempPages: { maxPages: number; maxBytes: number };
   /** How long a role that may not migrate waits for a current schema (see src/store/schema-gate.ts). */
   schemaWaitMs: number;
   /** Set in cluster mode (HOSTPLANE_KUBERNETES=true). */
@@ -111,6 +116,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
           ? Number(c.HOSTPLANE_TRUST_PROXY)
           : c.HOSTPLANE_TRUST_PROXY,
     logLevel: c.LOG_LEVEL,
+    tempPages: {
+      maxPages: c.HOSTPLANE_TEMP_PAGES_MAX,
+      maxBytes: c.HOSTPLANE_TEMP_PAGES_MAX_MB * 1024 * 1024,
+    },
     schemaWaitMs: c.HOSTPLANE_SCHEMA_WAIT_SECONDS * 1000,
     kubernetes: c.HOSTPLANE_KUBERNETES
       ? {

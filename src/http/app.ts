@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import express, { type Express, type Request, type Response } from 'express';
 import type { BlobStore } from '../blob/index.js';
 import type { Config } from '../config/index.js';
@@ -78,7 +79,13 @@ export function createApp(parts: AppParts, role: Role): Express {
     for (const module of parts.modules) if (module.routes) app.use(module.routes(registry));
     const openapi = buildOpenApi(registry.docs, config.baseUrl, registry.components);
     app.get('/api/v1/openapi.json', (_req, res) => void res.json(openapi));
-    app.use(docsRoutes());
+    const apiHost = new URL(config.baseUrl).hostname;
+    app.use(
+      docsRoutes((req) => {
+        const host = normalizeHost(req.get('host'));
+        return host === undefined || host === apiHost || host === 'localhost' || isIP(host) !== 0;
+      }),
+    );
     app.use(methodNotAllowed(registry.docs));
     app.use(notFoundHandler);
   }

@@ -37,8 +37,11 @@ const init = `window.ui = SwaggerUIBundle({
 `;
 
 /** The API host's human pages: `/` names the service, `/docs` renders the OpenAPI document. */
-export function docsRoutes(): Router {
+export function docsRoutes(isApiHost: (req: express.Request) => boolean): Router {
   const router = Router();
+  // Only on the API's own host (or an IP / localhost): a hostname that is nobody's site any more
+  // (a removed custom domain) must keep answering 404, not the API's landing page.
+  router.use((req, _res, next) => next(isApiHost(req) ? undefined : 'router'));
   const html = (body: string) => (_req: express.Request, res: express.Response) =>
     void res
       .type('html')

@@ -1,6 +1,7 @@
 import type { Config } from '../config/index.js';
 import type { DomainModule } from '../http/index.js';
 import type { Logger } from '../observability/index.js';
+import type { RateLimiter } from '../ratelimit/index.js';
 import { publishRoutes } from './routes.js';
 import type { PublishService } from './service.js';
 
@@ -12,6 +13,7 @@ export { PUBLISH_RATE_LIMIT } from './routes.js';
 export function publishModule(deps: {
   config: Config;
   publish: PublishService;
+  limiter: RateLimiter;
   logger: Logger;
 }): DomainModule {
   return {

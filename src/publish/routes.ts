@@ -1,5 +1,5 @@
-import { Router, type ErrorRequestHandler } from 'express';
-import { rateLimit } from 'express-rate-limit';
+import { Router, type ErrorRequestHandler, type RequestHandler } from 'express';
+import type { RateLimiter } from '../ratelimit/index.js';
 import { z } from 'zod';
 import type { Config } from '../config/index.js';
 import { jsonBody } from '../http/index.js';
@@ -12,15 +12,24 @@ import { MAX_TEMP_HTML_BYTES, TEMP_PAGE_TTL_MS, type PublishService } from './se
 export const PUBLISH_RATE_LIMIT = { perMinute: 10 };
 
 const required = { error: 'is required and must be a non-empty string' };
-const aiBody = z.object({
-  html: z.string(required).min(1, required).describe('A full HTML page, at most 1 MB (1048576 bytes)'),
-});
+// Documented, checked by htmlProblem(): something besides whitespace, and no NUL character
+// (PostgreSQL text cannot hold one).
+const htmlRules = { pattern: '^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$' };
+const html = z
+  .string(required)
+  .min(1, required)
+  .meta(htmlRules)
+  .describe('A full HTML page, at most 1 MB (1048576 bytes), not only whitespace, without NUL characters');
+const aiBody = z.object({ html });
 const demoBody = z.object({
-  html_content: z
-    .string(required)
-    .min(1, required)
-    .describe('A full HTML page, at most 1 MB (1048576 bytes)'),
-  title: z.string().max(200).optional(),
+  html_content: html,
+  title: z
+    .string()
+    .max(200)
+    .refine((title) => !title.includes('\u0000'), 'must not contain NUL characters')
+    .meta({ pattern: '^[^\\u0000]*$' })
+    .optional()
+    .describe('A title for the page (no NUL characters)'),
 });
 
 const aiResponse = z.object({ success: z.boolean(), url: z.url() });
@@ -40,13 +49,20 @@ type Shape = 'ai' | 'demo';
 function errorBody(shape: Shape, status: number, message: string) {
   if (shape === 'ai') return { success: false, error: message };
   const error =
-    status === 429 ? 'Too many requests' : status >= 500 ? 'Internal server error' : 'Invalid request';
+    status === 429
+      ? 'Too many requests'
+      : status === 503
+        ? 'Service unavailable'
+        : status >= 500
+          ? 'Internal server error'
+          : 'Invalid request';
   return { success: false, message, error };
 }
 
 /** Why `html` is unacceptable, or undefined when it is fine. */
 function htmlProblem(html: string, field: string): string | undefined {
   if (html.trim() === '') return `${field} is required and must be a non-empty string`;
+  if (html.includes('\u0000')) return `${field} must not contain NUL characters`;
   if (Buffer.byteLength(html, 'utf8') > MAX_TEMP_HTML_BYTES)
     return `${field} must be at most 1 MB (1048576 bytes)`;
   return undefined;
@@ -59,7 +75,8 @@ const notFoundPage = `<!doctype html><html><head><meta charset="utf-8"><title>Pa
 function publishErrors(shape: Shape, field: string, logger: Logger): ErrorRequestHandler {
   return (err: unknown, req, res, _next) => {
     if (res.headersSent) return void res.destroy();
-    if (isAppError(err) && err.status < 500) {
+    if (isAppError(err) && (err.status < 500 || err.code === 'CAPACITY')) {
+      if (err.code === 'CAPACITY') res.set('Retry-After', String(err.params.retryAfterSeconds));
       return void res.status(err.status).json(errorBody(shape, err.status, err.message));
     }
     const refused = bodyRefusal(err);
@@ -79,6 +96,7 @@ function publishErrors(shape: Shape, field: string, logger: Logger): ErrorReques
 export function publishRoutes(deps: {
   config: Config;
   publish: PublishService;
+  limiter: RateLimiter;
   registry: RouteRegistry;
   logger: Logger;
 }): Router {
@@ -86,17 +104,15 @@ export function publishRoutes(deps: {
   const router = Router();
   const tags = ['Temporary publishing'];
 
-  // One budget per client IP, shared by both publish endpoints.
-  const limiter = rateLimit({
-    windowMs: 60_000,
-    limit: PUBLISH_RATE_LIMIT.perMinute,
-    standardHeaders: 'draft-8',
-    legacyHeaders: false,
-    handler: (req, res) => {
+  // One budget per client IP, shared by both publish endpoints and by every API replica.
+  const limiter: RequestHandler = (req, res, next) => {
+    deps.limiter.consume(req.ip ?? 'unknown').then((verdict) => {
+      if (verdict.allowed) return next();
       const message = 'Too many pages published from this address; try again in a minute.';
+      res.set('Retry-After', String(verdict.retryAfterSeconds));
       res.status(429).json(errorBody(req.path === '/ai/publish' ? 'ai' : 'demo', 429, message));
-    },
-  });
+    }, next);
+  };
   const body = jsonBody('4mb');
 
   const pageUrl = (id: string) => `${config.baseUrl}/demo/view/${id}`;
@@ -114,7 +130,8 @@ export function publishRoutes(deps: {
       200: { description: 'Published', schema: aiResponse },
       400: { description: 'html missing, empty or over 1 MB, or the body is not JSON', schema: aiError },
       415: { description: 'The body is not UTF-8 JSON', schema: aiError },
-      429: { description: 'Rate limited', schema: aiError },
+      429: { description: 'Rate limited (see Retry-After)', schema: aiError },
+      503: { description: 'Publishing is at its platform-wide capacity (see Retry-After)', schema: aiError },
       500: { description: 'Publishing failed', schema: aiError },
     },
     handler: async ({ res, body }) => {
@@ -141,7 +158,11 @@ export function publishRoutes(deps: {
         schema: demoError,
       },
       415: { description: 'The body is not UTF-8 JSON', schema: demoError },
-      429: { description: 'Rate limited', schema: demoError },
+      429: { description: 'Rate limited (see Retry-After)', schema: demoError },
+      503: {
+        description: 'Publishing is at its platform-wide capacity (see Retry-After)',
+        schema: demoError,
+      },
       500: { description: 'Publishing failed', schema: demoError },
     },
     handler: async ({ res, body }) => {
