@@ -46,13 +46,16 @@ lint: install ## Type-check, lint and check formatting
 test: build test-tools lint ## Install everything, then run the whole suite against real PostgreSQL and MinIO
 	npx vitest run
 
+fuzz: build ## Schemathesis against a real `hostplane serve` (bounded; FUZZ_MAX_TIME=3600 for the long pass)
+	bash scripts/fuzz.sh
+
 bench-edge: build ## Edge cache-hit throughput against nginx (reported as a ratio)
 	bash bench/edge/run.sh
 
 clean: ## Remove build output and tool caches (not ./data)
 	rm -rf dist .cache
 
-.PHONY: help node install build run test-tools lint test bench-edge clean
+.PHONY: help node install build run test-tools lint test fuzz bench-edge clean
 
 # --- Cluster: container image, chart lint, a local kind cluster --------------------------------------
 # kind-up needs Docker, kind, kubectl and helm on the PATH (none of it runs in CI or the test suite).

@@ -59,13 +59,19 @@ export function createApp(parts: AppParts, role: Role): Express {
   }
 
   app.get('/healthz', (_req, res) => void res.json({ status: 'ok' }));
+  // Readiness: the api (and all) roles need the database and the blob store for every request,
+  // so they are unready without them. The edge stays ready through a database or S3 blip: it
+  // still serves what it has cached, and taking every edge pod out of its Service at once would
+  // turn a blip into an outage. It reports itself degraded instead.
   app.get('/readyz', async (_req, res) => {
     try {
-      await Promise.all([store.ping(), blobs.ping()]);
+      await withDeadline(Promise.all([store.ping(), blobs.ping()]), 2_000);
       res.json({ status: 'ok' });
     } catch (err) {
-      logger.warn({ err }, 'not ready');
-      res.status(503).json({ status: 'unavailable', message: 'database or blob store unreachable' });
+      logger.warn({ err }, role === 'edge' ? 'degraded: serving from cache' : 'not ready');
+      if (role === 'edge')
+        res.json({ status: 'degraded', message: 'database or blob store unreachable; serving from cache' });
+      else res.status(503).json({ status: 'unavailable', message: 'database or blob store unreachable' });
     }
   });
   app.get('/metrics', async (_req, res) => {
@@ -123,4 +129,13 @@ export function createControllerApp(
   app.use(notFoundHandler);
   app.use(errorHandler(logger));
   return app;
+}
+
+/** Rejects when `promise` has not settled within `ms` (a hung dependency must not hang a probe). */
+function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
 }
