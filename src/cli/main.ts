@@ -1,10 +1,8 @@
 #!/usr/bin/env node
-// The `hostplane` entry point: it turns on Node's compile cache, then loads the CLI (./run.ts).
-// A static import would compile every module before the cache is on.
-import module from 'node:module';
+// The `hostplane` entry point: it installs the module resolve hook that keeps start-up fast on
+// Node 22+ (./module-hooks.ts), then loads the CLI (./run.ts). A static import of the CLI would
+// resolve every module before the hook is in place.
+import { installFastRelativeResolve } from './module-hooks.js';
 
-// Node ≥ 22.1 keeps V8's compiled code of every module loaded (ours and node_modules) in a cache
-// folder (NODE_COMPILE_CACHE, default <tmpdir>/node-compile-cache), so a warm start skips most of
-// the compiling; an unwritable folder just leaves it off. Older Node has no such function.
-(module as { enableCompileCache?: () => unknown }).enableCompileCache?.();
+installFastRelativeResolve();
 await import('./run.js');
