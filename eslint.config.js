@@ -10,7 +10,7 @@ const boundary = (depth) => {
   const up = '../'.repeat(depth);
   return {
     group: [`${up}*/*`, `!${up}*/index.js`, `${up}*/*/**`],
-    message: "Import another domain through its index.ts only (its public face), not its internals.",
+    message: 'Import another domain through its index.ts only (its public face), not its internals.',
   };
 };
 const controllerBoundary = {

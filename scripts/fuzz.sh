@@ -66,7 +66,7 @@ port=$("$py" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); p
 base="http://127.0.0.1:$port"
 # Embedded back-ends only, whatever the calling shell points at.
 unset DATABASE_URL S3_BUCKET S3_ENDPOINT HOSTPLANE_KUBERNETES
-export HOST=127.0.0.1 PORT=$port HOSTPLANE_DATA_DIR="$work/data" HOSTPLANE_BASE_URL="$base"
+export HOST=127.0.0.1 PORT=$port HOSTPLANE_METRICS_PORT=0 HOSTPLANE_DATA_DIR="$work/data" HOSTPLANE_BASE_URL="$base"
 # Loopback may set X-Forwarded-For: test/fuzz/hooks.py spreads publish requests over many client
 # addresses so the per-address publish limit does not answer nearly all of them with 429.
 export HOSTPLANE_SITES_DOMAIN=localhost HOSTPLANE_TRUST_PROXY=loopback LOG_LEVEL=${FUZZ_LOG_LEVEL:-warn}

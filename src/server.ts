@@ -12,6 +12,7 @@ import type { DomainModule } from './http/module.js';
 import type { SiteResources } from './kube/client.js';
 import type { createSiteResource } from './kube/site-resource.js';
 import { createLogger, type Logger } from './observability/logger.js';
+import { startMetricsServer, type MetricsServer } from './observability/metrics-server.js';
 import { authenticators, Platform, platformModule, SiteEvents } from './platform/index.js';
 import { PUBLISH_RATE_LIMIT, PublishService, publishModule } from './publish/index.js';
 import { createRateLimiter, sweepRateLimits } from './ratelimit/index.js';
@@ -33,6 +34,8 @@ export interface Services {
 export interface RunningServer {
   url: string;
   port: number;
+  /** Where /metrics answers (its own port). */
+  metricsUrl: string;
   services: Services;
   close(): Promise<void>;
 }
@@ -101,6 +104,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     server.listen(config.port, config.host, resolve);
   });
   const port = (server.address() as AddressInfo).port;
+  const metrics = await metricsBeside(server, config);
 
   const stops: Array<() => Promise<void> | void> = [];
   const hasApi = role !== 'edge';
@@ -119,6 +123,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   return {
     url: `http://127.0.0.1:${port}`,
     port,
+    metricsUrl: metrics.url,
     services,
     async close() {
       for (const stop of stops.reverse()) await stop();
@@ -129,6 +134,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       await Promise.race([closed, deadline]);
       server.closeAllConnections();
       await closed;
+      await metrics.close();
       edge.close();
       await events.close();
       if (ownsStore) await store.close();
@@ -187,6 +193,7 @@ export async function startController(
     server.listen(config.port, config.host, resolve);
   });
   const port = (server.address() as AddressInfo).port;
+  const metrics = await metricsBeside(server, config);
   logger.info(
     { role: 'controller', port, namespace: kube.namespace, identity: kube.podName },
     'hostplane listening',
@@ -194,11 +201,13 @@ export async function startController(
   return {
     url: `http://127.0.0.1:${port}`,
     port,
+    metricsUrl: metrics.url,
     manager,
     async close() {
       await manager.stop();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await metrics.close();
       if (ownsStore) await store.close();
     },
   };
@@ -207,6 +216,8 @@ export async function startController(
 export interface RunningController {
   url: string;
   port: number;
+  /** Where /metrics answers (its own port). */
+  metricsUrl: string;
   manager: ControllerManager;
   close(): Promise<void>;
 }
@@ -269,4 +280,15 @@ function startSweeps(modules: DomainModule[], logger: Logger): () => void {
       return timer;
     });
   return () => timers.forEach(clearInterval);
+}
+
+/** The metrics port of a role; if it cannot listen, the public server is closed too. */
+async function metricsBeside(server: http.Server, config: Config): Promise<MetricsServer> {
+  try {
+    return await startMetricsServer(config.metricsPort, config.host);
+  } catch (err) {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    throw err;
+  }
 }

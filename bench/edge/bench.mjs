@@ -366,6 +366,7 @@ async function startHostplane(files) {
     PORT: String(port),
     HOST: LOOPBACK,
     HOSTPLANE_DATA_DIR: dataDir,
+    HOSTPLANE_METRICS_PORT: '0',
     HOSTPLANE_BASE_URL: `http://localhost:${port}`,
     HOSTPLANE_SITES_DOMAIN: 'localhost',
     LOG_LEVEL,

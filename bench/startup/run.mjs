@@ -60,6 +60,7 @@ async function timeStart(dataDir) {
       PORT: String(port),
       HOST: '127.0.0.1',
       HOSTPLANE_DATA_DIR: dataDir,
+      HOSTPLANE_METRICS_PORT: '0',
       HOSTPLANE_BASE_URL: `http://localhost:${port}`,
       LOG_LEVEL: 'warn',
       DATABASE_URL: '',

@@ -13,6 +13,8 @@ const dnsLabel = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 export const configSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   HOST: z.string().default('0.0.0.0'),
+  // /metrics answers on this port only (0: any free port), never on PORT.
+  HOSTPLANE_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9090),
   HOSTPLANE_BASE_URL: z.url().default('http://localhost:8080'),
   HOSTPLANE_SITES_DOMAIN: z
     .string()
@@ -55,6 +57,7 @@ export type RawConfig = z.infer<typeof configSchema>;
 export interface Config {
   port: number;
   host: string;
+  metricsPort: number;
   baseUrl: string;
   sitesDomain: string;
   dataDir: string;
@@ -97,6 +100,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     port: c.PORT,
     host: c.HOST,
+    metricsPort: c.HOSTPLANE_METRICS_PORT,
     baseUrl: baseUrl.origin,
     sitesDomain: c.HOSTPLANE_SITES_DOMAIN.toLowerCase(),
     dataDir: path.resolve(c.HOSTPLANE_DATA_DIR),

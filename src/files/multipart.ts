@@ -67,13 +67,20 @@ export function receiveVideo(
       reject(err);
     };
 
+    // Only the documented parts: anything else is refused (once the body is read), not ignored.
+    const unknown = (name: string) =>
+      (earlyError ??= new AppError('INVALID_REQUEST', {
+        message: `Unknown multipart field "${name.slice(0, 60)}": send only "file" and "path".`,
+      }));
     parser.on('field', (name, value) => {
       if (name === 'path') rawPath = value;
+      else unknown(name);
     });
     parser.on('file', (name, stream) => {
       // A body that ends mid-part errors this stream; the parser's own error event answers it.
       stream.on('error', () => undefined);
       if (name !== 'file' || staging) {
+        if (name !== 'file') unknown(name);
         stream.resume();
         return;
       }

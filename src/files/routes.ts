@@ -154,7 +154,7 @@ export function filesRoutes(deps: {
     errors: [...siteScoped, 'INVALID_PATH', 'INVALID_FILE_TYPE', 'CONFLICT', 'FOLDER_LIMIT'],
     middleware: [smallJson],
     query: s.siteQuery,
-    body: s.renameBody,
+    body: s.renameFileBody,
     responses: {
       200: { description: 'Renamed', schema: s.renameResponse },
     },

@@ -46,23 +46,45 @@ const siteIdQuery = queryId('Site (storage folder) id; only meaningful with sess
 export const siteQuery = z.object({ site_id: siteIdQuery });
 
 export const listQuery = z.object({
-  page: queryInt({ min: 1, max: 1_000_000, default: 1 }),
+  page: queryInt({ min: 1, max: 999_999_999_999_999, default: 1 }),
   per_page: queryInt({ min: 1, max: 100, default: 100 }),
   site_id: siteIdQuery,
 });
 
 export const pathQuery = z.object({ path: sitePath('The file or folder'), site_id: siteIdQuery });
 
-export const uploadBody = z.object({
-  path: filePath('Where to store the file', uploadExtensions),
-  content: z.string().describe('File content: text, or base64 when encoding is "base64"'),
-  encoding: z.enum(['base64', 'utf8', 'utf-8', 'text']).optional(),
-});
+// Documented only (the server answers a bad one with 400 "Invalid content"): what base64 is.
+const BASE64 = '^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$';
+
+export const uploadBody = z
+  .object({
+    path: filePath('Where to store the file', uploadExtensions),
+    content: z.string().describe('File content: text, or base64 when encoding is "base64"'),
+    encoding: z.enum(['base64', 'utf8', 'utf-8', 'text']).optional(),
+  })
+  .meta({
+    if: { properties: { encoding: { const: 'base64' } }, required: ['encoding'] },
+    then: { properties: { content: { pattern: BASE64 } } },
+  });
 
 export const renameBody = z.object({
   old_path: sitePath('The current path'),
-  new_path: sitePath('The new path; must differ from old_path (a file keeps its kind of extension)'),
+  new_path: sitePath('The new path: not old_path itself, nor inside it (400)'),
 });
+export const renameFileBody = z
+  .object({
+    old_path: sitePath('The current path of the file'),
+    new_path: filePath(
+      'The new path; the same as old_path is a 409. A page keeps a page extension, a video a video extension',
+      new Set([...uploadExtensions, ...videoExtensions]),
+    ),
+  })
+  .meta({
+    // The kind of file is kept: written as a rule on the pair so generated clients know it.
+    if: { properties: { old_path: { pattern: filePattern(videoExtensions) } }, required: ['old_path'] },
+    then: { properties: { new_path: { pattern: filePattern(videoExtensions) } } },
+    else: { properties: { new_path: { pattern: filePattern(uploadExtensions) } } },
+  });
 export const folderBody = z.object({ path: sitePath('The folder') });
 
 export const fileEntry = z.object({
@@ -163,7 +185,7 @@ export const hostingInfoResponse = z.object({
   storage_usage: z.object({ files_count: z.number().int(), storage_used: z.string() }),
 });
 
-export const videoMultipart = z.object({
+export const videoMultipart = z.strictObject({
   file: z.string().meta({ format: 'binary' }).describe('MP4, WebM, OGG or MOV, at most 52428800 bytes'),
   path: filePath('Destination path, e.g. videos/intro.mp4', videoExtensions),
 });

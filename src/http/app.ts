@@ -4,7 +4,6 @@ import type { BlobStore } from '../blob/index.js';
 import type { Config } from '../config/index.js';
 import { normalizeHost, type Edge, type SiteRef } from '../edge/index.js';
 import type { Logger } from '../observability/index.js';
-import { registry as metricsRegistry } from '../observability/index.js';
 import type { Store } from '../store/index.js';
 import { errorHandler, notFoundHandler } from './errors.js';
 import { requestLogging, requestMetrics, requestTracing } from './middleware.js';
@@ -74,9 +73,6 @@ export function createApp(parts: AppParts, role: Role): Express {
       else res.status(503).json({ status: 'unavailable', message: 'database or blob store unreachable' });
     }
   });
-  app.get('/metrics', async (_req, res) => {
-    res.set('Content-Type', metricsRegistry.contentType).send(await metricsRegistry.metrics());
-  });
 
   if (role === 'edge') {
     app.use((req, res) => serveSite(req, res));
@@ -88,8 +84,10 @@ export function createApp(parts: AppParts, role: Role): Express {
     const apiHost = new URL(config.baseUrl).hostname;
     app.use(
       docsRoutes((req) => {
-        const host = normalizeHost(req.get('host'));
-        return host === undefined || host === apiHost || host === 'localhost' || isIP(host) !== 0;
+        const raw = req.get('host');
+        if (raw === undefined || raw.startsWith('[')) return true; // no Host (HTTP/1.0), or IPv6
+        const host = normalizeHost(raw); // undefined: malformed, never the API's host
+        return host !== undefined && (host === apiHost || host === 'localhost' || isIP(host) !== 0);
       }),
     );
     app.use(methodNotAllowed(registry.docs));
@@ -122,9 +120,6 @@ export function createControllerApp(
     if (ready) res.json({ status: 'ok' });
     else
       res.status(503).json({ status: 'unavailable', message: 'database unreachable or caches not filled' });
-  });
-  app.get('/metrics', async (_req, res) => {
-    res.set('Content-Type', metricsRegistry.contentType).send(await metricsRegistry.metrics());
   });
   app.use(notFoundHandler);
   app.use(errorHandler(logger));

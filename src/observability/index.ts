@@ -4,3 +4,4 @@ export * from './logger.js';
 export * from './metrics.js';
 export * from './timing.js';
 export * from './tracing.js';
+export * from './metrics-server.js';

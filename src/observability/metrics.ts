@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import client from 'prom-client';
 
 /** One registry per process: every role in it reports to the same /metrics. */
@@ -54,3 +55,28 @@ export const tempPagesSweptTotal = new client.Counter({
   help: 'Expired temporary pages deleted by the sweeper.',
   registers: [registry],
 });
+
+/** The running version (package.json), as `hostplane_build_info{version} 1`. */
+export const buildInfo = new client.Gauge({
+  name: 'hostplane_build_info',
+  help: 'Always 1; the version label says which Hostplane release this process runs.',
+  labelNames: ['version'] as const,
+  registers: [registry],
+});
+buildInfo.set({ version: packageVersion() }, 1);
+
+function packageVersion(): string {
+  // dist/src/observability → the package root; src/observability when run from source.
+  for (const rel of ['../../../package.json', '../../package.json']) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), 'utf8')) as {
+        name?: string;
+        version?: string;
+      };
+      if (pkg.name === 'hostplane' && pkg.version) return pkg.version;
+    } catch {
+      // Not this level; try the next.
+    }
+  }
+  return 'unknown';
+}

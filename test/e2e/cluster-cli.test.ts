@@ -93,8 +93,14 @@ describe('cluster mode through the binary', () => {
 
   it('serve --role controller answers /healthz, /readyz and /metrics, leads and reconciles', async () => {
     port = await freePort();
+    const metricsPort = await freePort();
     controller = spawn(process.execPath, [bin, 'serve', '--role', 'controller'], {
-      env: { ...baseEnv, PORT: String(port), HOSTPLANE_POD_NAME: 'controller-e2e' },
+      env: {
+        ...baseEnv,
+        PORT: String(port),
+        HOSTPLANE_METRICS_PORT: String(metricsPort),
+        HOSTPLANE_POD_NAME: 'controller-e2e',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     output = captureOutput(controller);
@@ -115,7 +121,12 @@ describe('cluster mode through the binary', () => {
     // The resync gives the site whose resource could not be created one.
     const deferred = await eventually('a Site resource for deferred-site', () => sites.get('deferred-site'));
     expect(deferred.spec.slug).toBe('deferred-site');
-    const metrics = await (await get('/metrics')).text();
+    expect((await get('/metrics')).status).toBe(404); // never on the public port
+    const scrape = await rawRequest(metricsPort, '/metrics', {
+      headers: { host: `127.0.0.1:${metricsPort}` },
+    });
+    const metrics = await scrape.text();
+    expect(metrics).toMatch(/^hostplane_build_info\{version="\d+\.\d+\.\d+[^"]*"\} 1$/m);
     expect(metricValue(metrics, 'hostplane_controller_leader', { lease: 'hostplane-controller' })).toBe(1);
     expect(
       metricValue(metrics, 'hostplane_controller_reconcile_total', { controller: 'site', result: 'success' }),

@@ -28,6 +28,7 @@ export async function newInstance(extraEnv: NodeJS.ProcessEnv = {}): Promise<Ins
     PORT: String(port),
     HOST: '127.0.0.1',
     HOSTPLANE_DATA_DIR: dataDir,
+    HOSTPLANE_METRICS_PORT: '0',
     HOSTPLANE_BASE_URL: `http://localhost:${port}`,
     LOG_LEVEL: 'info',
     ...extraEnv,

@@ -60,6 +60,7 @@ export async function startHostplane(
     PORT: '0',
     HOST: '127.0.0.1',
     HOSTPLANE_DATA_DIR: dataDir,
+    HOSTPLANE_METRICS_PORT: '0',
     HOSTPLANE_SITES_DOMAIN: 'localhost',
     HOSTPLANE_TRUST_PROXY: 'loopback',
     LOG_LEVEL: 'silent',
@@ -193,9 +194,9 @@ export function rawRequest(
   });
 }
 
-/** GET /metrics as text. */
+/** GET /metrics (on the metrics port) as text. */
 export async function scrapeMetrics(hp: TestHostplane): Promise<string> {
-  const res = await hp.request('/metrics');
+  const res = await fetch(`${hp.metricsUrl}/metrics`);
   if (res.status !== 200) throw new Error(`/metrics → ${res.status}`);
   return res.text();
 }

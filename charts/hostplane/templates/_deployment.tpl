@@ -65,6 +65,10 @@ spec:
             - name: http
               containerPort: 8080
               protocol: TCP
+            # /metrics answers here only (HOSTPLANE_METRICS_PORT), never on the public port.
+            - name: metrics
+              containerPort: 9090
+              protocol: TCP
           env:
             {{- include "hostplane.env.common" $root | nindent 12 }}
             {{- if $servesTraffic }}

@@ -112,10 +112,12 @@ describe.each(backends)('operational endpoints (%s)', (backend) => {
       }
     });
 
-    it('still serve /healthz and /metrics on hosts that are not sites (pod IP, API host)', async () => {
+    it('still serve /healthz on hosts that are not sites (pod IP, API host); /metrics never on the public port', async () => {
       for (const host of ['127.0.0.1:8080', 'localhost:8080']) {
         expect((await hp.request('/healthz', { host })).status, host).toBe(200);
-        expect((await hp.request('/metrics', { host })).status, host).toBe(200);
+        const metrics = await hp.request('/metrics', { host });
+        expect(metrics.status, host).toBe(404);
+        expect(await metrics.text(), host).not.toContain('hostplane_http_requests_total');
       }
     });
   });
@@ -128,10 +130,13 @@ describe.each(backends)('operational endpoints (%s)', (backend) => {
       status,
     });
 
-    it('serves the Prometheus text format', async () => {
-      const res = await hp.request('/metrics');
+    it('serves the Prometheus text format on its own port, with the build info', async () => {
+      expect(new URL(hp.metricsUrl).port).not.toBe(String(hp.port));
+      const res = await fetch(`${hp.metricsUrl}/metrics`);
       expect(res.status).toBe(200);
       expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
+      expect(await res.text()).toMatch(/^hostplane_build_info\{version="\d+\.\d+\.\d+[^"]*"\} 1$/m);
+      expect((await fetch(`${hp.metricsUrl}/api/v1/files/list`)).status).toBe(404);
     });
 
     it('counts requests by route pattern and status, one per request', async () => {

@@ -321,8 +321,8 @@ describe('helm template, validated by a real API server', () => {
       };
     };
     expect(monitor.metadata?.labels?.release).toBe('kube-prometheus-stack');
-    expect(monitor.spec.endpoints).toMatchObject([{ port: 'http', path: '/metrics' }]);
-    // It selects exactly the Services of the three roles, each of which has a port named http.
+    expect(monitor.spec.endpoints).toMatchObject([{ port: 'metrics', path: '/metrics' }]);
+    // It selects exactly the Services of the three roles, each of which has a port named metrics.
     const selected = (objects as Service[]).filter(
       (o) =>
         o.kind === 'Service' &&
@@ -336,7 +336,7 @@ describe('helm template, validated by a real API server', () => {
       'controller',
       'edge',
     ]);
-    for (const svc of selected) expect(svc.spec.ports.map((p) => p.name)).toContain('http');
+    for (const svc of selected) expect(svc.spec.ports.map((p) => p.name)).toContain('metrics');
 
     const rule = findObject(objects, 'PrometheusRule') as KubernetesObject & {
       spec: { groups: { rules: { alert: string; expr: string }[] }[] };
@@ -427,9 +427,12 @@ describe('helm template, validated by a real API server', () => {
       const podLabels = deployment(objects, component).spec.template.metadata?.labels ?? {};
       expect(podLabels).toMatchObject(policy.spec.podSelector.matchLabels);
       expect(policy.spec.policyTypes).toEqual(['Ingress', 'Egress']);
-      expect(policy.spec.ingress).toHaveLength(1);
-      expect(policy.spec.ingress[0]?.ports).toEqual([{ port: 'http', protocol: 'TCP' }]);
-      expect(policy.spec.ingress[0]?.from).toEqual(component === 'controller' ? metricsFrom : undefined);
+      // api and edge: their public port from anywhere; every component: metrics from metricsFrom only.
+      const publicRules = component === 'controller' ? [] : [{ ports: [{ port: 'http', protocol: 'TCP' }] }];
+      expect(policy.spec.ingress).toEqual([
+        ...publicRules,
+        { ports: [{ port: 'metrics', protocol: 'TCP' }], from: metricsFrom },
+      ]);
       expect(policy.spec.egress).toContainEqual(postgres);
     }
   });
