@@ -22,3 +22,4 @@ export class PlatformError extends Error {
 export { platformModule } from './routes.js';
 export { authenticators, unauthorized } from './auth.js';
 export { siteForRequest } from './site-scope.js';
+export type { CreatedSite, NewSite } from './sites.js';

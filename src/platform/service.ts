@@ -1,9 +1,8 @@
 import type { Db } from '../store/index.js';
 import { Accounts } from './accounts.js';
 import { Keys } from './keys.js';
-import type { PlanType } from './plans.js';
 import { Routing, type RoutingResult, type SiteRouting } from './routing.js';
-import { Sites } from './sites.js';
+import { Sites, type CreatedSite, type NewSite } from './sites.js';
 import type { Executor, Principal, Site, SiteUsage } from './types.js';
 import { Usage } from './usage.js';
 
@@ -26,14 +25,7 @@ export class Platform {
     this.routing = new Routing(db);
   }
 
-  createSite(input: {
-    email: string;
-    slug: string;
-    plan: PlanType;
-    name?: string | undefined;
-    apiKey?: string | undefined;
-    resourceUid?: string | undefined;
-  }): Promise<{ accountId: number; siteId: number; slug: string; plan: PlanType; apiKey: string }> {
+  createSite(input: NewSite): Promise<CreatedSite> {
     return this.sites.create(input);
   }
   createSession(email: string): Promise<{ token: string; expiresAt: Date }> {

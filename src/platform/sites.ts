@@ -9,20 +9,31 @@ import { SLUG_PATTERN, SLUG_RULE } from './slug.js';
 import { accounts, apiKeys, customDomains, sites } from './tables.js';
 import { ROUTES_CHANGED, SITE_CHANGED_CHANNEL, type Site } from './types.js';
 
+export interface NewSite {
+  email: string;
+  slug: string;
+  plan: PlanType;
+  name?: string | undefined;
+  /** A key minted beforehand (cluster adoption keeps it in a Secret first); default: a new one. */
+  apiKey?: string | undefined;
+  /** Cluster adoption: the uid of the Site resource that controls the new site. */
+  resourceUid?: string | undefined;
+}
+
+export interface CreatedSite {
+  accountId: number;
+  siteId: number;
+  slug: string;
+  plan: PlanType;
+  /** Shown once; stored only as a hash. */
+  apiKey: string;
+}
+
 /** Sites: creation (with the account and first key), lookup by id, slug or domain, deletion. */
 export class Sites {
   constructor(private readonly db: Db) {}
 
-  async create(input: {
-    email: string;
-    slug: string;
-    plan: PlanType;
-    name?: string | undefined;
-    /** A key minted beforehand (cluster adoption keeps it in a Secret first); default: a new one. */
-    apiKey?: string | undefined;
-    /** Cluster adoption: the uid of the Site resource that controls the new site. */
-    resourceUid?: string | undefined;
-  }): Promise<{ accountId: number; siteId: number; slug: string; plan: PlanType; apiKey: string }> {
+  async create(input: NewSite): Promise<CreatedSite> {
     const email = input.email.trim().toLowerCase();
     if (!SLUG_PATTERN.test(input.slug)) {
       throw new AppError('INVALID_SLUG', { message: SLUG_RULE });
