@@ -13,7 +13,8 @@ import { packTar, unpackTar } from './tar.js';
  * the first open needs no recovery. Without a template (a plain `tsc` build) PGlite's initdb runs.
  */
 export const templateFile = fileURLToPath(new URL('./pglite-template.tar.gz', import.meta.url));
-const manifestFile = fileURLToPath(new URL('./pglite-template.json', import.meta.url));
+/** The manifest sits beside the template: `<name>.json` for `<name>.tar.gz`. */
+const manifestOf = (template: string) => template.replace(/\.tar\.gz$/, '.json');
 
 interface Manifest {
   /** The PGlite version that wrote the folder: another one may not read it (the PG catalog version). */
@@ -30,10 +31,10 @@ function pgliteVersion(): string {
   return (JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { version: string }).version;
 }
 
-function usableTemplate(): boolean {
-  if (!existsSync(templateFile) || !existsSync(manifestFile)) return false;
+function usableTemplate(template: string): boolean {
+  if (!existsSync(template) || !existsSync(manifestOf(template))) return false;
   try {
-    const manifest = JSON.parse(readFileSync(manifestFile, 'utf8')) as Partial<Manifest>;
+    const manifest = JSON.parse(readFileSync(manifestOf(template), 'utf8')) as Partial<Manifest>;
     return manifest.pglite === pgliteVersion();
   } catch {
     return false;
@@ -53,15 +54,15 @@ const isNew = (dir: string): boolean => {
  * Fills a new (missing or empty) PGlite folder from the template. Returns false, leaving the folder
  * to PGlite's initdb, when there is no usable template. The caller holds the folder's lock.
  */
-export async function seedFromTemplate(dir: string): Promise<boolean> {
+export async function seedFromTemplate(dir: string, template = templateFile): Promise<boolean> {
   const target = path.resolve(dir);
-  if (!isNew(target) || !usableTemplate()) return false;
+  if (!isNew(target) || !usableTemplate(template)) return false;
   // Unpacked beside the target and renamed into place: a crash halfway leaves no half-made
   // folder that PGlite would take for a database.
   const staging = `${target}.seed-${process.pid}`;
   await rm(staging, { recursive: true, force: true });
   try {
-    await unpackTar(gunzipSync(await readFile(templateFile)), staging);
+    await unpackTar(gunzipSync(await readFile(template)), staging);
     await rmdir(target).catch((err: NodeJS.ErrnoException) => {
       if (err.code !== 'ENOENT') throw err;
     });
@@ -76,7 +77,9 @@ export async function seedFromTemplate(dir: string): Promise<boolean> {
  * Writes the template: a new PGlite folder with every migration applied through the same path a
  * server takes (./schema-gate.ts), shut down cleanly, then packed. Run by the build.
  */
-export async function buildTemplate(): Promise<{ file: string; bytes: number; migration: string }> {
+export async function buildTemplate(
+  file = templateFile,
+): Promise<{ file: string; bytes: number; migration: string }> {
   // Imported lazily: db.ts imports this module (for seedFromTemplate).
   const [{ openStore }, { migrate }] = await Promise.all([import('./db.js'), import('./migrate.js')]);
   const work = await mkdtemp(path.join(os.tmpdir(), 'hostplane-pglite-template-'));
@@ -91,11 +94,11 @@ export async function buildTemplate(): Promise<{ file: string; bytes: number; mi
       await store.close();
     }
     const packed = gzipSync(await packTar(dir), { level: 9 });
-    await mkdir(path.dirname(templateFile), { recursive: true });
-    await writeFile(templateFile, packed);
+    await mkdir(path.dirname(file), { recursive: true });
+    await writeFile(file, packed);
     const manifest: Manifest = { pglite: pgliteVersion(), migration };
-    await writeFile(manifestFile, `${JSON.stringify(manifest, null, 2)}\n`);
-    return { file: templateFile, bytes: packed.length, migration };
+    await writeFile(manifestOf(file), `${JSON.stringify(manifest, null, 2)}\n`);
+    return { file, bytes: packed.length, migration };
   } finally {
     await rm(work, { recursive: true, force: true });
   }
