@@ -111,9 +111,12 @@ function describe(err: unknown): { message: string; hint?: string } {
   // Node reports a refused connection to a name with two addresses as an AggregateError, no message.
   const message = e?.message || e?.errors?.[0]?.message || String(err);
   if (e?.syscall === 'listen' && e.code === 'EADDRINUSE') {
+    // Two ports are opened: the public one (PORT) and the metrics one (HOSTPLANE_METRICS_PORT).
+    const metricsPort = process.env.HOSTPLANE_METRICS_PORT || '9090';
+    const variable = String(e.port) === metricsPort ? 'HOSTPLANE_METRICS_PORT' : 'PORT';
     return {
       message: `port ${e.port} on ${e.address} is already in use`,
-      hint: 'Stop the process that uses it, or set PORT to a free port.',
+      hint: `Stop the process that uses it, or set ${variable} to a free port.`,
     };
   }
   if (e?.syscall === 'listen' && e.code === 'EACCES') {

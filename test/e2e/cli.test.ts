@@ -328,6 +328,11 @@ describe('the command line: help, version, usage errors, failures', () => {
         `hostplane serve: port ${instance.port} on 127.0.0.1 is already in use\n` +
           'Stop the process that uses it, or set PORT to a free port.\n',
       );
+      // The same for the metrics port, naming its own setting.
+      const metrics = { env: { ...instance.env, PORT: '0', HOSTPLANE_METRICS_PORT: String(instance.port) } };
+      expect((await cli(metrics, ['serve'])).stderr).toMatch(
+        /or set HOSTPLANE_METRICS_PORT to a free port\.\n$/,
+      );
     } finally {
       blocker.close();
       await rm(instance.dataDir, { recursive: true, force: true });
