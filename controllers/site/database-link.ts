@@ -7,7 +7,7 @@ import {
   type SiteResource,
   type SiteSpec,
 } from '../../src/kube/index.js';
-import { newApiKey, PlatformError } from '../../src/platform/index.js';
+import { newApiKey } from '../../src/platform/index.js';
 import { CONTROLLER_NAME } from '../runtime/setup.js';
 import { keySecretNameFor, type Refusal, type SiteContext } from './context.js';
 
@@ -104,9 +104,7 @@ export async function linkSite(
   };
 }
 
-// TODO: drop the PlatformError check once the platform throws AppError('SLUG_TAKEN') everywhere.
-const isSlugTaken = (err: unknown): boolean =>
-  isAppError(err, 'SLUG_TAKEN') || (err instanceof PlatformError && err.code === 'slug_taken');
+const isSlugTaken = (err: unknown): boolean => isAppError(err, 'SLUG_TAKEN');
 
 /** The adoption key, kept in a Secret (not owned by the Site: with Retain the key outlives it). */
 async function ensureKeySecret(

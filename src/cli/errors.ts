@@ -1,5 +1,4 @@
-import { errorDefinitions, isAppError, type ErrorBody, type ErrorCode } from '../errors/index.js';
-import type { PlatformError } from '../platform/index.js';
+import { isAppError, type ErrorBody } from '../errors/index.js';
 
 /**
  * Registry errors as the admin channel reports them: the code's HTTP status and body. The admin
@@ -7,34 +6,7 @@ import type { PlatformError } from '../platform/index.js';
  * Undefined for anything that is not a registry error (a bug or an outage: the caller decides).
  */
 export function registryError(err: unknown): { status: number; body: ErrorBody } | undefined {
-  if (isAppError(err)) return { status: err.status, body: err.body };
-  if (isLegacyPlatformError(err)) {
-    const code = legacyCodes[err.code];
-    return {
-      status: errorDefinitions[code].status,
-      body: { error: errorDefinitions[code].error, message: err.message },
-    };
-  }
-  return undefined;
-}
-
-const legacyCodes: Record<PlatformError['code'], ErrorCode> = {
-  slug_taken: 'SLUG_TAKEN',
-  invalid_slug: 'INVALID_SLUG',
-  unknown_account: 'UNKNOWN_ACCOUNT',
-  unknown_site: 'UNKNOWN_SITE',
-};
-
-/**
- * TODO: drop once the platform throws AppError everywhere (PlatformError is deprecated). Matched
- * by name rather than instanceof so that the CLI does not load the platform just to map errors.
- */
-function isLegacyPlatformError(err: unknown): err is PlatformError {
-  return (
-    err instanceof Error &&
-    err.constructor.name === 'PlatformError' &&
-    Object.hasOwn(legacyCodes, String((err as { code?: unknown }).code))
-  );
+  return isAppError(err) ? { status: err.status, body: err.body } : undefined;
 }
 
 /** The command line was wrong: exit 2 with the message and where to read the usage. */

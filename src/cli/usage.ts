@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { packageVersion } from '../version.js';
 
 /** `--help` text of each command, and of the program (key ''). */
 export const usages = {
@@ -58,18 +58,5 @@ Run \`hostplane admin <command> --help\` for a command's options.`,
 
 export type CommandName = keyof typeof usages;
 
-/** The version in package.json (dist/src/cli → the package root; src/cli when run from source). */
-export function version(): string {
-  for (const rel of ['../../../package.json', '../../package.json']) {
-    try {
-      const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), 'utf8')) as {
-        name?: string;
-        version?: string;
-      };
-      if (pkg.name === 'hostplane' && pkg.version) return pkg.version;
-    } catch {
-      // Not this level; try the next.
-    }
-  }
-  return 'unknown';
-}
+/** The version in package.json. */
+export const version = packageVersion;

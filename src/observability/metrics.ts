@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { packageVersion } from '../version.js';
 import client from 'prom-client';
 
 /** One registry per process: every role in it reports to the same /metrics. */
@@ -64,19 +64,3 @@ export const buildInfo = new client.Gauge({
   registers: [registry],
 });
 buildInfo.set({ version: packageVersion() }, 1);
-
-function packageVersion(): string {
-  // dist/src/observability → the package root; src/observability when run from source.
-  for (const rel of ['../../../package.json', '../../package.json']) {
-    try {
-      const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), 'utf8')) as {
-        name?: string;
-        version?: string;
-      };
-      if (pkg.name === 'hostplane' && pkg.version) return pkg.version;
-    } catch {
-      // Not this level; try the next.
-    }
-  }
-  return 'unknown';
-}

@@ -10,15 +10,6 @@ export { planFor, plans, planTypes, type Plan, type PlanType } from './plans.js'
 export { SLUG_PATTERN, SLUG_RULE, isValidSlug } from './slug.js';
 export { formatBytes, percentage } from './format.js';
 export { SiteEvents } from './site-events.js';
-/** @deprecated the platform throws AppError codes now; kept until the CLI and controllers drop it. */
-export class PlatformError extends Error {
-  constructor(
-    readonly code: 'slug_taken' | 'invalid_slug' | 'unknown_account' | 'unknown_site',
-    message: string,
-  ) {
-    super(message);
-  }
-}
 export { platformModule } from './routes.js';
 export { authenticators, unauthorized } from './auth.js';
 export { siteForRequest } from './site-scope.js';
