@@ -178,6 +178,7 @@ export async function startController(
     logger,
     leaderElection: options.leaderElection,
     cacheSyncDeadlineMs: options.cacheSyncDeadlineMs,
+    requestTimeoutMs: kube.requestTimeoutMs,
   });
   const app = createControllerApp(
     logger,
@@ -241,6 +242,7 @@ export function clusterSiteHook(config: Config, logger: Logger): SiteCreatedHook
       kubeClient.kubeConfigFromEnvironment(),
       kube.namespace,
       'hostplane-api',
+      { requestTimeoutMs: kube.requestTimeoutMs },
     );
     return { resources, createSiteResource: siteResource.createSiteResource };
   };

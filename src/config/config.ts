@@ -50,6 +50,8 @@ export const configSchema = z.object({
   HOSTPLANE_CLUSTER_OWNER_EMAIL: z.email().optional(),
   HOSTPLANE_LEASE_NAME: z.string().regex(dnsLabel, 'must be a Lease name').default('hostplane-controller'),
   HOSTPLANE_RESYNC_SECONDS: z.coerce.number().int().min(5).max(86_400).default(300),
+  // Deadline of one Kubernetes API call (watches excepted): a hung call cannot stall a reconcile.
+  HOSTPLANE_KUBE_REQUEST_TIMEOUT_SECONDS: z.coerce.number().min(1).max(300).default(15),
 });
 
 export type RawConfig = z.infer<typeof configSchema>;
@@ -85,6 +87,8 @@ export interface KubernetesConfig {
   clusterOwnerEmail: string;
   leaseName: string;
   resyncMs: number;
+  /** Deadline of one Kubernetes API call. */
+  requestTimeoutMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -135,6 +139,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
             c.HOSTPLANE_CLUSTER_OWNER_EMAIL ?? `admin@${c.HOSTPLANE_SITES_DOMAIN.toLowerCase()}`,
           leaseName: c.HOSTPLANE_LEASE_NAME,
           resyncMs: c.HOSTPLANE_RESYNC_SECONDS * 1000,
+          requestTimeoutMs: c.HOSTPLANE_KUBE_REQUEST_TIMEOUT_SECONDS * 1000,
         }
       : undefined,
   };

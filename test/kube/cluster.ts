@@ -57,6 +57,7 @@ export async function startClusterFixture(namespace = 'hostplane'): Promise<Clus
         clusterOwnerEmail: 'platform@example.com',
         leaseName: 'hostplane-controller',
         resyncMs: 2_000,
+        requestTimeoutMs: 15_000,
         ...overrides,
       },
     });

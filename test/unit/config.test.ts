@@ -27,6 +27,7 @@ describe('configuration', () => {
       HOSTPLANE_EDGE_SERVICE: 'hp-edge',
       HOSTPLANE_EDGE_SERVICE_PORT: '8080',
       HOSTPLANE_RESYNC_SECONDS: '60',
+      HOSTPLANE_KUBE_REQUEST_TIMEOUT_SECONDS: '5',
     });
     expect(config.kubernetes).toEqual({
       namespace: 'hosting',
@@ -36,6 +37,7 @@ describe('configuration', () => {
       clusterOwnerEmail: 'admin@sites.example.com',
       leaseName: 'hostplane-controller',
       resyncMs: 60_000,
+      requestTimeoutMs: 5_000,
     });
   });
 
