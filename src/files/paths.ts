@@ -17,6 +17,10 @@ export const MAX_PATH_SEGMENTS = 32;
 export const FORBIDDEN_PATH_CHARS =
   '\\u0000-\\u001f\\u007f-\\u009f\\u061c\\u200b\\u200e\\u200f\\u2028\\u2029\\u202a-\\u202e\\u2060\\u2066-\\u2069\\ufeff\\\\';
 const FORBIDDEN = new RegExp(`[${FORBIDDEN_PATH_CHARS}]`);
+// The rule before the Unicode controls were added: paths of files stored under it must stay
+// reachable (to read, rename and delete them), so it is all that is asked of an existing path.
+// eslint-disable-next-line no-control-regex
+const FORBIDDEN_BEFORE = /[\u0000-\u001f\u007f\\]/;
 // A lone UTF-16 surrogate is not Unicode text: it cannot be stored or served as UTF-8.
 const LONE_SURROGATE = /\p{Surrogate}/u;
 
@@ -26,11 +30,16 @@ const LONE_SURROGATE = /\p{Surrogate}/u;
  * backslashes, control characters and unpaired surrogates are refused, so no path can leave its
  * site and every path is storable as UTF-8.
  */
-export function normalizeSitePath(input: unknown, field = 'path'): string {
+export function normalizeSitePath(
+  input: unknown,
+  field = 'path',
+  /** `existing`: a path that names something already stored (get, delete, a rename's source). */
+  purpose: 'create' | 'existing' = 'create',
+): string {
   if (typeof input !== 'string' || input.length === 0) {
     throw invalidPath(`${field} is required and must be a non-empty string`);
   }
-  if (FORBIDDEN.test(input)) {
+  if ((purpose === 'create' ? FORBIDDEN : FORBIDDEN_BEFORE).test(input)) {
     throw invalidPath(
       `${field} must not contain control characters, line separators, invisible format characters or backslashes`,
     );

@@ -85,7 +85,7 @@ export function filesRoutes(deps: {
       200: { description: 'The file', schema: s.getResponse },
     },
     handler: async ({ req, res, query }) => {
-      const sitePath = normalizeSitePath(query.path);
+      const sitePath = normalizeSitePath(query.path, 'path', 'existing');
       const site = await siteForRequest(req, platform, query.site_id);
       const file = await files.read(site.id, sitePath);
       res.json({
@@ -159,7 +159,7 @@ export function filesRoutes(deps: {
       200: { description: 'Renamed', schema: s.renameResponse },
     },
     handler: async ({ req, res, query, body }) => {
-      const oldPath = normalizeSitePath(body.old_path, 'old_path');
+      const oldPath = normalizeSitePath(body.old_path, 'old_path', 'existing');
       const newPath = normalizeSitePath(body.new_path, 'new_path');
       // A rename keeps the kind of file: a page cannot become a video, nor a video a page.
       const isVideo = videoExtensions.has(extensionOf(oldPath));
@@ -188,7 +188,7 @@ export function filesRoutes(deps: {
       200: { description: 'Deleted', schema: s.pathMessageResponse },
     },
     handler: async ({ req, res, query }) => {
-      const sitePath = normalizeSitePath(query.path);
+      const sitePath = normalizeSitePath(query.path, 'path', 'existing');
       const site = await siteForRequest(req, platform, query.site_id);
       await files.delete(site.id, sitePath);
       res.json({ success: true, message: `Deleted ${sitePath}`, path: sitePath });
@@ -234,7 +234,7 @@ export function filesRoutes(deps: {
       200: { description: 'Moved', schema: s.renameFolderResponse },
     },
     handler: async ({ req, res, query, body }) => {
-      const oldPath = normalizeSitePath(body.old_path, 'old_path');
+      const oldPath = normalizeSitePath(body.old_path, 'old_path', 'existing');
       const newPath = normalizeSitePath(body.new_path, 'new_path');
       const site = await siteForRequest(req, platform, query.site_id);
       const moved = await files.renameFolder(site.id, oldPath, newPath);
@@ -260,7 +260,7 @@ export function filesRoutes(deps: {
       200: { description: 'Deleted', schema: s.deleteFolderResponse },
     },
     handler: async ({ req, res, query }) => {
-      const folder = normalizeSitePath(query.path);
+      const folder = normalizeSitePath(query.path, 'path', 'existing');
       const site = await siteForRequest(req, platform, query.site_id);
       const deleted = await files.deleteFolder(site.id, folder);
       res.json({

@@ -85,7 +85,8 @@ export function methodNotAllowed(docs: readonly RouteDoc[]): RequestHandler {
 }
 
 export function parseOrThrow<T>(schema: z.ZodType<T>, value: unknown, where: string): T {
-  const result = schema.safeParse(value);
+  // reportInput: the issue carries the value, so messages can say "must be a number, not a string".
+  const result = schema.safeParse(value, { reportInput: true });
   if (result.success) return result.data;
   throw new AppError('INVALID_REQUEST', { message: describeIssues(result.error, where) });
 }

@@ -21,12 +21,13 @@ export const unauthorized = (message: string, hint = keyHint): AppError =>
   new AppError('UNAUTHORIZED', { message, hint });
 
 /**
- * The bearer token of the Authorization header: undefined when there is no header, '' when the
- * header is there but is not a bearer token (refused like a wrong one, never ignored).
+ * The bearer token of the Authorization header: undefined without a Bearer header (another
+ * scheme is not a Hostplane credential), '' for a Bearer header without a token (refused like a
+ * wrong one, never ignored).
  */
 function bearer(req: Request): string | undefined {
   const header = req.get('authorization');
-  if (header === undefined) return undefined;
+  if (header === undefined || !/^Bearer\b/i.test(header)) return undefined;
   return header.match(/^Bearer\s+(\S+)\s*$/i)?.[1] ?? '';
 }
 

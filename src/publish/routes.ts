@@ -1,4 +1,5 @@
 import { Router, type ErrorRequestHandler, type RequestHandler } from 'express';
+import { ipKeyGenerator } from 'express-rate-limit';
 import type { RateLimiter } from '../ratelimit/index.js';
 import { z } from 'zod';
 import type { Config } from '../config/index.js';
@@ -106,7 +107,8 @@ export function publishRoutes(deps: {
 
   // One budget per client IP, shared by both publish endpoints and by every API replica.
   const limiter: RequestHandler = (req, res, next) => {
-    deps.limiter.consume(req.ip ?? 'unknown').then((verdict) => {
+    // IPv6 clients count per /56 (one customer's block), as express-rate-limit does.
+    deps.limiter.consume(ipKeyGenerator(req.ip ?? 'unknown', 56)).then((verdict) => {
       if (verdict.allowed) return next();
       const message = 'Too many pages published from this address; try again in a minute.';
       res.set('Retry-After', String(verdict.retryAfterSeconds));

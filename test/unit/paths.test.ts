@@ -159,3 +159,17 @@ describe('path depth', () => {
     expect(() => normalizeSitePath(deep(MAX_PATH_SEGMENTS + 1))).toThrow(/at most 32 segments/);
   });
 });
+
+describe('Unicode line and format controls', () => {
+  it.each(['a\u0085b.html', 'a\u2028b.html', 'a\u200bb.html', 'a\u202eb.html', '\ufeffa.html'])(
+    'refuses %j for a path being created',
+    (input) => {
+      expect(refusal(input).body.error).toBe('Invalid path');
+    },
+  );
+
+  it('still reaches a file stored before the rule, to read, rename or delete it', () => {
+    expect(normalizeSitePath('a\u200bb.html', 'path', 'existing')).toBe('a\u200bb.html');
+    expect(() => normalizeSitePath('a\u0001b.html', 'path', 'existing')).toThrow();
+  });
+});
