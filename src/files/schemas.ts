@@ -8,11 +8,12 @@ import { FORBIDDEN_PATH_CHARS } from './paths.js';
 // texts ("Invalid path", "Invalid file type"); these patterns are documentation, a little
 // narrower than what is accepted (no segment starts with "." or whitespace).
 const F = FORBIDDEN_PATH_CHARS;
-const SEGMENT = `[^/\\s.${F}](?:[^/${F}]*[^/\\s${F}])?`;
+// At most 255 characters a segment (the server's rule is 255 bytes: exact for ASCII names).
+const SEGMENT = `[^/\\s.${F}](?:[^/${F}]{0,253}[^/\\s${F}])?`;
 const anyCase = (ext: string) =>
   [...ext].map((c) => (/[a-z]/.test(c) ? `[${c}${c.toUpperCase()}]` : c)).join('');
 const filePattern = (extensions: Set<string>) =>
-  `^(?:${SEGMENT}/)*[^/\\s.${F}][^/${F}]*\\.(?:${[...extensions].map(anyCase).join('|')})$`;
+  `^(?:${SEGMENT}/)*[^/\\s.${F}][^/${F}]{0,244}\\.(?:${[...extensions].map(anyCase).join('|')})$`;
 const PATH_RULES =
   'Relative to the site root: no leading "/", no empty, "." or ".." segments, no control characters, ' +
   'line separators, invisible format characters or backslashes; at most 32 segments, 1024 bytes in all, 255 bytes a segment.';
