@@ -13,7 +13,7 @@ const SEGMENT = `[^/\\s.${F}](?:[^/${F}]{0,253}[^/\\s${F}])?`;
 const anyCase = (ext: string) =>
   [...ext].map((c) => (/[a-z]/.test(c) ? `[${c}${c.toUpperCase()}]` : c)).join('');
 const filePattern = (extensions: Set<string>) =>
-  `^(?:${SEGMENT}/)*[^/\\s.${F}][^/${F}]{0,244}\\.(?:${[...extensions].map(anyCase).join('|')})$`;
+  `^(?:${SEGMENT}/){0,31}[^/\\s.${F}][^/${F}]{0,244}\\.(?:${[...extensions].map(anyCase).join('|')})$`;
 const PATH_RULES =
   'Relative to the site root: no leading "/", no empty, "." or ".." segments, no control characters, ' +
   'line separators, invisible format characters or backslashes; at most 32 segments, 1024 bytes in all, 255 bytes a segment.';
@@ -23,7 +23,7 @@ export const sitePath = (description: string) =>
   z
     .string()
     .min(1)
-    .meta({ pattern: `^${SEGMENT}(?:/${SEGMENT})*/?$`, maxLength: 1024 })
+    .meta({ pattern: `^${SEGMENT}(?:/${SEGMENT}){0,31}/?$`, maxLength: 1024 })
     .describe(`${description}. ${PATH_RULES}`);
 
 /** A path to upload to, ending in one of the allowed extensions. */
