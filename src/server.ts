@@ -109,13 +109,24 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const stops: Array<() => Promise<void> | void> = [];
   const hasApi = role !== 'edge';
   if (options.adminSocket ?? hasApi) {
-    stops.push(
-      await startAdminSocket(
-        config.dataDir,
-        adminCommands(platform, (slug) => siteUrl(config, slug), clusterSiteHook(config, logger)),
-        logger,
-      ),
-    );
+    try {
+      stops.push(
+        await startAdminSocket(
+          config.dataDir,
+          adminCommands(platform, (slug) => siteUrl(config, slug), clusterSiteHook(config, logger)),
+          logger,
+        ),
+      );
+    } catch (err) {
+      // Nothing started here may outlive a failed start (tests and embedders keep running).
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await metrics.close();
+      edge.close();
+      await events.close();
+      if (ownsStore) await store.close();
+      throw err;
+    }
   }
   if (options.worker ?? hasApi) stops.push(startSweeps(modules, logger));
   logger.info({ role, port, database: store.kind, blobs: blobs.kind }, 'hostplane listening');
@@ -189,12 +200,20 @@ export async function startController(
     () => manager.isHealthy(),
   );
   const server = http.createServer(app);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.port, config.host, resolve);
-  });
+  let metrics: MetricsServer;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.port, config.host, resolve);
+    });
+    metrics = await metricsBeside(server, config);
+  } catch (err) {
+    // A controller that cannot serve its probes must not keep leading (it would hold the Lease).
+    await manager.stop();
+    if (ownsStore) await store.close();
+    throw err;
+  }
   const port = (server.address() as AddressInfo).port;
-  const metrics = await metricsBeside(server, config);
   logger.info(
     { role: 'controller', port, namespace: kube.namespace, identity: kube.podName },
     'hostplane listening',
