@@ -119,8 +119,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       );
     } catch (err) {
       // Nothing started here may outlive a failed start (tests and embedders keep running).
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await closeNow(server);
       await metrics.close();
       edge.close();
       await events.close();
@@ -225,8 +224,7 @@ export async function startController(
     manager,
     async close() {
       await manager.stop();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await closeNow(server);
       await metrics.close();
       if (ownsStore) await store.close();
     },
@@ -308,8 +306,13 @@ async function metricsBeside(server: http.Server, config: Config): Promise<Metri
   try {
     return await startMetricsServer(config.metricsPort, config.host);
   } catch (err) {
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await closeNow(server);
     throw err;
   }
+}
+
+/** Stops a server at once: open connections are cut, not drained. */
+async function closeNow(server: http.Server): Promise<void> {
+  server.closeAllConnections();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
 }

@@ -1,6 +1,5 @@
 import type { Readable } from 'node:stream';
-import { blobOperationDuration } from '../observability/index.js';
-import { timed } from '../observability/index.js';
+import { blobOperationDuration, timed } from '../observability/index.js';
 import type { BlobListing, BlobObject, BlobStore, ByteRange } from './blob-store.js';
 
 /** Wraps a store so every operation reports latency to Prometheus and a span to OpenTelemetry. */

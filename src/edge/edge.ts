@@ -5,8 +5,7 @@ import { blobKeyForHash, type BlobStore } from '../blob/index.js';
 import type { Config } from '../config/index.js';
 import { MAX_PATH_BYTES, MAX_SEGMENT_BYTES, type FilesService } from '../files/index.js';
 import { edgeCacheEvents } from '../observability/index.js';
-import type { Platform } from '../platform/index.js';
-import type { SiteEvents } from '../platform/index.js';
+import type { Platform, SiteEvents } from '../platform/index.js';
 
 export interface EdgeOptions {
   /** Blobs up to this size are kept in memory. */

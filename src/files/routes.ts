@@ -1,16 +1,14 @@
 import { Router } from 'express';
 import { siteUrl, type Config } from '../config/index.js';
-import type { ErrorCode } from '../errors/index.js';
-import { isAppError, AppError } from '../errors/index.js';
+import { AppError, isAppError, type ErrorCode } from '../errors/index.js';
 import { jsonBody, type RouteRegistry } from '../http/index.js';
 import { formatBytes, siteForRequest, type Platform } from '../platform/index.js';
 import { uploadExtensions, videoExtensions } from './file-types.js';
-import { MAX_FILE_BYTES } from './service.js';
+import { MAX_FILE_BYTES, type FilesService } from './service.js';
 import { receiveVideo } from './multipart.js';
 import { extensionOf, normalizeSitePath } from './paths.js';
 import { storageLimits } from './quota.js';
 import * as s from './schemas.js';
-import type { FilesService } from './service.js';
 import { assertExtension, decodeContent, fileUrl, tooLarge } from './upload-rules.js';
 
 /** Every files route names a site: a key scoped elsewhere is 403, a session's unknown site_id 404. */

@@ -4,13 +4,12 @@ import { pipeline, Transform, type Readable } from 'node:stream';
 import { and, asc, count, desc, eq, inArray, ne, or, sql } from 'drizzle-orm';
 import { blobKeyForHash, type BlobStore } from '../blob/index.js';
 import { AppError } from '../errors/index.js';
-import { quotaRejectionsTotal } from '../observability/index.js';
-import { dbOp } from '../observability/index.js';
-import type { Platform, SiteUsage } from '../platform/index.js';
-import type { SiteEvents } from '../platform/index.js';
+import { dbOp, quotaRejectionsTotal } from '../observability/index.js';
+import type { Platform, SiteUsage, SiteEvents } from '../platform/index.js';
 import type { Db } from '../store/index.js';
 import { siteFiles, type SiteFileRow } from './tables.js';
 import { contentTypeFor, isTextPath } from './file-types.js';
+import { lockBlob, sweepOrphanBlobs } from './blob-sweep.js';
 import { assertWithinQuota } from './quota.js';
 import { ancestors, pathParts } from './paths.js';
 
@@ -380,41 +379,8 @@ export class FilesService {
     });
   }
 
-  /**
-   * Deletes blobs that no file references any more. Only blobs older than `graceMs` go, so an
-   * upload whose bytes are written but whose index row is not yet committed keeps its blob.
-   */
-  async sweepOrphanBlobs(graceMs: number): Promise<number> {
-    const cutoff = Date.now() - graceMs;
-    let deleted = 0;
-    for await (const blob of this.blobs.list('tmp/')) {
-      // Staged uploads have unique keys: an old one was abandoned.
-      if (blob.lastModified.getTime() > cutoff) continue;
-      await this.blobs.delete(blob.key);
-      deleted += 1;
-    }
-    for await (const blob of this.blobs.list('blobs/')) {
-      if (blob.lastModified.getTime() > cutoff) continue;
-      const hash = blob.key.slice('blobs/'.length);
-      // The blob's lock orders this check-and-delete with any commit that references the blob.
-      const removed = await this.db.transaction(async (tx) => {
-        await lockBlob(tx, hash);
-        const [ref] = await tx
-          .select({ n: sql`1` })
-          .from(siteFiles)
-          .where(eq(siteFiles.blobKey, hash))
-          .limit(1);
-        if (ref) return false;
-        await this.blobs.delete(blob.key);
-        return true;
-      });
-      if (removed) deleted += 1;
-    }
-    return deleted;
+  /** Deletes staged uploads and blobs no file references, older than `graceMs` (see blob-sweep.ts). */
+  sweepOrphanBlobs(graceMs: number): Promise<number> {
+    return sweepOrphanBlobs(this.db, this.blobs, graceMs);
   }
-}
-
-/** A transaction-scoped advisory lock on one blob: commits that reference it and the sweeper take it. */
-async function lockBlob(tx: Tx, hash: string): Promise<void> {
-  await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${hash}, 0))`);
 }

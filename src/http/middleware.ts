@@ -1,9 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
-import { tracer } from '../observability/index.js';
-import { httpRequestDuration, httpRequestsTotal } from '../observability/index.js';
-import type { Logger } from '../observability/index.js';
+import { httpRequestDuration, httpRequestsTotal, tracer, type Logger } from '../observability/index.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 

@@ -1,9 +1,7 @@
 import { Router } from 'express';
 import { z } from 'zod';
-import { jsonBody } from '../http/index.js';
+import { jsonBody, type DomainModule, type RouteRegistry } from '../http/index.js';
 import { AppError } from '../errors/index.js';
-import type { DomainModule } from '../http/index.js';
-import type { RouteRegistry } from '../http/index.js';
 import { TEMP_KEY_DEFAULT_SECONDS, TEMP_KEY_MAX_SECONDS, TEMP_KEY_MIN_SECONDS } from './keys.js';
 import type { Platform } from './service.js';
 

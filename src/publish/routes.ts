@@ -3,10 +3,8 @@ import { ipKeyGenerator } from 'express-rate-limit';
 import type { RateLimiter } from '../ratelimit/index.js';
 import { z } from 'zod';
 import type { Config } from '../config/index.js';
-import { jsonBody } from '../http/index.js';
+import { bodyRefusal, jsonBody, type RouteRegistry } from '../http/index.js';
 import { isAppError } from '../errors/index.js';
-import { bodyRefusal } from '../http/index.js';
-import type { RouteRegistry } from '../http/index.js';
 import type { Logger } from '../observability/index.js';
 import { MAX_TEMP_HTML_BYTES, TEMP_PAGE_TTL_MS, type PublishService } from './service.js';
 

@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { and, eq, gt, lte, sql } from 'drizzle-orm';
 import { AppError } from '../errors/index.js';
-import { tempPagesSweptTotal } from '../observability/index.js';
-import { dbOp } from '../observability/index.js';
+import { dbOp, tempPagesSweptTotal } from '../observability/index.js';
 import type { Db } from '../store/index.js';
 import { tempPages } from './tables.js';
 
