@@ -78,3 +78,11 @@ export const accountSessions = pgTable(
   },
   (t) => [uniqueIndex('account_sessions_hash_key').on(t.tokenHash)],
 );
+
+// Secrets every replica shares without extra configuration (e.g. the key of the submitters' IP
+// hashes, the shards' proxy secret): generated once by whichever process needs one first.
+export const serverSecrets = pgTable('server_secrets', {
+  name: text('name').primaryKey(),
+  value: text('value').notNull(),
+  createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+});

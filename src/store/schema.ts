@@ -4,3 +4,4 @@ export * from '../platform/tables.js';
 export * from '../files/tables.js';
 export * from '../publish/tables.js';
 export * from '../ratelimit/tables.js';
+export * from '../forms/tables.js';
