@@ -2,6 +2,7 @@
 # Prepares the real parts the integration tests run against:
 #   - MinIO, built from the pin in test/tools/go.mod into .cache/tools/minio;
 #   - kube-apiserver and etcd (test/tools/kube/go.mod) and helm (test/tools/helm/go.mod);
+#   - Mailpit, the SMTP sink of the mail tests (test/tools/mailpit/go.mod);
 #   - the PostgreSQL server binaries (initdb, postgres), installed with apt-get when missing.
 # Idempotent: a second run only checks and returns in well under a second.
 set -euo pipefail
@@ -93,6 +94,11 @@ ensure_helm() {
     "-X helm.sh/helm/v3/internal/version.version=$version -X helm.sh/helm/v3/internal/version.gitTreeState=clean -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=$minor -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=$minor"
 }
 
+# Mailpit: an SMTP server that keeps what it receives and shows it through an HTTP API.
+ensure_mailpit() {
+  ensure_go_tool mailpit "$here/mailpit" github.com/axllent/mailpit github.com/axllent/mailpit
+}
+
 # --- PostgreSQL ------------------------------------------------------------------------------
 
 find_initdb() {
@@ -159,6 +165,7 @@ fi
 ensure_minio
 ensure_kube
 ensure_helm
+ensure_mailpit
 ensure_postgres
 ensure_chromium
 log "done in $((SECONDS - started))s"
