@@ -2,6 +2,7 @@ import { and, eq, gt, lt, sql } from 'drizzle-orm';
 import { AppError } from '../errors/index.js';
 import { dbOp } from '../observability/index.js';
 import type { Db } from '../store/index.js';
+import { planFor, type PlanType } from './plans.js';
 import { hashSecret, newSecret, secretMatches } from './secrets.js';
 import { accountSessions, accounts } from './tables.js';
 import type { Principal } from './types.js';
@@ -41,6 +42,15 @@ export class Accounts {
     );
     if (!row || !secretMatches(token, row.tokenHash)) return undefined;
     return { accountId: row.accountId, siteId: undefined, via: 'session' };
+  }
+
+  /** The account's owner address and plan (forms mail their notifications there by default). */
+  async contact(accountId: number): Promise<{ email: string; plan: PlanType } | undefined> {
+    const [row] = await this.db
+      .select({ email: accounts.email, plan: accounts.plan })
+      .from(accounts)
+      .where(eq(accounts.id, accountId));
+    return row ? { email: row.email, plan: planFor(row.plan).type } : undefined;
   }
 
   /** Deletes expired account sessions; returns how many went. */

@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, sql, type SQL } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNull, sql, type SQL } from 'drizzle-orm';
 import { AppError } from '../errors/index.js';
 import { dbOp } from '../observability/index.js';
 import type { Db } from '../store/index.js';
@@ -49,6 +49,26 @@ export class Routing {
   /** The site a Site resource (by uid) controls. */
   async siteRoutingOfResource(resourceUid: string): Promise<SiteRouting | undefined> {
     return (await this.routingWhere(eq(sites.resourceUid, resourceUid)))[0];
+  }
+
+  /**
+   * The host names the account's sites answer on: each attached site's subdomain host (under
+   * `sitesDomain`) and its custom domains. The origins a form accepts submissions from.
+   */
+  async accountHosts(accountId: number, sitesDomain: string): Promise<string[]> {
+    const rows = await dbOp('account_hosts', () =>
+      this.db
+        .select({ slug: sites.slug, hostname: customDomains.hostname })
+        .from(sites)
+        .leftJoin(customDomains, eq(customDomains.siteId, sites.id))
+        .where(and(eq(sites.accountId, accountId), isNull(sites.detachedAt))),
+    );
+    const hosts = new Set<string>();
+    for (const row of rows) {
+      hosts.add(`${row.slug}.${sitesDomain}`.toLowerCase());
+      if (row.hostname) hosts.add(row.hostname.toLowerCase());
+    }
+    return [...hosts];
   }
 
   private async routingWhere(where: SQL | undefined): Promise<SiteRouting[]> {

@@ -1,8 +1,10 @@
 import type { Db } from '../store/index.js';
 import { Accounts } from './accounts.js';
 import { Keys } from './keys.js';
+import { ServerSecrets } from './server-secrets.js';
 import { Routing, type RoutingResult, type SiteRouting } from './routing.js';
 import { Sites, type CreatedSite, type NewSite } from './sites.js';
+import type { PlanType } from './plans.js';
 import type { Executor, Principal, Site, SiteUsage } from './types.js';
 import { Usage } from './usage.js';
 
@@ -16,6 +18,7 @@ export class Platform {
   readonly sites: Sites;
   readonly usage: Usage;
   readonly routing: Routing;
+  readonly secrets: ServerSecrets;
 
   constructor(db: Db) {
     this.accounts = new Accounts(db);
@@ -23,6 +26,7 @@ export class Platform {
     this.sites = new Sites(db);
     this.usage = new Usage(db);
     this.routing = new Routing(db);
+    this.secrets = new ServerSecrets(db);
   }
 
   createSite(input: NewSite): Promise<CreatedSite> {
@@ -88,6 +92,16 @@ export class Platform {
   }
   applyRouting(siteId: number, slug: string, wanted: readonly string[]): Promise<RoutingResult> {
     return this.routing.applyRouting(siteId, slug, wanted);
+  }
+  accountContact(accountId: number): Promise<{ email: string; plan: PlanType } | undefined> {
+    return this.accounts.contact(accountId);
+  }
+  accountHosts(accountId: number, sitesDomain: string): Promise<string[]> {
+    return this.routing.accountHosts(accountId, sitesDomain);
+  }
+  /** A secret shared by every replica, generated on first use (see ServerSecrets). */
+  serverSecret(name: string): Promise<Buffer> {
+    return this.secrets.get(name);
   }
   /** Deletes expired temporary keys and account sessions; returns how many rows went. */
   async sweepExpiredCredentials(): Promise<number> {
