@@ -28,3 +28,18 @@ export const siteFiles = pgTable(
 );
 
 export type SiteFileRow = typeof siteFiles.$inferSelect;
+
+/**
+ * One row per blob an upload or the sweeper has touched: how uploads and the orphan-blob sweeper
+ * agree on a blob without holding a lock across an S3 call (see blob-claims.ts).
+ */
+export const blobClaims = pgTable('blob_claims', {
+  hash: text('hash').primaryKey(),
+  // Bumped each time a sweeper claims the blob for deletion. An upload records it before writing
+  // the bytes and commits only if it is unchanged, so a deletion in between is always noticed.
+  generation: bigint('generation', { mode: 'number' }).notNull().default(0),
+  // While in the future, a sweeper may be deleting the blob: an upload of these bytes waits.
+  claimedUntil: timestamp('claimed_until', { withTimezone: true }),
+});
+
+export type BlobClaimRow = typeof blobClaims.$inferSelect;
