@@ -5,6 +5,7 @@ import { accountSessions, apiKeys } from '../../../src/store/schema.js';
 import {
   apiKeyHeader,
   backends,
+  rawRequest,
   startHostplane,
   upload,
   type TestHostplane,
@@ -136,6 +137,62 @@ describe.each(backends)('authentication and API keys (%s)', (backend) => {
       expect(res.status).toBe(401);
       expect(await readFile(siteA, 'intruder.html')).toBeUndefined();
       expect(await readFile(siteB, 'intruder.html')).toBeUndefined();
+    });
+  });
+
+  describe('a present but empty credential is refused like a wrong one', () => {
+    // rawRequest sends the header as written; fetch's Headers would trim `Bearer ` to `Bearer`.
+    const raw = (pathAndQuery: string, headers: Record<string, string>, json?: unknown) =>
+      rawRequest(hp.port, pathAndQuery, {
+        method: json === undefined ? 'GET' : 'POST',
+        headers: {
+          host: 'localhost:8080',
+          ...headers,
+          ...(json === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        body: json === undefined ? undefined : JSON.stringify(json),
+      });
+
+    it('serves the session alone, so the refusals below are the empty header’s doing', async () => {
+      expect((await raw('/api/v1/files/list', bearer(await session(siteA)))).status).toBe(200);
+    });
+
+    it('refuses an empty X-API-Key beside a valid session with the 401 of a wrong key', async () => {
+      const token = await session(siteA);
+      const empty = await raw('/api/v1/files/list', { ...bearer(token), 'x-api-key': '' });
+      const wrong = await raw('/api/v1/files/list', { ...bearer(token), 'x-api-key': 'hp_live_wrong' });
+      await expectUnauthorized(empty.clone());
+      expect(await empty.json()).toEqual(await wrong.json());
+    });
+
+    it('writes nothing for an upload with an empty X-API-Key beside a valid session', async () => {
+      const headers = { ...bearer(await session(siteA)), 'x-api-key': '' };
+      const res = await raw('/api/v1/files/upload', headers, { path: 'empty-key.html', content: 'no' });
+      await expectUnauthorized(res);
+      expect(await readFile(siteA, 'empty-key.html')).toBeUndefined();
+    });
+
+    it('refuses an empty X-API-Key alone with the 401 of a wrong key', async () => {
+      const empty = await raw('/api/v1/files/list', { 'x-api-key': '' });
+      await expectUnauthorized(empty.clone());
+      const wrong = await raw('/api/v1/files/list', { 'x-api-key': 'hp_live_wrong' });
+      expect(await empty.json()).toEqual(await wrong.json());
+    });
+
+    it('refuses `Authorization: Bearer ` with no token like a wrong session', async () => {
+      for (const header of ['Bearer ', 'Bearer']) {
+        const empty = await raw('/api/keys/generate-temp', { authorization: header }, {});
+        await expectUnauthorized(empty.clone());
+        const wrong = await raw('/api/keys/generate-temp', bearer('hp_sess_wrong'), {});
+        expect(await empty.json(), header).toEqual(await wrong.json());
+      }
+    });
+
+    it('refuses `Authorization: Bearer ` with no token on the files endpoints', async () => {
+      const empty = await raw('/api/v1/files/list', { authorization: 'Bearer ' });
+      await expectUnauthorized(empty.clone());
+      const wrong = await raw('/api/v1/files/list', bearer('hp_sess_wrong'));
+      expect(await empty.json()).toEqual(await wrong.json());
     });
   });
 
