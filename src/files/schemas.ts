@@ -66,12 +66,13 @@ export const uploadBody = z
   })
   .meta({
     if: { properties: { encoding: { const: 'base64' } }, required: ['encoding'] },
-    then: { properties: { content: { pattern: BASE64 } } },
+    // contentEncoding says what the flat pattern cannot: whole groups of four, padded with "=".
+    then: { properties: { content: { pattern: BASE64, contentEncoding: 'base64' } } },
   });
 
 export const renameBody = z.object({
   old_path: sitePath('The current path'),
-  new_path: sitePath('The new path: not old_path itself, nor inside it (400)'),
+  new_path: sitePath('The new path: not old_path itself, nor inside it (409)'),
 });
 export const renameFileBody = z
   .object({

@@ -333,14 +333,16 @@ export class FilesService {
 
   /** Moves a folder and everything in it; returns how many files moved. */
   async renameFolder(siteId: number, oldPath: string, newPath: string): Promise<number> {
-    if (newPath === oldPath)
-      throw new AppError('INVALID_REQUEST', { message: 'new_path is the same as old_path' });
-    if (newPath.startsWith(`${oldPath}/`))
-      throw new AppError('INVALID_REQUEST', { message: 'A folder cannot be moved into itself' });
     return this.write(siteId, 'rename_folder', async (tx, usage) => {
       const source = await this.rowAt(tx, siteId, oldPath);
       if (!source || source.kind !== 'folder')
         throw new AppError('NOT_FOUND', { message: `Folder not found: ${oldPath}` });
+      // A clash with the folder itself, as a file renamed onto its own path is (the request is
+      // well-formed; the folder's own place makes it impossible).
+      if (newPath === oldPath)
+        throw new AppError('CONFLICT', { message: 'new_path is the same as old_path' });
+      if (newPath.startsWith(`${oldPath}/`))
+        throw new AppError('CONFLICT', { message: 'A folder cannot be moved into itself' });
       const [clash] = await tx
         .select({ path: siteFiles.path })
         .from(siteFiles)

@@ -239,11 +239,11 @@ describe.each(backends)('folders API (%s)', (backend) => {
       ['into itself', 'src/sub'],
       ['deep into itself', 'src/css/deeper'],
       ['onto itself', 'src'],
-    ])('refuses moving a folder %s with 400, changing nothing', async (_what, newPath) => {
+    ])('refuses moving a folder %s with 409, changing nothing', async (_what, newPath) => {
       const api = await freshSite();
       await seed(api);
       const before = await snapshot(api);
-      await expectError(await api.renameFolder({ old_path: 'src', new_path: newPath }), 400);
+      await expectError(await api.renameFolder({ old_path: 'src', new_path: newPath }), 409);
       expect(await snapshot(api)).toEqual(before);
     });
 
