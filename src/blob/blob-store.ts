@@ -32,7 +32,10 @@ export interface BlobStore {
   head(key: string): Promise<{ size: number } | undefined>;
   /** Renames an object (overwriting the target). */
   move(from: string, to: string): Promise<void>;
-  delete(key: string): Promise<void>;
+  /** Copies an object (overwriting the target); the source stays. */
+  copy(from: string, to: string): Promise<void>;
+  /** `signal` aborts a delete still in flight (the blob sweeper's deadline). */
+  delete(key: string, signal?: AbortSignal): Promise<void>;
   list(prefix: string): AsyncIterable<BlobListing>;
   ping(): Promise<void>;
 }

@@ -1,5 +1,5 @@
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -77,7 +77,17 @@ export class FsBlobStore implements BlobStore {
     await rename(this.file(from), target);
   }
 
-  async delete(key: string): Promise<void> {
+  async copy(from: string, to: string): Promise<void> {
+    // Through a temp file and a rename, so a reader never sees a half-copied object.
+    const tmp = await this.tempFile();
+    await copyFile(this.file(from), tmp);
+    const target = this.file(to);
+    await mkdir(path.dirname(target), { recursive: true });
+    await rename(tmp, target);
+  }
+
+  async delete(key: string, signal?: AbortSignal): Promise<void> {
+    signal?.throwIfAborted();
     await rm(this.file(key), { force: true });
   }
 

@@ -32,8 +32,11 @@ export class InstrumentedBlobStore implements BlobStore {
   move(from: string, to: string) {
     return this.op('move', () => this.inner.move(from, to));
   }
-  delete(key: string) {
-    return this.op('delete', () => this.inner.delete(key));
+  copy(from: string, to: string) {
+    return this.op('copy', () => this.inner.copy(from, to));
+  }
+  delete(key: string, signal?: AbortSignal) {
+    return this.op('delete', () => this.inner.delete(key, signal));
   }
   list(prefix: string): AsyncIterable<BlobListing> {
     return this.inner.list(prefix);

@@ -112,6 +112,11 @@ export class S3BlobStore implements BlobStore {
   }
 
   async move(from: string, to: string): Promise<void> {
+    await this.copy(from, to);
+    await this.delete(from);
+  }
+
+  async copy(from: string, to: string): Promise<void> {
     await this.client.send(
       new CopyObjectCommand({
         Bucket: this.bucket,
@@ -119,11 +124,12 @@ export class S3BlobStore implements BlobStore {
         CopySource: `${this.bucket}/${from.split('/').map(encodeURIComponent).join('/')}`,
       }),
     );
-    await this.delete(from);
   }
 
-  async delete(key: string): Promise<void> {
-    await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+  async delete(key: string, signal?: AbortSignal): Promise<void> {
+    await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }), {
+      abortSignal: signal,
+    });
   }
 
   async *list(prefix: string): AsyncIterable<BlobListing> {

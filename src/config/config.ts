@@ -39,6 +39,10 @@ export const configSchema = z.object({
   // Platform-wide ceiling on live anonymous temporary pages (count and megabytes of HTML).
   HOSTPLANE_TEMP_PAGES_MAX: z.coerce.number().int().min(1).max(10_000_000).default(10_000),
   HOSTPLANE_TEMP_PAGES_MAX_MB: z.coerce.number().int().min(1).max(1_048_576).default(1024),
+  // Uploads (files and videos) received at once by one process, and for one site: beyond either
+  // the request is refused before its body is read (503 / 429 with Retry-After). A memory bound.
+  HOSTPLANE_UPLOADS_MAX_CONCURRENT: z.coerce.number().int().min(1).max(10_000).default(6),
+  HOSTPLANE_UPLOADS_MAX_PER_SITE: z.coerce.number().int().min(1).max(10_000).default(3),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   // Cluster mode: Site custom resources are applied and reconciled (see the README's cluster section).
   HOSTPLANE_KUBERNETES: booleanFromEnv.default(false),
@@ -70,6 +74,8 @@ export interface Config {
   logLevel: RawConfig['LOG_LEVEL'];
   /** Ceiling on live temporary pages across the platform. */
   tempPages: { maxPages: number; maxBytes: number };
+  /** Uploads one process receives at once, in all and per site (a memory bound, per process). */
+  uploads: { maxConcurrent: number; maxPerSite: number };
   /** How long a role that may not migrate waits for a current schema (see src/store/schema-gate.ts). */
   schemaWaitMs: number;
   /** Set in cluster mode (HOSTPLANE_KUBERNETES=true). */
@@ -127,6 +133,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     tempPages: {
       maxPages: c.HOSTPLANE_TEMP_PAGES_MAX,
       maxBytes: c.HOSTPLANE_TEMP_PAGES_MAX_MB * 1024 * 1024,
+    },
+    uploads: {
+      maxConcurrent: c.HOSTPLANE_UPLOADS_MAX_CONCURRENT,
+      maxPerSite: c.HOSTPLANE_UPLOADS_MAX_PER_SITE,
     },
     schemaWaitMs: c.HOSTPLANE_SCHEMA_WAIT_SECONDS * 1000,
     kubernetes: c.HOSTPLANE_KUBERNETES

@@ -1,18 +1,13 @@
-import { eq, sql } from 'drizzle-orm';
 import type { BlobStore } from '../blob/index.js';
 import type { Db } from '../store/index.js';
-import { siteFiles } from './tables.js';
-
-type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
-
-/** A transaction-scoped advisory lock on one blob: commits that reference it and the sweeper take it. */
-export async function lockBlob(tx: Tx, hash: string): Promise<void> {
-  await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${hash}, 0))`);
-}
+import { CLAIM_DELETE_DEADLINE_MS, claimForDeletion, releaseClaim } from './blob-claims.js';
+import { blobClaimEventsTotal } from './metrics.js';
 
 /**
- * Deletes blobs that no file references any more. Only blobs older than `graceMs` go, so an
- * upload whose bytes are written but whose index row is not yet committed keeps its blob.
+ * Deletes blobs that no file references any more, and abandoned staged uploads. Only objects
+ * older than `graceMs` go, so bytes an upload has just written are normally left alone; the claim
+ * protocol of blob-claims.ts makes the rare meeting safe. No transaction is open during an S3 call,
+ * and several replicas may sweep at once: a blob another sweeper has claimed is skipped.
  */
 export async function sweepOrphanBlobs(db: Db, blobs: BlobStore, graceMs: number): Promise<number> {
   const cutoff = Date.now() - graceMs;
@@ -25,20 +20,31 @@ export async function sweepOrphanBlobs(db: Db, blobs: BlobStore, graceMs: number
   }
   for await (const blob of blobs.list('blobs/')) {
     if (blob.lastModified.getTime() > cutoff) continue;
-    const hash = blob.key.slice('blobs/'.length);
-    // The blob's lock orders this check-and-delete with any commit that references the blob.
-    const removed = await db.transaction(async (tx) => {
-      await lockBlob(tx, hash);
-      const [ref] = await tx
-        .select({ n: sql`1` })
-        .from(siteFiles)
-        .where(eq(siteFiles.blobKey, hash))
-        .limit(1);
-      if (ref) return false;
-      await blobs.delete(blob.key);
-      return true;
-    });
-    if (removed) deleted += 1;
+    if (await deleteIfOrphan(db, blobs, blob.key.slice('blobs/'.length))) deleted += 1;
   }
   return deleted;
+}
+
+async function deleteIfOrphan(db: Db, blobs: BlobStore, hash: string): Promise<boolean> {
+  const claimedAt = performance.now();
+  const claim = await claimForDeletion(db, hash);
+  if ('skipped' in claim) {
+    blobClaimEventsTotal.inc({ event: `sweeper_skipped_${claim.skipped}` });
+    return false;
+  }
+  blobClaimEventsTotal.inc({ event: 'sweeper_claimed' });
+  try {
+    // Past the deadline an upload may already treat the claim as expired: send nothing then, and
+    // abort a delete still in flight at the deadline.
+    const remaining = CLAIM_DELETE_DEADLINE_MS - (performance.now() - claimedAt);
+    if (remaining <= 0) {
+      blobClaimEventsTotal.inc({ event: 'sweeper_deadline_passed' });
+      return false;
+    }
+    await blobs.delete(`blobs/${hash}`, AbortSignal.timeout(Math.ceil(remaining)));
+    blobClaimEventsTotal.inc({ event: 'sweeper_deleted' });
+    return true;
+  } finally {
+    await releaseClaim(db, hash, claim.generation);
+  }
 }

@@ -1,20 +1,34 @@
 import { isUtf8 } from 'node:buffer';
 import { createHash, randomUUID } from 'node:crypto';
 import { pipeline, Transform, type Readable } from 'node:stream';
+import { setTimeout as delay } from 'node:timers/promises';
 import { and, asc, count, desc, eq, inArray, ne, or, sql } from 'drizzle-orm';
 import { blobKeyForHash, type BlobStore } from '../blob/index.js';
 import { AppError } from '../errors/index.js';
-import { dbOp, quotaRejectionsTotal } from '../observability/index.js';
+import { dbOp } from '../observability/index.js';
 import type { Platform, SiteUsage, SiteEvents } from '../platform/index.js';
 import type { Db } from '../store/index.js';
 import { siteFiles, type SiteFileRow } from './tables.js';
 import { contentTypeFor, isTextPath } from './file-types.js';
-import { lockBlob, sweepOrphanBlobs } from './blob-sweep.js';
+import { sweepOrphanBlobs } from './blob-sweep.js';
+import {
+  assertFolderLimit,
+  BlobReclaimed,
+  commitFileRow,
+  readBeforeUpload,
+  type BeforeUpload,
+} from './commit-file.js';
+import { blobClaimEventsTotal } from './metrics.js';
 import { assertWithinQuota } from './quota.js';
 import { ancestors, pathParts } from './paths.js';
 
 export const MAX_FILE_BYTES = 10 * 1024 * 1024;
 export const MAX_VIDEO_BYTES = 50 * 1024 * 1024;
+/** Uploads at least this big ask the blob store whether it has the bytes before writing them. */
+const HEAD_FIRST_MIN_BYTES = 256 * 1024;
+/** A commit that finds its blob re-claimed writes the bytes again, at most this many times in all. */
+const MAX_COMMIT_ATTEMPTS = 3;
+const CLAIM_POLL_MS = 100;
 
 type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 
@@ -133,9 +147,12 @@ export class FilesService {
   /** Stores bytes and records them at `sitePath`, creating parents, overwriting a file. */
   async upload(siteId: number, sitePath: string, bytes: Buffer): Promise<FileRecord> {
     const hash = createHash('sha256').update(bytes).digest('hex');
-    await this.assertQuotaBeforeBytes(siteId, sitePath, bytes.length);
-    await this.blobs.put(blobKeyForHash(hash), bytes);
-    return this.commitFile(siteId, sitePath, hash, bytes.length, bytes);
+    const key = blobKeyForHash(hash);
+    return this.storeAndCommit(siteId, sitePath, hash, bytes.length, {
+      write: () => this.blobs.put(key, bytes),
+      // Large bytes are often already there (content addressing): a HEAD may save the PUT.
+      headFirst: bytes.length >= HEAD_FIRST_MIN_BYTES,
+    });
   }
 
   /**
@@ -168,59 +185,66 @@ export class FilesService {
 
   async commitStaged(siteId: number, sitePath: string, staged: StagedBlob): Promise<FileRecord> {
     try {
-      await this.assertQuotaBeforeBytes(siteId, sitePath, staged.size);
-      await this.blobs.move(staged.tmpKey, blobKeyForHash(staged.hash));
-    } catch (err) {
+      // A copy, not a move: should the commit have to write the blob again, the staged bytes are there.
+      return await this.storeAndCommit(siteId, sitePath, staged.hash, staged.size, {
+        write: () => this.blobs.copy(staged.tmpKey, blobKeyForHash(staged.hash)),
+        headFirst: true,
+      });
+    } finally {
       await this.discardStaged(staged).catch(() => undefined);
-      throw err;
     }
-    return this.commitFile(siteId, sitePath, staged.hash, staged.size);
   }
 
-  /** A cheap early refusal before bytes are written; the binding check is in commitFile. */
-  private async assertQuotaBeforeBytes(siteId: number, sitePath: string, size: number): Promise<void> {
-    const usage = await this.platform.getUsage(siteId);
-    if (!usage) throw new AppError('NOT_FOUND', { message: 'Site not found' });
-    const existing = await this.find(siteId, sitePath);
-    const filesDelta = existing ? 0 : 1;
-    assertWithinQuota(usage, this.upgradeUrl, filesDelta, size - (existing?.size ?? 0));
-  }
-
-  private async commitFile(
+  /**
+   * Writes the blob with no transaction open, then records the file in one short transaction
+   * under the site's lock. The blob's claim generation is read before the bytes are written; if a
+   * sweeper claimed the blob since (see blob-claims.ts), the commit refuses and the bytes are
+   * written again.
+   */
+  private async storeAndCommit(
     siteId: number,
     sitePath: string,
     hash: string,
     size: number,
-    /** The bytes, when the caller still has them: re-written if the sweeper took the blob meanwhile. */
-    bytes?: Buffer,
+    blob: { write: () => Promise<void>; headFirst: boolean },
   ): Promise<FileRecord> {
     const contentType = contentTypeFor(sitePath);
-    return this.write(siteId, 'commit_file', async (tx, usage) => {
-      // Under the blob's lock the sweeper cannot delete it between this check and the commit.
-      await lockBlob(tx, hash);
-      if (!(await this.blobs.head(blobKeyForHash(hash)))) {
-        if (!bytes) throw new Error(`blob ${hash} vanished before its file was recorded`);
-        await this.blobs.put(blobKeyForHash(hash), bytes);
-      }
-      const existing = await this.rowAt(tx, siteId, sitePath);
-      if (existing?.kind === 'folder')
-        throw new AppError('CONFLICT', { message: `A folder already exists at ${sitePath}` });
-      await this.assertNoFileAncestor(tx, siteId, sitePath);
-      const filesDelta = existing ? 0 : 1;
-      const bytesDelta = size - (existing?.size ?? 0);
-      assertWithinQuota(usage, this.upgradeUrl, filesDelta, bytesDelta);
-      const parts = pathParts(sitePath);
-      await tx
-        .insert(siteFiles)
-        .values({ siteId, path: sitePath, kind: 'file', ...parts, size, blobKey: hash, contentType })
-        .onConflictDoUpdate({
-          target: [siteFiles.siteId, siteFiles.path],
-          set: { size, blobKey: hash, contentType, updatedAt: new Date() },
+    for (let attempt = 1; ; attempt++) {
+      const [usage, before] = await Promise.all([
+        this.platform.getUsage(siteId),
+        this.readUnclaimed(siteId, sitePath, hash),
+      ]);
+      if (!usage) throw new AppError('NOT_FOUND', { message: 'Site not found' });
+      // A cheap early refusal before bytes are written; the binding check is in the commit.
+      assertWithinQuota(usage, this.upgradeUrl, before.exists ? 0 : 1, size - before.existingSize);
+      if (!(blob.headFirst && (await this.blobs.head(blobKeyForHash(hash))))) await blob.write();
+      try {
+        return await this.write(siteId, 'commit_file', async (tx, locked) => {
+          const input = { siteId, sitePath, hash, size, contentType, generation: before.generation };
+          const { filesDelta, bytesDelta } = await commitFileRow(tx, locked, this.upgradeUrl, input);
+          await this.platform.recordChange(tx, siteId, filesDelta, bytesDelta);
+          return { path: sitePath, size, blobKey: hash, contentType };
         });
-      await this.createFolders(tx, usage, ancestors(sitePath));
-      await this.platform.recordChange(tx, siteId, filesDelta, bytesDelta);
-      return { path: sitePath, size, blobKey: hash, contentType };
-    });
+      } catch (err) {
+        if (!(err instanceof BlobReclaimed) || attempt >= MAX_COMMIT_ATTEMPTS) throw err;
+        blobClaimEventsTotal.inc({ event: 'upload_rewrote' });
+      }
+    }
+  }
+
+  /** What is at the path and the blob's claim state, once no sweeper holds a live claim on it. */
+  private async readUnclaimed(siteId: number, sitePath: string, hash: string): Promise<BeforeUpload> {
+    let waited = false;
+    for (;;) {
+      const before = await dbOp('read_before_upload', () =>
+        readBeforeUpload(this.db, siteId, sitePath, hash),
+      );
+      if (!before.claimed) return before;
+      // A sweeper is deleting these very bytes: write them after it is done (at most its lease).
+      if (!waited) blobClaimEventsTotal.inc({ event: 'upload_waited' });
+      waited = true;
+      await delay(CLAIM_POLL_MS);
+    }
   }
 
   private async rowAt(tx: Tx, siteId: number, sitePath: string): Promise<SiteFileRow | undefined> {
@@ -243,10 +267,7 @@ export class FilesService {
       throw new AppError('CONFLICT', { message: `${file.path} is a file, so it cannot contain ${sitePath}` });
   }
 
-  /**
-   * Creates missing folders. Folders are not files for the quota, but a site may hold at most as
-   * many folders as its plan allows files, so folder rows cannot grow without bound.
-   */
+  /** Creates missing folders, within the plan's folder limit (see assertFolderLimit). */
   private async createFolders(tx: Tx, usage: SiteUsage, folders: string[]): Promise<void> {
     if (folders.length === 0) return;
     const siteId = usage.site.id;
@@ -264,16 +285,7 @@ export class FilesService {
       .from(siteFiles)
       .where(and(eq(siteFiles.siteId, siteId), eq(siteFiles.kind, 'folder')));
     const folderCount = row?.folders ?? 0;
-    if (folderCount > limit) {
-      quotaRejectionsTotal.inc({ limit: 'folders' });
-      throw new AppError('FOLDER_LIMIT', {
-        message: `Your ${usage.plan.name} plan allows ${limit} folders per site. Delete folders or upgrade your plan.`,
-        current: folderCount - created.length,
-        limit,
-        plan: usage.plan.type,
-        upgradeUrl: this.upgradeUrl,
-      });
-    }
+    assertFolderLimit(usage, this.upgradeUrl, created.length, folderCount - created.length);
   }
 
   async rename(siteId: number, oldPath: string, newPath: string): Promise<void> {

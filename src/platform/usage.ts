@@ -36,16 +36,20 @@ export class Usage {
     return { site: row.site, plan: planFor(row.plan) };
   }
 
-  /** Adds to the usage counters and bumps the site version; NOTIFY fires when `tx` commits. */
+  /**
+   * Adds to the usage counters and bumps the site version; NOTIFY fires when `tx` commits. One
+   * statement (one round trip): the notification is sent only if the site row was updated.
+   */
   async recordChange(tx: Executor, siteId: number, filesDelta: number, bytesDelta: number): Promise<void> {
-    await tx
-      .update(sites)
-      .set({
-        fileCount: sql`${sites.fileCount} + ${filesDelta}`,
-        storageBytes: sql`${sites.storageBytes} + ${bytesDelta}`,
-        version: sql`${sites.version} + 1`,
-      })
-      .where(eq(sites.id, siteId));
-    await tx.execute(sql`select pg_notify(${SITE_CHANGED_CHANNEL}, ${String(siteId)})`);
+    await tx.execute(sql`
+      with changed as (
+        update ${sites}
+        set file_count = file_count + ${filesDelta}::int,
+            storage_bytes = storage_bytes + ${bytesDelta}::bigint,
+            version = version + 1
+        where id = ${siteId}::int
+        returning id
+      )
+      select pg_notify(${SITE_CHANGED_CHANNEL}, id::text) from changed`);
   }
 }

@@ -1,0 +1,335 @@
+// Uploads through POST /api/v1/files/upload on PostgreSQL + MinIO: database round trips per upload,
+// latency p50/p99 for 1 KB and 5 MB, and the server's peak RSS under 20 concurrent 10 MB uploads.
+// A benchmark, not a test: it reports figures and asserts nothing about time. See README.md.
+//
+//   scripts/node.sh exec npx tsx bench/uploads/bench.ts [--bin dist/src/cli/main.js] [--json]
+//
+// The server is the built binary (`make build`), spawned as its own process so its RSS is its own;
+// PostgreSQL and MinIO are the test suite's throwaway servers (test/support), on loopback.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { createBucket, startMinio } from '../../test/support/minio.js';
+import { createDatabase, startPostgres } from '../../test/support/postgres.js';
+import { freePort } from '../../test/support/procs.js';
+
+const { values } = parseArgs({
+  options: {
+    bin: { type: 'string', default: 'dist/src/cli/main.js' },
+    json: { type: 'boolean', default: false },
+    'small-requests': { type: 'string', default: '600' },
+    'large-requests': { type: 'string', default: '40' },
+    concurrency: { type: 'string', default: '4' },
+  },
+});
+const bin = path.resolve(values.bin);
+if (!existsSync(bin)) throw new Error(`${bin} is missing: run \`make build\` first`);
+const SMALL_REQUESTS = Number(values['small-requests']);
+const LARGE_REQUESTS = Number(values['large-requests']);
+const CONCURRENCY = Number(values.concurrency);
+
+const KB = 1000;
+const MB = 1000 * 1000;
+
+// ---------------------------------------------------------------------------------------------
+// A PostgreSQL proxy that counts round trips: every Sync (end of an extended-protocol query) and
+// every simple Query the client sends is one wait for the server.
+
+interface RoundTripCounter {
+  port: number;
+  count(): number;
+  close(): Promise<void>;
+}
+
+async function countingProxy(target: { host: string; port: number }): Promise<RoundTripCounter> {
+  let roundTrips = 0;
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    const upstream = net.connect(target.port, target.host);
+    sockets.add(client).add(upstream);
+    let pending: Buffer = Buffer.alloc(0);
+    let started = false;
+    client.on('data', (chunk: Buffer) => {
+      pending = pending.length ? Buffer.concat([pending, chunk]) : chunk;
+      for (;;) {
+        if (!started) {
+          // StartupMessage / SSLRequest / GSSENCRequest: length-prefixed, no type byte.
+          if (pending.length < 8) break;
+          const length = pending.readInt32BE(0);
+          const code = pending.readInt32BE(4);
+          if (pending.length < length) break;
+          pending = pending.subarray(length);
+          if (code !== 80877103 && code !== 80877104) started = true;
+          continue;
+        }
+        if (pending.length < 5) break;
+        const length = pending.readInt32BE(1);
+        if (pending.length < 1 + length) break;
+        const type = String.fromCharCode(pending[0]!);
+        if (type === 'S' || type === 'Q') roundTrips += 1;
+        pending = pending.subarray(1 + length);
+      }
+      upstream.write(chunk);
+    });
+    upstream.on('data', (chunk: Buffer) => client.write(chunk));
+    const end = () => {
+      client.destroy();
+      upstream.destroy();
+      sockets.delete(client);
+      sockets.delete(upstream);
+    };
+    client.on('close', end).on('error', end);
+    upstream.on('close', end).on('error', end);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    count: () => roundTrips,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The server under test.
+
+interface Server {
+  child: ChildProcess;
+  port: number;
+  stop(): Promise<void>;
+}
+
+async function startServer(env: NodeJS.ProcessEnv): Promise<Server> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [bin, 'serve'], {
+    env: { ...process.env, ...env, PORT: String(port) },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
+    const status = await request(port, 'GET', '/readyz', {}).then(
+      (r) => r.status,
+      () => 0,
+    );
+    if (status === 200) break;
+    if (Date.now() > deadline) throw new Error('server not ready within 60 s');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return {
+    child,
+    port,
+    stop: async () => {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+function request(
+  port: number,
+  method: string,
+  pathAndQuery: string,
+  headers: Record<string, string>,
+  body?: string | Buffer,
+): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, method, path: pathAndQuery, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [bin, ...args], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`${args[0]} exited ${code}`))));
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Upload bodies: distinct content per request (no dedupe), built without re-encoding megabytes
+// each time: base64(prefix ‖ tail) = base64(prefix) + base64(tail) when the prefix is 12 bytes.
+
+function uploadBodies(size: number, pathPrefix: string) {
+  const tail = randomBytes(size - 12).toString('base64');
+  let n = 0;
+  return () => {
+    const prefix = Buffer.alloc(12);
+    prefix.writeUInt32BE(process.pid, 0);
+    prefix.writeUInt32BE(++n, 8);
+    const content = prefix.toString('base64') + tail;
+    // A handful of paths, overwritten in turn: the site's file count stays small.
+    return JSON.stringify({ path: `${pathPrefix}-${n % 8}.png`, content, encoding: 'base64' });
+  };
+}
+
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
+
+/** Closed loop: `concurrency` clients each send the next request when the last one answered. */
+async function latency(port: number, headers: Record<string, string>, total: number, next: () => string) {
+  const times: number[] = [];
+  const statuses = new Map<number, number>();
+  let sent = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (sent < total) {
+        sent += 1;
+        const body = next();
+        const t0 = performance.now();
+        const res = await request(port, 'POST', '/api/v1/files/upload', headers, body);
+        times.push(performance.now() - t0);
+        statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  times.sort((a, b) => a - b);
+  return {
+    requests: times.length,
+    p50Ms: Math.round(percentile(times, 50) * 10) / 10,
+    p99Ms: Math.round(percentile(times, 99) * 10) / 10,
+    perSecond: Math.round((times.length / seconds) * 10) / 10,
+    statuses: Object.fromEntries(statuses),
+  };
+}
+
+const memoryOf = (pid: number) => {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? NaN);
+  return { rssMb: Math.round(kb('VmRSS') / 1024), peakMb: Math.round(kb('VmHWM') / 1024) };
+};
+
+// ---------------------------------------------------------------------------------------------
+
+async function main() {
+  const log = (line: string) => values.json || console.log(line);
+  const postgres = await startPostgres();
+  const minio = await startMinio();
+  const proxy = await countingProxy({ host: '127.0.0.1', port: Number(new URL(postgres.url).port) });
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'hostplane-bench-uploads-'));
+  let server: Server | undefined;
+  try {
+    const dbUrl = new URL(await createDatabase(postgres.url));
+    dbUrl.port = String(proxy.port);
+    const env: NodeJS.ProcessEnv = {
+      HOST: '127.0.0.1',
+      HOSTPLANE_METRICS_PORT: '0',
+      HOSTPLANE_DATA_DIR: dataDir,
+      HOSTPLANE_BASE_URL: 'http://localhost:8080',
+      DATABASE_URL: dbUrl.toString(),
+      S3_BUCKET: await createBucket(minio),
+      S3_ENDPOINT: minio.endpoint,
+      S3_REGION: minio.region,
+      S3_FORCE_PATH_STYLE: 'true',
+      AWS_ACCESS_KEY_ID: minio.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: minio.secretAccessKey,
+      LOG_LEVEL: 'warn',
+    };
+    server = await startServer(env);
+    const created = JSON.parse(
+      await runCli(
+        [
+          'admin',
+          'create-site',
+          '--slug',
+          'bench',
+          '--email',
+          'bench@example.com',
+          '--plan',
+          'enterprise',
+          '--json',
+        ],
+        env,
+      ),
+    ) as { apiKey: string };
+    const headers = { 'x-api-key': created.apiKey, 'content-type': 'application/json' };
+
+    // Round trips: sequential uploads, so every query counted belongs to one of them.
+    const roundTrips = async (size: number, label: string, overwrite: boolean) => {
+      const next = uploadBodies(size, label);
+      const samples: number[] = [];
+      for (let i = 0; i < 10; i++) {
+        const body = overwrite ? next() : next().replace(`"path":"${label}-`, `"path":"${label}-new${i}-`);
+        const before = proxy.count();
+        const res = await request(server!.port, 'POST', '/api/v1/files/upload', headers, body);
+        if (res.status !== 200) throw new Error(`upload → ${res.status} ${res.body}`);
+        samples.push(proxy.count() - before);
+      }
+      return Math.max(...samples.slice(2));
+    };
+    // Warm-up (connections opened, code paths compiled), not counted.
+    await latency(server.port, headers, 40, uploadBodies(1 * KB, 'warm'));
+    const result = {
+      bin: path.relative(process.cwd(), bin),
+      roundTrips: {
+        newFile1KB: await roundTrips(1 * KB, 'rt-new', false),
+        overwrite1KB: await roundTrips(1 * KB, 'rt', true),
+        nestedNewFile1KB: await roundTrips(1 * KB, 'a/b/rt', false),
+      },
+      latency1KB: await latency(server.port, headers, SMALL_REQUESTS, uploadBodies(1 * KB, 'small')),
+      latency5MB: await latency(server.port, headers, LARGE_REQUESTS, uploadBodies(5 * MB, 'large')),
+      burst: {} as Record<string, unknown>,
+    };
+    log(`round trips per upload: ${JSON.stringify(result.roundTrips)}`);
+    log(`1 KB: ${JSON.stringify(result.latency1KB)}`);
+    log(`5 MB: ${JSON.stringify(result.latency5MB)}`);
+
+    // Peak RSS: a fresh server process, then 20 uploads of 10 MB at once.
+    await server.stop();
+    server = await startServer(env);
+    const pid = server.child.pid!;
+    const idle = memoryOf(pid);
+    const next = uploadBodies(10 * MB, 'burst');
+    const bodies = Array.from({ length: 20 }, () => Buffer.from(next()));
+    let sampledPeak = 0;
+    const sampler = setInterval(() => (sampledPeak = Math.max(sampledPeak, memoryOf(pid).rssMb)), 20);
+    const t0 = performance.now();
+    const answers = await Promise.all(
+      bodies.map((body) => request(server!.port, 'POST', '/api/v1/files/upload', headers, body)),
+    );
+    clearInterval(sampler);
+    const statuses: Record<number, number> = {};
+    for (const a of answers) statuses[a.status] = (statuses[a.status] ?? 0) + 1;
+    result.burst = {
+      idleRssMb: idle.rssMb,
+      peakRssMb: memoryOf(pid).peakMb,
+      sampledPeakRssMb: sampledPeak,
+      seconds: Math.round((performance.now() - t0) / 100) / 10,
+      statuses,
+      refusal: answers.find((a) => a.status !== 200)?.body,
+    };
+    log(`20 × 10 MB at once: ${JSON.stringify(result.burst)}`);
+    if (values.json) console.log(JSON.stringify(result));
+  } finally {
+    await server?.stop();
+    await proxy.close();
+    await Promise.all([postgres.stop(), minio.stop()]);
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+await main();

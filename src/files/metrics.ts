@@ -1,0 +1,36 @@
+import client from 'prom-client';
+import { registry } from '../observability/index.js';
+
+export const uploadsInFlight = new client.Gauge({
+  name: 'hostplane_uploads_in_flight',
+  help: 'File and video uploads this process is receiving or storing now.',
+  registers: [registry],
+});
+
+export const uploadRefusalsTotal = new client.Counter({
+  name: 'hostplane_upload_refusals_total',
+  help: 'Uploads refused before their body was read because a concurrency cap was reached, by cap (process, site).',
+  labelNames: ['cap'] as const,
+  registers: [registry],
+});
+
+/**
+ * How uploads and the orphan-blob sweeper met on a blob: sweeper claimed / deleted / skipped
+ * (referenced, or claimed by another sweeper) / gave up (deadline); an upload waited for a claim or
+ * rewrote its bytes because a sweeper claimed them after it wrote them.
+ */
+export const blobClaimEventsTotal = new client.Counter({
+  name: 'hostplane_blob_claim_events_total',
+  help: 'Meetings of uploads and the orphan-blob sweeper on a blob, by event.',
+  labelNames: ['event'] as const,
+  registers: [registry],
+});
+
+export type BlobClaimEvent =
+  | 'sweeper_claimed'
+  | 'sweeper_deleted'
+  | 'sweeper_skipped_referenced'
+  | 'sweeper_skipped_claimed'
+  | 'sweeper_deadline_passed'
+  | 'upload_waited'
+  | 'upload_rewrote';
