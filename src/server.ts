@@ -7,6 +7,7 @@ import type { ControllerManager } from '../controllers/manager.js';
 import { ConfigError, siteUrl, type Config } from './config/config.js';
 import { Edge, type EdgeOptions } from './edge/index.js';
 import { FilesService, filesModule } from './files/index.js';
+import { FormsService, formsModule, Submissions, SUBMIT_RATE_LIMIT } from './forms/index.js';
 import { createApp, createControllerApp, type Role } from './http/app.js';
 import type { DomainModule } from './http/module.js';
 import type { SiteResources } from './kube/client.js';
@@ -28,6 +29,8 @@ export interface Services {
   platform: Platform;
   files: FilesService;
   publish: PublishService;
+  forms: FormsService;
+  submissions: Submissions;
   edge: Edge;
 }
 
@@ -81,12 +84,32 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     points: PUBLISH_RATE_LIMIT.perMinute,
     durationSeconds: 60,
   });
+  const upgradeUrl = `${config.baseUrl}/account/upgrade`;
+  const forms = new FormsService(store.db, platform, { upgradeUrl });
+  const submissions = new Submissions(store.db, platform);
+  const submitLimiter = createRateLimiter(store.db, {
+    name: 'form_submit',
+    points: SUBMIT_RATE_LIMIT.perMinute,
+    durationSeconds: 60,
+  });
   const edge = new Edge(config, platform, files, blobs, events, options.edge);
-  const services: Services = { config, logger, store, blobs, platform, files, publish, edge };
+  const services: Services = {
+    config,
+    logger,
+    store,
+    blobs,
+    platform,
+    files,
+    publish,
+    forms,
+    submissions,
+    edge,
+  };
   const modules: DomainModule[] = [
     platformModule(platform),
     filesModule({ config, platform, files }),
     publishModule({ config, publish, limiter: publishLimiter, logger }),
+    formsModule({ config, platform, forms, submissions, limiter: submitLimiter, logger }),
     {
       name: 'ratelimit',
       sweeps: [{ name: 'rate_limits', everyMs: 10 * 60_000, run: () => sweepRateLimits(store.db) }],

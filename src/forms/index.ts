@@ -1,3 +1,39 @@
+import { Router } from 'express';
+import type { Config } from '../config/index.js';
+import type { DomainModule } from '../http/index.js';
+import type { Logger } from '../observability/index.js';
+import type { Platform } from '../platform/index.js';
+import type { RateLimiter } from '../ratelimit/index.js';
+import { publicFormRoutes } from './public-routes.js';
+import { formsRoutes } from './routes.js';
+import type { FormsService } from './service.js';
+import type { Submissions } from './submissions.js';
+
 // The forms domain's public face: forms and their fields, public submissions with spam scoring,
-// the submission quota, embed snippets.
-export { forms, formSubmissions, formSubmissionUsage, type StoredField } from './tables.js';
+// the monthly submission quota, embed snippets.
+export { forms, formSubmissions, formSubmissionUsage, type FormRow, type StoredField } from './tables.js';
+export { FormsService, type FormScope, type NewForm, type PurgeHook } from './service.js';
+export { Submissions, monthOf, type Notify, type SubmissionNotice } from './submissions.js';
+export { SUBMIT_RATE_LIMIT } from './public-routes.js';
+export { FORM_CAPS, fieldTypes, type FieldInput } from './definitions.js';
+export { submissionUrl } from './format.js';
+
+/** The forms domain as a module of the app: the forms API and the public submission endpoint. */
+export function formsModule(deps: {
+  config: Config;
+  platform: Platform;
+  forms: FormsService;
+  submissions: Submissions;
+  limiter: RateLimiter;
+  logger: Logger;
+}): DomainModule {
+  return {
+    name: 'forms',
+    routes: (registry) => {
+      const router = Router();
+      router.use(publicFormRoutes({ ...deps, registry }));
+      router.use(formsRoutes({ ...deps, registry }));
+      return router;
+    },
+  };
+}

@@ -1,0 +1,463 @@
+import { Router, type Request } from 'express';
+import { stringify } from 'csv-stringify';
+import type { Config } from '../config/index.js';
+import type { ErrorCode } from '../errors/index.js';
+import { jsonBody, parseOrThrow, type RouteRegistry } from '../http/index.js';
+import { planFor, siteForRequest, type Platform } from '../platform/index.js';
+import { curlSnippet, htmlSnippet, reactSnippet } from './embed.js';
+import {
+  fieldJson,
+  fieldsJson,
+  formJson,
+  formRefJson,
+  formSummaryJson,
+  submissionDetailJson,
+  submissionJson,
+  submissionUrl,
+} from './format.js';
+import * as s from './schemas.js';
+import type { FormScope, FormsService } from './service.js';
+import type { SubmissionFilters, Submissions } from './submissions.js';
+import type { FormRow } from './tables.js';
+
+/** A key sees its own site's forms; a session sees every form of its account. */
+function scopeOf(req: Request): FormScope {
+  const principal = req.principal!;
+  return principal.siteId !== undefined ? { siteId: principal.siteId } : { accountId: principal.accountId };
+}
+
+function formId(req: Request): number {
+  return parseOrThrow(s.formIdParam, req.params, 'path').id;
+}
+
+function filtersOf(q: {
+  is_spam?: boolean;
+  is_archived?: boolean;
+  is_read?: boolean;
+  from_date?: string;
+  to_date?: string;
+}): SubmissionFilters {
+  return {
+    isSpam: q.is_spam,
+    isArchived: q.is_archived,
+    isRead: q.is_read,
+    from: q.from_date ? new Date(q.from_date) : undefined,
+    to: q.to_date ? new Date(q.to_date) : undefined,
+  };
+}
+
+/** CSV cells that a spreadsheet would run as a formula are prefixed with `'` (OWASP CSV injection). */
+function csvSafe(value: string): string {
+  return /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
+}
+
+export function formsRoutes(deps: {
+  config: Config;
+  platform: Platform;
+  forms: FormsService;
+  submissions: Submissions;
+  registry: RouteRegistry;
+}): Router {
+  const { config, platform, forms, submissions, registry } = deps;
+  const router = Router();
+  const tags = ['Forms'];
+  const submissionTags = ['Form submissions'];
+  const body = jsonBody('256kb');
+  const notFound: ErrorCode[] = ['NOT_FOUND'];
+  const snippetForm = (row: FormRow) => ({
+    uuid: row.uuid,
+    name: row.name,
+    submissionUrl: submissionUrl(config.baseUrl, row.uuid),
+    successMessage: row.successMessage,
+    redirectUrl: row.redirectUrl,
+    fields: row.fields,
+  });
+
+  registry.add(router, {
+    method: 'get',
+    path: '/api/v1/forms',
+    summary: 'List the forms of the site (a session: of the account)',
+    description:
+      "Lists each form with its id, uuid, slug, state and submission count, oldest first. A site key lists its own site's forms; an account session lists every form of the account. Changes nothing.",
+    tags,
+    auth: 'apiKeyOrSession',
+    responses: { 200: { description: 'The forms, oldest first', schema: s.formsResponse } },
+    handler: async ({ req, res }) => {
+      const rows = await forms.list(scopeOf(req));
+      res.json({ success: true, forms: rows.map(formSummaryJson), total: rows.length });
+    },
+  });
+
+  registry.add(router, {
+    method: 'post',
+    path: '/api/v1/forms',
+    summary: 'Create a form with its fields',
+    description:
+      'The form starts active with no submissions. Its `slug` is derived from the name (unique in the site). ' +
+      'Fails with 403 when the account already has as many forms as its plan allows.',
+    tags,
+    auth: 'apiKeyOrSession',
+    errors: ['KEY_SCOPE', 'NOT_FOUND', 'FORM_LIMIT'],
+    middleware: [body],
+    query: s.siteQuery,
+    body: s.createFormBody,
+    responses: { 201: { description: 'The new form', schema: s.formResponse } },
+    handler: async ({ req, res, query, body }) => {
+      const site = await siteForRequest(req, platform, query.site_id);
+      const row = await forms.create(site.id, body);
+      res.status(201).json({ success: true, form: formJson(row, config.baseUrl) });
+    },
+  });
+
+  registry.add(router, {
+    method: 'get',
+    path: '/api/v1/forms/usage',
+    summary: "The account's forms and this month's submissions against its plan",
+    description:
+      "How many forms the account has against its plan's cap, and how many submissions were accepted this calendar month (UTC) against the monthly limit, with the instant the counter resets. Spam is stored but not counted.",
+    tags,
+    auth: 'apiKeyOrSession',
+    responses: { 200: { description: 'Usage', schema: s.usageResponse } },
+    handler: async ({ req, res }) => {
+      const accountId = req.principal!.accountId;
+      const [month, formCount, contact] = await Promise.all([
+        submissions.monthUsage(accountId),
+        forms.countForAccount(accountId),
+        platform.accountContact(accountId),
+      ]);
+      const plan = contact?.plan ?? 'free';
+      res.json({
+        success: true,
+        plan,
+        forms: { used: formCount, limit: planFor(plan).maxForms },
+        submissions: {
+          month: month.month,
+          used: month.used,
+          limit: month.limit,
+          resets_at: month.resetsAt.toISOString(),
+        },
+      });
+    },
+  });
+
+  registry.add(router, {
+    method: 'get',
+    path: '/api/v1/forms/:id',
+    summary: 'Read a form with its fields',
+    description:
+      "The form with its fields (each with its `id`, used as {fieldId}), state, messages, notification address and public submission URL. 404 when the form is not in the key's site (or the session's account).",
+    tags,
+    auth: 'apiKeyOrSession',
+    errors: notFound,
+    responses: { 200: { description: 'The form', schema: s.formResponse } },
+    handler: async ({ req, res }) => {
+      const row = await forms.get(scopeOf(req), formId(req));
+      res.json({ success: true, form: formJson(row, config.baseUrl) });
+    },
+  });
+
+  registry.add(router, {
+    method: 'put',
+    path: '/api/v1/forms/:id',
+    summary: 'Change a form (any of its properties; `fields` replaces every field)',
+    description:
+      'A field sent in `fields` with the name of an existing field keeps that field’s id. The slug does not change with the name.',
+    tags,
+    auth: 'apiKeyOrSession',
+    errors: notFound,
+    middleware: [body],
+    body: s.updateFormBody,
+    responses: { 200: { description: 'The form as changed', schema: s.formResponse } },
+    handler: async ({ req, res, body }) => {
+      const row = await forms.update(scopeOf(req), formId(req), body);
+      res.json({ success: true, form: formJson(row, config.baseUrl) });
+    },
+  });
+
+  registry.add(router, {
+    method: 'delete',
+    path: '/api/v1/forms/:id',
+    summary: 'Delete a form and all its submissions (irreversible)',
+    description:
+      'Deletes the form, every submission it received and any notification mail still waiting to be sent. The submission URL then answers 404.',
+    tags,
+    auth: 'apiKeyOrSession',
+    errors: notFound,
+    responses: { 200: { description: 'Deleted', schema: s.messageResponse } },
+    handler: async ({ req, res }) => {
+      const row = await forms.delete(scopeOf(req), formId(req));
+      res.json({ success: true, message: `Form "${row.name}" and its submissions were deleted.` });
+    },
+  });
+
+  registry.add(router, {
+    method: 'post',
+    path: '/api/v1/forms/:id/toggle',
+    summary: 'Enable or disable a form (a disabled form refuses submissions)',
+    description:
+      'Flips `is_active`. A disabled form keeps its submissions; new submissions are refused with 403 until it is enabled again.',
+    tags,
+    auth: 'apiKeyOrSession',
+    errors: notFound,
+    responses: { 200: { description: 'The new state', schema: s.toggleResponse } },
+    handler: async ({ req, res }) => {
+      const row = await forms.toggle(scopeOf(req), formId(req));
+      res.json({
+        success: true,
+        is_active: row.isActive,
+        message: row.isActive
+          ? 'Form enabled: it accepts submissions.'
+          : 'Form disabled: new submissions are refused.',
+      });
+    },
+  });
+
+  registry.add(router, {
+    method: 'post',
+    path: '/api/v1/forms/:id/fields',
+    summary: 'Add a field (at `position`, default last)',
+    description:
+      'Adds one field. `name` must be unique in the form (case-insensitive); a `select` needs `options`. A form holds at most 50 fields. The answer carries the new field (with its `id`) and the whole list.',
+    tags,
+    auth: 'apiKeyOrSession',
+    errors: notFound,
+    middleware: [body],
+    body: s.addFieldBody,
+    responses: { 200: { description: 'The new field and the form’s fields', schema: s.fieldResponse } },
+    handler: async ({ req, res, body }) => {
+      const { form, field } = await forms.addField(scopeOf(req), formId(req), body);
+      const position = form.fields.findIndex((f) => f.id === field.id);
+      res.json({
+        success: true,
+        message: 'Field added.',
+        field: fieldJson(field, position),
+        fields: fieldsJson(form.fields),
+      });
+    },
+  });
+
+  registry.add(router, {
+    method: 'post',
+    path: '/api/v1/forms/:id/fields/reorder',
+    summary: 'Put the fields in a new order (`field_ids`: every field id, once)',
+    description:
+      '`field_ids` must list every field id of the form exactly once; the fields take that order (their `position` follows).',
+    tags,
+    auth: 'apiKeyOrSession',
+    errors: notFound,
+    middleware: [body],
+    body: s.reorderBody,
+    responses: { 200: { description: 'The fields in their new order', schema: s.fieldsResponse } },
+    handler: async ({ req, res, body }) => {
+      const form = await forms.reorder(scopeOf(req), formId(req), body.field_ids);
+      res.json({ success: true, message: 'Fields reordered.', fields: fieldsJson(form.fields) });
+    },
+  });
+
+  registry.add(router, {
+    method: 'put',
+    path: '/api/v1/forms/:id/fields/:fieldId',
+    summary: 'Change a field (any of label, required, placeholder, options)',
+    description:
+      "Changes the named properties of one field; the others keep their values. `options` applies to `select` fields only. The field's name and type do not change (delete and add the field instead), so stored submissions keep their keys.",
+    tags,
+    auth: 'apiKeyOrSession',
+    errors: notFound,
+    middleware: [body],
+    body: s.updateFieldBody,
+    responses: { 200: { description: 'The field as changed', schema: s.fieldResponse } },
+    handler: async ({ req, res, body }) => {
+      const { form, field } = await forms.updateField(
+        scopeOf(req),
+        formId(req),
+        String(req.params.fieldId),
+        body,
+      );
+      const position = form.fields.findIndex((f) => f.id === field.id);
+      res.json({
+        success: true,
+        message: 'Field updated.',
+        field: fieldJson(field, position),
+        fields: fieldsJson(form.fields),
+      });
+    },
+  });
+
+  registry.add(router, {
+    method: 'delete',
+    path: '/api/v1/forms/:id/fields/:fieldId',
+    summary: 'Delete a field (a form keeps at least one)',
+    description: 'Values already submitted for the field stay in the stored submissions.',
+    tags,
+    auth: 'apiKeyOrSession',
+    errors: notFound,
+    responses: { 200: { description: 'The remaining fields', schema: s.fieldsResponse } },
+    handler: async ({ req, res }) => {
+      const form = await forms.deleteField(scopeOf(req), formId(req), String(req.params.fieldId));
+      res.json({ success: true, message: 'Field deleted.', fields: fieldsJson(form.fields) });
+    },
+  });
+
+  const snippets = { html: htmlSnippet, react: reactSnippet, curl: curlSnippet } as const;
+  for (const [kind, make] of Object.entries(snippets)) {
+    registry.add(router, {
+      method: 'get',
+      path: `/api/v1/forms/:id/embed/${kind}`,
+      summary:
+        kind === 'html'
+          ? 'An HTML form to paste into a page of the site'
+          : kind === 'react'
+            ? 'A React component that renders and submits the form'
+            : 'A shell command that posts a valid submission',
+      description:
+        'A snippet built from the form as it is now (fields, messages, submission URL); every value in it is escaped for its context. Get it again after changing the form.',
+      tags,
+      auth: 'apiKeyOrSession',
+      errors: notFound,
+      responses: { 200: { description: 'The snippet', schema: s.snippetResponse } },
+      handler: async ({ req, res }) => {
+        const row = await forms.get(scopeOf(req), formId(req));
+        res.json({ success: true, snippet: make(snippetForm(row)) });
+      },
+    });
+  }
+
+  registry.add(router, {
+    method: 'get',
+    path: '/api/v1/forms/:id/submissions',
+    summary: 'List submissions (newest first) with filters and statistics',
+    description:
+      'Filters combine. `stats` counts all the form’s submissions regardless of filters: `unread` is neither read nor spam, `legitimate` is not spam. Reading does not mark anything read.',
+    tags: submissionTags,
+    auth: 'apiKeyOrSession',
+    errors: notFound,
+    query: s.submissionsQuery,
+    responses: { 200: { description: 'One page of submissions', schema: s.submissionsResponse } },
+    handler: async ({ req, res, query }) => {
+      const form = await forms.get(scopeOf(req), formId(req));
+      const [{ rows, total }, stats] = await Promise.all([
+        submissions.list(form.id, filtersOf(query), query.page, query.per_page),
+        submissions.stats(form.id),
+      ]);
+      const totalPages = Math.max(1, Math.ceil(total / query.per_page));
+      res.json({
+        success: true,
+        form: formRefJson(form),
+        submissions: rows.map(submissionJson),
+        pagination: {
+          current_page: query.page,
+          per_page: query.per_page,
+          total_items: total,
+          total_pages: totalPages,
+          has_more: query.page < totalPages,
+          is_last_page: query.page >= totalPages,
+        },
+        stats,
+      });
+    },
+  });
+
+  registry.add(router, {
+    method: 'get',
+    path: '/api/v1/forms/:id/submissions/export',
+    summary: 'Download submissions as CSV (streamed; same filters as the list)',
+    description:
+      "A CSV file with a header row: `submitted_at`, `uuid`, one column per current field (by name), then `is_spam`, `spam_score`, `is_read`, `is_archived`. Values that a spreadsheet would run as a formula are prefixed with `'`. Streamed, so any number of rows can be exported.",
+    tags: submissionTags,
+    auth: 'apiKeyOrSession',
+    errors: notFound,
+    query: s.exportQuery,
+    responses: {
+      200: { description: 'CSV, one row per submission, one column per field', contentType: 'text/csv' },
+    },
+    handler: async ({ req, res, query }) => {
+      const form = await forms.get(scopeOf(req), formId(req));
+      res.set('Content-Type', 'text/csv; charset=utf-8');
+      res.set('Content-Disposition', `attachment; filename="${form.slug}-submissions.csv"`);
+      const header = [
+        'submitted_at',
+        'uuid',
+        ...form.fields.map((f) => f.name),
+        'is_spam',
+        'spam_score',
+        'is_read',
+        'is_archived',
+      ];
+      const csv = stringify({ header: true, columns: header });
+      csv.pipe(res);
+      try {
+        for await (const row of submissions.each(form.id, filtersOf(query))) {
+          const record = [
+            row.submittedAt.toISOString(),
+            row.uuid,
+            ...form.fields.map((f) => csvSafe(row.data[f.name] ?? '')),
+            String(row.isSpam),
+            String(row.spamScore),
+            String(row.isRead),
+            String(row.isArchived),
+          ];
+          if (!csv.write(record)) await new Promise((resolve) => csv.once('drain', resolve));
+        }
+        csv.end();
+      } catch (err) {
+        // Headers are sent: the client sees a cut stream rather than a misleading complete file.
+        csv.destroy(err as Error);
+        res.destroy();
+      }
+    },
+  });
+
+  registry.add(router, {
+    method: 'get',
+    path: '/api/v1/forms/:id/submissions/:uuid',
+    summary: 'Read one submission with its metadata and spam reasons',
+    description:
+      'The submission with its metadata (the client address as a keyed one-way hash, user agent, referer, origin) and the reasons of its spam score. Reading it does not mark it read: use PATCH.',
+    tags: submissionTags,
+    auth: 'apiKeyOrSession',
+    errors: notFound,
+    responses: { 200: { description: 'The submission', schema: s.submissionResponse } },
+    handler: async ({ req, res }) => {
+      const form = await forms.get(scopeOf(req), formId(req));
+      const row = await submissions.get(form.id, String(req.params.uuid));
+      res.json({ success: true, form: formRefJson(form), submission: submissionDetailJson(row) });
+    },
+  });
+
+  registry.add(router, {
+    method: 'patch',
+    path: '/api/v1/forms/:id/submissions/:uuid',
+    summary: 'Mark a submission read/unread, spam/not spam, archived/unarchived',
+    description: 'Marking it read sets `read_at` (kept on later reads); marking it unread clears it.',
+    tags: submissionTags,
+    auth: 'apiKeyOrSession',
+    errors: notFound,
+    middleware: [body],
+    body: s.updateSubmissionBody,
+    responses: { 200: { description: 'The submission as changed', schema: s.submissionResponse } },
+    handler: async ({ req, res, body }) => {
+      const form = await forms.get(scopeOf(req), formId(req));
+      const row = await submissions.update(form.id, String(req.params.uuid), body);
+      res.json({ success: true, form: formRefJson(form), submission: submissionDetailJson(row) });
+    },
+  });
+
+  registry.add(router, {
+    method: 'delete',
+    path: '/api/v1/forms/:id/submissions/:uuid',
+    summary: 'Delete a submission (irreversible)',
+    description:
+      "Deletes one submission and lowers the form's `submission_count`. The month's usage counter is not given back.",
+    tags: submissionTags,
+    auth: 'apiKeyOrSession',
+    errors: notFound,
+    responses: { 200: { description: 'Deleted', schema: s.messageResponse } },
+    handler: async ({ req, res }) => {
+      const form = await forms.get(scopeOf(req), formId(req));
+      await submissions.delete(form.id, String(req.params.uuid));
+      res.json({ success: true, message: 'Submission deleted.' });
+    },
+  });
+
+  return router;
+}
