@@ -10,6 +10,7 @@ import { extensionOf, normalizeSitePath } from './paths.js';
 import { storageLimits } from './quota.js';
 import * as s from './schemas.js';
 import { assertExtension, decodeContent, fileUrl, tooLarge } from './upload-rules.js';
+import { UploadSlots } from './upload-slots.js';
 
 /** Every files route names a site: a key scoped elsewhere is 403, a session's unknown site_id 404. */
 const siteScoped: ErrorCode[] = ['KEY_SCOPE', 'NOT_FOUND'];
@@ -26,6 +27,8 @@ export function filesRoutes(deps: {
   registry.components.set('VideoExtension', s.videoExtension);
   const tags = ['Files'];
   const smallJson = jsonBody('64kb');
+  // Admitted before the body is read: a refused upload costs no memory (see upload-slots.ts).
+  const uploadSlots = new UploadSlots(config.uploads);
 
   registry.add(router, {
     method: 'get',
@@ -113,9 +116,11 @@ export function filesRoutes(deps: {
       'FILE_LIMIT',
       'STORAGE_LIMIT',
       'FOLDER_LIMIT',
+      'RATE_LIMITED',
+      'CAPACITY',
     ],
     // base64 of 10 MB plus JSON framing; the decoded size is checked exactly below.
-    middleware: [jsonBody('15mb', tooLarge)],
+    middleware: [uploadSlots.admit, jsonBody('15mb', tooLarge)],
     query: s.siteQuery,
     body: s.uploadBody,
     responses: {
@@ -326,7 +331,10 @@ export function filesRoutes(deps: {
       'FOLDER_LIMIT',
       'UPLOAD_ABORTED',
       'UPLOAD_FAILED',
+      'RATE_LIMITED',
+      'CAPACITY',
     ],
+    middleware: [uploadSlots.admit],
     query: s.siteQuery,
     multipart: s.videoMultipart,
     responses: {

@@ -49,11 +49,13 @@ let counter = 0;
 export interface TestStartOptions extends StartOptions {
   /** Wraps the back-end's real blob store, e.g. to run a step between two of its calls. */
   wrapBlobs?: (blobs: BlobStore) => BlobStore;
+  /** Extra environment for the server's configuration (e.g. lower upload caps). */
+  env?: NodeJS.ProcessEnv;
 }
 
 export async function startHostplane(
   backend: Backend,
-  { wrapBlobs, ...options }: TestStartOptions = {},
+  { wrapBlobs, env: extraEnv, ...options }: TestStartOptions = {},
 ): Promise<TestHostplane> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'hostplane-test-'));
   const env: NodeJS.ProcessEnv = {
@@ -64,6 +66,10 @@ export async function startHostplane(
     HOSTPLANE_SITES_DOMAIN: 'localhost',
     HOSTPLANE_TRUST_PROXY: 'loopback',
     LOG_LEVEL: 'silent',
+    // Suites send bursts of concurrent uploads (e.g. 20 at a quota limit); the caps have their own test.
+    HOSTPLANE_UPLOADS_MAX_CONCURRENT: '100',
+    HOSTPLANE_UPLOADS_MAX_PER_SITE: '100',
+    ...extraEnv,
   };
   let blobs: BlobStore;
   if (backend === 'postgres+s3') {
