@@ -28,7 +28,8 @@ $(NPM_INSTALL_STAMP): package.json package-lock.json | node
 	npm ci --no-audit --no-fund
 	@touch $@
 
-install: $(NPM_INSTALL_STAMP) ## Install npm dependencies (from the lockfile)
+install: $(NPM_INSTALL_STAMP) ## Install npm dependencies (from the lockfile) and build the SQLite engine's native parts
+	@bash native/build.sh
 
 build: install ## Compile TypeScript to dist/
 	npm run build
@@ -53,7 +54,7 @@ bench-edge: build ## Edge cache-hit throughput against nginx (reported as a rati
 	bash bench/edge/run.sh
 
 clean: ## Remove build output and tool caches (not ./data)
-	rm -rf dist .cache
+	rm -rf dist .cache native/build
 
 .PHONY: help node install build run test-tools lint test fuzz bench-edge clean
 
@@ -71,7 +72,8 @@ image: ## Build the container image from deploy/Dockerfile (hostplane:dev)
 	docker build -f deploy/Dockerfile -t $(IMAGE_REPOSITORY):$(IMAGE_TAG) .
 
 chart-lint: ## helm lint --strict the chart (values checked against values.schema.json)
-	$(HELM) lint --strict charts/hostplane
+	$(HELM) lint --strict charts/hostplane \
+	  --set config.baseUrl=https://api.hostplane.example,config.sitesDomain=sites.hostplane.example
 	$(HELM) lint --strict charts/hostplane -f deploy/kind/values.yaml
 
 kind-up: image ## Local cluster: kind + ingress-nginx + PostgreSQL + MinIO + the chart (API on http://api.localhost)

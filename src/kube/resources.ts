@@ -3,7 +3,7 @@ import { z } from 'zod';
 /**
  * The custom resources of group hostplane.dev/v1alpha1. These zod schemas are the single source:
  * the TypeScript types below are inferred from them, and `crds.ts` generates the
- * CustomResourceDefinitions (crds/ and charts/hostplane/crds/) from them, so the two cannot drift
+ * CustomResourceDefinitions (crds/ and charts/hostplane/files/crds/) from them, so the two cannot drift
  * (a test fails when the committed YAML differs from what the schemas generate).
  */
 export const GROUP = 'hostplane.dev';

@@ -16,7 +16,8 @@ import { HELM_BIN, requireTool, type KubeTestEnv } from './envtest.js';
  */
 
 export const CHART_DIR = fileURLToPath(new URL('../../charts/hostplane/', import.meta.url));
-export const CHART_CRDS_DIR = path.join(CHART_DIR, 'crds');
+/** The chart's copy of the generated CRDs (templates/crds.yaml renders them; `npm run crds` writes them). */
+export const CHART_CRDS_DIR = path.join(CHART_DIR, 'files', 'crds');
 /** The Kubernetes version helm renders for (`.Capabilities.KubeVersion`); helm is built with 1.34. */
 export const KUBE_VERSION = '1.34.10';
 export const DEFAULT_RELEASE = 'hostplane';
@@ -77,14 +78,23 @@ export async function valuesFile(values: Values): Promise<{ file: string; remove
   return { file, remove: () => rm(dir, { recursive: true, force: true }) };
 }
 
+/** The values the chart requires (no defaults: `helm template` fails without them). */
+export const REQUIRED_VALUES: Values = {
+  config: { baseUrl: 'https://api.hostplane.example', sitesDomain: 'sites.hostplane.example' },
+};
+
 export interface RenderOptions {
   namespace: string;
   values?: Values;
   releaseName?: string;
 }
 
-/** `helm template` of the chart (hooks and test pods included, CRDs not), parsed into objects. */
+/**
+ * `helm template` of the chart (hooks, the test Pod and, with crds.enabled, the CRDs included),
+ * parsed into objects. REQUIRED_VALUES come first; `values` are merged over them.
+ */
 export async function renderChart(options: RenderOptions): Promise<KubernetesObject[]> {
+  const required = await valuesFile(REQUIRED_VALUES);
   const { file, remove } = await valuesFile(options.values ?? {});
   try {
     const out = await helm([
@@ -96,11 +106,14 @@ export async function renderChart(options: RenderOptions): Promise<KubernetesObj
       '--kube-version',
       KUBE_VERSION,
       '--values',
+      required.file,
+      '--values',
       file,
     ]);
     return parseManifests(out);
   } finally {
     await remove();
+    await required.remove();
   }
 }
 
@@ -306,7 +319,7 @@ export async function ensureNamespace(env: KubeTestEnv, name: string): Promise<v
   await applyOrThrow(env, [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name } }]);
 }
 
-/** The chart's CRDs (charts/hostplane/crds/*.yaml, generated from src/kube/resources.ts). */
+/** The chart's CRDs (charts/hostplane/files/crds/*.yaml, generated from src/kube/resources.ts). */
 export async function chartCrds(): Promise<KubernetesObject[]> {
   const files = (await readdir(CHART_CRDS_DIR)).filter((f) => f.endsWith('.yaml')).sort();
   const objects: KubernetesObject[] = [];

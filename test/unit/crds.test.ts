@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { crdFiles } from '../../src/kube/crds.js';
@@ -9,12 +9,24 @@ const read = (dir: string, file: string) =>
 
 describe('the CustomResourceDefinitions', () => {
   it.each(crdFiles().map((f) => [f.file, f.yaml] as const))(
-    '%s in crds/ and charts/hostplane/crds/ is what src/kube/resources.ts generates (run `npm run crds`)',
+    '%s in crds/ and charts/hostplane/files/crds/ is what src/kube/resources.ts generates (run `npm run crds`)',
     async (file, generated) => {
       expect(await read('crds', file)).toBe(generated);
-      expect(await read('charts/hostplane/crds', file)).toBe(generated);
+      expect(await read('charts/hostplane/files/crds', file)).toBe(generated);
     },
   );
+
+  it('crds/ and the chart hold exactly the generated files (the chart renders every file it holds)', async () => {
+    const names = crdFiles()
+      .map((f) => f.file)
+      .sort();
+    for (const dir of ['crds', 'charts/hostplane/files/crds']) {
+      const files = (await readdir(new URL(`../../${dir}/`, import.meta.url))).filter((f) =>
+        f.endsWith('.yaml'),
+      );
+      expect(files.sort(), dir).toEqual(names);
+    }
+  });
 
   it('carry the zod rules: the slug pattern, enums with defaults, required fields', () => {
     const site = parse(crdFiles().find((f) => f.file === 'sites.hostplane.dev.yaml')?.yaml ?? '');

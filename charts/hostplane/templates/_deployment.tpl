@@ -46,10 +46,7 @@ spec:
     spec:
       serviceAccountName: {{ include "hostplane.componentName" (list $root $component) }}
       automountServiceAccountToken: {{ ne $component "edge" }}
-      {{- with $root.Values.imagePullSecrets }}
-      imagePullSecrets:
-        {{- toYaml . | nindent 8 }}
-      {{- end }}
+      {{- include "hostplane.podScheduling" (list $root $values) | nindent 6 }}
       {{- with $values.priorityClassName }}
       priorityClassName: {{ . }}
       {{- end }}
@@ -125,18 +122,6 @@ spec:
             {{- include "hostplane.tmpVolumeMount" $root | nindent 12 }}
       volumes:
         {{- include "hostplane.tmpVolume" $root | nindent 8 }}
-      {{- with $values.nodeSelector }}
-      nodeSelector:
-        {{- toYaml . | nindent 8 }}
-      {{- end }}
-      {{- with $values.affinity }}
-      affinity:
-        {{- toYaml . | nindent 8 }}
-      {{- end }}
-      {{- with $values.tolerations }}
-      tolerations:
-        {{- toYaml . | nindent 8 }}
-      {{- end }}
       {{- with $values.topologySpreadConstraints }}
       topologySpreadConstraints:
         {{- toYaml . | nindent 8 }}

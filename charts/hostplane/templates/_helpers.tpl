@@ -42,9 +42,18 @@
 {{- default (include "hostplane.componentName" (list . "controller")) .Values.controller.leaseName }}
 {{- end }}
 
+{{/* Required settings: no placeholder default could be right, so rendering stops without them. */}}
+{{- define "hostplane.baseUrl" -}}
+{{- required "config.baseUrl is required: the public URL of the API, e.g. --set config.baseUrl=https://api.hostplane.example.com" .Values.config.baseUrl }}
+{{- end }}
+
+{{- define "hostplane.sitesDomain" -}}
+{{- required "config.sitesDomain is required: sites are served at <slug>.<sitesDomain>, e.g. --set config.sitesDomain=sites.hostplane.example.com" .Values.config.sitesDomain }}
+{{- end }}
+
 {{/* Host of the API Ingress: ingress.host, or the host name of config.baseUrl. */}}
 {{- define "hostplane.apiHost" -}}
-{{- default (urlParse .Values.config.baseUrl).hostname .Values.ingress.host }}
+{{- default (urlParse (include "hostplane.baseUrl" .)).hostname .Values.ingress.host }}
 {{- end }}
 
 {{/* Labels -------------------------------------------------------------------------------- */}}
@@ -87,9 +96,9 @@ app.kubernetes.io/component: {{ index . 1 }}
 - name: HOST
   value: "0.0.0.0"
 - name: HOSTPLANE_BASE_URL
-  value: {{ .Values.config.baseUrl | quote }}
+  value: {{ include "hostplane.baseUrl" . | quote }}
 - name: HOSTPLANE_SITES_DOMAIN
-  value: {{ .Values.config.sitesDomain | quote }}
+  value: {{ include "hostplane.sitesDomain" . | quote }}
 - name: HOSTPLANE_DATA_DIR
   value: /tmp/hostplane
 - name: LOG_LEVEL
@@ -166,4 +175,30 @@ app.kubernetes.io/component: {{ index . 1 }}
 {{- define "hostplane.tmpVolumeMount" -}}
 - name: tmp
   mountPath: /tmp
+{{- end }}
+
+{{/*
+Scheduling and pull secrets of a pod, one rule for every pod the chart makes: the component's own
+value when set, else the global one (replaced, not merged).
+include "hostplane.podScheduling" (list $root $componentValues), at the pod spec's indentation.
+*/}}
+{{- define "hostplane.podScheduling" -}}
+{{- $root := index . 0 }}
+{{- $values := index . 1 }}
+{{- with default $root.Values.imagePullSecrets $values.imagePullSecrets }}
+imagePullSecrets:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with default $root.Values.nodeSelector $values.nodeSelector }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with default $root.Values.affinity $values.affinity }}
+affinity:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with default $root.Values.tolerations $values.tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
 {{- end }}

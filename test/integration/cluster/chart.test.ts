@@ -18,6 +18,7 @@ import {
   installCrds,
   monitoringTestCrds,
   parseManifests,
+  REQUIRED_VALUES,
   renderChart,
   runHelm,
   valuesFile,
@@ -107,11 +108,13 @@ function assertInvariants(objects: KubernetesObject[], values: Values): void {
       'app.kubernetes.io/instance': RELEASE,
       'app.kubernetes.io/managed-by': 'Helm',
       'app.kubernetes.io/version': '0.1.0',
-      'helm.sh/chart': 'hostplane-0.1.0',
+      'helm.sh/chart': 'hostplane-0.2.0',
     });
-    expect(o.metadata?.namespace, describeObject(o)).toBe(NAMESPACE);
+    // The CRDs (crds.enabled) are the only cluster-scoped objects.
+    if (o.kind !== 'CustomResourceDefinition')
+      expect(o.metadata?.namespace, describeObject(o)).toBe(NAMESPACE);
   }
-  // Nothing cluster-wide: namespaced Roles only.
+  // No cluster-wide permissions: namespaced Roles only.
   expect(objects.filter((o) => /^Cluster/.test(o.kind ?? ''))).toEqual([]);
 
   // Every pod (Deployments, the migrate Job, the test Pod) runs locked down.
@@ -218,14 +221,19 @@ async function renderAndValidate(values: Values): Promise<KubernetesObject[]> {
 }
 
 describe('helm lint', () => {
-  it('passes with the default values, also with --strict', async () => {
-    for (const args of [
-      ['lint', CHART_DIR],
-      ['lint', '--strict', '--kube-version', KUBE_VERSION, CHART_DIR],
-    ]) {
-      const result = await runHelm(args);
-      expect(result.code, `helm ${args.join(' ')}\n${result.stdout}${result.stderr}`).toBe(0);
-      expect(result.stdout).toContain('0 chart(s) failed');
+  it('passes with the default values plus the required ones, also with --strict', async () => {
+    const required = await valuesFile(REQUIRED_VALUES);
+    try {
+      for (const args of [
+        ['lint', CHART_DIR, '--values', required.file],
+        ['lint', '--strict', '--kube-version', KUBE_VERSION, CHART_DIR, '--values', required.file],
+      ]) {
+        const result = await runHelm(args);
+        expect(result.code, `helm ${args.join(' ')}\n${result.stdout}${result.stderr}`).toBe(0);
+        expect(result.stdout).toContain('0 chart(s) failed');
+      }
+    } finally {
+      await required.remove();
     }
   });
 
@@ -237,14 +245,24 @@ describe('helm lint', () => {
     ['a base URL with a path', { config: { baseUrl: 'https://example.com/api' } }, 'baseUrl'],
   ])('fails for values with %s (values.schema.json)', async (_what, values, mentioned) => {
     const { file, remove } = await valuesFile(values);
+    const required = await valuesFile(REQUIRED_VALUES);
     try {
-      const result = await runHelm(['lint', '--strict', CHART_DIR, '--values', file]);
+      const result = await runHelm([
+        'lint',
+        '--strict',
+        CHART_DIR,
+        '--values',
+        required.file,
+        '--values',
+        file,
+      ]);
       expect(result.code).not.toBe(0);
       const output = result.stdout + result.stderr;
       expect(output).toMatch(/schema/i);
       expect(output).toContain(mentioned);
     } finally {
       await remove();
+      await required.remove();
     }
   });
 });
