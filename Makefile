@@ -28,8 +28,7 @@ $(NPM_INSTALL_STAMP): package.json package-lock.json | node
 	npm ci --no-audit --no-fund
 	@touch $@
 
-install: $(NPM_INSTALL_STAMP) ## Install npm dependencies (from the lockfile) and build the SQLite engine's native parts
-	@bash native/build.sh
+install: $(NPM_INSTALL_STAMP) ## Install npm dependencies (from the lockfile)
 
 build: install ## Compile TypeScript to dist/
 	npm run build
@@ -54,7 +53,7 @@ bench-edge: build ## Edge cache-hit throughput against nginx (reported as a rati
 	bash bench/edge/run.sh
 
 clean: ## Remove build output and tool caches (not ./data)
-	rm -rf dist .cache native/build
+	rm -rf dist .cache
 
 .PHONY: help node install build run test-tools lint test fuzz bench-edge clean
 
