@@ -1,0 +1,395 @@
+import Database from 'better-sqlite3';
+import { type BindValue, cellBytes, decodeParams, encodeCell, type SqlValue } from './encoding.js';
+import { SqliteEngineError } from './errors.js';
+import type { NativeParts } from './native.js';
+import type {
+  BatchResult,
+  EngineLimits,
+  ExecResult,
+  OpenOptions,
+  QueryResult,
+  SchemaResult,
+  StatementInput,
+  VacuumResult,
+} from './types.js';
+
+type Db = Database.Database;
+type Stmt = Database.Statement<BindValue[]>;
+
+/** Tenant tables never shown by schema(): the guard's reserved names. */
+const RESERVED = /^(_meta$|_hp_|_litestream_|sqlite_)/i;
+
+/**
+ * One guarded SQLite database, inside a worker thread. Every tenant statement is prepared and run
+ * in the guard's tenant mode (authorizer on, deadline set); the engine's own statements (BEGIN,
+ * COMMIT, the version bump, size measurement) in engine mode, switched through `_hp_guard` with
+ * the secret only this object knows.
+ */
+export class GuardedDatabase {
+  private readonly db: Db;
+  private readonly secret: string;
+  private readonly internal: Record<
+    | 'tenant'
+    | 'engine'
+    | 'status'
+    | 'maintenance'
+    | 'begin'
+    | 'commit'
+    | 'rollback'
+    | 'bump'
+    | 'pages'
+    | 'free'
+    | 'schemaVersion'
+    | 'reservedCount',
+    Stmt
+  >;
+  private readonly pageSize: number;
+  private maxBytes: number | null;
+  private version = 0;
+  private sizeBytes = 0;
+  /** Objects with reserved names, all the platform's: a tenant write that adds one is undone. */
+  private reservedObjects = 0;
+  private schemaVersion = 0;
+
+  // Plain fields, no parameter properties: the worker runs this file under Node's type stripping.
+  readonly filePath: string;
+  private readonly limits: EngineLimits;
+
+  constructor(filePath: string, options: OpenOptions, limits: EngineLimits, native: NativeParts) {
+    this.filePath = filePath;
+    this.limits = limits;
+    this.db = new Database(filePath, { nativeBinding: native.binding, timeout: limits.busyTimeoutMs });
+    try {
+      this.db.loadExtension(native.guard);
+      this.secret = this.db.prepare("SELECT _hp_guard('init')").pluck().get() as string;
+      // Still engine mode (the guard starts trusted): the platform's own settings and tables.
+      this.db.pragma('journal_mode = WAL');
+      this.db.pragma('synchronous = NORMAL');
+      this.db.pragma('foreign_keys = ON');
+      this.db.exec(
+        'CREATE TABLE IF NOT EXISTS _meta (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL);' +
+          'INSERT OR IGNORE INTO _meta (id, version) VALUES (1, 0);',
+      );
+      const prep = (sql: string) => this.db.prepare<BindValue[]>(sql);
+      this.internal = {
+        tenant: prep("SELECT _hp_guard(?, 'tenant', ?)"),
+        engine: prep("SELECT _hp_guard(?, 'engine')"),
+        status: prep("SELECT _hp_guard(?, 'status')").pluck(),
+        maintenance: prep("SELECT _hp_guard(?, 'maintenance', ?)"),
+        begin: prep('BEGIN IMMEDIATE'),
+        commit: prep('COMMIT'),
+        rollback: prep('ROLLBACK'),
+        bump: prep('UPDATE _meta SET version = version + 1 WHERE id = 1 RETURNING version').pluck(),
+        pages: prep('PRAGMA page_count').pluck(),
+        free: prep('PRAGMA freelist_count').pluck(),
+        schemaVersion: prep('PRAGMA schema_version').pluck(),
+        reservedCount: prep(
+          "SELECT count(*) FROM sqlite_schema WHERE name LIKE '\\_hp\\_%' ESCAPE '\\' OR name LIKE '\\_litestream\\_%' ESCAPE '\\' OR lower(name) = '_meta'",
+        ).pluck(),
+      };
+      this.pageSize = this.db.pragma('page_size', { simple: true }) as number;
+      this.maxBytes = null;
+      this.setMaxBytes(options.maxBytes);
+      this.version = this.db.prepare('SELECT version FROM _meta WHERE id = 1').pluck().get() as number;
+      this.sizeBytes = this.measure();
+      this.schemaVersion = Number(this.internal.schemaVersion.get());
+      this.reservedObjects = Number(this.internal.reservedCount.get());
+    } catch (err) {
+      this.db.close();
+      throw err;
+    }
+  }
+
+  /** The size cap (null: none). `max_page_count` sits above it as a backstop (SQLITE_FULL). */
+  setMaxBytes(maxBytes: number | null): void {
+    this.maxBytes = maxBytes;
+    const backstop = maxBytes === null ? 0xfffffffe : maxBytes + Math.max(1 << 20, Math.ceil(maxBytes / 10));
+    this.db.pragma(`max_page_count = ${Math.ceil(backstop / this.pageSize)}`);
+  }
+
+  get state(): { version: number; sizeBytes: number } {
+    return { version: this.version, sizeBytes: this.sizeBytes };
+  }
+
+  query(sql: string, params: unknown): QueryResult {
+    const values = decodeParams(params);
+    const stmt = this.prepareTenant(sql);
+    if (!stmt.reader || !stmt.readonly) {
+      this.engineMode();
+      throw new SqliteEngineError({
+        kind: 'statement',
+        message: 'query runs one read-only statement that returns rows; send writes to exec',
+      });
+    }
+    const columns = stmt.columns().map((c) => c.name);
+    const rows: Record<string, SqlValue>[] = [];
+    let bytes = 0;
+    let truncated = false;
+    try {
+      stmt.raw(true).safeIntegers(true);
+      const iterator = stmt.iterate(...values) as IterableIterator<unknown[]>;
+      for (const raw of iterator) {
+        if (rows.length >= this.limits.maxRows || bytes >= this.limits.maxResultBytes) {
+          truncated = true;
+          iterator.return?.();
+          break;
+        }
+        const row: Record<string, SqlValue> = {};
+        for (let i = 0; i < columns.length; i++) {
+          const cell = encodeCell(raw[i]);
+          row[columns[i] as string] = cell;
+          bytes += cellBytes(cell) + (columns[i] as string).length + 4;
+        }
+        rows.push(row);
+      }
+    } catch (err) {
+      throw this.tenantError(err);
+    } finally {
+      this.engineMode();
+    }
+    return { columns, rows, rowCount: rows.length, truncated, version: this.version };
+  }
+
+  exec(sql: string, params: unknown): ExecResult {
+    const values = decodeParams(params);
+    const [result] = this.write([{ sql, params: values }], false);
+    return { ...(result as { rowsAffected: number; lastInsertRowId: number | null }), ...this.state };
+  }
+
+  batch(statements: StatementInput[]): BatchResult {
+    if (!Array.isArray(statements) || statements.length === 0) {
+      throw new SqliteEngineError({ kind: 'statement', message: 'statements must be a non-empty array' });
+    }
+    if (statements.length > this.limits.maxBatchStatements) {
+      throw new SqliteEngineError({
+        kind: 'statement',
+        message: `A batch holds at most ${this.limits.maxBatchStatements} statements`,
+      });
+    }
+    const decoded = statements.map((s, index) => {
+      try {
+        return { sql: s?.sql, params: decodeParams(s?.params) };
+      } catch (err) {
+        throw withIndex(err, index);
+      }
+    });
+    return { results: this.write(decoded, true), ...this.state };
+  }
+
+  schema(): SchemaResult {
+    const objects = this.db
+      .prepare('SELECT type, name, tbl_name AS tableName, sql FROM sqlite_schema ORDER BY type, name')
+      .all() as { type: string; name: string; tableName: string; sql: string | null }[];
+    const visible = objects.filter((o) => !RESERVED.test(o.name) && !RESERVED.test(o.tableName));
+    const tables = visible
+      .filter((o) => o.type === 'table')
+      .map((t) => ({
+        name: t.name,
+        sql: t.sql ?? '',
+        columns: (
+          this.db
+            .prepare('SELECT name, type, "notnull", dflt_value, pk FROM pragma_table_info(?)')
+            .all(t.name) as {
+            name: string;
+            type: string;
+            notnull: number;
+            dflt_value: string | null;
+            pk: number;
+          }[]
+        ).map((c) => ({
+          name: c.name,
+          type: c.type,
+          notNull: c.notnull === 1,
+          defaultValue: c.dflt_value,
+          primaryKey: c.pk > 0,
+        })),
+        indexes: visible
+          .filter((o) => o.type === 'index' && o.tableName === t.name && o.sql !== null)
+          .map((i) => ({ name: i.name, sql: i.sql as string })),
+      }));
+    const others = (type: string) =>
+      visible
+        .filter((o) => o.type === type)
+        .map((o) => ({ name: o.name, tableName: o.tableName, sql: o.sql ?? '' }));
+    return { tables, views: others('view'), triggers: others('trigger'), version: this.version };
+  }
+
+  vacuum(): VacuumResult {
+    const started = performance.now();
+    const sizeBefore = this.measure();
+    this.internal.maintenance.run(this.secret, 1n);
+    try {
+      this.db.exec('VACUUM');
+    } finally {
+      this.internal.maintenance.run(this.secret, 0n);
+    }
+    this.sizeBytes = this.measure();
+    return {
+      sizeBefore,
+      sizeAfter: this.sizeBytes,
+      durationMs: Math.round(performance.now() - started),
+      version: this.version,
+    };
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+
+  // --- internals ---------------------------------------------------------------------------------
+
+  /** Runs statements in one IMMEDIATE transaction, bumps the version, measures the size. */
+  private write(statements: { sql: unknown; params: BindValue[] }[], isBatch: boolean) {
+    const overCap = this.maxBytes !== null && this.sizeBytes > this.maxBytes;
+    if (overCap) {
+      const blocked = statements.findIndex((s) => !freesSpace(s.sql));
+      if (blocked >= 0) throw this.sizeError(false, isBatch ? blocked : undefined);
+    }
+    const results: { rowsAffected: number; lastInsertRowId: number | null }[] = [];
+    this.internal.begin.run();
+    try {
+      statements.forEach((s, index) => {
+        try {
+          const stmt = this.prepareTenant(s.sql);
+          if (stmt.readonly) {
+            throw new SqliteEngineError({
+              kind: 'statement',
+              message: 'exec and batch run write statements; send reads to query',
+            });
+          }
+          const info = this.runTenant(stmt, s.params);
+          results.push({
+            rowsAffected: info.changes,
+            lastInsertRowId: info.changes > 0 ? Number(info.lastInsertRowid) : null,
+          });
+        } catch (err) {
+          this.engineMode();
+          throw isBatch ? withIndex(err, index) : err;
+        }
+      });
+      // Engine mode again (runTenant switched back): the counter, in the same transaction.
+      if (!this.db.inTransaction)
+        throw new SqliteEngineError({ kind: 'internal', message: 'transaction lost' });
+      this.checkReservedNames();
+      const version = Number(this.internal.bump.get());
+      this.internal.commit.run();
+      this.version = version;
+    } catch (err) {
+      if (this.db.inTransaction) this.internal.rollback.run();
+      if (err instanceof SqliteEngineError && err.sqliteCode === 'SQLITE_FULL') {
+        this.sizeBytes = this.measure();
+        throw this.sizeError(false, err.index);
+      }
+      throw err;
+    }
+    this.sizeBytes = this.measure();
+    if (this.maxBytes !== null && this.sizeBytes > this.maxBytes) throw this.sizeError(true);
+    return results;
+  }
+
+  /**
+   * The authorizer cannot see the new name of ALTER TABLE … RENAME TO, so after a schema change the
+   * engine counts the objects with reserved names: one more than the platform made is refused.
+   */
+  private checkReservedNames(): void {
+    const schemaVersion = Number(this.internal.schemaVersion.get());
+    if (schemaVersion === this.schemaVersion) return;
+    if (Number(this.internal.reservedCount.get()) !== this.reservedObjects) {
+      throw new SqliteEngineError({
+        kind: 'denied',
+        message: 'not authorized: names starting with _hp_ or _litestream_, and _meta, are reserved',
+        sqliteCode: 'SQLITE_AUTH',
+        reason: 'reserved name',
+      });
+    }
+    this.schemaVersion = schemaVersion;
+  }
+
+  private prepareTenant(sql: unknown): Stmt {
+    if (typeof sql !== 'string' || sql.trim() === '') {
+      throw new SqliteEngineError({ kind: 'statement', message: 'sql must be a non-empty string' });
+    }
+    this.internal.tenant.run(this.secret, BigInt(this.limits.statementTimeoutMs));
+    try {
+      return this.db.prepare<BindValue[]>(sql);
+    } catch (err) {
+      const error = this.tenantError(err);
+      this.engineMode();
+      throw error;
+    }
+  }
+
+  /** Runs a prepared tenant statement (already in tenant mode), then returns to engine mode. */
+  private runTenant(stmt: Stmt, params: BindValue[]): Database.RunResult {
+    try {
+      return stmt.run(...params);
+    } catch (err) {
+      throw this.tenantError(err);
+    } finally {
+      this.engineMode();
+    }
+  }
+
+  private engineMode(): void {
+    this.internal.engine.run(this.secret);
+  }
+
+  /** Classifies a failure of tenant SQL (called while still in tenant mode: status is fresh). */
+  private tenantError(err: unknown): SqliteEngineError {
+    if (err instanceof SqliteEngineError) return err;
+    const message = err instanceof Error ? err.message : String(err);
+    if (!(err instanceof Database.SqliteError)) {
+      // better-sqlite3's own checks: two statements, none, the wrong number of parameters.
+      return new SqliteEngineError({ kind: 'statement', message });
+    }
+    const status = this.internal.status.get(this.secret) as string | null;
+    if (status === 'timeout' || err.code === 'SQLITE_INTERRUPT') {
+      return new SqliteEngineError({
+        kind: 'timeout',
+        message: `The statement ran past its ${this.limits.statementTimeoutMs} ms deadline and was interrupted`,
+        sqliteCode: err.code,
+      });
+    }
+    if (status !== null) {
+      return new SqliteEngineError({
+        kind: 'denied',
+        message: `${message} (${status})`,
+        sqliteCode: err.code,
+        reason: status,
+      });
+    }
+    return new SqliteEngineError({ kind: 'sql', message, sqliteCode: err.code });
+  }
+
+  private sizeError(applied: boolean, index?: number): SqliteEngineError {
+    return new SqliteEngineError({
+      kind: 'size',
+      message: applied
+        ? `The database is now ${this.sizeBytes} bytes, over its ${this.maxBytes} byte limit: this write was applied; later writes are refused until DELETE or DROP frees space (then VACUUM)`
+        : `The database is ${this.sizeBytes} bytes, over its ${this.maxBytes} byte limit: only DELETE and DROP statements run until space is freed`,
+      sizeBytes: this.sizeBytes,
+      limitBytes: this.maxBytes ?? undefined,
+      applied,
+      version: this.version,
+      index,
+    });
+  }
+
+  /** Bytes in use: (page_count − freelist_count) × page_size. */
+  private measure(): number {
+    return (Number(this.internal.pages.get()) - Number(this.internal.free.get())) * this.pageSize;
+  }
+}
+
+/** Statements allowed while over the cap: those that start with DELETE or DROP. */
+export function freesSpace(sql: unknown): boolean {
+  if (typeof sql !== 'string') return false;
+  const body = sql.replace(/^(\s+|--[^\n]*(\n|$)|\/\*[\s\S]*?\*\/)*/, '');
+  return /^(DELETE|DROP)\b/i.test(body);
+}
+
+function withIndex(err: unknown, index: number): unknown {
+  if (!(err instanceof SqliteEngineError)) return err;
+  const data = err.toData();
+  return new SqliteEngineError({ ...data, index, message: `Statement ${index}: ${data.message}` });
+}

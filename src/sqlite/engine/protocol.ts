@@ -1,0 +1,24 @@
+import type { SqliteEngineErrorData } from './errors.js';
+import type { NativeParts } from './native.js';
+import type { EngineLimits, VersionResult } from './types.js';
+
+/** Messages between the pool (main thread) and its workers. */
+export type Operation =
+  'open' | 'query' | 'exec' | 'batch' | 'schema' | 'vacuum' | 'version' | 'setMaxBytes' | 'close';
+
+export interface Request {
+  id: number;
+  op: Operation;
+  dbId: number;
+  args: unknown[];
+}
+
+/** Every answer carries the database's version and size, which the pool keeps in memory. */
+export type Response =
+  | { id: number; ok: true; value: unknown; state: VersionResult | undefined }
+  | { id: number; ok: false; error: SqliteEngineErrorData; state: VersionResult | undefined };
+
+export interface WorkerInit {
+  limits: EngineLimits;
+  native: NativeParts;
+}

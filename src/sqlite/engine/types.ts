@@ -1,0 +1,93 @@
+import type { SqlValue } from './encoding.js';
+
+/** Caps and timings that hold for every database of a pool. */
+export interface EngineLimits {
+  /** Per tenant statement: past it the progress handler interrupts the statement. */
+  statementTimeoutMs: number;
+  /** How long a statement waits for a lock another connection holds (PRAGMA busy_timeout). */
+  busyTimeoutMs: number;
+  /** Rows per query response; more are cut and `truncated` is set. */
+  maxRows: number;
+  /** Approximate JSON bytes of the rows per query response; past it rows are cut (`truncated`). */
+  maxResultBytes: number;
+  /** Statements per batch. */
+  maxBatchStatements: number;
+}
+
+export const DEFAULT_LIMITS: EngineLimits = {
+  statementTimeoutMs: 2_000,
+  busyTimeoutMs: 5_000,
+  maxRows: 10_000,
+  maxResultBytes: 8 * 1024 * 1024,
+  maxBatchStatements: 500,
+};
+
+export interface OpenOptions {
+  /** The size cap in bytes (the plan's), or null for none. */
+  maxBytes: number | null;
+}
+
+export interface StatementInput {
+  sql: string;
+  /** Positional `?` parameters, in the JSON encoding of encoding.ts. */
+  params?: unknown[];
+}
+
+export interface QueryResult {
+  /** Column names in order (a duplicated name appears twice here; in the row objects the last wins). */
+  columns: string[];
+  /** One object per row, column name → value (encoding.ts). */
+  rows: Record<string, SqlValue>[];
+  rowCount: number;
+  /** True when rows were cut at `maxRows` or `maxResultBytes`. */
+  truncated: boolean;
+  version: number;
+}
+
+export interface WriteOutcome {
+  rowsAffected: number;
+  /** The rowid of the last inserted row; null when the statement changed no row. */
+  lastInsertRowId: number | null;
+}
+
+export interface ExecResult extends WriteOutcome {
+  version: number;
+  sizeBytes: number;
+}
+
+export interface BatchResult {
+  results: WriteOutcome[];
+  version: number;
+  sizeBytes: number;
+}
+
+export interface SchemaResult {
+  tables: {
+    name: string;
+    /** The CREATE TABLE text. */
+    sql: string;
+    columns: {
+      name: string;
+      type: string;
+      notNull: boolean;
+      defaultValue: string | null;
+      primaryKey: boolean;
+    }[];
+    indexes: { name: string; sql: string }[];
+  }[];
+  views: { name: string; tableName: string; sql: string }[];
+  triggers: { name: string; tableName: string; sql: string }[];
+  version: number;
+}
+
+export interface VacuumResult {
+  sizeBefore: number;
+  sizeAfter: number;
+  durationMs: number;
+  version: number;
+}
+
+export interface VersionResult {
+  version: number;
+  sizeBytes: number;
+}

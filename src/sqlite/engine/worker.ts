@@ -1,0 +1,68 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import { GuardedDatabase } from './connection.js';
+import { SqliteEngineError } from './errors.js';
+import type { Request, Response, WorkerInit } from './protocol.js';
+
+/**
+ * A worker of the pool: owns the connections of the databases pinned to it and runs their SQL one
+ * call at a time, so a database's writes are serialized and the main event loop runs none of it.
+ * Requests arrive in batches (one message per tick of the main thread); the answers to a batch go
+ * back as one message.
+ */
+const init = workerData as WorkerInit;
+const databases = new Map<number, GuardedDatabase>();
+
+function handle(request: Request): unknown {
+  if (request.op === 'open') {
+    const [filePath, options] = request.args as ConstructorParameters<typeof GuardedDatabase>;
+    databases.set(request.dbId, new GuardedDatabase(filePath, options, init.limits, init.native));
+    return null;
+  }
+  const db = databases.get(request.dbId);
+  if (!db) throw new SqliteEngineError({ kind: 'closed', message: 'The database is not open' });
+  const [a, b] = request.args;
+  switch (request.op) {
+    case 'query':
+      return db.query(a as string, b);
+    case 'exec':
+      return db.exec(a as string, b);
+    case 'batch':
+      return db.batch(a as Parameters<GuardedDatabase['batch']>[0]);
+    case 'schema':
+      return db.schema();
+    case 'vacuum':
+      return db.vacuum();
+    case 'version':
+      return db.state;
+    case 'setMaxBytes':
+      db.setMaxBytes(a as number | null);
+      return null;
+    case 'close':
+      databases.delete(request.dbId);
+      db.close();
+      return null;
+  }
+}
+
+function answer(request: Request): Response {
+  try {
+    const value = handle(request);
+    return { id: request.id, ok: true, value, state: databases.get(request.dbId)?.state };
+  } catch (err) {
+    const code = (err as { code?: unknown } | null)?.code;
+    const error =
+      err instanceof SqliteEngineError
+        ? err
+        : new SqliteEngineError({
+            // e.g. opening a file that is not a database: SQLite's error; anything else is ours.
+            kind: typeof code === 'string' && code.startsWith('SQLITE_') ? 'sql' : 'internal',
+            message: err instanceof Error ? err.message : String(err),
+            sqliteCode: typeof code === 'string' ? code : undefined,
+          });
+    return { id: request.id, ok: false, error: error.toData(), state: databases.get(request.dbId)?.state };
+  }
+}
+
+parentPort?.on('message', (requests: Request[]) => {
+  parentPort?.postMessage(requests.map(answer));
+});

@@ -1,0 +1,271 @@
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  locateNativeParts,
+  type SqliteDatabase,
+  SqliteEngineError,
+  SqlitePool,
+} from '../../src/sqlite/engine/index.js';
+
+// The guard's threat table, one test each, against real SQLite files on real worker threads.
+// Every refusal must change nothing: the version stays where it was.
+
+const DEADLINE_MS = 400;
+const native = locateNativeParts();
+let dir: string;
+let pool: SqlitePool;
+let db: SqliteDatabase;
+
+async function refusal(run: () => Promise<unknown>): Promise<SqliteEngineError> {
+  const before = (await db.version()).version;
+  const err = await run().then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err, 'expected a refusal').toBeInstanceOf(SqliteEngineError);
+  expect((await db.version()).version).toBe(before);
+  return err as SqliteEngineError;
+}
+
+const denied = async (sql: string, via: 'query' | 'exec' = 'exec') => {
+  const err = await refusal(() => (via === 'query' ? db.query(sql) : db.exec(sql)));
+  expect(err.kind, `${sql}: ${err.message}`).toBe('denied');
+  return err;
+};
+
+beforeAll(async () => {
+  dir = mkdtempSync(path.join(tmpdir(), 'hp-sqlite-guard-'));
+  pool = new SqlitePool({ size: 1, limits: { statementTimeoutMs: DEADLINE_MS } });
+  db = await pool.open(path.join(dir, 'app.sqlite'), { maxBytes: null });
+  await db.exec('CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)');
+  await db.exec("INSERT INTO notes (body) VALUES ('hello')");
+});
+
+afterAll(async () => {
+  await pool?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('files outside the database', () => {
+  it('ATTACH is refused and creates no file', async () => {
+    const target = path.join(dir, 'attached.sqlite');
+    const err = await denied(`ATTACH DATABASE '${target}' AS other`);
+    expect(err.sqliteCode).toBe('SQLITE_AUTH');
+    expect(existsSync(target)).toBe(false);
+  });
+
+  it('ATTACH through the sqlite_attach path of an expression is refused too', async () => {
+    const target = path.join(dir, 'attached2.sqlite');
+    await denied(`ATTACH '${dir}' || '/attached2.sqlite' AS other`);
+    expect(existsSync(target)).toBe(false);
+  });
+
+  it('DETACH is refused', async () => {
+    await denied('DETACH DATABASE main');
+  });
+
+  it('VACUUM INTO a path is refused and writes no file', async () => {
+    // Through the engine it fails inside the engine's transaction; the guard's own refusal (outside
+    // any transaction) is tested on a bare connection below.
+    const target = path.join(dir, 'copy.sqlite');
+    await refusal(() => db.exec(`VACUUM INTO '${target}'`));
+    expect(existsSync(target)).toBe(false);
+  });
+
+  it('the guard itself refuses VACUUM INTO and VACUUM on a bare connection in autocommit mode', () => {
+    const bare = new Database(path.join(dir, 'bare.sqlite'), { nativeBinding: native.binding });
+    try {
+      bare.loadExtension(native.guard);
+      const secret = bare.prepare("SELECT _hp_guard('init')").pluck().get() as string;
+      bare.prepare("SELECT _hp_guard(?, 'tenant', 1000)").run(secret);
+      const target = path.join(dir, 'bare-copy.sqlite');
+      expect(() => bare.exec(`VACUUM INTO '${target}'`)).toThrow(/authorization denied/);
+      expect(existsSync(target)).toBe(false);
+      expect(() => bare.exec('VACUUM')).toThrow(/authorization denied/);
+      expect(bare.prepare("SELECT _hp_guard(?, 'status')").pluck().get(secret)).toBe('attach');
+    } finally {
+      bare.close();
+      rmSync(path.join(dir, 'bare.sqlite'), { force: true });
+    }
+  });
+
+  it('load_extension() is refused', async () => {
+    const err = await denied("SELECT load_extension('/lib/x86_64-linux-gnu/libc.so.6')", 'query');
+    expect(err.reason).toBe('function: load_extension');
+  });
+
+  it('leaves only the database and its WAL files in the folder', () => {
+    expect(readdirSync(dir).sort()).toEqual(['app.sqlite', 'app.sqlite-shm', 'app.sqlite-wal']);
+  });
+});
+
+describe('PRAGMAs that change durability, locking, limits or schema internals', () => {
+  it.each([
+    'PRAGMA journal_mode = DELETE',
+    'PRAGMA journal_mode',
+    'PRAGMA synchronous = OFF',
+    'PRAGMA locking_mode = EXCLUSIVE',
+    'PRAGMA max_page_count = 1000000000',
+    'PRAGMA writable_schema = ON',
+    'PRAGMA mmap_size = 1073741824',
+    'PRAGMA page_size = 65536',
+    'PRAGMA cache_size = -2000000',
+    'PRAGMA temp_store = MEMORY',
+    'PRAGMA schema_version = 1',
+    'PRAGMA foreign_keys = OFF',
+    'PRAGMA trusted_schema = ON',
+    'PRAGMA query_only = ON',
+    'PRAGMA busy_timeout = 0',
+    'PRAGMA wal_autocheckpoint = 0',
+    'PRAGMA wal_checkpoint(TRUNCATE)',
+    'PRAGMA auto_vacuum = FULL',
+    'PRAGMA secure_delete = OFF',
+    'PRAGMA cell_size_check = OFF',
+    'PRAGMA integrity_check',
+    'PRAGMA database_list',
+    'PRAGMA compile_options',
+    'PRAGMA table_info(_meta)',
+  ])('%s is refused', async (sql) => {
+    const err = await denied(sql);
+    expect(err.reason).toMatch(/^pragma: /);
+  });
+
+  it('harmless PRAGMAs run: table_info of a tenant table, user_version, foreign_keys read', async () => {
+    const info = await db.query('PRAGMA table_info(notes)');
+    expect(info.rows.map((r) => r.name)).toEqual(['id', 'body']);
+    await db.exec('PRAGMA user_version = 7');
+    expect((await db.query('PRAGMA user_version')).rows).toEqual([{ user_version: 7 }]);
+    expect((await db.query('PRAGMA foreign_keys')).rows).toEqual([{ foreign_keys: 1 }]);
+  });
+});
+
+describe('the internal tables in every spelling', () => {
+  it.each([
+    'SELECT * FROM _meta',
+    'SELECT * FROM "_META"',
+    'SELECT * FROM [_meta]',
+    'SELECT * FROM `_Meta`',
+    'SELECT * FROM main._meta',
+    'SELECT * FROM "main"."_meta"',
+    'SELECT version FROM _meta',
+    'SELECT (SELECT version FROM _meta) AS v',
+    "SELECT * FROM pragma_table_info('_meta')",
+  ])('read: %s is refused', async (sql) => {
+    await denied(sql, 'query');
+  });
+
+  it.each([
+    'UPDATE _meta SET version = 0',
+    'UPDATE "_META" SET version = 0',
+    'DELETE FROM [_meta]',
+    'INSERT INTO `_Meta` (id, version) VALUES (2, 0)',
+    'DROP TABLE main._meta',
+    'ALTER TABLE _meta RENAME TO mine',
+    'ALTER TABLE _meta ADD COLUMN x',
+    'CREATE INDEX meta_version ON _meta (version)',
+    'CREATE TRIGGER on_meta AFTER UPDATE ON _meta BEGIN SELECT 1; END',
+    'CREATE TABLE _hp_users (id)',
+    'CREATE TABLE "_HP_sessions" (id)',
+    'CREATE TABLE _litestream_seq (id)',
+    'CREATE VIEW _hp_view AS SELECT 1',
+  ])('write: %s is refused', async (sql) => {
+    await denied(sql);
+  });
+
+  it('renaming a tenant table to a reserved name is refused', async () => {
+    await db.exec('CREATE TABLE scratch (a)');
+    await refusal(() => db.exec('ALTER TABLE scratch RENAME TO _hp_users'));
+    await refusal(() => db.exec('ALTER TABLE scratch RENAME TO "_litestream_lock"'));
+    expect((await db.schema()).tables.map((t) => t.name)).toContain('scratch');
+    await db.exec('DROP TABLE scratch');
+  });
+
+  it('a view over _meta can be created but not read', async () => {
+    await db.exec('CREATE VIEW peek AS SELECT * FROM _meta');
+    const err = await denied('SELECT * FROM peek', 'query');
+    expect(err.reason).toBe('reserved table: _meta');
+    await db.exec('DROP VIEW peek');
+  });
+
+  it('a trigger that writes _meta makes the statement that fires it fail, changing nothing', async () => {
+    await db.exec('CREATE TRIGGER sneak AFTER INSERT ON notes BEGIN UPDATE _meta SET version = 0; END');
+    const count = (await db.query('SELECT count(*) AS n FROM notes')).rows[0]?.n;
+    await denied("INSERT INTO notes (body) VALUES ('x')");
+    expect((await db.query('SELECT count(*) AS n FROM notes')).rows[0]?.n).toBe(count);
+    await db.exec('DROP TRIGGER sneak');
+  });
+
+  it('a trigger that reads _meta is refused as well', async () => {
+    await db.exec(
+      'CREATE TRIGGER sneak2 AFTER INSERT ON notes BEGIN INSERT INTO notes (body) SELECT version FROM _meta; END',
+    );
+    await denied("INSERT INTO notes (body) VALUES ('x')");
+    await db.exec('DROP TRIGGER sneak2');
+  });
+
+  it('schema() hides _meta and SQLite tables', async () => {
+    const schema = await db.schema();
+    expect(schema.tables.map((t) => t.name)).toEqual(['notes']);
+    expect(schema.tables[0]?.sql).toMatch(/^CREATE TABLE notes/);
+    expect(schema.tables[0]?.columns.map((c) => c.name)).toEqual(['id', 'body']);
+  });
+});
+
+describe('transactions and statements', () => {
+  it.each(['BEGIN', 'BEGIN IMMEDIATE', 'COMMIT', 'ROLLBACK', 'SAVEPOINT sp', 'RELEASE sp', 'END'])(
+    '%s is refused',
+    async (sql) => {
+      const err = await denied(sql);
+      expect(err.reason).toBe('transaction control');
+    },
+  );
+
+  it('two statements in one call are refused, and neither runs', async () => {
+    const err = await refusal(() => db.exec("INSERT INTO notes (body) VALUES ('a'); DELETE FROM notes"));
+    expect(err.kind).toBe('statement');
+    expect(err.message).toMatch(/more than one statement/);
+    expect((await db.query('SELECT count(*) AS n FROM notes')).rows[0]?.n).toBeGreaterThan(0);
+  });
+
+  it('temp objects are refused', async () => {
+    await denied('CREATE TEMP TABLE t (a)');
+  });
+
+  it('functions outside the allowlist are refused (sqlite_version, the guard control)', async () => {
+    await denied('SELECT sqlite_version()', 'query');
+    await denied('SELECT sqlite_compileoption_get(0)', 'query');
+    const init = await refusal(() => db.query("SELECT _hp_guard('init')"));
+    expect(init.message).toMatch(/not authorized/);
+    const forged = await refusal(() => db.query(`SELECT _hp_guard('${'0'.repeat(64)}', 'engine')`));
+    expect(forged.message).toMatch(/not authorized/);
+  });
+});
+
+describe('the deadline', () => {
+  it('stops an endless recursive CTE written without RECURSIVE, and the database stays usable', async () => {
+    const started = performance.now();
+    const err = await refusal(() =>
+      db.query('WITH c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c'),
+    );
+    const took = performance.now() - started;
+    expect(err.kind).toBe('timeout');
+    expect(took).toBeGreaterThanOrEqual(DEADLINE_MS - 5);
+    expect(took).toBeLessThan(DEADLINE_MS + 1_500);
+    expect((await db.query('SELECT body FROM notes ORDER BY id LIMIT 1')).rows).toEqual([{ body: 'hello' }]);
+  });
+
+  it('stops an endless write and rolls it back', async () => {
+    const before = (await db.query('SELECT count(*) AS n FROM notes')).rows[0]?.n;
+    const err = await refusal(() =>
+      db.exec(
+        'INSERT INTO notes (body) WITH c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT x FROM c',
+      ),
+    );
+    expect(err.kind).toBe('timeout');
+    expect((await db.query('SELECT count(*) AS n FROM notes')).rows[0]?.n).toBe(before);
+    await db.exec("INSERT INTO notes (body) VALUES ('after')");
+  });
+});
