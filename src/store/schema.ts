@@ -5,3 +5,4 @@ export * from '../files/tables.js';
 export * from '../publish/tables.js';
 export * from '../ratelimit/tables.js';
 export * from '../forms/tables.js';
+export * from '../sqlite/tables.js';
