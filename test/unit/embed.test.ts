@@ -222,6 +222,8 @@ mkdirSync(path.join(process.cwd(), '.cache'), { recursive: true });
 const scratch = mkdtempSync(path.join(process.cwd(), '.cache', 'embed-test-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
+const REACT_DOM_SERVER: string = 'react-dom/server';
+
 /** Compiles the snippet with esbuild (JSX), then imports it and renders it with react-dom/server. */
 async function renderReact(form: EmbedForm): Promise<{ name: string; html: string }> {
   const entry = path.join(scratch, `${Math.random().toString(36).slice(2)}.jsx`);
@@ -240,7 +242,8 @@ async function renderReact(form: EmbedForm): Promise<{ name: string; html: strin
   const [mod, React, server] = await Promise.all([
     import(pathToFileURL(out).href) as Promise<{ default: () => unknown }>,
     import('react'),
-    import('react-dom/server'),
+    // react-dom ships no types here (no @types/react-dom): the one function used, typed by hand.
+    import(REACT_DOM_SERVER) as Promise<{ renderToStaticMarkup(element: unknown): string }>,
   ]);
   const element = React.createElement(mod.default as React.FC);
   return { name: mod.default.name, html: server.renderToStaticMarkup(element) };
