@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { type BindValue, cellBytes, decodeParams, encodeCell, type SqlValue } from './encoding.js';
 import { SqliteEngineError } from './errors.js';
+import { freesSpace } from './statement-kind.js';
 import type { NativeParts } from './native.js';
 import type {
   BatchResult,
@@ -215,8 +216,10 @@ export class GuardedDatabase {
   }
 
   vacuum(): VacuumResult {
+    // Before and after: the file's pages, free ones included (what VACUUM gives back to the disk);
+    // the cap counts used pages only, so DELETE alone already brings a database under it.
     const started = performance.now();
-    const sizeBefore = this.measure();
+    const sizeBefore = this.allocated();
     this.internal.maintenance.run(this.secret, 1n);
     try {
       this.db.exec('VACUUM');
@@ -226,7 +229,7 @@ export class GuardedDatabase {
     this.sizeBytes = this.measure();
     return {
       sizeBefore,
-      sizeAfter: this.sizeBytes,
+      sizeAfter: this.allocated(),
       durationMs: Math.round(performance.now() - started),
       version: this.version,
     };
@@ -365,7 +368,7 @@ export class GuardedDatabase {
     return new SqliteEngineError({
       kind: 'size',
       message: applied
-        ? `The database is now ${this.sizeBytes} bytes, over its ${this.maxBytes} byte limit: this write was applied; later writes are refused until DELETE or DROP frees space (then VACUUM)`
+        ? `The database is now ${this.sizeBytes} bytes, over its ${this.maxBytes} byte limit: this write was applied; later writes are refused until DELETE or DROP frees space`
         : `The database is ${this.sizeBytes} bytes, over its ${this.maxBytes} byte limit: only DELETE and DROP statements run until space is freed`,
       sizeBytes: this.sizeBytes,
       limitBytes: this.maxBytes ?? undefined,
@@ -375,17 +378,14 @@ export class GuardedDatabase {
     });
   }
 
+  private allocated(): number {
+    return Number(this.internal.pages.get()) * this.pageSize;
+  }
+
   /** Bytes in use: (page_count − freelist_count) × page_size. */
   private measure(): number {
     return (Number(this.internal.pages.get()) - Number(this.internal.free.get())) * this.pageSize;
   }
-}
-
-/** Statements allowed while over the cap: those that start with DELETE or DROP. */
-export function freesSpace(sql: unknown): boolean {
-  if (typeof sql !== 'string') return false;
-  const body = sql.replace(/^(\s+|--[^\n]*(\n|$)|\/\*[\s\S]*?\*\/)*/, '');
-  return /^(DELETE|DROP)\b/i.test(body);
 }
 
 function withIndex(err: unknown, index: number): unknown {

@@ -1,0 +1,258 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SqliteEngineError, SqlitePool } from '../../src/sqlite/engine/index.js';
+
+// The engine's statement rules, encodings, caps, version and size cap, on real SQLite files and
+// real worker threads.
+
+let dir: string;
+let pool: SqlitePool;
+let n = 0;
+const file = () => path.join(dir, `db-${++n}.sqlite`);
+
+async function failure(run: () => Promise<unknown>): Promise<SqliteEngineError> {
+  const err = await run().then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err, 'expected a failure').toBeInstanceOf(SqliteEngineError);
+  return err as SqliteEngineError;
+}
+
+beforeAll(() => {
+  dir = mkdtempSync(path.join(tmpdir(), 'hp-sqlite-engine-'));
+  pool = new SqlitePool({ size: 2, limits: { maxRows: 1_000, maxResultBytes: 256 * 1024 } });
+});
+
+afterAll(async () => {
+  await pool?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('statement rules', () => {
+  it('query runs reads only; exec runs writes only; neither changes anything when refused', async () => {
+    const db = await pool.open(file(), { maxBytes: null });
+    await db.exec('CREATE TABLE t (a)');
+    const v = (await db.version()).version;
+    for (const sql of [
+      'INSERT INTO t VALUES (1)',
+      'DELETE FROM t',
+      'CREATE TABLE u (a)',
+      'INSERT INTO t VALUES (1) RETURNING a',
+    ]) {
+      expect((await failure(() => db.query(sql))).kind).toBe('statement');
+    }
+    expect((await failure(() => db.exec('SELECT * FROM t'))).kind).toBe('statement');
+    expect((await db.query('SELECT count(*) AS n FROM t')).rows).toEqual([{ n: 0 }]);
+    expect((await db.version()).version).toBe(v);
+  });
+
+  it('exec reports rowsAffected and lastInsertRowId, and bumps the version by one per write', async () => {
+    const db = await pool.open(file(), { maxBytes: null });
+    const created = await db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, a)');
+    expect(created.rowsAffected).toBe(0);
+    expect(created.lastInsertRowId).toBeNull();
+    const inserted = await db.exec('INSERT INTO t (a) VALUES (?), (?)', ['x', 'y']);
+    expect(inserted).toMatchObject({ rowsAffected: 2, lastInsertRowId: 2, version: created.version + 1 });
+    const updated = await db.exec('UPDATE t SET a = ? WHERE id = ?', ['z', 1]);
+    expect(updated).toMatchObject({ rowsAffected: 1, version: created.version + 2 });
+  });
+
+  it('errors carry the SQLite text and code', async () => {
+    const db = await pool.open(file(), { maxBytes: null });
+    await db.exec('CREATE TABLE t (a UNIQUE)');
+    await db.exec('INSERT INTO t VALUES (1)');
+    const dup = await failure(() => db.exec('INSERT INTO t VALUES (1)'));
+    expect(dup).toMatchObject({ kind: 'sql', sqliteCode: 'SQLITE_CONSTRAINT_UNIQUE' });
+    expect(dup.message).toMatch(/UNIQUE constraint failed: t.a/);
+    const syntax = await failure(() => db.query('SELEC 1'));
+    expect(syntax).toMatchObject({ kind: 'sql', sqliteCode: 'SQLITE_ERROR' });
+    expect(syntax.message).toMatch(/syntax error/);
+    expect((await failure(() => db.query('SELECT ?', []))).kind).toBe('statement');
+    expect((await failure(() => db.query('SELECT ?', [{ nested: true }]))).kind).toBe('statement');
+  });
+
+  it('batch is one transaction: all or nothing, the failure names its index', async () => {
+    const db = await pool.open(file(), { maxBytes: null });
+    await db.exec('CREATE TABLE t (a UNIQUE)');
+    const v = (await db.version()).version;
+    const err = await failure(() =>
+      db.batch([
+        { sql: 'INSERT INTO t VALUES (?)', params: [1] },
+        { sql: 'INSERT INTO t VALUES (?)', params: [2] },
+        { sql: 'INSERT INTO t VALUES (?)', params: [1] },
+      ]),
+    );
+    expect(err).toMatchObject({ kind: 'sql', index: 2, sqliteCode: 'SQLITE_CONSTRAINT_UNIQUE' });
+    expect((await db.query('SELECT count(*) AS n FROM t')).rows).toEqual([{ n: 0 }]);
+    expect((await db.version()).version).toBe(v);
+    const denied = await failure(() => db.batch([{ sql: 'INSERT INTO t VALUES (5)' }, { sql: 'BEGIN' }]));
+    expect(denied).toMatchObject({ kind: 'denied', index: 1 });
+
+    const ok = await db.batch([
+      { sql: 'CREATE TABLE u (b)' },
+      { sql: 'INSERT INTO u VALUES (?)', params: ['x'] },
+      { sql: 'INSERT INTO t VALUES (?)', params: [3] },
+    ]);
+    expect(ok.results).toEqual([
+      { rowsAffected: 0, lastInsertRowId: null },
+      { rowsAffected: 1, lastInsertRowId: 1 },
+      { rowsAffected: 1, lastInsertRowId: 1 },
+    ]);
+    expect(ok.version).toBe(v + 1);
+  });
+});
+
+describe('encodings and caps', () => {
+  it('integers beyond 2^53 and blobs round-trip losslessly', async () => {
+    const db = await pool.open(file(), { maxBytes: null });
+    await db.exec('CREATE TABLE t (i INTEGER, r REAL, b BLOB, s TEXT)');
+    const big = { $bigint: '9223372036854775807' };
+    const small = { $bigint: '-9007199254740993' };
+    const blob = { $base64: Buffer.from([0, 1, 2, 255, 254]).toString('base64') };
+    await db.exec('INSERT INTO t VALUES (?, ?, ?, ?)', [big, 1.5, blob, 'é']);
+    await db.exec('INSERT INTO t VALUES (?, ?, ?, ?)', [small, { $real: 'Infinity' }, null, '']);
+    await db.exec('INSERT INTO t VALUES (?, ?, ?, ?)', [42, 2, { $base64: '' }, true]);
+    const { rows } = await db.query(
+      'SELECT i, typeof(i) AS ti, r, typeof(r) AS tr, b, s FROM t ORDER BY rowid',
+    );
+    expect(rows).toEqual([
+      { i: big, ti: 'integer', r: 1.5, tr: 'real', b: blob, s: 'é' },
+      { i: small, ti: 'integer', r: { $real: 'Infinity' }, tr: 'real', b: null, s: '' },
+      { i: 42, ti: 'integer', r: 2, tr: 'real', b: { $base64: '' }, s: '1' },
+    ]);
+    expect((await db.query('SELECT ? + 1 AS n', [{ $bigint: '9007199254740992' }])).rows).toEqual([
+      { n: { $bigint: '9007199254740993' } },
+    ]);
+  });
+
+  it('cuts a huge result at the row cap and says so', async () => {
+    const db = await pool.open(file(), { maxBytes: null });
+    const result = await db.query(
+      'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 1000000) SELECT x FROM c',
+    );
+    expect(result.rowCount).toBe(1_000);
+    expect(result.truncated).toBe(true);
+    expect(result.rows.at(-1)).toEqual({ x: 1_000 });
+    const small = await db.query('SELECT 1 AS x');
+    expect(small.truncated).toBe(false);
+  });
+
+  it('cuts a huge result at the byte cap and says so', async () => {
+    const db = await pool.open(file(), { maxBytes: null });
+    const result = await db.query(
+      "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 500) SELECT x, printf('%.2000c', 'a') AS pad FROM c",
+    );
+    expect(result.truncated).toBe(true);
+    expect(result.rowCount).toBeLessThan(500);
+    expect(result.rowCount).toBeGreaterThan(100);
+    expect(JSON.stringify(result.rows).length).toBeLessThan(256 * 1024 + 4096);
+  });
+
+  it('refuses strings and blobs over the length limit', async () => {
+    const db = await pool.open(file(), { maxBytes: null });
+    const err = await failure(() => db.query('SELECT zeroblob(100000000) AS z'));
+    expect(err).toMatchObject({ kind: 'sql', sqliteCode: 'SQLITE_TOOBIG' });
+  });
+});
+
+describe('version', () => {
+  it('100 concurrent writes: none lost, every version distinct and strictly increasing per call order', async () => {
+    const db = await pool.open(file(), { maxBytes: null });
+    const start = (await db.exec('CREATE TABLE t (i INTEGER)')).version;
+    const results = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => db.exec('INSERT INTO t (i) VALUES (?)', [i])),
+    );
+    const versions = results.map((r) => r.version);
+    expect(versions).toEqual(Array.from({ length: 100 }, (_, i) => start + i + 1));
+    expect((await db.query('SELECT count(*) AS n, count(DISTINCT i) AS d FROM t')).rows).toEqual([
+      { n: 100, d: 100 },
+    ]);
+    expect((await db.version()).version).toBe(start + 100);
+  });
+
+  it('is kept across reopen, and version() answers from memory', async () => {
+    const f = file();
+    const db = await pool.open(f, { maxBytes: null });
+    await db.exec('CREATE TABLE t (a)');
+    const { version } = await db.exec('INSERT INTO t VALUES (1)');
+    await db.close();
+    const again = await pool.open(f, { maxBytes: null });
+    expect((await again.version()).version).toBe(version);
+    // From memory: answered without a worker round trip, so at once even while the worker is busy.
+    const slow = again.query(
+      'WITH c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 3000000) SELECT sum(x) FROM c',
+    );
+    const started = performance.now();
+    expect((await again.version()).version).toBe(version);
+    expect(performance.now() - started).toBeLessThan(20);
+    await slow;
+  });
+
+  it('opening the same file twice gives the same database; databases spread over the workers', async () => {
+    const f = file();
+    const a = await pool.open(f, { maxBytes: null });
+    const b = await pool.open(f, { maxBytes: null });
+    expect(a).toBe(b);
+    await b.close();
+    await a.exec('CREATE TABLE t (a)'); // still open: one close left
+    await a.close();
+    await expect(a.exec('INSERT INTO t VALUES (1)')).rejects.toMatchObject({ kind: 'closed' });
+    const stats = pool.stats();
+    expect(stats.workers).toBe(2);
+    const [x, y] = stats.databasesPerWorker;
+    expect(Math.abs((x ?? 0) - (y ?? 0))).toBeLessThanOrEqual(1);
+  });
+});
+
+describe('size cap', () => {
+  it('applies the crossing write, then refuses writes until DELETE and VACUUM free space; reads keep working', async () => {
+    const cap = 256 * 1024;
+    const db = await pool.open(file(), { maxBytes: cap });
+    await db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, pad BLOB)');
+    let crossing: SqliteEngineError | undefined;
+    let inserts = 0;
+    while (!crossing && inserts < 100) {
+      crossing = await db.exec('INSERT INTO t (pad) VALUES (randomblob(20000))').then(
+        () => undefined,
+        (e: SqliteEngineError) => e,
+      );
+      inserts++;
+    }
+    expect(crossing).toMatchObject({ kind: 'size', applied: true, limitBytes: cap });
+    expect(crossing?.sizeBytes).toBeGreaterThan(cap);
+    expect((await db.query('SELECT count(*) AS n FROM t')).rows).toEqual([{ n: inserts }]);
+    const version = (await db.version()).version;
+    expect(crossing?.version).toBe(version);
+
+    const refused = await failure(() => db.exec("INSERT INTO t (pad) VALUES (X'01')"));
+    expect(refused).toMatchObject({ kind: 'size', applied: false });
+    expect((await failure(() => db.exec('UPDATE t SET pad = NULL'))).kind).toBe('size');
+    expect((await db.version()).version).toBe(version);
+    expect((await db.query('SELECT count(*) AS n FROM t')).rows).toEqual([{ n: inserts }]);
+
+    // DELETE frees pages (the cap counts used pages), so writes run again; VACUUM shrinks the file.
+    const deleted = await db.exec('DELETE FROM t WHERE id > 2');
+    expect(deleted.sizeBytes).toBeLessThan(cap);
+    await db.exec("INSERT INTO t (pad) VALUES (X'01')");
+    const vacuumed = await db.vacuum();
+    expect(vacuumed.sizeBefore).toBeGreaterThan(cap);
+    expect(vacuumed.sizeAfter).toBeLessThan(cap);
+    expect(vacuumed.version).toBe((await db.version()).version);
+  });
+
+  it('a single write far beyond the cap hits max_page_count and is refused as a size error', async () => {
+    const cap = 64 * 1024;
+    const db = await pool.open(file(), { maxBytes: cap });
+    await db.exec('CREATE TABLE t (pad BLOB)');
+    const err = await failure(() =>
+      db.exec(
+        'INSERT INTO t WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 200) SELECT randomblob(20000) FROM c',
+      ),
+    );
+    expect(err).toMatchObject({ kind: 'size', applied: false });
+    expect((await db.query('SELECT count(*) AS n FROM t')).rows).toEqual([{ n: 0 }]);
+  });
+});
