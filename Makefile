@@ -28,7 +28,8 @@ $(NPM_INSTALL_STAMP): package.json package-lock.json | node
 	npm ci --no-audit --no-fund
 	@touch $@
 
-install: $(NPM_INSTALL_STAMP) ## Install npm dependencies (from the lockfile)
+install: $(NPM_INSTALL_STAMP) ## Install npm dependencies (from the lockfile) and build the SQLite engine's native parts
+	@bash native/build.sh
 
 build: install ## Compile TypeScript to dist/
 	npm run build
@@ -53,7 +54,7 @@ bench-edge: build ## Edge cache-hit throughput against nginx (reported as a rati
 	bash bench/edge/run.sh
 
 clean: ## Remove build output and tool caches (not ./data)
-	rm -rf dist .cache
+	rm -rf dist .cache native/build
 
 .PHONY: help node install build run test-tools lint test fuzz bench-edge clean
 
