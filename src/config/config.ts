@@ -41,7 +41,7 @@ export const configSchema = z.object({
   HOSTPLANE_TEMP_PAGES_MAX_MB: z.coerce.number().int().min(1).max(1_048_576).default(1024),
   // Uploads (files and videos) received at once by one process, and for one site: beyond either
   // the request is refused before its body is read (503 / 429 with Retry-After). A memory bound.
-  HOSTPLANE_UPLOADS_MAX_CONCURRENT: z.coerce.number().int().min(1).max(10_000).default(6),
+  HOSTPLANE_UPLOADS_MAX_CONCURRENT: z.coerce.number().int().min(1).max(10_000).default(4),
   HOSTPLANE_UPLOADS_MAX_PER_SITE: z.coerce.number().int().min(1).max(10_000).default(3),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   // Cluster mode: Site custom resources are applied and reconciled (see the README's cluster section).
