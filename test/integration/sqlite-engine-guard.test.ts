@@ -190,6 +190,16 @@ describe('the internal tables in every spelling', () => {
     await db.exec('DROP VIEW peek');
   });
 
+  it('a cached statement is judged again when the schema under it changes', async () => {
+    await db.exec('CREATE VIEW swap AS SELECT 1 AS one');
+    expect((await db.query('SELECT * FROM swap')).rows).toEqual([{ one: 1 }]);
+    await db.exec('DROP VIEW swap');
+    await db.exec('CREATE VIEW swap AS SELECT version AS one FROM _meta');
+    // Same SQL text, so the engine's prepared statement; SQLite re-prepares it, in tenant mode.
+    await denied('SELECT * FROM swap', 'query');
+    await db.exec('DROP VIEW swap');
+  });
+
   it('a trigger that writes _meta makes the statement that fires it fail, changing nothing', async () => {
     await db.exec('CREATE TRIGGER sneak AFTER INSERT ON notes BEGIN UPDATE _meta SET version = 0; END');
     const count = (await db.query('SELECT count(*) AS n FROM notes')).rows[0]?.n;
@@ -255,6 +265,15 @@ describe('the deadline', () => {
     expect(took).toBeGreaterThanOrEqual(DEADLINE_MS - 5);
     expect(took).toBeLessThan(DEADLINE_MS + 1_500);
     expect((await db.query('SELECT body FROM notes ORDER BY id LIMIT 1')).rows).toEqual([{ body: 'hello' }]);
+  });
+
+  it('holds for a statement the engine has cached: each run gets its own deadline', async () => {
+    const endless = 'WITH c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT max(x) FROM c';
+    for (let run = 0; run < 2; run++) {
+      const started = performance.now();
+      expect((await refusal(() => db.query(endless))).kind).toBe('timeout');
+      expect(performance.now() - started).toBeGreaterThanOrEqual(DEADLINE_MS - 5);
+    }
   });
 
   it('stops an endless write and rolls it back', async () => {

@@ -17,6 +17,9 @@ import type {
 type Db = Database.Database;
 type Stmt = Database.Statement<BindValue[]>;
 
+/** Prepared tenant statements kept per database, by SQL text. */
+const STATEMENT_CACHE = 100;
+
 /** Tenant tables never shown by schema(): the guard's reserved names. */
 const RESERVED = /^(_meta$|_hp_|_litestream_|sqlite_)/i;
 
@@ -51,6 +54,7 @@ export class GuardedDatabase {
   /** Objects with reserved names, all the platform's: a tenant write that adds one is undone. */
   private reservedObjects = 0;
   private schemaVersion = 0;
+  private readonly statements = new Map<string, Stmt>();
 
   // Plain fields, no parameter properties: the worker runs this file under Node's type stripping.
   readonly filePath: string;
@@ -308,13 +312,30 @@ export class GuardedDatabase {
     this.schemaVersion = schemaVersion;
   }
 
+  /**
+   * Prepares tenant SQL in tenant mode (the authorizer judges it now), or takes it from the cache:
+   * a cached statement was judged in tenant mode too, and when a schema change makes SQLite
+   * re-prepare it, that happens while it runs, in tenant mode again. Preparing is most of the cost
+   * of a point read (~16 of ~23 µs), hence the cache.
+   */
   private prepareTenant(sql: unknown): Stmt {
     if (typeof sql !== 'string' || sql.trim() === '') {
       throw new SqliteEngineError({ kind: 'statement', message: 'sql must be a non-empty string' });
     }
     this.internal.tenant.run(this.secret, BigInt(this.limits.statementTimeoutMs));
+    const cached = this.statements.get(sql);
+    if (cached) {
+      // Most recently used last: the Map's first key is the one to evict.
+      this.statements.delete(sql);
+      this.statements.set(sql, cached);
+      return cached;
+    }
     try {
-      return this.db.prepare<BindValue[]>(sql);
+      const stmt = this.db.prepare<BindValue[]>(sql);
+      this.statements.set(sql, stmt);
+      if (this.statements.size > STATEMENT_CACHE)
+        this.statements.delete(this.statements.keys().next().value as string);
+      return stmt;
     } catch (err) {
       const error = this.tenantError(err);
       this.engineMode();

@@ -39,17 +39,18 @@ class Slot {
   private outbox: Request[] = [];
   dead = false;
 
+  // No parameter properties in this folder: its files also run under Node's type stripping.
   constructor(
     init: WorkerInit,
-    private readonly onAnswer: (slot: Slot, response: Response) => void,
-    private readonly onDeath: (slot: Slot, err: Error) => void,
+    onAnswer: (slot: Slot, response: Response) => void,
+    onDeath: (slot: Slot, err: Error) => void,
   ) {
     this.worker = startWorker(init);
     this.worker.on('message', (responses: Response[]) => {
-      for (const response of responses) this.onAnswer(this, response);
+      for (const response of responses) onAnswer(this, response);
     });
-    this.worker.on('error', (err) => this.onDeath(this, err));
-    this.worker.on('exit', (code) => this.onDeath(this, new Error(`SQLite worker exited with code ${code}`)));
+    this.worker.on('error', (err) => onDeath(this, err));
+    this.worker.on('exit', (code) => onDeath(this, new Error(`SQLite worker exited with code ${code}`)));
   }
 
   /** Queues a request; everything queued in this tick goes to the worker as one message. */
@@ -219,14 +220,18 @@ export class SqlitePool {
 export class SqliteDatabase {
   private known: VersionResult | undefined;
   private closed = false;
+  private readonly pool: SqlitePool;
+  private readonly slot: Slot;
+  private readonly dbId: number;
+  readonly filePath: string;
+  maxBytes: number | null;
 
-  constructor(
-    private readonly pool: SqlitePool,
-    private readonly slot: Slot,
-    private readonly dbId: number,
-    readonly filePath: string,
-    public maxBytes: number | null,
-  ) {
+  constructor(pool: SqlitePool, slot: Slot, dbId: number, filePath: string, maxBytes: number | null) {
+    this.pool = pool;
+    this.slot = slot;
+    this.dbId = dbId;
+    this.filePath = filePath;
+    this.maxBytes = maxBytes;
     pool.handles.set(dbId, this);
   }
 
