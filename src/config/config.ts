@@ -43,6 +43,15 @@ export const configSchema = z.object({
   // the request is refused before its body is read (503 / 429 with Retry-After). A memory bound.
   HOSTPLANE_UPLOADS_MAX_CONCURRENT: z.coerce.number().int().min(1).max(10_000).default(4),
   HOSTPLANE_UPLOADS_MAX_PER_SITE: z.coerce.number().int().min(1).max(10_000).default(3),
+  // Notification mail (src/mail): unset SMTP_URL keeps mail in the outbox and only logs it.
+  SMTP_URL: z
+    .string()
+    .regex(/^smtps?:\/\/[^\s]+$/, 'must be an smtp:// or smtps:// URL')
+    .optional()
+    .or(z.literal('')),
+  MAIL_FROM: z.string().max(320).optional(),
+  HOSTPLANE_MAIL_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(8),
+  HOSTPLANE_MAIL_RETRY_SECONDS: z.coerce.number().min(0.01).max(86_400).default(30),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   // Cluster mode: Site custom resources are applied and reconciled (see the README's cluster section).
   HOSTPLANE_KUBERNETES: booleanFromEnv.default(false),
@@ -72,6 +81,8 @@ export interface Config {
   /** Express's `trust proxy` value: false, 'loopback', a hop count, or an IP/CIDR list. */
   trustProxy: false | string | number;
   logLevel: RawConfig['LOG_LEVEL'];
+  /** Notification mail: SMTP (none: logged, kept in the outbox), sender, retries. */
+  mail: MailConfig;
   /** Ceiling on live temporary pages across the platform. */
   tempPages: { maxPages: number; maxBytes: number };
   /** Uploads one process receives at once, in all and per site (a memory bound, per process). */
@@ -80,6 +91,15 @@ export interface Config {
   schemaWaitMs: number;
   /** Set in cluster mode (HOSTPLANE_KUBERNETES=true). */
   kubernetes: KubernetesConfig | undefined;
+}
+
+export interface MailConfig {
+  smtpUrl: string | undefined;
+  from: string;
+  /** Sends tried before a mail is marked failed. */
+  maxAttempts: number;
+  /** First retry delay; doubled after each further failure (up to an hour). */
+  retryBaseMs: number;
 }
 
 export interface KubernetesConfig {
@@ -130,6 +150,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
           ? Number(c.HOSTPLANE_TRUST_PROXY)
           : c.HOSTPLANE_TRUST_PROXY,
     logLevel: c.LOG_LEVEL,
+    mail: {
+      smtpUrl: c.SMTP_URL || undefined,
+      from: c.MAIL_FROM || `Hostplane <noreply@${baseUrl.hostname}>`,
+      maxAttempts: c.HOSTPLANE_MAIL_MAX_ATTEMPTS,
+      retryBaseMs: c.HOSTPLANE_MAIL_RETRY_SECONDS * 1000,
+    },
     tempPages: {
       maxPages: c.HOSTPLANE_TEMP_PAGES_MAX,
       maxBytes: c.HOSTPLANE_TEMP_PAGES_MAX_MB * 1024 * 1024,

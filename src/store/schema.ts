@@ -6,3 +6,4 @@ export * from '../publish/tables.js';
 export * from '../ratelimit/tables.js';
 export * from '../forms/tables.js';
 export * from '../sqlite/tables.js';
+export * from '../mail/tables.js';
