@@ -17,6 +17,7 @@ import { startMetricsServer, type MetricsServer } from './observability/metrics-
 import { authenticators, Platform, platformModule, SiteEvents } from './platform/index.js';
 import { PUBLISH_RATE_LIMIT, PublishService, publishModule } from './publish/index.js';
 import { createRateLimiter, sweepRateLimits } from './ratelimit/index.js';
+import { AUTH_RATE_LIMITS, SqliteTokens, sqliteModule, UserPools } from './sqlite/index.js';
 import type { Store } from './store/db.js';
 import { openStoreForRole } from './store/schema-gate.js';
 
@@ -92,6 +93,9 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     points: SUBMIT_RATE_LIMIT.perMinute,
     durationSeconds: 60,
   });
+  const sqliteTokens = new SqliteTokens(store.db, platform);
+  const sqliteUsers = new UserPools(store.db);
+  const sqliteAuthLimiters = AUTH_RATE_LIMITS.map((limit) => createRateLimiter(store.db, limit));
   const edge = new Edge(config, platform, files, blobs, events, options.edge);
   const services: Services = {
     config,
@@ -110,6 +114,13 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     filesModule({ config, platform, files }),
     publishModule({ config, publish, limiter: publishLimiter, logger }),
     formsModule({ config, platform, forms, submissions, limiter: submitLimiter, logger }),
+    sqliteModule({
+      config,
+      platform,
+      tokens: sqliteTokens,
+      users: sqliteUsers,
+      authLimiters: sqliteAuthLimiters,
+    }),
     {
       name: 'ratelimit',
       sweeps: [{ name: 'rate_limits', everyMs: 10 * 60_000, run: () => sweepRateLimits(store.db) }],

@@ -14,3 +14,4 @@ export { platformModule } from './routes.js';
 export { authenticators, unauthorized } from './auth.js';
 export { siteForRequest } from './site-scope.js';
 export type { CreatedSite, NewSite } from './sites.js';
+export { hashSecret, newSecret, secretMatches } from './secrets.js';

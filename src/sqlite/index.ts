@@ -8,3 +8,7 @@ export {
   sqliteTokens,
   sqliteUsers,
 } from './tables.js';
+export { SqliteTokens, type InstallInput, type TokenGrant } from './tokens.js';
+export { UserPools, SESSION_DAYS, SESSION_REFRESH_DAYS } from './users.js';
+export { AUTH_RATE_LIMITS } from './user-routes.js';
+export { sqliteModule } from './module.js';

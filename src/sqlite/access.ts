@@ -1,0 +1,78 @@
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Config } from '../config/index.js';
+import { AppError } from '../errors/index.js';
+import type { Platform } from '../platform/index.js';
+import { originAllowed, siteOrigins } from './origins.js';
+import type { SqliteTokens, TokenGrant } from './tokens.js';
+import type { SignedIn, UserPools } from './users.js';
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    /** The scoped token behind `X-Sqlite-Token`, set by `scopedToken`. */
+    sqlite?: TokenGrant & { origins: string[] };
+  }
+}
+
+export const SQLITE_HEADERS = ['X-Sqlite-Token', 'X-Sqlite-User-Token', 'X-API-Key', 'Content-Type'];
+
+/** The grant of a request that passed `scopedToken`. */
+export function grantOf(req: Request): TokenGrant & { origins: string[] } {
+  if (!req.sqlite) throw new AppError('SQLITE_TOKEN_INVALID');
+  return req.sqlite;
+}
+
+/**
+ * Every call with a scoped token: the token must be valid (401) and the request's `Origin` one of
+ * the site's origins (403, spec 5.6). The allowed origin is granted CORS on the answer.
+ */
+export function scopedToken(deps: {
+  config: Config;
+  platform: Platform;
+  tokens: SqliteTokens;
+}): RequestHandler {
+  return (req: Request, res: Response, next: NextFunction) => {
+    (async () => {
+      const grant = await deps.tokens.authenticate(req.get('x-sqlite-token'));
+      const origins = await siteOrigins(deps.config, deps.platform, grant.database.siteId);
+      const origin = req.get('origin');
+      if (!originAllowed(origin, origins))
+        throw new AppError('SQLITE_FORBIDDEN', {
+          message: 'Request Origin is not permitted for this token.',
+        });
+      res.vary('Origin');
+      res.set('Access-Control-Allow-Origin', origin!);
+      req.sqlite = { ...grant, origins };
+    })().then(() => next(), next);
+  };
+}
+
+/**
+ * CORS preflight for /api/v1/sqlite/*: a browser sends no credential on a preflight, so the real
+ * check happens on the call itself (token and Origin above); the preflight only lets it be sent.
+ */
+export const sqlitePreflight: RequestHandler = (req, res, next) => {
+  if (req.method !== 'OPTIONS' || !req.path.startsWith('/api/v1/sqlite/')) return next();
+  const origin = req.get('origin');
+  if (origin) {
+    res.vary('Origin');
+    res.set('Access-Control-Allow-Origin', origin);
+    res.set('Access-Control-Allow-Methods', 'GET, POST, PATCH, DELETE');
+    res.set('Access-Control-Allow-Headers', SQLITE_HEADERS.join(', '));
+    res.set('Access-Control-Max-Age', '600');
+  }
+  res.status(204).end();
+};
+
+/** The signed-in user of `X-Sqlite-User-Token` (401 when the header is missing or the session bad). */
+export async function signedIn(req: Request, users: UserPools): Promise<SignedIn> {
+  const token = req.get('x-sqlite-user-token');
+  if (token === undefined || token === '') throw new AppError('SQLITE_USER_TOKEN_MISSING');
+  return users.authenticate(grantOf(req).database, token);
+}
+
+/** An admin of this database (403 'Admin role required' for a user). */
+export async function signedInAdmin(req: Request, users: UserPools): Promise<SignedIn> {
+  const me = await signedIn(req, users);
+  if (me.user.role !== 'admin') throw new AppError('SQLITE_FORBIDDEN', { message: 'Admin role required' });
+  return me;
+}

@@ -1,0 +1,33 @@
+import { Router } from 'express';
+import type { Config } from '../config/index.js';
+import type { DomainModule } from '../http/index.js';
+import type { Platform } from '../platform/index.js';
+import type { RateLimiter } from '../ratelimit/index.js';
+import { sqlitePreflight } from './access.js';
+import { tokenRoutes } from './token-routes.js';
+import type { SqliteTokens } from './tokens.js';
+import { userRoutes } from './user-routes.js';
+import type { UserPools } from './users.js';
+
+const HOUR = 3_600_000;
+
+/** The SQLite domain as a module of the app: tokens, end users, and the expired-sessions sweep. */
+export function sqliteModule(deps: {
+  config: Config;
+  platform: Platform;
+  tokens: SqliteTokens;
+  users: UserPools;
+  authLimiters: RateLimiter[];
+}): DomainModule {
+  return {
+    name: 'sqlite',
+    routes: (registry) => {
+      const router = Router();
+      router.use(sqlitePreflight);
+      router.use(tokenRoutes({ ...deps, registry }));
+      router.use(userRoutes({ ...deps, limiters: deps.authLimiters, registry }));
+      return router;
+    },
+    sweeps: [{ name: 'sqlite_sessions', everyMs: HOUR, run: () => deps.users.sweepExpired() }],
+  };
+}

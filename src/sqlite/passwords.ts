@@ -1,0 +1,54 @@
+import argon2 from 'argon2';
+import { dictionary } from '@zxcvbn-ts/language-common';
+import { AppError } from '../errors/index.js';
+
+/** OWASP's minimum for argon2id: 19 MiB, 2 iterations, 1 lane. */
+export const ARGON2_OPTIONS = {
+  type: argon2.argon2id,
+  memoryCost: 19_456,
+  timeCost: 2,
+  parallelism: 1,
+} as const;
+export const MIN_PASSWORD_CHARS = 8;
+/** Hashing work is bounded: a megabyte "password" would be hashed all the same. */
+export const MAX_PASSWORD_CHARS = 256;
+
+// zxcvbn-ts's list of ~49,000 common passwords (the maintained successor of Dropbox's zxcvbn).
+const common = new Set((dictionary['passwords-common'] as string[]).map((p) => p.toLowerCase()));
+
+/** Refuses a password that is too short, too long or on the common-password list. */
+export function checkPassword(password: string): void {
+  if (password.length < MIN_PASSWORD_CHARS) throw new AppError('PASSWORD_TOO_SHORT');
+  if (password.length > MAX_PASSWORD_CHARS)
+    throw new AppError('INVALID_REQUEST', {
+      message: `password must be at most ${MAX_PASSWORD_CHARS} characters`,
+    });
+  if (common.has(password.toLowerCase())) throw new AppError('PASSWORD_TOO_COMMON');
+}
+
+export function hashPassword(password: string): Promise<string> {
+  return argon2.hash(password, ARGON2_OPTIONS);
+}
+
+// Verified against when the email is unknown, so that answer takes as long as a wrong password.
+let dummyHash: Promise<string> | undefined;
+
+/** Checks `password` against `hash`, or burns the same time when there is no hash. */
+export async function verifyPassword(hash: string | undefined, password: string): Promise<boolean> {
+  const target = hash ?? (await (dummyHash ??= argon2.hash('not a real password', ARGON2_OPTIONS)));
+  try {
+    const ok = await argon2.verify(target, password.slice(0, MAX_PASSWORD_CHARS));
+    return ok && hash !== undefined;
+  } catch {
+    return false;
+  }
+}
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+/** Trimmed, lower-cased, at most 254 characters and shaped like an address; else INVALID_EMAIL. */
+export function normalizeEmail(input: string): string {
+  const email = input.trim().toLowerCase();
+  if (email.length > 254 || !EMAIL.test(email)) throw new AppError('INVALID_EMAIL');
+  return email;
+}

@@ -1,0 +1,112 @@
+import { Router } from 'express';
+import type { Config } from '../config/index.js';
+import { jsonBody, parseOrThrow, type RouteRegistry } from '../http/index.js';
+import { siteForRequest, type Platform } from '../platform/index.js';
+import { siteOrigins } from './origins.js';
+import * as s from './schemas.js';
+import type { SqliteTokenRow } from './tables.js';
+import type { SqliteTokens } from './tokens.js';
+
+const iso = (d: Date | null) => d?.toISOString() ?? null;
+
+export function tokenRecordJson(token: SqliteTokenRow, path: string, allowedOrigins: string[]) {
+  return {
+    id: token.id,
+    path,
+    name: token.name,
+    permissions: token.permissions,
+    requiresUserAuth: token.requiresUserAuth,
+    allowedOrigins,
+    createdAt: token.createdAt.toISOString(),
+    lastUsedAt: iso(token.lastUsedAt),
+    expiresAt: iso(token.expiresAt),
+    revokedAt: iso(token.revokedAt),
+  };
+}
+
+/** Install and the master key's token management (spec 4.8). */
+export function tokenRoutes(deps: {
+  config: Config;
+  platform: Platform;
+  tokens: SqliteTokens;
+  registry: RouteRegistry;
+  /** Creates the database file when an install created its record. */
+  onCreated?: (database: { id: number; siteId: number; path: string }) => Promise<void>;
+}): Router {
+  const { config, platform, tokens, registry } = deps;
+  const router = Router();
+  const tags = ['SQLite tokens'];
+
+  registry.add(router, {
+    method: 'post',
+    path: '/api/v1/sqlite/auth/install',
+    summary: 'Install a database on the site and mint a scoped token for it',
+    description:
+      'Creates the database at `path` when it does not exist yet (counted against the plan’s databases, per account) and mints a token scoped to it. ' +
+      '`allowedOrigins` is ignored: a token accepts calls from the site’s subdomain and custom domains, computed at each call. ' +
+      'Read tokens cannot call exec, batch or vacuum. The token is shown once.',
+    tags,
+    auth: 'apiKey',
+    errors: ['INVALID_PATH', 'SQLITE_COUNT_LIMIT'],
+    middleware: [jsonBody('16kb')],
+    body: s.installBody,
+    responses: { 200: { description: 'The new token', schema: s.installResponse } },
+    handler: async ({ req, res, body }) => {
+      const site = await siteForRequest(req, platform);
+      const installed = await tokens.install(site, {
+        path: body.path,
+        name: body.name,
+        permissions: body.permissions,
+        requireUserAuth: body.requireUserAuth,
+        expiresInDays: body.expiresInDays,
+      });
+      if (installed.created) await deps.onCreated?.(installed.database);
+      res.json({
+        success: true,
+        token: installed.token,
+        tokenId: installed.record.id,
+        path: installed.database.path,
+        permissions: installed.record.permissions,
+        requiresUserAuth: installed.record.requiresUserAuth,
+        allowedOrigins: await siteOrigins(config, platform, site.id),
+        expiresAt: iso(installed.record.expiresAt),
+      });
+    },
+  });
+
+  registry.add(router, {
+    method: 'get',
+    path: '/api/v1/sqlite/auth/tokens',
+    summary: 'List the site’s scoped tokens (active, revoked and expired)',
+    description:
+      'Every token of every database of the key’s site, oldest first; the tokens themselves are never shown again.',
+    tags,
+    auth: 'apiKey',
+    responses: { 200: { description: 'The tokens', schema: s.tokensResponse } },
+    handler: async ({ req, res }) => {
+      const site = await siteForRequest(req, platform);
+      const origins = await siteOrigins(config, platform, site.id);
+      const rows = await tokens.list(site.id);
+      res.json({ success: true, tokens: rows.map((r) => tokenRecordJson(r.token, r.path, origins)) });
+    },
+  });
+
+  registry.add(router, {
+    method: 'delete',
+    path: '/api/v1/sqlite/auth/tokens/:id',
+    summary: 'Revoke a scoped token (irreversible)',
+    description:
+      'Later calls with the token get 401. Revoking a revoked token answers its first revocation time.',
+    tags,
+    auth: 'apiKey',
+    errors: ['NOT_FOUND'],
+    responses: { 200: { description: 'Revoked', schema: s.revokeResponse } },
+    handler: async ({ req, res }) => {
+      const { id } = parseOrThrow(s.tokenIdParam, req.params, 'path');
+      const site = await siteForRequest(req, platform);
+      const row = await tokens.revoke(site.id, id);
+      res.json({ success: true, tokenId: row.id, revokedAt: row.revokedAt!.toISOString() });
+    },
+  });
+  return router;
+}

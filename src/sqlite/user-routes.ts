@@ -1,0 +1,279 @@
+import { Router, type Request, type RequestHandler } from 'express';
+import { ipKeyGenerator } from 'express-rate-limit';
+import type { Config } from '../config/index.js';
+import { AppError } from '../errors/index.js';
+import { jsonBody, parseOrThrow, type RouteRegistry } from '../http/index.js';
+import { unauthorized, type Platform } from '../platform/index.js';
+import type { RateLimiter } from '../ratelimit/index.js';
+import { grantOf, scopedToken, signedIn, signedInAdmin } from './access.js';
+import * as s from './schemas.js';
+import type { SqliteTokens } from './tokens.js';
+import { userJson, type UserPools } from './users.js';
+
+/** Register and login share one bucket per client address (spec 8): 5 a minute and 20 an hour. */
+export const AUTH_RATE_LIMITS = [
+  { name: 'sqlite_auth_minute', points: 5, durationSeconds: 60 },
+  { name: 'sqlite_auth_hour', points: 20, durationSeconds: 3600 },
+] as const;
+
+const registerHint =
+  'Registering an end user needs the site’s master key (X-API-Key) — which bootstraps the first user as admin — or the X-Sqlite-User-Token of an admin of this database.';
+
+/** End-user endpoints (spec 4.10): all need the scoped token and an allowed Origin. */
+export function userRoutes(deps: {
+  config: Config;
+  platform: Platform;
+  tokens: SqliteTokens;
+  users: UserPools;
+  limiters: RateLimiter[];
+  registry: RouteRegistry;
+}): Router {
+  const { platform, tokens, users, registry } = deps;
+  const router = Router();
+  const tags = ['SQLite users'];
+  const body = jsonBody('16kb');
+  const scoped = scopedToken(deps);
+
+  const authLimit: RequestHandler = (req, _res, next) => {
+    const key = ipKeyGenerator(req.ip ?? 'unknown', 56);
+    (async () => {
+      let wait = 0;
+      for (const limiter of deps.limiters) {
+        const verdict = await limiter.consume(key);
+        if (!verdict.allowed) wait = Math.max(wait, verdict.retryAfterSeconds);
+      }
+      if (wait > 0)
+        throw new AppError('RATE_LIMITED', {
+          message: 'Too many sign-in or registration attempts from this address; try again later.',
+          retryAfterSeconds: wait,
+        });
+    })().then(() => next(), next);
+  };
+
+  /** Who may register (spec 5.7): the master key owning the database, or an admin session. */
+  const mayRegister = async (req: Request) => {
+    const { database } = grantOf(req);
+    const key = req.get('x-api-key');
+    if (key !== undefined) {
+      const principal = key ? await platform.authenticateKey(key.trim()) : undefined;
+      if (!principal) throw unauthorized('Invalid or expired API key.', registerHint);
+      if (principal.siteId !== database.siteId)
+        throw new AppError('SQLITE_FORBIDDEN', { message: 'This master key does not own the database.' });
+      return;
+    }
+    if (req.get('x-sqlite-user-token') === undefined)
+      throw unauthorized('Registration is not public.', registerHint);
+    await signedInAdmin(req, users);
+  };
+
+  registry.add(router, {
+    method: 'post',
+    path: '/api/v1/sqlite/auth/register',
+    summary: 'Register an end user of the database (master key or admin session)',
+    description:
+      'Never public. With the site’s master key (`X-API-Key`) or an admin’s `X-Sqlite-User-Token`, beside the scoped token. The first user of the pool becomes its admin; later ones are users. ' +
+      'Emails are trimmed and lower-cased (≤ 254); passwords need 8 characters and must not be common; display names ≤ 120. Users per database are capped by the plan (402). ' +
+      'Register and login share a limit of 5 a minute and 20 an hour per client address.',
+    tags,
+    auth: 'none',
+    errors: [
+      'SQLITE_TOKEN_INVALID',
+      'SQLITE_FORBIDDEN',
+      'UNAUTHORIZED',
+      'SQLITE_SESSION_INVALID',
+      'INVALID_EMAIL',
+      'PASSWORD_TOO_SHORT',
+      'PASSWORD_TOO_COMMON',
+      'EMAIL_ALREADY_REGISTERED',
+      'USER_POOL_LIMIT_REACHED',
+      'RATE_LIMITED',
+    ],
+    middleware: [scoped, authLimit, body],
+    body: s.registerBody,
+    responses: { 201: { description: 'The new user', schema: s.registerResponse } },
+    handler: async ({ req, res, body }) => {
+      await mayRegister(req);
+      const { database } = grantOf(req);
+      const caps = await tokens.capsOf(database);
+      const user = await users.register(database, caps.maxUsers, caps.plan.type, body);
+      res.status(201).json({ success: true, user: userJson(user, false) });
+    },
+  });
+
+  registry.add(router, {
+    method: 'post',
+    path: '/api/v1/sqlite/auth/login',
+    summary: 'Sign an end user in: a session token for X-Sqlite-User-Token',
+    description:
+      'A wrong email and a wrong password get the same 401 `INVALID_CREDENTIALS`, after the same work. A disabled user gets 403 `ACCOUNT_DISABLED`. ' +
+      'Sessions last 30 days and are extended to 30 days when used with less than 7 left. Answered with `Cache-Control: no-store`.',
+    tags,
+    auth: 'none',
+    errors: [
+      'SQLITE_TOKEN_INVALID',
+      'SQLITE_FORBIDDEN',
+      'INVALID_CREDENTIALS',
+      'ACCOUNT_DISABLED',
+      'RATE_LIMITED',
+    ],
+    middleware: [scoped, authLimit, body],
+    body: s.loginBody,
+    responses: { 200: { description: 'Signed in', schema: s.loginResponse } },
+    handler: async ({ req, res, body }) => {
+      const session = await users.login(grantOf(req).database, body.email, body.password);
+      res.set('Cache-Control', 'no-store');
+      res.json({
+        success: true,
+        userToken: session.token,
+        expiresAt: session.expiresAt.toISOString(),
+        user: userJson(session.user),
+      });
+    },
+  });
+
+  registry.add(router, {
+    method: 'post',
+    path: '/api/v1/sqlite/auth/logout',
+    summary: 'End the session of X-Sqlite-User-Token (idempotent)',
+    description: '204 also when the session does not exist or already ended.',
+    tags,
+    auth: 'none',
+    errors: ['SQLITE_TOKEN_INVALID', 'SQLITE_FORBIDDEN'],
+    middleware: [scoped],
+    responses: { 204: { description: 'Signed out' } },
+    handler: async ({ req, res }) => {
+      await users.logout(grantOf(req).database, req.get('x-sqlite-user-token'));
+      res.status(204).end();
+    },
+  });
+
+  registry.add(router, {
+    method: 'get',
+    path: '/api/v1/sqlite/auth/me',
+    summary: 'The signed-in end user',
+    description: 'The user of `X-Sqlite-User-Token`, with `createdAt` and `lastLoginAt`.',
+    tags,
+    auth: 'none',
+    errors: [
+      'SQLITE_TOKEN_INVALID',
+      'SQLITE_FORBIDDEN',
+      'SQLITE_USER_TOKEN_MISSING',
+      'SQLITE_SESSION_INVALID',
+    ],
+    middleware: [scoped],
+    responses: { 200: { description: 'The user', schema: s.userResponse } },
+    handler: async ({ req, res }) => {
+      const me = await signedIn(req, users);
+      res.json({ success: true, user: userJson(me.user) });
+    },
+  });
+
+  registry.add(router, {
+    method: 'post',
+    path: '/api/v1/sqlite/auth/change-password',
+    summary: 'Change the signed-in user’s password (other sessions end)',
+    description:
+      'Needs the current password (401 `INVALID_CREDENTIALS` when wrong). This session stays; every other session of the user ends.',
+    tags,
+    auth: 'none',
+    errors: [
+      'SQLITE_TOKEN_INVALID',
+      'SQLITE_FORBIDDEN',
+      'SQLITE_USER_TOKEN_MISSING',
+      'SQLITE_SESSION_INVALID',
+      'INVALID_CREDENTIALS',
+      'PASSWORD_TOO_SHORT',
+      'PASSWORD_TOO_COMMON',
+    ],
+    middleware: [scoped, body],
+    body: s.changePasswordBody,
+    responses: { 204: { description: 'Changed' } },
+    handler: async ({ req, res, body }) => {
+      const me = await signedIn(req, users);
+      await users.changePassword(me, body.currentPassword, body.newPassword);
+      res.status(204).end();
+    },
+  });
+
+  const adminErrors = [
+    'SQLITE_TOKEN_INVALID',
+    'SQLITE_FORBIDDEN',
+    'SQLITE_USER_TOKEN_MISSING',
+    'SQLITE_SESSION_INVALID',
+  ] as const;
+
+  registry.add(router, {
+    method: 'get',
+    path: '/api/v1/sqlite/auth/users',
+    summary: 'List the database’s end users (admin)',
+    description: 'Every user of the pool, oldest first. Needs an admin session.',
+    tags,
+    auth: 'none',
+    errors: [...adminErrors],
+    middleware: [scoped],
+    responses: { 200: { description: 'The users', schema: s.usersResponse } },
+    handler: async ({ req, res }) => {
+      const me = await signedInAdmin(req, users);
+      res.json({ success: true, users: (await users.list(me.user.databaseId)).map((u) => userJson(u)) });
+    },
+  });
+
+  registry.add(router, {
+    method: 'patch',
+    path: '/api/v1/sqlite/auth/users/:id',
+    summary: 'Change a user’s role, disabled flag or display name (admin)',
+    description:
+      'Guard rails (403 with `code`): an admin cannot change their own role (`CANNOT_CHANGE_OWN_ROLE`) or disable themselves (`CANNOT_DISABLE_SELF`); the last active admin cannot be demoted or disabled (`LAST_ADMIN`). ' +
+      'Disabling a user ends all their sessions at once. Answers `{success, user}`.',
+    tags,
+    auth: 'none',
+    errors: [...adminErrors, 'NOT_FOUND'],
+    middleware: [scoped, body],
+    body: s.updateUserBody,
+    responses: { 200: { description: 'The user as changed', schema: s.userResponse } },
+    handler: async ({ req, res, body }) => {
+      const { id } = parseOrThrow(s.userIdParam, req.params, 'path');
+      const me = await signedInAdmin(req, users);
+      const user = await users.update(me.user, id, body);
+      res.json({ success: true, user: userJson(user) });
+    },
+  });
+
+  registry.add(router, {
+    method: 'post',
+    path: '/api/v1/sqlite/auth/users/:id/reset-password',
+    summary: 'Set a user’s password (admin; all their sessions end)',
+    description: 'No old password is needed and no email is sent.',
+    tags,
+    auth: 'none',
+    errors: [...adminErrors, 'NOT_FOUND', 'PASSWORD_TOO_SHORT', 'PASSWORD_TOO_COMMON'],
+    middleware: [scoped, body],
+    body: s.resetPasswordBody,
+    responses: { 204: { description: 'Reset' } },
+    handler: async ({ req, res, body }) => {
+      const { id } = parseOrThrow(s.userIdParam, req.params, 'path');
+      const me = await signedInAdmin(req, users);
+      await users.resetPassword(me.user, id, body.newPassword);
+      res.status(204).end();
+    },
+  });
+
+  registry.add(router, {
+    method: 'delete',
+    path: '/api/v1/sqlite/auth/users/:id',
+    summary: 'Delete a user (admin; not yourself, not the last active admin)',
+    description: 'The user’s sessions go with it.',
+    tags,
+    auth: 'none',
+    errors: [...adminErrors, 'NOT_FOUND'],
+    middleware: [scoped],
+    responses: { 204: { description: 'Deleted' } },
+    handler: async ({ req, res }) => {
+      const { id } = parseOrThrow(s.userIdParam, req.params, 'path');
+      const me = await signedInAdmin(req, users);
+      await users.delete(me.user, id);
+      res.status(204).end();
+    },
+  });
+  return router;
+}

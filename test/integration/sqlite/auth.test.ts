@@ -1,0 +1,436 @@
+import { eq } from 'drizzle-orm';
+import { describe, expect, it } from 'vitest';
+import { sqliteTokens } from '../../../src/sqlite/tables.js';
+import { hostplaneWithFreshSites } from '../../support/files-api.js';
+import { backends } from '../../support/hostplane.js';
+import { sqliteApi, type Json } from '../../support/sqlite-api.js';
+
+describe.each(backends)('SQLite tokens and end users on %s', (backend) => {
+  const fixture = hostplaneWithFreshSites(backend, `sq-${backend.replace(/\W/g, '')}`);
+  const fresh = async (plan: 'free' | 'standard' = 'free') =>
+    sqliteApi(fixture.hp, (await fixture.freshSite(plan)).site);
+
+  it('installs a database: a scoped token for the site’s origins (client origins ignored)', async () => {
+    const api = await fresh();
+    const res = await api.install({
+      path: 'data/app.sqlite',
+      name: 'app',
+      permissions: 'read',
+      requireUserAuth: false,
+      expiresInDays: 7,
+      allowedOrigins: ['https://evil.example'],
+    });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      success: true,
+      path: 'data/app.sqlite',
+      permissions: 'read',
+      requiresUserAuth: false,
+      allowedOrigins: [api.origin],
+    });
+    expect(res.body.token).toMatch(/^hp_sqlite_/);
+    expect(res.body.tokenId).toBeTypeOf('number');
+    expect(Date.parse(res.body.expiresAt) - Date.now()).toBeGreaterThan(6.9 * 86_400_000);
+    const defaults = await api.install({ path: 'data/app.sqlite', name: 'second' });
+    expect(defaults.body).toMatchObject({
+      permissions: 'readwrite',
+      requiresUserAuth: true,
+      expiresAt: null,
+    });
+
+    for (const [json, status] of [
+      [{ path: 'data/app.txt', name: 'x' }, 400],
+      [{ path: '../app.sqlite', name: 'x' }, 400],
+      [{ path: 'app.db' }, 400],
+      [{ path: 'app.db', name: 'x'.repeat(121) }, 400],
+      [{ path: 'app.db', name: 'x', permissions: 'write' }, 400],
+    ] as const) {
+      expect((await api.install(json as Json)).status, JSON.stringify(json)).toBe(status);
+    }
+    const anonymous = await api.call('POST', '/api/v1/sqlite/auth/install', {
+      json: { path: 'a.db', name: 'x' },
+    });
+    expect(anonymous.status).toBe(401);
+  });
+
+  it('caps databases per account by plan (free: 1), a second token for the same path is fine', async () => {
+    const api = await fresh();
+    await api.token({ path: 'one.sqlite', name: 'a' });
+    await api.token({ path: 'one.sqlite', name: 'b' });
+    const second = await api.install({ path: 'two.sqlite', name: 'c' });
+    expect(second.status).toBe(403);
+    expect(second.body).toMatchObject({
+      error: 'SQLite count limit reached',
+      limit: 1,
+      current_plan: 'free',
+    });
+  });
+
+  it('lists active, revoked and expired tokens; a revoked or expired token gets 401', async () => {
+    const api = await fresh();
+    const active = await api.install();
+    const revoked = await api.install({ path: 'data/app.sqlite', name: 'to revoke' });
+    const expired = await api.install({ path: 'data/app.sqlite', name: 'to expire', expiresInDays: 1 });
+    await fixture.hp.services.store.db
+      .update(sqliteTokens)
+      .set({ expiresAt: new Date(Date.now() - 1000) })
+      .where(eq(sqliteTokens.id, expired.body.tokenId));
+    const del = await api.call('DELETE', `/api/v1/sqlite/auth/tokens/${revoked.body.tokenId}`, {
+      headers: api.master,
+    });
+    expect(del.status).toBe(200);
+    expect(del.body).toMatchObject({ success: true, tokenId: revoked.body.tokenId });
+    const again = await api.call('DELETE', `/api/v1/sqlite/auth/tokens/${revoked.body.tokenId}`, {
+      headers: api.master,
+    });
+    expect(again.body.revokedAt).toBe(del.body.revokedAt);
+
+    const list = await api.call('GET', '/api/v1/sqlite/auth/tokens', { headers: api.master });
+    expect(list.status).toBe(200);
+    expect(list.body.tokens.map((t: Json) => t.name)).toEqual(['app', 'to revoke', 'to expire']);
+    expect(Object.keys(list.body.tokens[0]).sort()).toEqual(
+      [
+        'allowedOrigins',
+        'createdAt',
+        'expiresAt',
+        'id',
+        'lastUsedAt',
+        'name',
+        'path',
+        'permissions',
+        'requiresUserAuth',
+        'revokedAt',
+      ].sort(),
+    );
+    expect(list.body.tokens[1].revokedAt).toBe(del.body.revokedAt);
+    expect(JSON.stringify(list.body)).not.toContain(active.body.token);
+
+    for (const token of [revoked.body.token, expired.body.token, 'hp_sqlite_unknown_token_value', '']) {
+      const res = await api.scoped(token, 'GET', '/api/v1/sqlite/auth/me');
+      expect(res.status).toBe(401);
+      expect(res.body).toMatchObject({
+        error: 'Unauthorized',
+        message: 'Invalid, expired, or revoked SQLite token.',
+      });
+    }
+    // Another site's key cannot revoke it.
+    const other = await fresh();
+    expect(
+      (
+        await other.call('DELETE', `/api/v1/sqlite/auth/tokens/${active.body.tokenId}`, {
+          headers: other.master,
+        })
+      ).status,
+    ).toBe(404);
+  });
+
+  it('checks the Origin of every scoped call and grants CORS to the site’s origin', async () => {
+    const api = await fresh();
+    const token = await api.token();
+    const forbidden = { error: 'Forbidden', message: 'Request Origin is not permitted for this token.' };
+    for (const origin of [
+      undefined,
+      'https://evil.example',
+      `http://${api.site.slug}.localhost:9999`,
+      'null',
+    ]) {
+      const res = await api.call('GET', '/api/v1/sqlite/auth/me', {
+        headers: { 'x-sqlite-token': token, origin },
+      });
+      expect(res.status, String(origin)).toBe(403);
+      expect(res.body).toMatchObject(forbidden);
+    }
+    const ok = await api.scoped(token, 'GET', '/api/v1/sqlite/auth/me');
+    expect(ok.status).toBe(401); // past the origin check: no user token yet
+    expect(ok.headers.get('access-control-allow-origin')).toBe(api.origin);
+    const preflight = await api.call('OPTIONS', '/api/v1/sqlite/query', {
+      headers: { origin: api.origin, 'access-control-request-method': 'POST' },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-headers')).toContain('X-Sqlite-Token');
+  });
+
+  it('registers: never public, the first user by the master key is admin, later ones users', async () => {
+    const api = await fresh();
+    const token = await api.token();
+    const onlyToken = await api.register(token, 'a@example.com', 'correct horse battery', {});
+    expect(onlyToken.status).toBe(401);
+    const neither = await api.call('POST', '/api/v1/sqlite/auth/register', {
+      json: { email: 'a@example.com', password: 'x' },
+    });
+    expect(neither.status).toBe(401);
+    const other = await fresh();
+    const foreignKey = await api.register(token, 'a@example.com', 'correct horse battery', {
+      'x-api-key': other.site.apiKey,
+    });
+    expect(foreignKey.status).toBe(403);
+
+    const admin = await api.register(token, '  Admin@Example.COM ');
+    expect(admin.status).toBe(201);
+    expect(admin.body.user).toMatchObject({
+      email: 'admin@example.com',
+      role: 'admin',
+      disabled: false,
+      displayName: null,
+    });
+    expect(Object.keys(admin.body.user).sort()).toEqual(['disabled', 'displayName', 'email', 'id', 'role']);
+    const byKey = await api.register(token, 'second@example.com');
+    expect(byKey.body.user.role).toBe('user');
+
+    const adminSession = await api.login(token, 'admin@example.com');
+    const byAdmin = await api.scoped(
+      token,
+      'POST',
+      '/api/v1/sqlite/auth/register',
+      { email: 'third@example.com', password: 'another good one', displayName: 'Third' },
+      { 'x-sqlite-user-token': adminSession },
+    );
+    expect(byAdmin.status).toBe(201);
+    expect(byAdmin.body.user).toMatchObject({ role: 'user', displayName: 'Third' });
+    const userSession = await api.login(token, 'second@example.com');
+    const byUser = await api.scoped(
+      token,
+      'POST',
+      '/api/v1/sqlite/auth/register',
+      { email: 'x@example.com', password: 'another good one' },
+      { 'x-sqlite-user-token': userSession },
+    );
+    expect(byUser.status).toBe(403);
+
+    const cases: Array<[Json, number, string]> = [
+      [{ email: 'not an email', password: 'long enough pw' }, 400, 'INVALID_EMAIL'],
+      [{ email: `${'a'.repeat(250)}@x.io`, password: 'long enough pw' }, 400, 'INVALID_EMAIL'],
+      [{ email: 'p@example.com', password: 'short' }, 400, 'PASSWORD_TOO_SHORT'],
+      [{ email: 'p@example.com', password: 'password123' }, 400, 'PASSWORD_TOO_COMMON'],
+      [{ email: 'ADMIN@example.com', password: 'long enough pw' }, 409, 'EMAIL_ALREADY_REGISTERED'],
+    ];
+    for (const [json, status, error] of cases) {
+      const res = await api.scoped(token, 'POST', '/api/v1/sqlite/auth/register', json, api.master);
+      expect(res.status, JSON.stringify(json)).toBe(status);
+      expect(res.body.error).toBe(error);
+    }
+    // Free plan: 3 users per database.
+    const over = await api.register(token, 'fourth@example.com');
+    expect(over.status).toBe(402);
+    expect(over.body.error).toBe('USER_POOL_LIMIT_REACHED');
+  });
+
+  it('logs in with one answer for a wrong email or password, and keeps sessions to their database', async () => {
+    const api = await fresh('standard');
+    const token = await api.token();
+    await api.register(token, 'ann@example.com');
+    const wrongPassword = await api.scoped(token, 'POST', '/api/v1/sqlite/auth/login', {
+      email: 'ann@example.com',
+      password: 'wrong password!',
+    });
+    const unknownEmail = await api.scoped(token, 'POST', '/api/v1/sqlite/auth/login', {
+      email: 'nobody@example.com',
+      password: 'wrong password!',
+    });
+    expect(wrongPassword.status).toBe(401);
+    expect(unknownEmail.status).toBe(401);
+    expect(wrongPassword.body).toEqual(unknownEmail.body);
+    expect(wrongPassword.body.error).toBe('INVALID_CREDENTIALS');
+
+    const login = await api.scoped(token, 'POST', '/api/v1/sqlite/auth/login', {
+      email: ' ANN@example.com',
+      password: 'correct horse battery',
+    });
+    expect(login.status).toBe(200);
+    expect(login.headers.get('cache-control')).toBe('no-store');
+    expect(login.body.userToken).toMatch(/^[0-9a-f]{64}$/);
+    expect(Date.parse(login.body.expiresAt) - Date.now()).toBeGreaterThan(29.9 * 86_400_000);
+    expect(login.body.user).toMatchObject({ email: 'ann@example.com', role: 'admin' });
+    expect(login.body.user.lastLoginAt).toBeTypeOf('string');
+
+    const me = await api.scoped(token, 'GET', '/api/v1/sqlite/auth/me', undefined, {
+      'x-sqlite-user-token': login.body.userToken,
+    });
+    expect(me.status).toBe(200);
+    expect(me.body.user).toMatchObject({ email: 'ann@example.com', createdAt: expect.any(String) });
+    expect(JSON.stringify(me.body)).not.toMatch(/argon2|password/i);
+    const missing = await api.scoped(token, 'GET', '/api/v1/sqlite/auth/me');
+    expect(missing.status).toBe(401);
+    expect(missing.body.hint_for_ai).toBeTypeOf('string');
+
+    // A session of another database (same site, another path) is refused.
+    const otherDb = await api.token({ path: 'other.sqlite', name: 'other' });
+    const cross = await api.scoped(otherDb, 'GET', '/api/v1/sqlite/auth/me', undefined, {
+      'x-sqlite-user-token': login.body.userToken,
+    });
+    expect(cross.status).toBe(401);
+
+    expect(
+      (
+        await api.scoped(token, 'POST', '/api/v1/sqlite/auth/logout', undefined, {
+          'x-sqlite-user-token': login.body.userToken,
+        })
+      ).status,
+    ).toBe(204);
+    expect(
+      (
+        await api.scoped(token, 'POST', '/api/v1/sqlite/auth/logout', undefined, {
+          'x-sqlite-user-token': login.body.userToken,
+        })
+      ).status,
+    ).toBe(204);
+    expect(
+      (
+        await api.scoped(token, 'GET', '/api/v1/sqlite/auth/me', undefined, {
+          'x-sqlite-user-token': login.body.userToken,
+        })
+      ).status,
+    ).toBe(401);
+  });
+
+  it('changes passwords (other sessions end), and enforces the admin guard rails', async () => {
+    const api = await fresh('standard');
+    const token = await api.token();
+    const adminId = (await api.register(token, 'admin@example.com')).body.user.id as number;
+    const userId = (await api.register(token, 'user@example.com')).body.user.id as number;
+    const s1 = await api.login(token, 'admin@example.com');
+    const s2 = await api.login(token, 'admin@example.com');
+    const as = (session: string) => ({ 'x-sqlite-user-token': session });
+
+    const wrong = await api.scoped(
+      token,
+      'POST',
+      '/api/v1/sqlite/auth/change-password',
+      { currentPassword: 'nope nope', newPassword: 'a brand new secret' },
+      as(s1),
+    );
+    expect(wrong.status).toBe(401);
+    expect(wrong.body.error).toBe('INVALID_CREDENTIALS');
+    const changed = await api.scoped(
+      token,
+      'POST',
+      '/api/v1/sqlite/auth/change-password',
+      { currentPassword: 'correct horse battery', newPassword: 'a brand new secret' },
+      as(s1),
+    );
+    expect(changed.status).toBe(204);
+    expect((await api.scoped(token, 'GET', '/api/v1/sqlite/auth/me', undefined, as(s1))).status).toBe(200);
+    expect((await api.scoped(token, 'GET', '/api/v1/sqlite/auth/me', undefined, as(s2))).status).toBe(401);
+
+    const userSession = await api.login(token, 'user@example.com');
+    const notAdmin = await api.scoped(token, 'GET', '/api/v1/sqlite/auth/users', undefined, as(userSession));
+    expect(notAdmin.status).toBe(403);
+    expect(notAdmin.body.message).toBe('Admin role required');
+    const users = await api.scoped(token, 'GET', '/api/v1/sqlite/auth/users', undefined, as(s1));
+    expect(users.body.users.map((u: Json) => u.email)).toEqual(['admin@example.com', 'user@example.com']);
+
+    const patch = (id: number, json: Json, session = s1) =>
+      api.scoped(token, 'PATCH', `/api/v1/sqlite/auth/users/${id}`, json, as(session));
+    expect((await patch(adminId, { role: 'user' })).body).toMatchObject({
+      error: 'Forbidden',
+      code: 'CANNOT_CHANGE_OWN_ROLE',
+    });
+    expect((await patch(adminId, { disabled: true })).body.code).toBe('CANNOT_DISABLE_SELF');
+    expect(
+      (await api.scoped(token, 'DELETE', `/api/v1/sqlite/auth/users/${adminId}`, undefined, as(s1))).body
+        .code,
+    ).toBe('CANNOT_DELETE_SELF');
+    expect((await patch(userId, { displayName: 'Renamed' })).body.user.displayName).toBe('Renamed');
+    expect((await patch(999999, { displayName: 'x' })).status).toBe(404);
+
+    // Promote the user, who then cannot demote the other admin below one active admin.
+    expect((await patch(userId, { role: 'admin' })).body.user.role).toBe('admin');
+    const promoted = await api.login(token, 'user@example.com');
+    expect((await patch(adminId, { disabled: true }, promoted)).status).toBe(200); // s1's user disabled
+    expect((await api.scoped(token, 'GET', '/api/v1/sqlite/auth/me', undefined, as(s1))).status).toBe(401); // its sessions ended
+    const disabledLogin = await api.scoped(token, 'POST', '/api/v1/sqlite/auth/login', {
+      email: 'admin@example.com',
+      password: 'a brand new secret',
+    });
+    expect(disabledLogin.status).toBe(403);
+    expect(disabledLogin.body.error).toBe('ACCOUNT_DISABLED');
+    const third = (await api.register(token, 'third@example.com')).body.user.id as number;
+    expect((await patch(third, { role: 'admin' }, promoted)).status).toBe(200);
+    const thirdSession = await api.login(token, 'third@example.com');
+    // Two admins demoting each other at once: one wins; the other, no longer an admin (or the last
+    // one left, if both got past the role check), is refused, and the pool keeps an active admin.
+    const [a, b] = await Promise.all([
+      patch(third, { role: 'user' }, promoted),
+      patch(userId, { role: 'user' }, thirdSession),
+    ]);
+    expect([a.status, b.status].sort()).toEqual([200, 403]);
+    const refused = a.status === 403 ? a.body : b.body;
+    expect(refused.code === 'LAST_ADMIN' || refused.message === 'Admin role required').toBe(true);
+    const remaining = await api.scoped(
+      token,
+      'GET',
+      '/api/v1/sqlite/auth/users',
+      undefined,
+      as(a.status === 200 ? promoted : thirdSession),
+    );
+    expect(remaining.body.users.filter((u: Json) => u.role === 'admin' && !u.disabled)).toHaveLength(1);
+
+    // Reset password: the target's sessions end.
+    const victim = (await api.register(token, 'fourth@example.com')).body.user.id as number;
+    const victimSession = await api.login(token, 'fourth@example.com');
+    const admin = a.status === 200 ? promoted : thirdSession;
+    expect(
+      (
+        await api.scoped(
+          token,
+          'POST',
+          `/api/v1/sqlite/auth/users/${victim}/reset-password`,
+          { newPassword: 'reset by the admin' },
+          as(admin),
+        )
+      ).status,
+    ).toBe(204);
+    expect(
+      (await api.scoped(token, 'GET', '/api/v1/sqlite/auth/me', undefined, as(victimSession))).status,
+    ).toBe(401);
+    await api.login(token, 'fourth@example.com', 'reset by the admin');
+    expect(
+      (await api.scoped(token, 'DELETE', `/api/v1/sqlite/auth/users/${victim}`, undefined, as(admin))).status,
+    ).toBe(204);
+    expect(
+      (await api.scoped(token, 'DELETE', `/api/v1/sqlite/auth/users/${victim}`, undefined, as(admin))).status,
+    ).toBe(404);
+  });
+
+  it('limits register and login to 5 a minute per client address, one shared bucket (429 + Retry-After)', async () => {
+    const api = await fresh('standard');
+    const token = await api.token();
+    await api.register(token, 'ann@example.com');
+    const ip = { 'x-forwarded-for': '203.0.113.77' };
+    const statuses: number[] = [];
+    for (let i = 0; i < 3; i++)
+      statuses.push(
+        (
+          await api.scoped(
+            token,
+            'POST',
+            '/api/v1/sqlite/auth/login',
+            { email: 'ann@example.com', password: 'wrong password!' },
+            ip,
+          )
+        ).status,
+      );
+    for (let i = 0; i < 2; i++)
+      statuses.push(
+        (
+          await api.scoped(
+            token,
+            'POST',
+            '/api/v1/sqlite/auth/register',
+            { email: `r${i}@example.com`, password: 'long enough pw' },
+            { ...ip, ...api.master },
+          )
+        ).status,
+      );
+    const limited = await api.scoped(
+      token,
+      'POST',
+      '/api/v1/sqlite/auth/login',
+      { email: 'ann@example.com', password: 'correct horse battery' },
+      ip,
+    );
+    expect(statuses).toEqual([401, 401, 401, 201, 201]);
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+  });
+});
