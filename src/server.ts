@@ -7,7 +7,15 @@ import type { ControllerManager } from '../controllers/manager.js';
 import { ConfigError, siteUrl, type Config } from './config/config.js';
 import { Edge, type EdgeOptions } from './edge/index.js';
 import { FilesService, filesModule } from './files/index.js';
-import { FormsService, formsModule, Submissions, SUBMIT_RATE_LIMIT } from './forms/index.js';
+import { FormsService, formsModule, Submissions, SUBMIT_RATE_LIMIT, type Notify } from './forms/index.js';
+import {
+  composeSubmissionMail,
+  enqueue,
+  MailOutbox,
+  mailModule,
+  messageIdFor,
+  purgeBySource,
+} from './mail/index.js';
 import { createApp, createControllerApp, type Role } from './http/app.js';
 import type { DomainModule } from './http/module.js';
 import type { SiteResources } from './kube/client.js';
@@ -86,8 +94,13 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     durationSeconds: 60,
   });
   const upgradeUrl = `${config.baseUrl}/account/upgrade`;
-  const forms = new FormsService(store.db, platform, { upgradeUrl });
-  const submissions = new Submissions(store.db, platform);
+  const outbox = new MailOutbox(store.db, config.mail, logger);
+  // A form's pending mail goes with it (same transaction as the delete).
+  const forms = new FormsService(store.db, platform, {
+    upgradeUrl,
+    purge: (tx, form) => purgeBySource(tx, `form:${form.id}`).then(() => undefined),
+  });
+  const submissions = new Submissions(store.db, platform, notifyByMail(config));
   const submitLimiter = createRateLimiter(store.db, {
     name: 'form_submit',
     points: SUBMIT_RATE_LIMIT.perMinute,
@@ -114,6 +127,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     filesModule({ config, platform, files }),
     publishModule({ config, publish, limiter: publishLimiter, logger }),
     formsModule({ config, platform, forms, submissions, limiter: submitLimiter, logger }),
+    mailModule({ outbox }),
     sqliteModule({
       config,
       platform,
@@ -278,6 +292,22 @@ export interface RunningController {
  * Cluster mode: after `admin create-site` commits a site, its Site resource is created (the
  * database first, so a failed apply loses nothing: the controller's resync creates it later).
  */
+/** The owner's mail about an accepted submission, queued in the submission's transaction. */
+function notifyByMail(config: Config): Notify {
+  const domain = new URL(config.baseUrl).hostname;
+  return async (tx, notice) => {
+    const mail = composeSubmissionMail({
+      formName: notice.form.name,
+      fields: notice.fields,
+      submittedAt: notice.submission.submittedAt,
+      replyTo: notice.replyTo,
+      to: notice.to,
+      messageId: messageIdFor('submission', notice.submission.uuid, domain),
+    });
+    await enqueue(tx, { ...mail, source: `form:${notice.form.id}` });
+  };
+}
+
 export function clusterSiteHook(config: Config, logger: Logger): SiteCreatedHook | undefined {
   const kube = config.kubernetes;
   if (!kube) return undefined;

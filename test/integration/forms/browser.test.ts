@@ -4,7 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { build } from 'esbuild';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { eventually } from '../../support/eventually.js';
+import { listMessages, readMessage } from '../../support/mailpit.js';
 import { formsApi, contactFields, type FormsApi, type Json } from '../../support/forms-api.js';
 import { startHostplane, upload, type TestHostplane } from '../../support/hostplane.js';
 
@@ -32,10 +34,12 @@ describe('form snippets in a real browser (Chromium)', () => {
   let api: FormsApi;
   let form: Json;
   let siteOrigin: string;
+  let owner: string;
 
   beforeAll(async () => {
-    hp = await startHostplane('pglite+fs');
+    hp = await startHostplane('pglite+fs', { worker: true, env: { SMTP_URL: inject('mailpit').smtpUrl } });
     const site = await hp.createSite('browser-forms');
+    owner = site.email;
     api = formsApi(hp, site);
     form = await api.createOk({
       name: 'Contact',
@@ -145,6 +149,15 @@ describe('form snippets in a real browser (Chromium)', () => {
       },
     });
     expect(stored!.metadata.origin).toBe(siteOrigin);
+    // … and its owner is mailed through a real SMTP server.
+    const mailpit = inject('mailpit');
+    const mail = await eventually('the notification mail', async () => {
+      const found = (await listMessages(mailpit, owner)).find((m) =>
+        m.ReplyTo.some((a) => a.Address === 'ada@example.com'),
+      );
+      return found && readMessage(mailpit, found.ID);
+    });
+    expect(mail.Text).toContain('Hello from a browser');
     await tab.close();
   });
 
