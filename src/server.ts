@@ -1,4 +1,5 @@
 import http from 'node:http';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { openBlobStore, type BlobStore } from './blob/index.js';
 import { adminCommands, startAdminSocket, type SiteCreatedHook } from './cli/admin-socket.js';
@@ -25,7 +26,14 @@ import { startMetricsServer, type MetricsServer } from './observability/metrics-
 import { authenticators, Platform, platformModule, SiteEvents } from './platform/index.js';
 import { PUBLISH_RATE_LIMIT, PublishService, publishModule } from './publish/index.js';
 import { createRateLimiter, sweepRateLimits } from './ratelimit/index.js';
-import { AUTH_RATE_LIMITS, SqliteTokens, sqliteModule, UserPools } from './sqlite/index.js';
+import {
+  AUTH_RATE_LIMITS,
+  LocalShard,
+  localDatabaseFiles,
+  SqliteTokens,
+  sqliteModule,
+  UserPools,
+} from './sqlite/index.js';
 import type { Store } from './store/db.js';
 import { openStoreForRole } from './store/schema-gate.js';
 
@@ -109,6 +117,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const sqliteTokens = new SqliteTokens(store.db, platform);
   const sqliteUsers = new UserPools(store.db);
   const sqliteAuthLimiters = AUTH_RATE_LIMITS.map((limit) => createRateLimiter(store.db, limit));
+  const sqliteShard = new LocalShard(localDatabaseFiles(path.join(config.dataDir, 'sqlite')));
   const edge = new Edge(config, platform, files, blobs, events, options.edge);
   const services: Services = {
     config,
@@ -134,6 +143,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       tokens: sqliteTokens,
       users: sqliteUsers,
       authLimiters: sqliteAuthLimiters,
+      shard: sqliteShard,
     }),
     {
       name: 'ratelimit',
@@ -194,6 +204,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       await closed;
       await metrics.close();
       edge.close();
+      await sqliteShard.close();
       await events.close();
       if (ownsStore) await store.close();
     },

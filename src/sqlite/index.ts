@@ -12,3 +12,4 @@ export { SqliteTokens, type InstallInput, type TokenGrant } from './tokens.js';
 export { UserPools, SESSION_DAYS, SESSION_REFRESH_DAYS } from './users.js';
 export { AUTH_RATE_LIMITS } from './user-routes.js';
 export { sqliteModule } from './module.js';
+export { LocalShard, localDatabaseFiles, type DatabaseFiles } from './local-shard.js';

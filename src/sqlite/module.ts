@@ -4,6 +4,8 @@ import type { DomainModule } from '../http/index.js';
 import type { Platform } from '../platform/index.js';
 import type { RateLimiter } from '../ratelimit/index.js';
 import { sqlitePreflight } from './access.js';
+import { crudRoutes } from './crud-routes.js';
+import type { LocalShard } from './local-shard.js';
 import { tokenRoutes } from './token-routes.js';
 import type { SqliteTokens } from './tokens.js';
 import { userRoutes } from './user-routes.js';
@@ -18,6 +20,7 @@ export function sqliteModule(deps: {
   tokens: SqliteTokens;
   users: UserPools;
   authLimiters: RateLimiter[];
+  shard: LocalShard;
 }): DomainModule {
   return {
     name: 'sqlite',
@@ -26,6 +29,7 @@ export function sqliteModule(deps: {
       router.use(sqlitePreflight);
       router.use(tokenRoutes({ ...deps, registry }));
       router.use(userRoutes({ ...deps, limiters: deps.authLimiters, registry }));
+      router.use(crudRoutes({ ...deps, registry }));
       return router;
     },
     sweeps: [{ name: 'sqlite_sessions', everyMs: HOUR, run: () => deps.users.sweepExpired() }],

@@ -92,3 +92,55 @@ export const registerResponse = z.object({ success: z.boolean(), user: userShort
 export const loginResponse = z.object({ success: z.boolean(), userToken: z.string(), expiresAt: iso, user });
 export const userResponse = z.object({ success: z.boolean(), user });
 export const usersResponse = z.object({ success: z.boolean(), users: z.array(user) });
+
+// CRUD (spec 4.9)
+
+const sqlText = z
+  .string()
+  .min(1, 'must not be empty')
+  .max(100_000)
+  .describe('One SQL statement with positional `?` placeholders');
+const params = z
+  .array(z.unknown())
+  .max(999)
+  .optional()
+  .describe(
+    'Values for the `?` placeholders: strings, numbers, booleans, null; `{"$bigint": "…"}` and `{"$base64": "…"}` for big integers and blobs',
+  );
+
+export const statementBody = z.object({ sql: sqlText, params });
+export const batchBody = z.object({
+  statements: z
+    .array(z.object({ sql: sqlText, params }))
+    .min(1)
+    .max(500)
+    .describe('Run in order in one transaction'),
+});
+
+const cell = z.unknown().describe('A value: string, number, null, `{"$bigint": "…"}` or `{"$base64": "…"}`');
+export const queryResponse = z.object({
+  success: z.boolean(),
+  rows: z.array(z.record(z.string(), cell)),
+  rowCount: z.int(),
+  version: z.int(),
+  truncated: z.boolean().describe('True when the rows were cut at the response caps (extension)'),
+});
+const writeOutcome = { rowsAffected: z.int(), lastInsertRowId: z.int().nullable() };
+export const execResponse = z.object({ success: z.boolean(), ...writeOutcome, version: z.int() });
+export const batchResponse = z.object({
+  success: z.boolean(),
+  results: z.array(z.object(writeOutcome)),
+  version: z.int(),
+});
+export const versionResponse = z.object({ success: z.boolean(), version: z.int(), sizeBytes: z.int() });
+export const schemaResponse = z.object({
+  success: z.boolean(),
+  tables: z.array(z.object({ name: z.string(), sql: z.string() }).loose()),
+});
+export const vacuumResponse = z.object({
+  success: z.boolean(),
+  sizeBefore: z.int(),
+  sizeAfter: z.int(),
+  durationMs: z.number(),
+  version: z.int(),
+});

@@ -1,0 +1,60 @@
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { SqlitePool, type SqliteDatabase } from './engine/index.js';
+import type { SqliteDatabaseRow } from './tables.js';
+
+/**
+ * Where a shard keeps its databases' files, behind one small interface so the cluster's storage
+ * (a PVC restored from Litestream's replica) can take its place. Files are named by database id,
+ * never by the tenant's path, so no path a tenant chooses reaches the file system.
+ */
+export interface DatabaseFiles {
+  /** The file of `database`, its folder created. */
+  fileFor(database: Pick<SqliteDatabaseRow, 'id'>): Promise<string>;
+}
+
+export function localDatabaseFiles(dir: string): DatabaseFiles {
+  return {
+    async fileFor(database) {
+      await mkdir(dir, { recursive: true });
+      return path.join(dir, `${database.id}.sqlite`);
+    },
+  };
+}
+
+/**
+ * The databases this process serves: each opened once in the engine's worker pool (pinned to a
+ * worker, its writes serialized) and kept open. Standalone there is one shard, this process.
+ */
+export class LocalShard {
+  private readonly open = new Map<number, Promise<SqliteDatabase>>();
+  // Started on first use: its worker threads cost start-up time a process without SQLite traffic
+  // should not pay.
+  private pool: SqlitePool | undefined;
+
+  constructor(
+    private readonly files: DatabaseFiles,
+    private readonly newPool: () => SqlitePool = () => new SqlitePool(),
+  ) {}
+
+  /** The open handle of `database` (opened, and created if absent, on first use), with its cap. */
+  async handle(database: Pick<SqliteDatabaseRow, 'id'>, maxBytes: number | null): Promise<SqliteDatabase> {
+    let opening = this.open.get(database.id);
+    if (!opening) {
+      this.pool ??= this.newPool();
+      const pool = this.pool;
+      opening = this.files.fileFor(database).then((file) => pool.open(file, { maxBytes }));
+      opening.catch(() => this.open.delete(database.id));
+      this.open.set(database.id, opening);
+    }
+    const db = await opening;
+    if (db.maxBytes !== maxBytes) await db.setMaxBytes(maxBytes);
+    return db;
+  }
+
+  async close(): Promise<void> {
+    this.open.clear();
+    await this.pool?.close();
+    this.pool = undefined;
+  }
+}
