@@ -105,13 +105,15 @@ async function countingProxy(target: { host: string; port: number }): Promise<Ro
 interface Server {
   child: ChildProcess;
   port: number;
+  metricsPort: number;
   stop(): Promise<void>;
 }
 
 async function startServer(env: NodeJS.ProcessEnv): Promise<Server> {
   const port = await freePort();
+  const metricsPort = await freePort();
   const child = spawn(process.execPath, [bin, 'serve'], {
-    env: { ...process.env, ...env, PORT: String(port) },
+    env: { ...process.env, ...env, PORT: String(port), HOSTPLANE_METRICS_PORT: String(metricsPort) },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   const deadline = Date.now() + 60_000;
@@ -128,6 +130,7 @@ async function startServer(env: NodeJS.ProcessEnv): Promise<Server> {
   return {
     child,
     port,
+    metricsPort,
     stop: async () => {
       if (child.exitCode !== null) return;
       const exited = new Promise((resolve) => child.once('exit', resolve));
@@ -217,11 +220,59 @@ async function latency(port: number, headers: Record<string, string>, total: num
   };
 }
 
+/**
+ * Mean duration of the upload's database transaction (the time the site's row lock is held), from
+ * the server's own hostplane_db_operation_duration_seconds{operation="commit_file"}.
+ */
+async function commitTransactionMs(metricsPort: number): Promise<number> {
+  const text = (await request(metricsPort, 'GET', '/metrics', {})).body;
+  const sample = (name: string) =>
+    text
+      .split('\n')
+      .filter((l) => l.startsWith(`${name}{`) && l.includes('operation="commit_file"'))
+      .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+  const count = sample('hostplane_db_operation_duration_seconds_count');
+  return Math.round((sample('hostplane_db_operation_duration_seconds_sum') / count) * 1000 * 100) / 100;
+}
+
 const memoryOf = (pid: number) => {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? NaN);
   return { rssMb: Math.round(kb('VmRSS') / 1024), peakMb: Math.round(kb('VmHWM') / 1024) };
 };
+
+let server: Server | undefined;
+
+/** 20 uploads of 10 MB sent at once, to the sites of `headers` in turn. */
+async function burst(env: NodeJS.ProcessEnv, headers: Record<string, string>[]) {
+  server = await startServer(env);
+  const pid = server.child.pid!;
+  const idle = memoryOf(pid);
+  const next = uploadBodies(10 * MB, 'burst');
+  const bodies = Array.from({ length: 20 }, () => Buffer.from(next()));
+  let sampledPeak = 0;
+  const sampler = setInterval(() => (sampledPeak = Math.max(sampledPeak, memoryOf(pid).rssMb)), 20);
+  const t0 = performance.now();
+  const answers = await Promise.all(
+    bodies.map((body, i) =>
+      request(server!.port, 'POST', '/api/v1/files/upload', headers[i % headers.length]!, body),
+    ),
+  );
+  clearInterval(sampler);
+  const statuses: Record<number, number> = {};
+  for (const a of answers) statuses[a.status] = (statuses[a.status] ?? 0) + 1;
+  const peakMb = memoryOf(pid).peakMb;
+  await server.stop();
+  server = undefined;
+  return {
+    idleRssMb: idle.rssMb,
+    peakRssMb: peakMb,
+    sampledPeakRssMb: sampledPeak,
+    seconds: Math.round((performance.now() - t0) / 100) / 10,
+    statuses,
+    refusal: answers.find((a) => a.status !== 200)?.body,
+  };
+}
 
 // ---------------------------------------------------------------------------------------------
 
@@ -231,13 +282,11 @@ async function main() {
   const minio = await startMinio();
   const proxy = await countingProxy({ host: '127.0.0.1', port: Number(new URL(postgres.url).port) });
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'hostplane-bench-uploads-'));
-  let server: Server | undefined;
   try {
     const dbUrl = new URL(await createDatabase(postgres.url));
     dbUrl.port = String(proxy.port);
     const env: NodeJS.ProcessEnv = {
       HOST: '127.0.0.1',
-      HOSTPLANE_METRICS_PORT: '0',
       HOSTPLANE_DATA_DIR: dataDir,
       HOSTPLANE_BASE_URL: 'http://localhost:8080',
       DATABASE_URL: dbUrl.toString(),
@@ -247,9 +296,11 @@ async function main() {
       S3_FORCE_PATH_STYLE: 'true',
       AWS_ACCESS_KEY_ID: minio.accessKeyId,
       AWS_SECRET_ACCESS_KEY: minio.secretAccessKey,
-      LOG_LEVEL: 'warn',
+      LOG_LEVEL: 'error',
     };
-    server = await startServer(env);
+    // Latency is measured with the upload caps out of the way (they would refuse, not slow down).
+    const uncapped = { HOSTPLANE_UPLOADS_MAX_CONCURRENT: '1000', HOSTPLANE_UPLOADS_MAX_PER_SITE: '1000' };
+    server = await startServer({ ...env, ...uncapped });
     const created = JSON.parse(
       await runCli(
         [
@@ -267,6 +318,14 @@ async function main() {
       ),
     ) as { apiKey: string };
     const headers = { 'x-api-key': created.apiKey, 'content-type': 'application/json' };
+    const siteHeaders = [headers];
+    for (const n of [2, 3, 4, 5]) {
+      const args = ['admin', 'create-site', '--slug', `bench${n}`, '--email', 'bench@example.com', '--json'];
+      const { apiKey } = JSON.parse(await runCli([...args, '--plan', 'enterprise'], env)) as {
+        apiKey: string;
+      };
+      siteHeaders.push({ 'x-api-key': apiKey, 'content-type': 'application/json' });
+    }
 
     // Round trips: sequential uploads, so every query counted belongs to one of them.
     const roundTrips = async (size: number, label: string, overwrite: boolean) => {
@@ -292,37 +351,25 @@ async function main() {
       },
       latency1KB: await latency(server.port, headers, SMALL_REQUESTS, uploadBodies(1 * KB, 'small')),
       latency5MB: await latency(server.port, headers, LARGE_REQUESTS, uploadBodies(5 * MB, 'large')),
+      commitTransactionMeanMs: await commitTransactionMs(server.metricsPort),
       burst: {} as Record<string, unknown>,
+      burstFiveSites: {} as Record<string, unknown>,
+      burstUncapped: {} as Record<string, unknown>,
     };
     log(`round trips per upload: ${JSON.stringify(result.roundTrips)}`);
     log(`1 KB: ${JSON.stringify(result.latency1KB)}`);
     log(`5 MB: ${JSON.stringify(result.latency5MB)}`);
+    log(`upload transaction (site lock held), mean: ${result.commitTransactionMeanMs} ms`);
 
-    // Peak RSS: a fresh server process, then 20 uploads of 10 MB at once.
+    // Peak RSS: a fresh server process, then 20 uploads of 10 MB at once; with the caps as
+    // configured (the build's defaults unless HOSTPLANE_UPLOADS_* are set), then with none.
     await server.stop();
-    server = await startServer(env);
-    const pid = server.child.pid!;
-    const idle = memoryOf(pid);
-    const next = uploadBodies(10 * MB, 'burst');
-    const bodies = Array.from({ length: 20 }, () => Buffer.from(next()));
-    let sampledPeak = 0;
-    const sampler = setInterval(() => (sampledPeak = Math.max(sampledPeak, memoryOf(pid).rssMb)), 20);
-    const t0 = performance.now();
-    const answers = await Promise.all(
-      bodies.map((body) => request(server!.port, 'POST', '/api/v1/files/upload', headers, body)),
-    );
-    clearInterval(sampler);
-    const statuses: Record<number, number> = {};
-    for (const a of answers) statuses[a.status] = (statuses[a.status] ?? 0) + 1;
-    result.burst = {
-      idleRssMb: idle.rssMb,
-      peakRssMb: memoryOf(pid).peakMb,
-      sampledPeakRssMb: sampledPeak,
-      seconds: Math.round((performance.now() - t0) / 100) / 10,
-      statuses,
-      refusal: answers.find((a) => a.status !== 200)?.body,
-    };
-    log(`20 × 10 MB at once: ${JSON.stringify(result.burst)}`);
+    result.burst = await burst(env, [headers]);
+    log(`20 × 10 MB at once to one site, caps as configured: ${JSON.stringify(result.burst)}`);
+    result.burstFiveSites = await burst(env, siteHeaders);
+    log(`20 × 10 MB at once to five sites, caps as configured: ${JSON.stringify(result.burstFiveSites)}`);
+    result.burstUncapped = await burst({ ...env, ...uncapped }, [headers]);
+    log(`20 × 10 MB at once, no caps: ${JSON.stringify(result.burstUncapped)}`);
     if (values.json) console.log(JSON.stringify(result));
   } finally {
     await server?.stop();
