@@ -1,3 +1,4 @@
+import type { MailpitEnv } from './mailpit.js';
 import type { S3Env } from './minio.js';
 
 // What test/global-setup.ts hands to the tests through `inject()`.
@@ -7,5 +8,7 @@ declare module 'vitest' {
     postgresUrl: string;
     /** The throwaway MinIO server; see createBucket(). */
     s3: S3Env;
+    /** The shared Mailpit (SMTP sink): filter its messages by a recipient unique to the test. */
+    mailpit: MailpitEnv;
   }
 }
