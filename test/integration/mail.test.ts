@@ -170,6 +170,22 @@ describe.each(['pglite', 'postgres'] as const)('mail outbox on %s', (kind) => {
     expect(left.map((r) => r.id)).toEqual([other]);
   });
 
+  it('deletes sent mail past the retention, and nothing else', async () => {
+    const to = recipient();
+    const [old, recent, pending] = [await queue(store, to), await queue(store, to), await queue(store, to)];
+    await store.db
+      .update(mailOutbox)
+      .set({ status: 'sent', sentAt: new Date(Date.now() - 8 * 86_400_000) })
+      .where(eq(mailOutbox.id, old));
+    await store.db
+      .update(mailOutbox)
+      .set({ status: 'sent', sentAt: new Date(Date.now() - 6 * 86_400_000) })
+      .where(eq(mailOutbox.id, recent));
+    expect(await outbox().sweepSent(7 * 86_400_000)).toBe(1);
+    const left = await store.db.select({ id: mailOutbox.id }).from(mailOutbox).orderBy(mailOutbox.id);
+    expect(left.map((r) => r.id)).toEqual([recent, pending]);
+  });
+
   it('gives up after the configured number of tries and keeps the row, marked failed', async () => {
     const to = recipient();
     const id = await queue(store, to);
