@@ -30,6 +30,7 @@ import {
   AUTH_RATE_LIMITS,
   LocalShard,
   localDatabaseFiles,
+  Shards,
   SqliteTokens,
   sqliteModule,
   UserPools,
@@ -117,7 +118,12 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const sqliteTokens = new SqliteTokens(store.db, platform);
   const sqliteUsers = new UserPools(store.db);
   const sqliteAuthLimiters = AUTH_RATE_LIMITS.map((limit) => createRateLimiter(store.db, limit));
-  const sqliteShard = new LocalShard(localDatabaseFiles(path.join(config.dataDir, 'sqlite')));
+  // The shard's URL needs the port it listens on; the registry starts once listening.
+  const shardSelf = { name: config.sqliteShard.name, url: config.sqliteShard.url ?? '' };
+  const shards = new Shards(store.db, shardSelf);
+  const sqliteShard = new LocalShard(localDatabaseFiles(path.join(config.dataDir, 'sqlite')), (id) =>
+    shards.acquire(id),
+  );
   const edge = new Edge(config, platform, files, blobs, events, options.edge);
   const services: Services = {
     config,
@@ -144,6 +150,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       users: sqliteUsers,
       authLimiters: sqliteAuthLimiters,
       shard: sqliteShard,
+      shards,
+      logger,
     }),
     {
       name: 'ratelimit',
@@ -163,6 +171,11 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   });
   const port = (server.address() as AddressInfo).port;
   const metrics = await metricsBeside(server, config);
+  const isShard = role === 'all';
+  if (isShard) {
+    shardSelf.url ||= `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    await shards.start();
+  }
 
   const stops: Array<() => Promise<void> | void> = [];
   const hasApi = role !== 'edge';
@@ -204,6 +217,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       await closed;
       await metrics.close();
       edge.close();
+      if (isShard) await shards.stop();
       await sqliteShard.close();
       await events.close();
       if (ownsStore) await store.close();

@@ -52,6 +52,13 @@ export const configSchema = z.object({
   MAIL_FROM: z.string().max(320).optional(),
   HOSTPLANE_MAIL_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(8),
   HOSTPLANE_MAIL_RETRY_SECONDS: z.coerce.number().min(0.01).max(86_400).default(30),
+  // SQLite shards (src/sqlite): this process's name among the shards and the URL other replicas
+  // proxy to. Defaults: the host name, and http://127.0.0.1:<the port it listens on>.
+  HOSTPLANE_SQLITE_SHARD_NAME: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,252}$/, 'must be a host-name-like string')
+    .optional(),
+  HOSTPLANE_SQLITE_SHARD_URL: z.url({ protocol: /^https?$/ }).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   // Cluster mode: Site custom resources are applied and reconciled (see the README's cluster section).
   HOSTPLANE_KUBERNETES: booleanFromEnv.default(false),
@@ -83,6 +90,8 @@ export interface Config {
   logLevel: RawConfig['LOG_LEVEL'];
   /** Notification mail: SMTP (none: logged, kept in the outbox), sender, retries. */
   mail: MailConfig;
+  /** This process as a SQLite shard: its name and the URL other replicas reach it at (unset: its own port on loopback). */
+  sqliteShard: { name: string; url: string | undefined };
   /** Ceiling on live temporary pages across the platform. */
   tempPages: { maxPages: number; maxBytes: number };
   /** Uploads one process receives at once, in all and per site (a memory bound, per process). */
@@ -134,6 +143,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     baseUrl: baseUrl.origin,
     sitesDomain: c.HOSTPLANE_SITES_DOMAIN.toLowerCase(),
     dataDir: path.resolve(c.HOSTPLANE_DATA_DIR),
+    sqliteShard: {
+      name: c.HOSTPLANE_SQLITE_SHARD_NAME ?? os.hostname(),
+      url: c.HOSTPLANE_SQLITE_SHARD_URL?.replace(/\/+$/, ''),
+    },
     databaseUrl: c.DATABASE_URL || undefined,
     s3: c.S3_BUCKET
       ? {

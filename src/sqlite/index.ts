@@ -13,3 +13,5 @@ export { UserPools, SESSION_DAYS, SESSION_REFRESH_DAYS } from './users.js';
 export { AUTH_RATE_LIMITS } from './user-routes.js';
 export { sqliteModule } from './module.js';
 export { LocalShard, localDatabaseFiles, type DatabaseFiles } from './local-shard.js';
+export { Shards, LEASE_TTL_MS, type Shard } from './shards.js';
+export { SHARD_SECRET_HEADER } from './proxy.js';

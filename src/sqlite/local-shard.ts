@@ -1,5 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
+import { AppError } from '../errors/index.js';
 import { SqlitePool, type SqliteDatabase } from './engine/index.js';
 import type { SqliteDatabaseRow } from './tables.js';
 
@@ -34,11 +35,18 @@ export class LocalShard {
 
   constructor(
     private readonly files: DatabaseFiles,
+    /** Takes or keeps the database's lease; false when another shard holds it. */
+    private readonly lease: (databaseId: number) => Promise<boolean> = async () => true,
     private readonly newPool: () => SqlitePool = () => new SqlitePool(),
   ) {}
 
   /** The open handle of `database` (opened, and created if absent, on first use), with its cap. */
   async handle(database: Pick<SqliteDatabaseRow, 'id'>, maxBytes: number | null): Promise<SqliteDatabase> {
+    if (!(await this.lease(database.id)))
+      throw new AppError('CAPACITY', {
+        message: 'Another shard holds this database right now; try again shortly.',
+        retryAfterSeconds: 5,
+      });
     let opening = this.open.get(database.id);
     if (!opening) {
       this.pool ??= this.newPool();

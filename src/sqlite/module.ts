@@ -5,6 +5,9 @@ import type { Platform } from '../platform/index.js';
 import type { RateLimiter } from '../ratelimit/index.js';
 import { sqlitePreflight } from './access.js';
 import { crudRoutes } from './crud-routes.js';
+import { routeToOwner } from './proxy.js';
+import type { Shards } from './shards.js';
+import type { Logger } from '../observability/index.js';
 import type { LocalShard } from './local-shard.js';
 import { tokenRoutes } from './token-routes.js';
 import type { SqliteTokens } from './tokens.js';
@@ -21,12 +24,22 @@ export function sqliteModule(deps: {
   users: UserPools;
   authLimiters: RateLimiter[];
   shard: LocalShard;
+  shards: Shards;
+  logger: Logger;
 }): DomainModule {
   return {
     name: 'sqlite',
     routes: (registry) => {
       const router = Router();
       router.use(sqlitePreflight);
+      router.use(
+        routeToOwner({
+          tokens: deps.tokens,
+          shards: deps.shards,
+          secret: () => deps.platform.serverSecret('sqlite_shard_proxy'),
+          logger: deps.logger,
+        }),
+      );
       router.use(tokenRoutes({ ...deps, registry }));
       router.use(userRoutes({ ...deps, limiters: deps.authLimiters, registry }));
       router.use(crudRoutes({ ...deps, registry }));

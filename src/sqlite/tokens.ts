@@ -145,6 +145,17 @@ export class SqliteTokens {
     return row;
   }
 
+  /** The database a token names, valid or not (routing only: the owner checks the token). */
+  async databaseOfToken(token: string): Promise<SqliteDatabaseRow | undefined> {
+    if (token.length < 16 || token.length > 200) return undefined;
+    const [row] = await this.db
+      .select({ database: sqliteDatabases })
+      .from(sqliteTokens)
+      .innerJoin(sqliteDatabases, eq(sqliteDatabases.id, sqliteTokens.databaseId))
+      .where(eq(sqliteTokens.tokenHash, hashSecret(token)));
+    return row?.database;
+  }
+
   /** The plan caps that apply to a database (its account's plan). */
   async capsOf(database: SqliteDatabaseRow) {
     const contact = await this.platform.accountContact(database.accountId);

@@ -73,7 +73,8 @@ export async function startHostplane(
   };
   let blobs: BlobStore;
   if (backend === 'postgres+s3') {
-    env.DATABASE_URL = await createDatabase(inject('postgresUrl'));
+    // A given DATABASE_URL lets several servers share one control plane (e.g. two SQLite shards).
+    env.DATABASE_URL = extraEnv?.DATABASE_URL ?? (await createDatabase(inject('postgresUrl')));
     const s3 = inject('s3');
     const bucket = await createBucket(s3);
     const store = new S3BlobStore({

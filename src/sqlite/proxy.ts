@@ -1,0 +1,115 @@
+import http from 'node:http';
+import https from 'node:https';
+import { timingSafeEqual } from 'node:crypto';
+import type { RequestHandler } from 'express';
+import client from 'prom-client';
+import { AppError } from '../errors/index.js';
+import { registry, type Logger } from '../observability/index.js';
+import type { Shards } from './shards.js';
+import type { SqliteTokens } from './tokens.js';
+
+const proxyHops = new client.Counter({
+  name: 'hostplane_sqlite_proxy_hops_total',
+  help: 'SQLite calls forwarded to the shard that owns the database, by outcome',
+  labelNames: ['result'] as const,
+  registers: [registry],
+});
+
+/** Marks a call forwarded by another replica; its value is the shared shard secret. */
+export const SHARD_SECRET_HEADER = 'x-hostplane-shard-secret';
+
+/** The CRUD calls that need the database file, so only its owner can answer them. */
+const OWNER_PATHS = new Set(['/query', '/exec', '/batch', '/version', '/schema', '/vacuum']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'upgrade',
+  'te',
+  'trailer',
+  'host',
+]);
+
+const unavailable = () =>
+  new AppError('CAPACITY', {
+    message: 'The shard that holds this database is not reachable right now; try again shortly.',
+    retryAfterSeconds: 5,
+  });
+
+/**
+ * Sends a CRUD call to the shard that owns its database: served here when this process is the
+ * owner, else forwarded over the owner's internal URL with the shared secret (every replica has
+ * it from PostgreSQL). A forwarded call is never forwarded again. Token, Origin and session are
+ * checked by the owner, as for any call.
+ */
+export function routeToOwner(deps: {
+  tokens: SqliteTokens;
+  shards: Shards;
+  secret: () => Promise<Buffer>;
+  logger: Logger;
+}): RequestHandler {
+  const { tokens, shards } = deps;
+  return (req, res, next) => {
+    if (!req.path.startsWith('/api/v1/sqlite/') || req.method === 'OPTIONS') return next();
+    if (!OWNER_PATHS.has(req.path.slice('/api/v1/sqlite'.length))) return next();
+    const token = req.get('x-sqlite-token');
+    if (!token) return next();
+    (async () => {
+      const database = await tokens.databaseOfToken(token);
+      if (!database) return next(); // answered 401 by the token check
+      const owner = await shards.placementOf(database.id, database.shard);
+      if (!owner) throw unavailable();
+      const secret = await deps.secret();
+      const forwarded = req.get(SHARD_SECRET_HEADER);
+      if (forwarded !== undefined && !sameSecret(forwarded, secret))
+        throw new AppError('SQLITE_FORBIDDEN', { message: 'Invalid shard credential.' });
+      if (owner === shards.self.name) return next();
+      if (forwarded !== undefined) throw unavailable(); // placed elsewhere meanwhile: no second hop
+      const target = await shards.live(owner);
+      if (!target) throw unavailable();
+      await forward(req, res, new URL(req.originalUrl, target.url), secret);
+      proxyHops.inc({ result: 'ok' });
+    })().catch((err: unknown) => {
+      if (!(err instanceof AppError)) {
+        proxyHops.inc({ result: 'error' });
+        deps.logger.warn({ err }, 'sqlite proxy hop failed');
+        if (res.headersSent) return void res.destroy();
+        return next(unavailable());
+      }
+      next(err);
+    });
+  };
+}
+
+function sameSecret(presented: string, secret: Buffer): boolean {
+  const a = Buffer.from(presented, 'base64url');
+  return a.length === secret.length && timingSafeEqual(a, secret);
+}
+
+/** Streams the request to `url` and the answer back (status, headers, body). */
+function forward(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  url: URL,
+  secret: Buffer,
+): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const headers: http.OutgoingHttpHeaders = {};
+    for (const [name, value] of Object.entries(req.headers)) if (!HOP_BY_HOP.has(name)) headers[name] = value;
+    headers[SHARD_SECRET_HEADER] = secret.toString('base64url');
+    const send = url.protocol === 'https:' ? https.request : http.request;
+    const upstream = send(url, { method: req.method, headers, timeout: 30_000 }, (answer) => {
+      const out: http.OutgoingHttpHeaders = {};
+      for (const [name, value] of Object.entries(answer.headers))
+        if (!HOP_BY_HOP.has(name)) out[name] = value;
+      res.writeHead(answer.statusCode ?? 502, out);
+      answer.pipe(res);
+      answer.on('end', resolve);
+      answer.on('error', reject);
+    });
+    upstream.on('timeout', () => upstream.destroy(new Error('shard did not answer in time')));
+    upstream.on('error', reject);
+    req.pipe(upstream);
+  });
+}

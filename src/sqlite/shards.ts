@@ -1,0 +1,150 @@
+import { and, eq, gt, inArray, isNull, lt, or, sql } from 'drizzle-orm';
+import client from 'prom-client';
+import { registry } from '../observability/index.js';
+import type { Db } from '../store/index.js';
+import { sqliteDatabases, sqliteLeases, sqliteShards } from './tables.js';
+
+/** The spec's lock TTL: a shard that stops renewing loses its databases within this. */
+export const LEASE_TTL_MS = 30_000;
+/** Heartbeats and lease renewals run at a third of the TTL, so two missed rounds still hold. */
+export const RENEW_EVERY_MS = LEASE_TTL_MS / 3;
+
+const leasesHeld = new client.Gauge({
+  name: 'hostplane_sqlite_leases_held',
+  help: 'SQLite databases this process owns (holds a live lease for)',
+  registers: [registry],
+});
+
+export interface Shard {
+  name: string;
+  url: string;
+}
+
+/**
+ * The shards (every process serving SQLite registers itself with a name and an internal URL),
+ * where each database is placed, and the renewable leases that make one shard at a time the
+ * owner of an open database. All of it in PostgreSQL, so every replica sees the same picture.
+ */
+export class Shards {
+  private readonly held = new Set<number>();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly db: Db,
+    readonly self: Shard,
+  ) {}
+
+  /** Registers this shard and keeps its heartbeat and leases fresh until stop(). */
+  async start(): Promise<void> {
+    await this.heartbeat();
+    this.timer = setInterval(() => void this.renew().catch(() => undefined), RENEW_EVERY_MS);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    if (this.held.size > 0)
+      await this.db
+        .delete(sqliteLeases)
+        .where(and(inArray(sqliteLeases.databaseId, [...this.held]), eq(sqliteLeases.shard, this.self.name)));
+    this.held.clear();
+    leasesHeld.set(0);
+    // Gone from placement at once (a restart registers again).
+    await this.db
+      .update(sqliteShards)
+      .set({ heartbeatAt: new Date(0) })
+      .where(eq(sqliteShards.name, this.self.name));
+  }
+
+  /** A live shard by name (heartbeat within the TTL), or undefined. */
+  async live(name: string): Promise<Shard | undefined> {
+    const [row] = await this.db
+      .select({ name: sqliteShards.name, url: sqliteShards.url })
+      .from(sqliteShards)
+      .where(and(eq(sqliteShards.name, name), gt(sqliteShards.heartbeatAt, freshSince())));
+    return row;
+  }
+
+  /**
+   * The shard a database lives on: its placement, or — for a database not placed yet — the live
+   * shard with the fewest databases, claimed atomically (concurrent first uses agree).
+   */
+  async placementOf(databaseId: number, current: string | null): Promise<string | undefined> {
+    if (current) return current;
+    const [least] = await this.db
+      .execute<{ name: string }>(
+        sql`
+      select s.name from ${sqliteShards} s
+      left join ${sqliteDatabases} d on d.shard = s.name
+      where s.heartbeat_at > ${freshSince()}
+      group by s.name order by count(d.id), s.name limit 1`,
+      )
+      .then(rowsOf<{ name: string }>);
+    if (!least) return undefined; // no live shard to place it on
+    const candidate = least.name;
+    const [placed] = await this.db
+      .update(sqliteDatabases)
+      .set({ shard: candidate })
+      .where(and(eq(sqliteDatabases.id, databaseId), isNull(sqliteDatabases.shard)))
+      .returning({ shard: sqliteDatabases.shard });
+    if (placed?.shard) return placed.shard;
+    const [row] = await this.db
+      .select({ shard: sqliteDatabases.shard })
+      .from(sqliteDatabases)
+      .where(eq(sqliteDatabases.id, databaseId));
+    return row?.shard ?? candidate;
+  }
+
+  /**
+   * Takes (or keeps) the lease of a database for this shard. False when another shard holds a
+   * live lease: then this process must not open the file.
+   */
+  async acquire(databaseId: number): Promise<boolean> {
+    if (this.held.has(databaseId)) return true;
+    const expiresAt = new Date(Date.now() + LEASE_TTL_MS);
+    const rows = await this.db
+      .insert(sqliteLeases)
+      .values({ databaseId, shard: this.self.name, expiresAt })
+      .onConflictDoUpdate({
+        target: sqliteLeases.databaseId,
+        set: { shard: this.self.name, expiresAt },
+        setWhere: or(lt(sqliteLeases.expiresAt, sql`now()`), eq(sqliteLeases.shard, this.self.name)),
+      })
+      .returning({ shard: sqliteLeases.shard });
+    if (rows[0]?.shard !== this.self.name) return false;
+    this.held.add(databaseId);
+    leasesHeld.set(this.held.size);
+    return true;
+  }
+
+  private async heartbeat(): Promise<void> {
+    await this.db
+      .insert(sqliteShards)
+      .values({ name: this.self.name, url: this.self.url })
+      .onConflictDoUpdate({
+        target: sqliteShards.name,
+        set: { url: this.self.url, heartbeatAt: sql`now()` },
+      });
+  }
+
+  /** One round: the heartbeat, then every held lease pushed a TTL ahead (a lost one is let go). */
+  private async renew(): Promise<void> {
+    await this.heartbeat();
+    if (this.held.size === 0) return;
+    const renewed = await this.db
+      .update(sqliteLeases)
+      .set({ expiresAt: new Date(Date.now() + LEASE_TTL_MS) })
+      .where(and(inArray(sqliteLeases.databaseId, [...this.held]), eq(sqliteLeases.shard, this.self.name)))
+      .returning({ databaseId: sqliteLeases.databaseId });
+    const kept = new Set(renewed.map((r) => r.databaseId));
+    for (const id of this.held) if (!kept.has(id)) this.held.delete(id);
+    leasesHeld.set(this.held.size);
+  }
+}
+
+const freshSince = () => new Date(Date.now() - LEASE_TTL_MS);
+
+function rowsOf<T>(result: unknown): T[] {
+  return ((result as { rows?: T[] }).rows ?? (result as T[])) as T[];
+}
