@@ -1,7 +1,9 @@
 import { Router, type Request } from 'express';
+import client from 'prom-client';
 import type { Config } from '../config/index.js';
 import { AppError, type ErrorCode } from '../errors/index.js';
 import { jsonBody, type RouteRegistry } from '../http/index.js';
+import { registry, withSpan } from '../observability/index.js';
 import type { Platform } from '../platform/index.js';
 import { grantOf, scopedToken, signedIn } from './access.js';
 import { isSqliteEngineError, type SqliteDatabase } from './engine/index.js';
@@ -9,6 +11,46 @@ import type { LocalShard } from './local-shard.js';
 import * as s from './schemas.js';
 import type { SqliteTokens } from './tokens.js';
 import type { UserPools } from './users.js';
+
+const statementsTotal = new client.Counter({
+  name: 'hostplane_sqlite_statements_total',
+  help: 'SQLite calls by operation and outcome (ok, sql, denied, statement, timeout, size, error)',
+  labelNames: ['op', 'outcome'] as const,
+  registers: [registry],
+});
+const statementDuration = new client.Histogram({
+  name: 'hostplane_sqlite_statement_duration_seconds',
+  help: 'SQLite calls on the owning shard, queue wait in the worker included',
+  labelNames: ['op'] as const,
+  buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+  registers: [registry],
+});
+const guardRefusals = new client.Counter({
+  name: 'hostplane_sqlite_guard_refusals_total',
+  help: 'Statements the guard refused, by the class of what it refused (pragma, function, table, attach, …)',
+  labelNames: ['reason'] as const,
+  registers: [registry],
+});
+
+type Op = 'query' | 'exec' | 'batch' | 'version' | 'schema' | 'vacuum';
+
+/** Runs one engine call with its metrics and span; engine failures become registry codes. */
+async function measured<T>(op: Op, fn: () => Promise<T>): Promise<T> {
+  const stop = statementDuration.startTimer({ op });
+  try {
+    const result = await withSpan(`sqlite.${op}`, { 'sqlite.op': op }, fn);
+    statementsTotal.inc({ op, outcome: 'ok' });
+    return result;
+  } catch (err) {
+    const kind = isSqliteEngineError(err) ? err.kind : 'error';
+    statementsTotal.inc({ op, outcome: kind === 'closed' || kind === 'internal' ? 'error' : kind });
+    if (isSqliteEngineError(err) && err.kind === 'denied')
+      guardRefusals.inc({ reason: err.reasonClass ?? 'other' });
+    throw engineError(err);
+  } finally {
+    stop();
+  }
+}
 
 /** An engine failure as a registry code: the statement's fault is a 400, a full database a 413. */
 export function engineError(err: unknown): unknown {
@@ -61,13 +103,6 @@ export function crudRoutes(deps: {
     const caps = await tokens.capsOf(grant.database);
     return shard.handle(grant.database, caps.maxBytes);
   };
-  const run = async <T>(fn: () => Promise<T>): Promise<T> => {
-    try {
-      return await fn();
-    } catch (err) {
-      throw engineError(err);
-    }
-  };
 
   registry.add(router, {
     method: 'post',
@@ -85,7 +120,7 @@ export function crudRoutes(deps: {
     responses: { 200: { description: 'The rows', schema: s.queryResponse } },
     handler: async ({ req, res, body }) => {
       const db = await open(req, 'read');
-      const result = await run(() => db.query(body.sql, body.params));
+      const result = await measured('query', () => db.query(body.sql, body.params));
       res.json({
         success: true,
         rows: result.rows,
@@ -111,7 +146,7 @@ export function crudRoutes(deps: {
     responses: { 200: { description: 'Applied', schema: s.execResponse } },
     handler: async ({ req, res, body }) => {
       const db = await open(req, 'write');
-      const result = await run(() => db.exec(body.sql, body.params));
+      const result = await measured('exec', () => db.exec(body.sql, body.params));
       res.json({
         success: true,
         rowsAffected: result.rowsAffected,
@@ -135,7 +170,7 @@ export function crudRoutes(deps: {
     responses: { 200: { description: 'Applied', schema: s.batchResponse } },
     handler: async ({ req, res, body }) => {
       const db = await open(req, 'write');
-      const result = await run(() => db.batch(body.statements));
+      const result = await measured('batch', () => db.batch(body.statements));
       res.json({ success: true, results: result.results, version: result.version });
     },
   });
@@ -152,7 +187,7 @@ export function crudRoutes(deps: {
     responses: { 200: { description: 'Version and size', schema: s.versionResponse } },
     handler: async ({ req, res }) => {
       const db = await open(req, 'read');
-      const result = await run(() => db.version());
+      const result = await measured('version', () => db.version());
       res.json({ success: true, version: result.version, sizeBytes: result.sizeBytes });
     },
   });
@@ -170,7 +205,7 @@ export function crudRoutes(deps: {
     responses: { 200: { description: 'The schema', schema: s.schemaResponse } },
     handler: async ({ req, res }) => {
       const db = await open(req, 'read');
-      const result = await run(() => db.schema());
+      const result = await measured('schema', () => db.schema());
       res.json({ success: true, tables: result.tables, views: result.views, triggers: result.triggers });
     },
   });
@@ -188,7 +223,7 @@ export function crudRoutes(deps: {
     responses: { 200: { description: 'Vacuumed', schema: s.vacuumResponse } },
     handler: async ({ req, res }) => {
       const db = await open(req, 'vacuum');
-      const result = await run(() => db.vacuum());
+      const result = await measured('vacuum', () => db.vacuum());
       res.json({ success: true, ...result });
     },
   });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { plans } from '../../../src/platform/plans.js';
 import { hostplaneWithFreshSites } from '../../support/files-api.js';
-import { backends } from '../../support/hostplane.js';
+import { backends, metricValue, scrapeMetrics } from '../../support/hostplane.js';
 import { sqliteApi, type Json } from '../../support/sqlite-api.js';
 
 describe.each(backends)('SQLite CRUD over HTTP on %s', (backend) => {
@@ -82,6 +82,7 @@ describe.each(backends)('SQLite CRUD over HTTP on %s', (backend) => {
   it('refuses what leaves the database or breaks the rules, with 400 SQL error', async () => {
     const { call } = await adminDb();
     await call('POST', 'exec', { sql: 'CREATE TABLE t (x)' });
+    const before = await scrapeMetrics(fixture.hp);
     for (const [path, sql] of [
       ['query', 'INSERT INTO t VALUES (1)'],
       ['exec', 'SELECT * FROM t'],
