@@ -210,11 +210,11 @@ export class FilesService {
   ): Promise<FileRecord> {
     const contentType = contentTypeFor(sitePath);
     for (let attempt = 1; ; attempt++) {
-      const [usage, before] = await Promise.all([
-        this.platform.getUsage(siteId),
-        this.readUnclaimed(siteId, sitePath, hash),
-      ]);
+      // Usage first, then the path: a file committed in between is then seen at the path, so the
+      // early check never counts a concurrent overwrite as a new file against the newer usage.
+      const usage = await this.platform.getUsage(siteId);
       if (!usage) throw new AppError('NOT_FOUND', { message: 'Site not found' });
+      const before = await this.readUnclaimed(siteId, sitePath, hash);
       // A cheap early refusal before bytes are written; the binding check is in the commit.
       assertWithinQuota(usage, this.upgradeUrl, before.exists ? 0 : 1, size - before.existingSize);
       if (!(blob.headFirst && (await this.blobs.head(blobKeyForHash(hash))))) await blob.write();
