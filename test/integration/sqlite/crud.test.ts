@@ -102,6 +102,13 @@ describe.each(backends)('SQLite CRUD over HTTP on %s', (backend) => {
     expect((await call('POST', 'query', { sql: 'SELECT count(*) AS n FROM t' })).body.rows).toEqual([
       { n: 0 },
     ]);
+    // Refusals are counted by class, with no SQL text in any label.
+    const after = await scrapeMetrics(fixture.hp);
+    const pragma = { reason: 'pragma' };
+    expect(metricValue(after, 'hostplane_sqlite_guard_refusals_total', pragma)).toBeGreaterThan(
+      metricValue(before, 'hostplane_sqlite_guard_refusals_total', pragma),
+    );
+    expect(after).not.toContain('journal_mode');
     expect((await call('POST', 'query', {})).status).toBe(400);
     expect((await call('POST', 'batch', { statements: [] })).status).toBe(400);
   });
