@@ -72,6 +72,25 @@ describe('SQLite shards: any replica answers, the owner serves', () => {
     expect(forged.status).toBe(403);
   });
 
+  it('counts register and login attempts in one bucket across both replicas', async () => {
+    const owner = await a.createSite('ratelimit', { plan: 'standard' });
+    const viaA = sqliteApi(a, owner);
+    const viaB = sqliteApi(b, owner);
+    const token = await viaA.token({ path: 'rl.sqlite', name: 'rl' });
+    const ip = { 'x-forwarded-for': '203.0.113.200' };
+    const login = (api: typeof viaA) =>
+      api.scoped(
+        token,
+        'POST',
+        '/api/v1/sqlite/auth/login',
+        { email: 'x@example.com', password: 'whatever it is' },
+        ip,
+      );
+    const statuses = [];
+    for (const api of [viaA, viaB, viaA, viaB, viaA, viaB]) statuses.push((await login(api)).status);
+    expect(statuses).toEqual([401, 401, 401, 401, 401, 429]);
+  });
+
   it('refuses to open a database whose lease another shard holds, until the lease expires', async () => {
     const owner = await a.createSite('leases', { plan: 'standard' });
     const viaA = sqliteApi(a, owner);
