@@ -1,6 +1,7 @@
+import { createHash } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { sqliteTokens } from '../../../src/sqlite/tables.js';
+import { sqliteSessions, sqliteTokens } from '../../../src/sqlite/tables.js';
 import { hostplaneWithFreshSites } from '../../support/files-api.js';
 import { backends } from '../../support/hostplane.js';
 import { sqliteApi, type Json } from '../../support/sqlite-api.js';
@@ -281,6 +282,39 @@ describe.each(backends)('SQLite tokens and end users on %s', (backend) => {
         })
       ).status,
     ).toBe(401);
+  });
+
+  it('extends a session used with under 7 days left, and refuses an expired one', async () => {
+    const api = await fresh();
+    const token = await api.token();
+    await api.register(token, 'ann@example.com');
+    const session = await api.login(token, 'ann@example.com');
+    const db = fixture.hp.services.store.db;
+    const me = () =>
+      api.scoped(token, 'GET', '/api/v1/sqlite/auth/me', undefined, { 'x-sqlite-user-token': session });
+    const hash = createHash('sha256').update(session).digest('hex');
+    const [mine] = await db.select().from(sqliteSessions).where(eq(sqliteSessions.tokenHash, hash));
+    if (!mine) throw new Error('the session is stored by its sha256');
+    await db
+      .update(sqliteSessions)
+      .set({ expiresAt: new Date(Date.now() + 3 * 86_400_000) })
+      .where(eq(sqliteSessions.id, mine.id));
+    expect((await me()).status).toBe(200);
+    const [extended] = await db.select().from(sqliteSessions).where(eq(sqliteSessions.id, mine.id));
+    expect(extended!.expiresAt.getTime() - Date.now()).toBeGreaterThan(29.9 * 86_400_000);
+    // Eight days left: no write on the hot path.
+    await db
+      .update(sqliteSessions)
+      .set({ expiresAt: new Date(Date.now() + 8 * 86_400_000) })
+      .where(eq(sqliteSessions.id, mine.id));
+    expect((await me()).status).toBe(200);
+    const [kept] = await db.select().from(sqliteSessions).where(eq(sqliteSessions.id, mine.id));
+    expect(kept!.expiresAt.getTime() - Date.now()).toBeLessThan(8.1 * 86_400_000);
+    await db
+      .update(sqliteSessions)
+      .set({ expiresAt: new Date(Date.now() - 1000) })
+      .where(eq(sqliteSessions.id, mine.id));
+    expect((await me()).status).toBe(401);
   });
 
   it('changes passwords (other sessions end), and enforces the admin guard rails', async () => {
