@@ -151,6 +151,39 @@ describe('encodings and caps', () => {
     expect(JSON.stringify(result.rows).length).toBeLessThan(256 * 1024 + 4096);
   });
 
+  it.each([
+    [
+      'compound SELECT terms',
+      Array.from({ length: 21 }, (_, i) => `SELECT ${i}`).join(' UNION ALL '),
+      [],
+      /too many terms in compound SELECT/,
+    ],
+    [
+      'variables',
+      `SELECT 1 IN (${Array.from({ length: 1000 }, () => '?').join(', ')})`,
+      Array.from({ length: 1000 }, () => 1),
+      /too many SQL variables/,
+    ],
+    [
+      'expression depth',
+      `SELECT ${Array.from({ length: 102 }, () => '1').join(' + ')}`,
+      [],
+      /Expression tree is too large/,
+    ],
+    [
+      'result columns',
+      `SELECT ${Array.from({ length: 201 }, (_, i) => `${i} AS c${i}`).join(', ')}`,
+      [],
+      /too many columns/,
+    ],
+    ['SQL length', `SELECT '${'x'.repeat(100_001)}'`, [], /too big|too long|string or blob too big/],
+  ])('refuses more %s than the limit allows', async (_what, sql, params, message) => {
+    const db = await pool.open(file(), { maxBytes: null });
+    const err = await failure(() => db.query(sql, params));
+    expect(err.kind).toBe('sql');
+    expect(err.message).toMatch(message);
+  });
+
   it('refuses strings and blobs over the length limit', async () => {
     const db = await pool.open(file(), { maxBytes: null });
     const err = await failure(() => db.query('SELECT zeroblob(100000000) AS z'));

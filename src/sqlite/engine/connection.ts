@@ -151,6 +151,8 @@ export class GuardedDatabase {
       throw this.tenantError(err);
     } finally {
       this.engineMode();
+      // The guard refuses BEGIN/SAVEPOINT, so this never holds; if it ever did, nothing stays open.
+      if (this.db.inTransaction) this.internal.rollback.run();
     }
     return { columns, rows, rowCount: rows.length, truncated, version: this.version };
   }
