@@ -75,7 +75,8 @@ export interface MailSettings {
 
 /** The outbox worker: claims due mails (FOR UPDATE SKIP LOCKED, with a lease) and sends them. */
 export class MailOutbox {
-  private readonly transport: MailTransport | undefined;
+  /** A transport for one round of sends; its connection is closed when the round ends. */
+  private readonly openTransport: (() => MailTransport) | undefined;
   private readonly leaseMs: number;
   private readonly batchSize: number;
   private readonly maxRetryDelayMs: number;
@@ -89,7 +90,8 @@ export class MailOutbox {
     private readonly logger: Logger,
     transport?: MailTransport,
   ) {
-    this.transport = transport ?? (settings.smtpUrl ? smtpTransport(settings.smtpUrl) : undefined);
+    const smtpUrl = settings.smtpUrl;
+    this.openTransport = transport ? () => transport : smtpUrl ? () => smtpTransport(smtpUrl) : undefined;
     this.leaseMs = settings.leaseMs ?? 120_000;
     this.batchSize = settings.batchSize ?? 10;
     this.maxRetryDelayMs = settings.maxRetryDelayMs ?? 3_600_000;
@@ -101,9 +103,11 @@ export class MailOutbox {
    * running round; several processes share the work through the claims.
    */
   deliverDue(): Promise<number> {
-    this.running ??= (this.transport ? this.sendAll(this.transport) : this.logPending()).finally(() => {
-      this.running = undefined;
-    });
+    this.running ??= (this.openTransport ? this.sendAll(this.openTransport) : this.logPending()).finally(
+      () => {
+        this.running = undefined;
+      },
+    );
     return this.running;
   }
 
@@ -135,15 +139,23 @@ export class MailOutbox {
 
   close(): void {
     setOutboxStatsSource(undefined);
-    this.transport?.close();
   }
 
-  private async sendAll(transport: MailTransport): Promise<number> {
+  /**
+   * Sends until nothing is due. One SMTP connection serves the whole round (opened at the first
+   * mail) and is closed at its end, so no socket outlives a round.
+   */
+  private async sendAll(openTransport: () => MailTransport): Promise<number> {
     let sent = 0;
-    for (;;) {
-      const batch = await this.claim();
-      for (const row of batch) if (await this.sendOne(transport, row)) sent++;
-      if (batch.length < this.batchSize) return sent;
+    let transport: MailTransport | undefined;
+    try {
+      for (;;) {
+        const batch = await this.claim();
+        for (const row of batch) if (await this.sendOne((transport ??= openTransport()), row)) sent++;
+        if (batch.length < this.batchSize) return sent;
+      }
+    } finally {
+      transport?.close();
     }
   }
 
