@@ -9,7 +9,8 @@ import { receiveVideo } from './multipart.js';
 import { extensionOf, normalizeSitePath } from './paths.js';
 import { storageLimits } from './quota.js';
 import * as s from './schemas.js';
-import { assertExtension, decodeContent, fileUrl, tooLarge } from './upload-rules.js';
+import { assertExtension, fileUrl, tooLarge } from './upload-rules.js';
+import { uploadBytes, uploadJsonBody } from './upload-body.js';
 import { UploadSlots } from './upload-slots.js';
 
 /** Every files route names a site: a key scoped elsewhere is 403, a session's unknown site_id 404. */
@@ -120,7 +121,7 @@ export function filesRoutes(deps: {
       'CAPACITY',
     ],
     // base64 of 10 MB plus JSON framing; the decoded size is checked exactly below.
-    middleware: [uploadSlots.admit, jsonBody('15mb', tooLarge)],
+    middleware: [uploadSlots.admit, uploadJsonBody()],
     query: s.siteQuery,
     body: s.uploadBody,
     responses: {
@@ -134,7 +135,7 @@ export function filesRoutes(deps: {
         'path',
         videoExtensions.has(extensionOf(sitePath)) ? ' Upload videos with POST /api/v1/videos/upload.' : '',
       );
-      const bytes = decodeContent(body.content, body.encoding);
+      const bytes = uploadBytes(req, body.content, body.encoding);
       if (bytes.length > MAX_FILE_BYTES) throw tooLarge();
       const site = await siteForRequest(req, platform, query.site_id);
       const stored = await files.upload(site.id, sitePath, bytes);
