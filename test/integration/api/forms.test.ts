@@ -91,6 +91,11 @@ describe.each(backends)('forms API on %s', (backend) => {
       body: '{"name": ',
     });
     expect(bad.status).toBe(400);
+    const huge = await api.create({ name: 'x', fields: contactFields, description: 'x'.repeat(300_000) });
+    expect(huge.status).toBe(413);
+    const wrongTypes = await api.create({ name: 42, fields: 'many' });
+    expect(wrongTypes.status).toBe(400);
+    expect(wrongTypes.body.message).toMatch(/name/);
     expect((await api.call('GET', '/api/v1/forms')).body.total).toBe(0);
   });
 
@@ -302,6 +307,22 @@ describe.each(backends)('forms API on %s', (backend) => {
     expect(((await res.json()) as Json).error).toBe('Form disabled');
     expect((await api.submit('00000000-0000-4000-8000-000000000000', {})).status).toBe(404);
     expect((await api.submit('not-a-uuid', {})).status).toBe(404);
+    expect((await api.call('GET', `/api/v1/forms/${form.id}/submissions`)).body.stats.total).toBe(0);
+    await api.call('POST', `/api/v1/forms/${form.id}/toggle`);
+    const huge = await api.submit(form.uuid, {
+      name: 'Ann',
+      email: 'ann@example.com',
+      message: 'x'.repeat(200_000),
+    });
+    expect(huge.status).toBe(413);
+    const nested = await api.submit(form.uuid, { name: { first: 'Ann' }, email: 'ann@example.com' });
+    expect(nested.status).toBe(400);
+    const xml = await fixture.hp.request(`/f/${form.uuid}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/xml', 'x-forwarded-for': newClientIp() },
+      body: '<name>Ann</name>',
+    });
+    expect(xml.status).toBe(415);
     expect((await api.call('GET', `/api/v1/forms/${form.id}/submissions`)).body.stats.total).toBe(0);
   });
 
