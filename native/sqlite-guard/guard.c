@@ -119,7 +119,8 @@ static const PragmaRule ALLOWED_PRAGMAS[] = {
     {"index_list", OBJECT_NAME},
     {"index_xinfo", OBJECT_NAME},
     {"quick_check", NULL_NUMBER_OR_OBJECT_NAME},
-    {"optimize", NULL_OR_NUMBER},
+    /* Not "optimize": SQLite marks it a read-only statement returning rows, yet it runs ANALYZE,
+       so it would write through /query, outside the engine's transaction (ANALYZE runs via exec). */
     {"user_version", NULL_OR_NUMBER}, /* applications version their schema with it */
     /* Scoped to the transaction the engine opens, so harmless. */
     {"defer_foreign_keys", BOOLEAN},

@@ -128,6 +128,7 @@ describe('PRAGMAs that change durability, locking, limits or schema internals', 
     'PRAGMA database_list',
     'PRAGMA compile_options',
     'PRAGMA table_info(_meta)',
+    'PRAGMA optimize',
   ])('%s is refused', async (sql) => {
     const err = await denied(sql);
     expect(err.reason).toMatch(/^pragma: /);

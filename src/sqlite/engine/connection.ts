@@ -260,7 +260,9 @@ export class GuardedDatabase {
       statements.forEach((s, index) => {
         try {
           const stmt = this.prepareTenant(s.sql);
-          if (stmt.readonly) {
+          // A read that returns rows belongs to query. (Some statements without rows count as
+          // read-only for SQLite, e.g. REINDEX or PRAGMA defer_foreign_keys = ON: they run here.)
+          if (stmt.reader && stmt.readonly) {
             throw new SqliteEngineError({
               kind: 'statement',
               message: 'exec and batch run write statements; send reads to query',
