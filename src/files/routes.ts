@@ -4,6 +4,7 @@ import { AppError, isAppError, type ErrorCode } from '../errors/index.js';
 import { jsonBody, type RouteRegistry } from '../http/index.js';
 import { formatBytes, siteForRequest, type Platform } from '../platform/index.js';
 import { uploadExtensions, videoExtensions } from './file-types.js';
+import { fileDocs } from './route-docs.js';
 import { MAX_FILE_BYTES, type FilesService } from './service.js';
 import { receiveVideo } from './multipart.js';
 import { extensionOf, normalizeSitePath } from './paths.js';
@@ -35,11 +36,12 @@ export function filesRoutes(deps: {
     method: 'get',
     path: '/api/v1/files/list',
     summary: 'List files and folders of the site',
+    ...fileDocs.list.doc,
     tags,
     auth: 'apiKeyOrSession',
     errors: siteScoped,
     query: s.listQuery,
-    responses: { 200: { description: 'One page of entries', schema: s.listResponse } },
+    responses: { 200: { description: 'One page of entries', schema: s.listResponse, ...fileDocs.list.ok } },
     handler: async ({ req, res, query }) => {
       const site = await siteForRequest(req, platform, query.site_id);
       const { total, entries } = await files.list(site.id, query.page, query.per_page);
@@ -79,12 +81,13 @@ export function filesRoutes(deps: {
     method: 'get',
     path: '/api/v1/files/get',
     summary: 'Read one file (text as UTF-8, other files as base64)',
+    ...fileDocs.get.doc,
     tags,
     auth: 'apiKeyOrSession',
     errors: [...siteScoped, 'INVALID_PATH', 'FILE_TOO_LARGE'],
     query: s.pathQuery,
     responses: {
-      200: { description: 'The file', schema: s.getResponse },
+      200: { description: 'The file', schema: s.getResponse, ...fileDocs.get.ok },
     },
     handler: async ({ req, res, query }) => {
       const sitePath = normalizeSitePath(query.path, 'path', 'existing');
@@ -105,6 +108,7 @@ export function filesRoutes(deps: {
     method: 'post',
     path: '/api/v1/files/upload',
     summary: 'Create or overwrite a file; missing parent folders are created',
+    ...fileDocs.upload.doc,
     tags,
     auth: 'apiKeyOrSession',
     errors: [
@@ -125,7 +129,7 @@ export function filesRoutes(deps: {
     query: s.siteQuery,
     body: s.uploadBody,
     responses: {
-      200: { description: 'Stored', schema: s.uploadResponse },
+      200: { description: 'Stored', schema: s.uploadResponse, ...fileDocs.upload.ok },
     },
     handler: async ({ req, res, query, body }) => {
       const sitePath = normalizeSitePath(body.path);
@@ -153,6 +157,7 @@ export function filesRoutes(deps: {
     method: 'post',
     path: '/api/v1/files/rename',
     summary: 'Rename or move a file; the public URL changes',
+    ...fileDocs.rename.doc,
     tags,
     auth: 'apiKeyOrSession',
     errors: [...siteScoped, 'INVALID_PATH', 'INVALID_FILE_TYPE', 'CONFLICT', 'FOLDER_LIMIT'],
@@ -160,7 +165,7 @@ export function filesRoutes(deps: {
     query: s.siteQuery,
     body: s.renameFileBody,
     responses: {
-      200: { description: 'Renamed', schema: s.renameResponse },
+      200: { description: 'Renamed', schema: s.renameResponse, ...fileDocs.rename.ok },
     },
     handler: async ({ req, res, query, body }) => {
       const oldPath = normalizeSitePath(body.old_path, 'old_path', 'existing');
@@ -184,12 +189,13 @@ export function filesRoutes(deps: {
     method: 'delete',
     path: '/api/v1/files/delete',
     summary: 'Delete a file immediately (no trash)',
+    ...fileDocs.delete.doc,
     tags,
     auth: 'apiKeyOrSession',
     errors: [...siteScoped, 'INVALID_PATH'],
     query: s.pathQuery,
     responses: {
-      200: { description: 'Deleted', schema: s.pathMessageResponse },
+      200: { description: 'Deleted', schema: s.pathMessageResponse, ...fileDocs.delete.ok },
     },
     handler: async ({ req, res, query }) => {
       const sitePath = normalizeSitePath(query.path, 'path', 'existing');
@@ -203,6 +209,7 @@ export function filesRoutes(deps: {
     method: 'post',
     path: '/api/v1/files/create-folder',
     summary: 'Create a folder (parents as needed)',
+    ...fileDocs.createFolder.doc,
     tags: ['Folders'],
     auth: 'apiKeyOrSession',
     errors: [...siteScoped, 'INVALID_PATH', 'CONFLICT', 'FOLDER_LIMIT'],
@@ -210,7 +217,11 @@ export function filesRoutes(deps: {
     query: s.siteQuery,
     body: s.folderBody,
     responses: {
-      200: { description: 'Created, or already there', schema: s.pathMessageResponse },
+      200: {
+        description: 'Created, or already there',
+        schema: s.pathMessageResponse,
+        ...fileDocs.createFolder.ok,
+      },
     },
     handler: async ({ req, res, query, body }) => {
       const folder = normalizeSitePath(body.path);
@@ -228,6 +239,7 @@ export function filesRoutes(deps: {
     method: 'post',
     path: '/api/v1/files/rename-folder',
     summary: 'Move a folder and everything in it',
+    ...fileDocs.renameFolder.doc,
     tags: ['Folders'],
     auth: 'apiKeyOrSession',
     errors: [...siteScoped, 'INVALID_PATH', 'CONFLICT', 'FOLDER_LIMIT'],
@@ -235,7 +247,7 @@ export function filesRoutes(deps: {
     query: s.siteQuery,
     body: s.renameBody,
     responses: {
-      200: { description: 'Moved', schema: s.renameFolderResponse },
+      200: { description: 'Moved', schema: s.renameFolderResponse, ...fileDocs.renameFolder.ok },
     },
     handler: async ({ req, res, query, body }) => {
       const oldPath = normalizeSitePath(body.old_path, 'old_path', 'existing');
@@ -256,12 +268,13 @@ export function filesRoutes(deps: {
     method: 'delete',
     path: '/api/v1/files/delete-folder',
     summary: 'Delete a folder and everything in it (permanent)',
+    ...fileDocs.deleteFolder.doc,
     tags: ['Folders'],
     auth: 'apiKeyOrSession',
     errors: [...siteScoped, 'INVALID_PATH'],
     query: s.pathQuery,
     responses: {
-      200: { description: 'Deleted', schema: s.deleteFolderResponse },
+      200: { description: 'Deleted', schema: s.deleteFolderResponse, ...fileDocs.deleteFolder.ok },
     },
     handler: async ({ req, res, query }) => {
       const folder = normalizeSitePath(query.path, 'path', 'existing');
@@ -280,11 +293,14 @@ export function filesRoutes(deps: {
     method: 'get',
     path: '/api/v1/files/storage-limits',
     summary: "File count and storage against the plan's limits",
+    ...fileDocs.storageLimits.doc,
     tags: ['Storage'],
     auth: 'apiKeyOrSession',
     errors: siteScoped,
     query: s.siteQuery,
-    responses: { 200: { description: 'Usage and limits', schema: s.storageLimitsResponse } },
+    responses: {
+      200: { description: 'Usage and limits', schema: s.storageLimitsResponse, ...fileDocs.storageLimits.ok },
+    },
     handler: async ({ req, res, query }) => {
       const site = await siteForRequest(req, platform, query.site_id);
       const usage = await platform.getUsage(site.id);
@@ -297,11 +313,14 @@ export function filesRoutes(deps: {
     method: 'get',
     path: '/api/v1/hosting-info',
     summary: "The site's address and usage",
+    ...fileDocs.hostingInfo.doc,
     tags: ['Storage'],
     auth: 'apiKeyOrSession',
     errors: siteScoped,
     query: s.siteQuery,
-    responses: { 200: { description: 'Hosting info', schema: s.hostingInfoResponse } },
+    responses: {
+      200: { description: 'Hosting info', schema: s.hostingInfoResponse, ...fileDocs.hostingInfo.ok },
+    },
     handler: async ({ req, res, query }) => {
       const site = await siteForRequest(req, platform, query.site_id);
       res.json({
@@ -317,6 +336,7 @@ export function filesRoutes(deps: {
     method: 'post',
     path: '/api/v1/videos/upload',
     summary: 'Upload a video (multipart/form-data, streamed; MP4, WebM, OGG, MOV; 50 MB)',
+    ...fileDocs.videoUpload.doc,
     tags: ['Videos'],
     auth: 'apiKeyOrSession',
     errors: [
@@ -339,7 +359,7 @@ export function filesRoutes(deps: {
     query: s.siteQuery,
     multipart: s.videoMultipart,
     responses: {
-      200: { description: 'Stored', schema: s.uploadResponse },
+      200: { description: 'Stored', schema: s.uploadResponse, ...fileDocs.videoUpload.ok },
     },
     handler: async ({ req, res, query }) => {
       const site = await siteForRequest(req, platform, query.site_id);

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { errorBodySchema, errorDefinitions, type ErrorCode } from '../errors/index.js';
-import { queryParamDocs, type RouteDoc } from './route.js';
+import { queryParamDocs, type RouteDoc, type RouteLink, type RouteResponse } from './route.js';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -96,6 +96,68 @@ function errorResponses(route: RouteDoc, components: JsonSchema): Record<string,
   return responses;
 }
 
+/** `post /api/v1/files/upload` → `postApiV1FilesUpload`: stable, so links and clients can name it. */
+export function operationIdOf(route: Pick<RouteDoc, 'method' | 'path'>): string {
+  const openApiPath = route.path.replace(/:(\w+)/g, '{$1}');
+  return `${route.method}${openApiPath.replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ? c.toUpperCase() : ''))}`;
+}
+
+/** OpenAPI link objects; a link to a route that is not registered is a programming error. */
+function linkObjects(from: RouteDoc, links: Record<string, RouteLink>, routes: RouteDoc[]): JsonSchema {
+  return Object.fromEntries(
+    Object.entries(links).map(([name, link]) => {
+      const target = routes.find((r) => r.method === link.to.method && r.path === link.to.path);
+      if (!target) {
+        throw new Error(
+          `link ${name} of ${from.method} ${from.path} points at ${link.to.method} ${link.to.path}, which is not registered`,
+        );
+      }
+      return [
+        name,
+        {
+          operationId: operationIdOf(target),
+          ...(link.description ? { description: link.description } : {}),
+          ...(link.parameters ? { parameters: link.parameters } : {}),
+          ...(link.body ? { requestBody: link.body } : {}),
+        },
+      ];
+    }),
+  );
+}
+
+/** A documented success (or own-error) response: its body schema, example and links. */
+function responseObject(
+  route: RouteDoc,
+  r: RouteResponse,
+  routes: RouteDoc[],
+  components: JsonSchema,
+): JsonSchema {
+  const mediaType = r.contentType ?? 'application/json';
+  const schema = r.schema
+    ? toSchema(r.schema, 'output', components)
+    : r.contentType
+      ? { type: 'string' }
+      : undefined;
+  return {
+    description: r.description,
+    ...(schema
+      ? { content: { [mediaType]: { schema, ...(r.example !== undefined ? { example: r.example } : {}) } } }
+      : {}),
+    ...(r.links ? { links: linkObjects(route, r.links, routes) } : {}),
+  };
+}
+
+/**
+ * Query parameter examples in the form the document gives their schemas (the parsed value: an
+ * integer for `per_page=10`), from the route's wire-form example; an invalid example throws.
+ */
+function queryExamples(route: RouteDoc): Record<string, unknown> {
+  const wire = route.requestExample?.query;
+  if (!wire || !route.query) return {};
+  const parsed = route.query.parse(wire) as Record<string, unknown>;
+  return Object.fromEntries(Object.keys(wire).map((name) => [name, parsed[name]]));
+}
+
 const securitySchemes = {
   ApiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
   Session: { type: 'http', scheme: 'bearer', description: 'An account session token' },
@@ -119,25 +181,33 @@ export function buildOpenApi(
   for (const [id, schema] of extraComponents) schemas[id] = toSchema(schema, 'output', schemas);
   for (const route of routes) {
     const openApiPath = route.path.replace(/:(\w+)/g, '{$1}');
-    const parameters: unknown[] = [...route.path.matchAll(/:(\w+)/g)].map((m) => ({
-      name: m[1],
+    const parameters: unknown[] = [...route.path.matchAll(/:(\w+)/g)].map(([, name]) => ({
+      name,
       in: 'path',
       required: true,
       schema: { type: 'string' },
+      ...(route.requestExample?.params?.[name!] ? { example: route.requestExample.params[name!] } : {}),
     }));
     if (route.query) {
       const query = toSchema(route.query, 'input', schemas) as {
         properties?: Record<string, JsonSchema>;
         required?: string[];
       };
+      const examples = queryExamples(route);
       for (const [name, schema] of Object.entries(query.properties ?? {})) {
-        parameters.push({ name, in: 'query', required: query.required?.includes(name) ?? false, schema });
+        parameters.push({
+          name,
+          in: 'query',
+          required: query.required?.includes(name) ?? false,
+          schema,
+          ...(name in examples ? { example: examples[name] } : {}),
+        });
       }
     }
     const operation: Record<string, unknown> = {
-      operationId: `${route.method}${openApiPath.replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
+      operationId: operationIdOf(route),
       summary: route.summary,
-      ...(route.description ? { description: route.description } : {}),
+      description: route.description,
       tags: route.tags,
       security: securityFor[route.auth],
       parameters,
@@ -145,34 +215,25 @@ export function buildOpenApi(
         ...Object.fromEntries(
           Object.entries(route.responses).map(([status, r]) => [
             status,
-            {
-              description: r.description,
-              ...(r.schema
-                ? {
-                    content: {
-                      [r.contentType ?? 'application/json']: {
-                        schema: toSchema(r.schema, 'output', schemas),
-                      },
-                    },
-                  }
-                : r.contentType
-                  ? { content: { [r.contentType]: { schema: { type: 'string' } } } }
-                  : {}),
-            },
+            responseObject(route, r, routes, schemas),
           ]),
         ),
         ...errorResponses(route, schemas),
       },
     };
+    const bodyExample =
+      route.requestExample?.body !== undefined ? { example: route.requestExample.body } : {};
     if (route.body) {
       operation.requestBody = {
         required: route.bodyRequired ?? true,
-        content: { 'application/json': { schema: toSchema(route.body, 'input', schemas) } },
+        content: { 'application/json': { schema: toSchema(route.body, 'input', schemas), ...bodyExample } },
       };
     } else if (route.multipart) {
       operation.requestBody = {
         required: true,
-        content: { 'multipart/form-data': { schema: toSchema(route.multipart, 'input', schemas) } },
+        content: {
+          'multipart/form-data': { schema: toSchema(route.multipart, 'input', schemas), ...bodyExample },
+        },
       };
     }
     (paths[openApiPath] ??= {})[route.method] = operation;

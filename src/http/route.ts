@@ -6,13 +6,43 @@ import { describeIssues } from './validation.js';
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 export type AuthKind = 'apiKey' | 'apiKeyOrSession' | 'session' | 'none';
 
+/**
+ * A call that an answer makes possible, documented as an OpenAPI link (generated clients and the
+ * fuzzer's stateful phase follow them), e.g. upload → get the file at the `path` it answered:
+ *
+ *     links: { GetFile: { to: { method: 'get', path: '/api/v1/files/get' },
+ *                         parameters: { path: '$response.body#/path' } } }
+ *
+ * Values are OpenAPI runtime expressions (`$response.body#/form/id`, `$request.query.site_id`).
+ */
+export interface RouteLink {
+  /** The target route, as registered (Express path: `/api/v1/forms/:id`). */
+  to: { method: Method; path: string };
+  description?: string;
+  /** Target parameters by name (path, query or header; `query.page` to name the place). */
+  parameters?: Record<string, string>;
+  /** Fields of the target's JSON body; the client (or fuzzer) fills in the others. */
+  body?: Record<string, unknown>;
+}
+
+export interface RouteResponse {
+  description: string;
+  schema?: z.ZodType;
+  contentType?: string;
+  /** A typical body; tests check it against `schema`. */
+  example?: unknown;
+  /** Calls this answer makes possible, by link name (CamelCase, unique within the response). */
+  links?: Record<string, RouteLink>;
+}
+
 export interface RouteDoc {
   method: Method;
   /** Express path, e.g. `/api/v1/forms/:id`; documented as `/api/v1/forms/{id}`. */
   path: string;
+  /** One line: what the operation does. */
   summary: string;
-  /** Longer prose for the API reference (CommonMark). */
-  description?: string;
+  /** The reference's prose (CommonMark): what it does, what it changes, its limits. */
+  description: string;
   tags: string[];
   auth: AuthKind;
   /** Registry codes this route may answer besides the ones every route of its kind has. */
@@ -25,7 +55,12 @@ export interface RouteDoc {
   body?: z.ZodType;
   /** Documented only: a multipart body, described by this schema. */
   multipart?: z.ZodType;
-  responses: Record<number, { description: string; schema?: z.ZodType; contentType?: string }>;
+  /**
+   * A typical request: path parameters, the query string as sent (`{page: '2'}`) and the body;
+   * tests check each part against `query`, `body` or `multipart`.
+   */
+  requestExample?: { params?: Record<string, string>; query?: Record<string, string>; body?: unknown };
+  responses: Record<number, RouteResponse>;
 }
 
 export interface Route<Q, B> extends RouteDoc {

@@ -37,13 +37,48 @@ export function platformRoutes(deps: { platform: Platform; registry: RouteRegist
     method: 'post',
     path: '/api/keys/generate-temp',
     summary: 'Mint a temporary API key for one of the signed-in account’s sites',
+    description:
+      'Creates a new API key scoped to one site of the account whose session is sent as ' +
+      '`Authorization: Bearer <token>` (an API key is not accepted here). The key works on every ' +
+      '`X-API-Key` endpoint of that site until it expires, then answers 401; it is shown once and ' +
+      'only its hash is stored.\n\n' +
+      '- `storage_folder_id` names the site; without it the account’s first site is used. A site ' +
+      'of another account, or none, is a 404.\n' +
+      '- `expires_in` is the lifetime in seconds, 60 to 86400 (one day), 3600 by default.\n' +
+      '- The body may be left out entirely: the defaults apply.',
     tags: ['Keys'],
     auth: 'session',
     middleware: [jsonBody('16kb')],
     body: generateTempBody,
     bodyRequired: false,
     errors: ['NOT_FOUND'],
-    responses: { 200: { description: 'The new key (shown once)', schema: tempKeyResponse } },
+    requestExample: { body: { storage_folder_id: 1, expires_in: 3600 } },
+    responses: {
+      200: {
+        description: 'The new key (shown once)',
+        schema: tempKeyResponse,
+        example: {
+          success: true,
+          temp_api_key: 'hp_temp_2hJx9cQvW4mTzR7bN1yK8pLdF3sG6aE0uVwXoYiZqMc',
+          expires_in: 3600,
+          expires_at: '2026-11-23T13:00:00.000Z',
+          message: 'Temporary API key for site "demo", valid for 3600 seconds. Send it as X-API-Key.',
+        },
+        links: {
+          // The minted key is the credential of the next call (the key generation flow).
+          HostingInfoWithTheKey: {
+            to: { method: 'get', path: '/api/v1/hosting-info' },
+            description: 'The site the key is scoped to, authenticated with the new key',
+            parameters: { 'header.X-API-Key': '$response.body#/temp_api_key' },
+          },
+          ListFilesWithTheKey: {
+            to: { method: 'get', path: '/api/v1/files/list' },
+            description: 'The files of that site, authenticated with the new key',
+            parameters: { 'header.X-API-Key': '$response.body#/temp_api_key' },
+          },
+        },
+      },
+    },
     handler: async ({ req, res, body }) => {
       const accountId = req.principal!.accountId;
       const site = await platform.siteOfAccount(accountId, body.storage_folder_id);

@@ -116,21 +116,49 @@ export function publishRoutes(deps: {
   const body = jsonBody('4mb');
 
   const pageUrl = (id: string) => `${config.baseUrl}/demo/view/${id}`;
+  const exampleUrl = 'http://localhost:8080/demo/view/q3Xr8vN2kLp0aZ7T';
+  const limits =
+    'No credential: anyone may publish. `html` is at most 1 MB (1048576 bytes) of UTF-8, not only ' +
+    'whitespace, without NUL characters (PostgreSQL text cannot hold one). Each client address may ' +
+    `publish ${PUBLISH_RATE_LIMIT.perMinute} pages a minute across both publish endpoints and every ` +
+    'replica (429 with `Retry-After` beyond); the platform caps how many temporary pages and bytes ' +
+    'are live at once (503 with `Retry-After` when full).';
 
   registry.add(router, {
     method: 'post',
     path: '/ai/publish',
     summary: 'Publish one HTML page for 60 minutes (no credential)',
+    description:
+      'Stores one HTML page and answers its address, `/demo/view/{id}`, where it is served for 60 ' +
+      `minutes and then deleted. ${limits} Errors answer \`{success: false, error}\`.`,
+    requestExample: {
+      body: { html: '<!doctype html><html><head><title>Hi</title></head><body><h1>Hello</h1></body></html>' },
+    },
     tags,
     auth: 'none',
     ownErrorBodies: true,
     middleware: [limiter, body],
     body: aiBody,
     responses: {
-      200: { description: 'Published', schema: aiResponse },
-      400: { description: 'html missing, empty or over 1 MB, or the body is not JSON', schema: aiError },
+      200: {
+        description: 'Published',
+        schema: aiResponse,
+        example: { success: true, url: exampleUrl },
+      },
+      400: {
+        description: 'html missing, empty or over 1 MB, or the body is not JSON',
+        schema: aiError,
+        example: { success: false, error: 'html is required and must be a non-empty string' },
+      },
       415: { description: 'The body is not UTF-8 JSON', schema: aiError },
-      429: { description: 'Rate limited (see Retry-After)', schema: aiError },
+      429: {
+        description: 'Rate limited (see Retry-After)',
+        schema: aiError,
+        example: {
+          success: false,
+          error: 'Too many pages published from this address; try again in a minute.',
+        },
+      },
       503: { description: 'Publishing is at its platform-wide capacity (see Retry-After)', schema: aiError },
       500: { description: 'Publishing failed', schema: aiError },
     },
@@ -146,16 +174,38 @@ export function publishRoutes(deps: {
     method: 'post',
     path: '/demo/api/publish',
     summary: 'Publish one HTML page for 60 minutes',
+    description:
+      'Stores one HTML page, with an optional `title` (at most 200 characters), and answers its ' +
+      'address, `/demo/view/{id}`, where it is served for 60 minutes and then deleted. ' +
+      `${limits} Errors answer \`{success: false, message, error}\`.`,
+    requestExample: {
+      body: { html_content: '<!doctype html><html><body><h1>Hello</h1></body></html>', title: 'Hello' },
+    },
     tags,
     auth: 'none',
     ownErrorBodies: true,
     middleware: [limiter, body],
     body: demoBody,
     responses: {
-      200: { description: 'Published', schema: demoResponse },
+      200: {
+        description: 'Published',
+        schema: demoResponse,
+        example: {
+          success: true,
+          url: exampleUrl,
+          filename: 'q3Xr8vN2kLp0aZ7T.html',
+          message: 'Page published. It will be deleted after 60 minutes.',
+          expires_in: '60 minutes',
+        },
+      },
       400: {
         description: 'html_content missing, empty or over 1 MB, or the body is not JSON',
         schema: demoError,
+        example: {
+          success: false,
+          message: 'html_content is required and must be a non-empty string',
+          error: 'Invalid request',
+        },
       },
       415: { description: 'The body is not UTF-8 JSON', schema: demoError },
       429: { description: 'Rate limited (see Retry-After)', schema: demoError },
@@ -183,11 +233,21 @@ export function publishRoutes(deps: {
     method: 'get',
     path: '/demo/view/:id',
     summary: 'A published temporary page',
+    description:
+      'Serves a page published with `POST /ai/publish` or `POST /demo/api/publish` as `text/html` ' +
+      'until it expires (60 minutes after publication), then a 404 page. The page runs sandboxed ' +
+      '(`Content-Security-Policy: sandbox`): its scripts get an opaque origin, never the API’s. ' +
+      'Not cached (`Cache-Control: no-store`).',
+    requestExample: { params: { id: 'q3Xr8vN2kLp0aZ7T' } },
     tags,
     auth: 'none',
     ownErrorBodies: true,
     responses: {
-      200: { description: 'The page', contentType: 'text/html' },
+      200: {
+        description: 'The page',
+        contentType: 'text/html',
+        example: '<!doctype html><html><body><h1>Hello</h1></body></html>',
+      },
       404: { description: 'No such page, or expired', contentType: 'text/html' },
     },
     handler: async ({ req, res }) => {
