@@ -317,6 +317,28 @@ describe('version', () => {
   });
 });
 
+describe('a worker that dies', () => {
+  it('fails its calls as closed; the file opens again on a fresh worker with its data', async () => {
+    const own = new SqlitePool({ size: 1 });
+    try {
+      const f = file();
+      const db = await own.open(f, { maxBytes: null });
+      await db.exec('CREATE TABLE t (a)');
+      const { version } = await db.exec('INSERT INTO t VALUES (1)');
+      // No public way to kill a worker: reach it as a crash would.
+      const slots = (own as unknown as { slots: { worker: { terminate(): Promise<number> } }[] }).slots;
+      await slots[0]?.worker.terminate();
+      await expect(db.query('SELECT * FROM t')).rejects.toMatchObject({ kind: 'closed' });
+      const again = await own.open(f, { maxBytes: null });
+      expect(again).not.toBe(db);
+      expect((await again.query('SELECT a FROM t')).rows).toEqual([{ a: 1 }]);
+      expect((await again.version()).version).toBe(version);
+    } finally {
+      await own.close();
+    }
+  });
+});
+
 describe('size cap', () => {
   it('applies the crossing write, then refuses writes until DELETE and VACUUM free space; reads keep working', async () => {
     const cap = 256 * 1024;
