@@ -4,6 +4,7 @@ import { eq } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
   composeSubmissionMail,
+  describeError,
   enqueue,
   MailOutbox,
   mailOutbox,
@@ -324,5 +325,51 @@ describe('mail outbox: two workers on PostgreSQL', () => {
     }
     const rows = await stores[0]!.db.select().from(mailOutbox);
     expect(rows.every((r) => r.status === 'sent' && r.attempts === 1)).toBe(true);
+  });
+});
+
+describe('mail outbox: a recipient the SMTP server refuses', () => {
+  let store: Store;
+  let strict: MailpitServer;
+
+  beforeAll(async () => {
+    // This Mailpit accepts mail for @allowed.test only and answers 550 for anyone else.
+    [store, strict] = await Promise.all([
+      openMigrated('pglite'),
+      startMailpit({ args: ['--smtp-allowed-recipients', '@allowed\\.test$'] }),
+    ]);
+  });
+  afterAll(async () => {
+    await Promise.all([store?.close(), strict?.close()]);
+  });
+
+  it('gives up at once on a permanent (5xx) refusal and records it without the address', async () => {
+    const refused = recipient();
+    const accepted = `someone-${unique()}@allowed.test`;
+    const refusedId = await queue(store, refused);
+    const acceptedId = await queue(store, accepted);
+    const worker = new MailOutbox(store.db, settings({ smtpUrl: strict.smtpUrl, maxAttempts: 5 }), silent);
+    try {
+      expect(await worker.deliverDue()).toBe(1);
+    } finally {
+      worker.close();
+    }
+    const failed = await row(store, refusedId);
+    expect(failed).toMatchObject({ status: 'failed', attempts: 1 });
+    expect(failed.lastError).toMatch(/\b550\b/);
+    expect(failed.lastError).not.toContain(refused);
+    expect(failed.lastError).not.toMatch(/@/);
+    expect(await row(store, acceptedId)).toMatchObject({ status: 'sent', attempts: 1 });
+    expect(await listMessages(strict, accepted)).toHaveLength(1);
+  });
+
+  it('keeps addresses out of the recorded error, whatever the server says', () => {
+    const err = Object.assign(new Error('Recipient <bob@x.test> rejected: 550 5.1.1 bob@x.test unknown'), {
+      code: 'EENVELOPE',
+      responseCode: 550,
+    });
+    const text = describeError(err);
+    expect(text).toBe('EENVELOPE 550 Recipient <<address>> rejected: 550 5.1.1 <address> unknown');
+    expect(describeError(new Error('x'.repeat(1000))).length).toBeLessThanOrEqual(300);
   });
 });

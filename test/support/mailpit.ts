@@ -55,9 +55,10 @@ async function isUp(apiUrl: string): Promise<boolean> {
 
 /**
  * Starts Mailpit on 127.0.0.1 (SMTP and HTTP API on free ports, its database in a fresh temp
- * folder). Fails when the binary is missing, as every real part of the tests does.
+ * folder). Fails when the binary is missing, as every real part of the tests does. `args` adds
+ * Mailpit flags (e.g. `--smtp-allowed-recipients <regexp>`, to have others refused with a 550).
  */
-export async function startMailpit(): Promise<MailpitServer> {
+export async function startMailpit(options: { args?: string[] } = {}): Promise<MailpitServer> {
   try {
     accessSync(MAILPIT_BIN, constants.X_OK);
   } catch {
@@ -94,6 +95,7 @@ export async function startMailpit(): Promise<MailpitServer> {
         '--max',
         '0',
         '--quiet',
+        ...(options.args ?? []),
       ],
       { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] },
     );
