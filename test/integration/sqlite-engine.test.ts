@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SqliteEngineError, SqlitePool } from '../../src/sqlite/engine/index.js';
+import { type CallEvent, SqliteEngineError, SqlitePool } from '../../src/sqlite/engine/index.js';
 
 // The engine's statement rules, encodings, caps, version and size cap, on real SQLite files and
 // real worker threads.
@@ -299,6 +299,31 @@ describe('version', () => {
     expect((await again.version()).version).toBe(version);
     expect(performance.now() - started).toBeLessThan(20);
     expect(await busy).toMatchObject({ kind: 'timeout' });
+  });
+
+  it('reports each call with its queue wait and run time', async () => {
+    const events: CallEvent[] = [];
+    const own = new SqlitePool({ size: 1, onCall: (e) => events.push(e) });
+    try {
+      const db = await own.open(file(), { maxBytes: null });
+      await Promise.all([
+        db.exec('CREATE TABLE t (a)'),
+        db.query('SELECT * FROM nope').catch(() => undefined),
+      ]);
+      expect(events.map((e) => [e.op, e.outcome])).toEqual([
+        ['open', 'ok'],
+        ['exec', 'ok'],
+        ['query', 'sql'],
+      ]);
+      for (const e of events) {
+        expect(e.queueMs).toBeGreaterThanOrEqual(0);
+        expect(e.runMs).toBeGreaterThan(0);
+      }
+      // Sent in one message, run one after the other: the query waited for the exec.
+      expect(events[2]?.queueMs).toBeGreaterThanOrEqual(events[1]?.runMs ?? Infinity);
+    } finally {
+      await own.close();
+    }
   });
 
   it('opening the same file twice gives the same database; databases spread over the workers', async () => {

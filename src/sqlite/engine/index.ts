@@ -2,7 +2,8 @@
 // connections (native/sqlite-guard: authorizer, limits, per-statement deadline), the statement
 // rules (query reads, exec/batch write in one IMMEDIATE transaction, version bumped with every
 // write, size cap), and the lossless JSON encoding of values.
-export { SqlitePool, SqliteDatabase, type SqlitePoolOptions } from './pool.js';
+export { SqlitePool, SqliteDatabase, type SqlitePoolOptions, type CallEvent } from './pool.js';
+export type { Operation, Timing } from './protocol.js';
 export {
   SqliteEngineError,
   isSqliteEngineError,

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { SqliteEngineError } from './errors.js';
 import { locateNativeParts, type NativeParts } from './native.js';
-import type { Operation, Request, Response, WorkerInit } from './protocol.js';
+import type { Operation, Request, Response, Timing, WorkerInit } from './protocol.js';
 import {
   type BatchResult,
   DEFAULT_LIMITS,
@@ -23,12 +23,21 @@ export interface SqlitePoolOptions {
   limits?: Partial<EngineLimits>;
   /** Where the native build is; default: locateNativeParts(). */
   native?: NativeParts;
+  /** Called after every call: for metrics (queue wait = time spent behind other calls of the worker). */
+  onCall?: (event: CallEvent) => void;
+}
+
+export interface CallEvent extends Timing {
+  op: Operation;
+  /** 'ok', or the error's kind. */
+  outcome: 'ok' | SqliteEngineError['kind'];
 }
 
 interface Pending {
   resolve: (value: unknown) => void;
   reject: (err: unknown) => void;
   dbId: number;
+  op: Operation;
 }
 
 /** One worker thread and what is pinned to it. */
@@ -80,8 +89,10 @@ export class SqlitePool {
   private readonly byPath = new Map<string, { db: Promise<SqliteDatabase>; refs: number }>();
   private nextId = 1;
   private closed = false;
+  private readonly onCall: ((event: CallEvent) => void) | undefined;
 
   constructor(options: SqlitePoolOptions = {}) {
+    this.onCall = options.onCall;
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
     this.init = { limits: this.limits, native: options.native ?? locateNativeParts() };
     this.slots = new Array<Slot | undefined>(Math.max(1, options.size ?? availableParallelism())).fill(
@@ -148,7 +159,8 @@ export class SqlitePool {
       return Promise.reject(new SqliteEngineError({ kind: 'closed', message: 'The SQLite worker stopped' }));
     }
     return new Promise((resolve, reject) => {
-      slot.send({ id: this.nextId++, op, dbId, args }, { resolve, reject, dbId });
+      const sentAt = performance.timeOrigin + performance.now();
+      slot.send({ id: this.nextId++, op, dbId, args, sentAt }, { resolve, reject, dbId, op });
     });
   }
 
@@ -190,6 +202,7 @@ export class SqlitePool {
     slot.pending.delete(response.id);
     const db = this.handles.get(pending.dbId);
     if (response.state && db) db.remember(response.state);
+    this.onCall?.({ op: pending.op, outcome: response.ok ? 'ok' : response.error.kind, ...response.timing });
     if (response.ok) pending.resolve(response.value);
     else pending.reject(new SqliteEngineError(response.error));
   }

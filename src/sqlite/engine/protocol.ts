@@ -11,12 +11,20 @@ export interface Request {
   op: Operation;
   dbId: number;
   args: unknown[];
+  /** When the pool queued it (ms, performance.timeOrigin + performance.now(): comparable across threads). */
+  sentAt: number;
+}
+
+/** How long a call waited for its worker, and how long it ran there. */
+export interface Timing {
+  queueMs: number;
+  runMs: number;
 }
 
 /** Every answer carries the database's version and size, which the pool keeps in memory. */
 export type Response =
-  | { id: number; ok: true; value: unknown; state: VersionResult | undefined }
-  | { id: number; ok: false; error: SqliteEngineErrorData; state: VersionResult | undefined };
+  | { id: number; ok: true; value: unknown; state: VersionResult | undefined; timing: Timing }
+  | { id: number; ok: false; error: SqliteEngineErrorData; state: VersionResult | undefined; timing: Timing };
 
 export interface WorkerInit {
   limits: EngineLimits;

@@ -44,10 +44,14 @@ function handle(request: Request): unknown {
   }
 }
 
+const now = () => performance.timeOrigin + performance.now();
+
 function answer(request: Request): Response {
+  const started = now();
+  const timing = () => ({ queueMs: Math.max(0, started - request.sentAt), runMs: now() - started });
   try {
     const value = handle(request);
-    return { id: request.id, ok: true, value, state: databases.get(request.dbId)?.state };
+    return { id: request.id, ok: true, value, state: databases.get(request.dbId)?.state, timing: timing() };
   } catch (err) {
     const code = (err as { code?: unknown } | null)?.code;
     const error =
@@ -59,7 +63,8 @@ function answer(request: Request): Response {
             message: err instanceof Error ? err.message : String(err),
             sqliteCode: typeof code === 'string' ? code : undefined,
           });
-    return { id: request.id, ok: false, error: error.toData(), state: databases.get(request.dbId)?.state };
+    const state = databases.get(request.dbId)?.state;
+    return { id: request.id, ok: false, error: error.toData(), state, timing: timing() };
   }
 }
 
