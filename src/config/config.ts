@@ -59,6 +59,15 @@ export const configSchema = z.object({
     .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,252}$/, 'must be a host-name-like string')
     .optional(),
   HOSTPLANE_SQLITE_SHARD_URL: z.url({ protocol: /^https?$/ }).optional(),
+  // The edge's hot path (src/edge): the share of site requests traced when the request carries no
+  // trace (a request with a W3C traceparent follows its parent's decision), access log lines
+  // (off | sampled | all; 5xx are always logged), the memory for cached file bytes and their
+  // precompressed variants, and whether text files are offered gzip/brotli compressed.
+  HOSTPLANE_EDGE_TRACE_SAMPLE_RATIO: z.coerce.number().min(0).max(1).default(0.01),
+  HOSTPLANE_EDGE_ACCESS_LOG: z.enum(['off', 'sampled', 'all']).default('sampled'),
+  HOSTPLANE_EDGE_ACCESS_LOG_SAMPLE_RATIO: z.coerce.number().min(0).max(1).default(0.01),
+  HOSTPLANE_EDGE_CACHE_MB: z.coerce.number().int().min(1).max(1_048_576).default(64),
+  HOSTPLANE_EDGE_COMPRESSION: booleanFromEnv.default(true),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   // Cluster mode: Site custom resources are applied and reconciled (see the README's cluster section).
   HOSTPLANE_KUBERNETES: booleanFromEnv.default(false),
@@ -96,10 +105,24 @@ export interface Config {
   tempPages: { maxPages: number; maxBytes: number };
   /** Uploads one process receives at once, in all and per site (a memory bound, per process). */
   uploads: { maxConcurrent: number; maxPerSite: number };
+  /** The edge's hot path: sampling of spans and access logs, cache memory, compression. */
+  edge: EdgeConfig;
   /** How long a role that may not migrate waits for a current schema (see src/store/schema-gate.ts). */
   schemaWaitMs: number;
   /** Set in cluster mode (HOSTPLANE_KUBERNETES=true). */
   kubernetes: KubernetesConfig | undefined;
+}
+
+export interface EdgeConfig {
+  /** Share (0-1) of site requests without a traceparent that get a span. */
+  traceSampleRatio: number;
+  /** Access log lines for site requests: none, a sampled share, or every one (5xx: always). */
+  accessLog: 'off' | 'sampled' | 'all';
+  accessLogSampleRatio: number;
+  /** Memory for cached file bytes and precompressed variants. */
+  cacheBytes: number;
+  /** gzip/brotli variants of text files, computed once per blob. */
+  compression: boolean;
 }
 
 export interface MailConfig {
@@ -176,6 +199,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     uploads: {
       maxConcurrent: c.HOSTPLANE_UPLOADS_MAX_CONCURRENT,
       maxPerSite: c.HOSTPLANE_UPLOADS_MAX_PER_SITE,
+    },
+    edge: {
+      traceSampleRatio: c.HOSTPLANE_EDGE_TRACE_SAMPLE_RATIO,
+      accessLog: c.HOSTPLANE_EDGE_ACCESS_LOG,
+      accessLogSampleRatio: c.HOSTPLANE_EDGE_ACCESS_LOG_SAMPLE_RATIO,
+      cacheBytes: c.HOSTPLANE_EDGE_CACHE_MB * 1024 * 1024,
+      compression: c.HOSTPLANE_EDGE_COMPRESSION,
     },
     schemaWaitMs: c.HOSTPLANE_SCHEMA_WAIT_SECONDS * 1000,
     kubernetes: c.HOSTPLANE_KUBERNETES

@@ -1,8 +1,9 @@
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
-import express, { type Express, type Request, type Response } from 'express';
+import express, { type Express } from 'express';
 import type { BlobStore } from '../blob/index.js';
 import type { Config } from '../config/index.js';
-import { normalizeHost, type Edge, type SiteRef } from '../edge/index.js';
+import { normalizeHost, type Edge, type HostRoute } from '../edge/index.js';
 import type { Logger } from '../observability/index.js';
 import type { Store } from '../store/index.js';
 import { errorHandler, notFoundHandler } from './errors.js';
@@ -30,8 +31,8 @@ export interface AppParts {
  * The HTTP app of a role. `all` serves the API on the base host and sites on their own hosts
  * (subdomains of the sites domain and custom domains); health and metrics answer on every other host.
  */
-export function createApp(parts: AppParts, role: Role): Express {
-  const { config, logger, store, blobs, edge } = parts;
+export function createApp(parts: AppParts, role: Role): RequestListener {
+  const { config, logger, store, blobs } = parts;
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', config.trustProxy);
@@ -39,23 +40,6 @@ export function createApp(parts: AppParts, role: Role): Express {
   app.use(requestMetrics(role));
   app.use(requestTracing());
   app.use(requestLogging(logger));
-
-  const serveSite = async (req: Request, res: Response, site?: SiteRef) => {
-    res.locals.metricsRoute = 'edge';
-    await edge.handle(req, res, site);
-  };
-  // Site hosts go to the edge before anything else, so a customer's domain never exposes
-  // /metrics or the API; probes and Prometheus reach the pod by IP or the API host.
-  if (role !== 'api') {
-    const baseHost = new URL(config.baseUrl).hostname;
-    app.use(async (req, res, next) => {
-      const host = normalizeHost(req.get('host'));
-      if (!host || host === baseHost) return next();
-      const site = await edge.siteForHost(host);
-      if (site || edge.isSiteHostname(host)) return serveSite(req, res, site);
-      next();
-    });
-  }
 
   app.get('/healthz', (_req, res) => void res.json({ status: 'ok' }));
   // Readiness: the api (and all) roles need the database and the blob store for every request,
@@ -75,7 +59,8 @@ export function createApp(parts: AppParts, role: Role): Express {
   });
 
   if (role === 'edge') {
-    app.use((req, res) => serveSite(req, res));
+    // Reached only by hosts that are not sites (see siteHostsFirst): nothing else answers there.
+    app.use(notFoundHandler);
   } else {
     const registry = new RouteRegistry(parts.authenticators);
     for (const module of parts.modules) if (module.routes) app.use(module.routes(registry));
@@ -94,8 +79,41 @@ export function createApp(parts: AppParts, role: Role): Express {
     app.use(notFoundHandler);
   }
   app.use(errorHandler(logger));
-  return app;
+  return role === 'api' ? app : siteHostsFirst(app, parts, role);
 }
+
+/**
+ * Site hosts (subdomains of the sites domain and custom domains) go to the edge before anything
+ * else, straight from node:http without Express: a customer's domain never exposes the API or
+ * health, and the hot path pays for no middleware. Probes reach the pod by IP or the API host.
+ * The `edge` role answers every other path of a non-site host with the edge's 404 page too.
+ */
+function siteHostsFirst(app: Express, parts: AppParts, role: Role): RequestListener {
+  const edge = parts.edge.createHandler(parts.logger, role);
+  const dispatch = (req: IncomingMessage, res: ServerResponse, route: HostRoute) => {
+    if (route.serve) return edge.serve(req, res, route.site);
+    if (role === 'edge' && !isProbe(req.url)) return edge.serve(req, res, undefined);
+    void app(req, res);
+  };
+  return (req, res) => {
+    const host = req.headers.host;
+    const cached = edge.cachedHost(host);
+    if (cached) return dispatch(req, res, cached);
+    edge.lookupHost(host).then(
+      (route) => dispatch(req, res, route),
+      (err: unknown) => {
+        parts.logger.error({ err }, 'host lookup failed');
+        res.writeHead(503, { 'content-type': 'text/plain; charset=utf-8', 'retry-after': '5' });
+        res.end('Service Unavailable');
+      },
+    );
+  };
+}
+
+const isProbe = (url: string | undefined) => {
+  const path = (url ?? '/').split('?')[0];
+  return path === '/healthz' || path === '/readyz';
+};
 
 /** The controller role's HTTP surface: health, readiness and metrics only. */
 export function createControllerApp(

@@ -5,3 +5,4 @@ export * from './metrics.js';
 export * from './timing.js';
 export * from './tracing.js';
 export * from './metrics-server.js';
+export * from './hot-path.js';

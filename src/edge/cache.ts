@@ -1,0 +1,253 @@
+import { LRUCache } from 'lru-cache';
+import { blobKeyForHash, type BlobStore } from '../blob/index.js';
+import type { Config } from '../config/index.js';
+import type { FilesService } from '../files/index.js';
+import { edgeCacheEvents } from '../observability/index.js';
+import type { Platform, SiteEvents } from '../platform/index.js';
+import { compress, type Encoding } from './compression.js';
+import { FOLDER, MISSING, fileEntry, type FileEntry, type ManifestEntry } from './entries.js';
+import { decodeSitePath, namesDatabaseFile, normalizeHost } from './paths.js';
+
+export interface EdgeOptions {
+  /** Blobs up to this size are kept in memory. */
+  maxCachedBlobBytes?: number;
+  /** Total memory for cached blobs and their compressed variants (default: HOSTPLANE_EDGE_CACHE_MB). */
+  blobCacheBytes?: number;
+  /** Safety net for missed invalidations (e.g. a dropped LISTEN connection). */
+  manifestTtlMs?: number;
+}
+
+export interface SiteRef {
+  id: number;
+}
+
+/** What a Host header means: a site host (served by the edge, site known or not), or anything else. */
+export type HostRoute = { serve: false } | { serve: true; site: SiteRef | undefined };
+const NOT_A_SITE_HOST: HostRoute = { serve: false };
+const NO_SUCH_SITE: HostRoute = { serve: true, site: undefined };
+
+/** What a URL path of a site answers with. */
+export type Resolution =
+  | { type: 'file'; entry: FileEntry }
+  | { type: 'redirect'; path: string }
+  | { type: 'notFound'; page: FileEntry | undefined };
+
+// Label children bound once: the hot path then skips hashing label sets.
+const cacheEvents = {
+  manifestHit: edgeCacheEvents.labels('manifest', 'hit'),
+  manifestMiss: edgeCacheEvents.labels('manifest', 'miss'),
+  blobHit: edgeCacheEvents.labels('blob', 'hit'),
+  blobMiss: edgeCacheEvents.labels('blob', 'miss'),
+};
+
+/** Compressions running at once (each a libuv thread-pool job; the pool has four threads). */
+const MAX_CONCURRENT_COMPRESSIONS = 2;
+
+/**
+ * The edge's state, all of it caches: Host → site, (site, generation, URL path) → resolution,
+ * (site, generation, site path) → file entry, and content-addressed bytes with their compressed
+ * variants. A site change bumps its generation, so entries of the old one are never read again.
+ */
+export class EdgeCache {
+  private readonly hosts: LRUCache<string, HostRoute>;
+  private readonly manifests: LRUCache<string, ManifestEntry>;
+  private readonly routes: LRUCache<string, Resolution>;
+  private readonly blobs: LRUCache<string, Buffer>;
+  private readonly loading = new Map<string, Promise<Buffer>>();
+  private readonly compressing = new Set<string>();
+  private readonly generation = new Map<number, number>();
+  private readonly baseHost: string;
+  private readonly sitesSuffix: string;
+  readonly maxCachedBlobBytes: number;
+  private readonly stops: Array<() => void>;
+
+  constructor(
+    private readonly config: Config,
+    private readonly platform: Platform,
+    private readonly files: FilesService,
+    private readonly blobStore: BlobStore,
+    events: SiteEvents,
+    options: EdgeOptions = {},
+  ) {
+    const ttl = options.manifestTtlMs ?? 30_000;
+    this.maxCachedBlobBytes = options.maxCachedBlobBytes ?? 1024 * 1024;
+    this.baseHost = new URL(config.baseUrl).hostname;
+    this.sitesSuffix = `.${config.sitesDomain}`;
+    // Bounded by bytes, not only entries: keys come from clients (hosts and paths are length-checked too).
+    this.hosts = new LRUCache({
+      max: 10_000,
+      maxSize: 4 << 20,
+      sizeCalculation: (_v, k) => k.length + 64,
+      ttl,
+    });
+    this.manifests = new LRUCache({
+      max: 100_000,
+      maxSize: 32 << 20,
+      sizeCalculation: (_v, k) => k.length + 400,
+      ttl,
+    });
+    this.routes = new LRUCache({
+      max: 100_000,
+      maxSize: 16 << 20,
+      sizeCalculation: (_v, k) => k.length + 64,
+      ttl,
+    });
+    this.blobs = new LRUCache({
+      maxSize: options.blobCacheBytes ?? config.edge.cacheBytes,
+      sizeCalculation: (b) => Math.max(1, b.length),
+    });
+    this.stops = [
+      events.onChanged((siteId) => {
+        if (siteId === 'all') {
+          // e.g. after a lost NOTIFY connection, when changes may have been missed.
+          this.manifests.clear();
+          this.routes.clear();
+          this.hosts.clear();
+          return;
+        }
+        this.generation.set(siteId, (this.generation.get(siteId) ?? 0) + 1);
+      }),
+      // Slug renames and custom-domain changes are rare: forget every host → site mapping.
+      events.onRoutesChanged(() => this.hosts.clear()),
+    ];
+  }
+
+  close(): void {
+    for (const stop of this.stops) stop();
+  }
+
+  /** The cached meaning of a raw Host header, if any (no work beyond one lookup). */
+  cachedHost(hostHeader: string | undefined): HostRoute | undefined {
+    return hostHeader === undefined ? NOT_A_SITE_HOST : this.hosts.get(hostHeader);
+  }
+
+  async lookupHost(hostHeader: string | undefined): Promise<HostRoute> {
+    if (hostHeader === undefined) return NOT_A_SITE_HOST;
+    const hostname = normalizeHost(hostHeader);
+    let route: HostRoute = NOT_A_SITE_HOST;
+    if (hostname && hostname !== this.baseHost) {
+      if (hostname.endsWith(this.sitesSuffix)) {
+        const slug = hostname.slice(0, -this.sitesSuffix.length);
+        const site = slug.includes('.') ? undefined : await this.platform.siteBySlug(slug);
+        route = site ? { serve: true, site: { id: site.id } } : NO_SUCH_SITE;
+      } else {
+        const site = await this.platform.siteByCustomDomain(hostname);
+        if (site) route = { serve: true, site: { id: site.id } };
+      }
+    }
+    // Unknown hosts are remembered briefly only, so a new site is served within seconds.
+    const known = route.serve && route.site !== undefined;
+    this.hosts.set(hostHeader, route, known ? {} : { ttl: 2000 });
+    return route;
+  }
+
+  private routeKey(siteId: number, urlPath: string): string {
+    return `${siteId}:${this.generation.get(siteId) ?? 0}:${urlPath}`;
+  }
+
+  /** A cached resolution of a URL path (raw, before decoding, without the query). */
+  cachedResolution(siteId: number, urlPath: string): Resolution | undefined {
+    const hit = this.routes.get(this.routeKey(siteId, urlPath));
+    if (hit) cacheEvents.manifestHit.inc();
+    return hit;
+  }
+
+  async resolve(siteId: number, urlPath: string): Promise<Resolution> {
+    const key = this.routeKey(siteId, urlPath);
+    const resolution = await this.resolveUncached(siteId, urlPath);
+    this.routes.set(key, resolution);
+    return resolution;
+  }
+
+  private async resolveUncached(siteId: number, urlPath: string): Promise<Resolution> {
+    const sitePath = decodeSitePath(urlPath);
+    // SQLite database files are never served, under any spelling of their path.
+    if (sitePath === undefined || namesDatabaseFile(sitePath)) return this.notFound(siteId);
+    const target = sitePath === '' || sitePath.endsWith('/') ? `${sitePath}index.html` : sitePath;
+    const entry = await this.entry(siteId, target);
+    if (entry.kind === 'file') return { type: 'file', entry };
+    // `/blog` → `/blog/` when blog/ has an index, like every static host.
+    if (!sitePath.endsWith('/') && sitePath !== '') {
+      const index = await this.entry(siteId, `${sitePath}/index.html`);
+      // One leading slash only: `//evil.example` must stay a path, not become another host.
+      if (index.kind === 'file') return { type: 'redirect', path: `/${urlPath.replace(/^\/+/, '')}/` };
+    }
+    return this.notFound(siteId);
+  }
+
+  private async notFound(siteId: number): Promise<Resolution> {
+    const page = await this.entry(siteId, '404.html');
+    return { type: 'notFound', page: page.kind === 'file' ? page : undefined };
+  }
+
+  private async entry(siteId: number, sitePath: string): Promise<ManifestEntry> {
+    const key = this.routeKey(siteId, sitePath);
+    const cached = this.manifests.get(key);
+    if (cached) {
+      cacheEvents.manifestHit.inc();
+      return cached;
+    }
+    cacheEvents.manifestMiss.inc();
+    const row = await this.files.find(siteId, sitePath);
+    const entry = !row
+      ? MISSING
+      : row.kind === 'folder'
+        ? FOLDER
+        : fileEntry(row, {
+            maxInMemoryBytes: this.maxCachedBlobBytes,
+            compression: this.config.edge.compression,
+          });
+    this.manifests.set(key, entry);
+    return entry;
+  }
+
+  /** The bytes of a blob when they are in memory (counted as a hit). */
+  cachedBlob(hash: string): Buffer | undefined {
+    const bytes = this.blobs.get(hash);
+    if (bytes) cacheEvents.blobHit.inc();
+    return bytes;
+  }
+
+  /** Reads a blob into memory; concurrent misses of one blob share one read. */
+  loadBlob(hash: string): Promise<Buffer> {
+    let pending = this.loading.get(hash);
+    if (!pending) {
+      cacheEvents.blobMiss.inc();
+      pending = this.blobStore
+        .getBuffer(blobKeyForHash(hash))
+        .then((bytes) => {
+          if (!bytes) throw new Error(`blob ${hash} is missing from the blob store`);
+          this.blobs.set(hash, bytes);
+          return bytes;
+        })
+        .finally(() => this.loading.delete(hash));
+      this.loading.set(hash, pending);
+    }
+    return pending;
+  }
+
+  /**
+   * A compressed variant of an in-memory blob: its bytes when ready, undefined when not (yet) or
+   * not worth it. A miss starts the compression in the background: this answer goes out
+   * uncompressed, later ones compressed.
+   */
+  variant(hash: string, encoding: Encoding, identity: Buffer): Buffer | undefined {
+    const key = `${hash}:${encoding}`;
+    const bytes = this.blobs.get(key);
+    if (bytes) return bytes.length > 0 ? bytes : undefined;
+    if (!this.compressing.has(key) && this.compressing.size < MAX_CONCURRENT_COMPRESSIONS) {
+      this.compressing.add(key);
+      compress(identity, encoding)
+        // An empty buffer remembers "no gain": under 90 % of the original is worth a variant.
+        .then((out) => this.blobs.set(key, out.length < identity.length * 0.9 ? out : Buffer.alloc(0)))
+        .catch(() => undefined)
+        .finally(() => this.compressing.delete(key));
+    }
+    return undefined;
+  }
+
+  /** Streams a blob (or a range of it) from the blob store. */
+  stream(hash: string, range: { start: number; end: number } | undefined) {
+    return this.blobStore.get(blobKeyForHash(hash), range);
+  }
+}
