@@ -1,6 +1,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { Config, KubernetesConfig } from '../src/config/index.js';
+import type { FormsService } from '../src/forms/index.js';
 import type { Platform } from '../src/platform/index.js';
 import {
   ResyncTracker,
@@ -10,18 +11,20 @@ import {
 } from './runtime/controller-set.js';
 import { LeaderElector } from './runtime/leader-election.js';
 import type { ControllerSetup } from './runtime/setup.js';
+import { setupFormController } from './form/setup.js';
 import { setupSiteController } from './site/setup.js';
 
 /**
  * Every controller the manager runs. Adding a kind is a setup function (controllers/<kind>/setup.ts)
  * and its reconciler, listed here.
  */
-export const controllerSetups: readonly ControllerSetup[] = [setupSiteController];
+export const controllerSetups: readonly ControllerSetup[] = [setupSiteController, setupFormController];
 
 export interface ControllerManagerOptions {
   config: Config & { kubernetes: KubernetesConfig };
   kubeConfig: KubeConfig;
   platform: Platform;
+  forms: FormsService;
   logger: Logger;
   /** Default true; tests of a single instance may turn it off. */
   leaderElection?: boolean;
@@ -76,6 +79,7 @@ export function startControllerManager(options: ControllerManagerOptions): Contr
         config,
         kubeConfig,
         platform: options.platform,
+        forms: options.forms,
         logger,
         setups: options.setups ?? controllerSetups,
         workers: options.workers,

@@ -8,7 +8,15 @@ import type { ControllerManager } from '../controllers/manager.js';
 import { ConfigError, siteUrl, type Config } from './config/config.js';
 import { Edge, type EdgeOptions } from './edge/index.js';
 import { FilesService, filesModule } from './files/index.js';
-import { FormsService, formsModule, Submissions, SUBMIT_RATE_LIMIT, type Notify } from './forms/index.js';
+import {
+  ClusterFormsService,
+  FormsService,
+  formsModule,
+  Submissions,
+  SUBMIT_RATE_LIMIT,
+  type Notify,
+  type PurgeHook,
+} from './forms/index.js';
 import {
   composeSubmissionMail,
   enqueue,
@@ -74,6 +82,8 @@ export interface StartOptions {
   adminSocket?: boolean;
   /** How long close() lets in-flight requests finish before cutting them. Default 25 s. */
   drainMs?: number;
+  /** Cluster mode: where Form resources are applied (default: the service account or $KUBECONFIG). */
+  kubeConfig?: KubeConfig;
 }
 
 /** Wires the services for a role and starts listening. */
@@ -104,11 +114,15 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   });
   const upgradeUrl = `${config.baseUrl}/account/upgrade`;
   const outbox = new MailOutbox(store.db, config.mail, logger);
-  // A form's pending mail goes with it (same transaction as the delete).
-  const forms = new FormsService(store.db, platform, {
-    upgradeUrl,
-    purge: (tx, form) => purgeBySource(tx, `form:${form.id}`).then(() => undefined),
-  });
+  // Cluster mode: each form write is followed by its Form resource.
+  const forms = config.kubernetes
+    ? new ClusterFormsService(store.db, platform, formsHooks(upgradeUrl), {
+        namespace: config.kubernetes.namespace,
+        requestTimeoutMs: config.kubernetes.requestTimeoutMs,
+        kubeConfig: options.kubeConfig,
+        logger,
+      })
+    : new FormsService(store.db, platform, formsHooks(upgradeUrl));
   const submissions = new Submissions(store.db, platform, notifyByMail(config));
   const submitLimiter = createRateLimiter(store.db, {
     name: 'form_submit',
@@ -254,10 +268,12 @@ export async function startController(
     import('../controllers/manager.js'),
     import('./kube/client.js'),
   ]);
+  const platform = new Platform(store.db);
   const manager = startControllerManager({
     config: { ...config, kubernetes: kube },
     kubeConfig: options.kubeConfig ?? kubeConfigFromEnvironment(),
-    platform: new Platform(store.db),
+    platform,
+    forms: new FormsService(store.db, platform, formsHooks(`${config.baseUrl}/account/upgrade`)),
     logger,
     leaderElection: options.leaderElection,
     cacheSyncDeadlineMs: options.cacheSyncDeadlineMs,
@@ -330,6 +346,15 @@ function notifyByMail(config: Config): Notify {
       messageId: messageIdFor('submission', notice.submission.uuid, domain),
     });
     await enqueue(tx, { ...mail, source: `form:${notice.form.id}` });
+  };
+}
+
+/** A form's pending mail goes with it (same transaction as the delete). */
+function formsHooks(upgradeUrl: string) {
+  return {
+    upgradeUrl,
+    purge: (tx: Parameters<PurgeHook>[0], form: Parameters<PurgeHook>[1]) =>
+      purgeBySource(tx, `form:${form.id}`).then(() => undefined),
   };
 }
 

@@ -1,6 +1,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { Config, KubernetesConfig } from '../../src/config/index.js';
+import type { FormsService } from '../../src/forms/index.js';
 import { kubeClients } from '../../src/kube/index.js';
 import type { Platform } from '../../src/platform/index.js';
 import { objectKey } from './controller.js';
@@ -13,6 +14,7 @@ export interface ControllerSetOptions {
   config: Config & { kubernetes: KubernetesConfig };
   kubeConfig: KubeConfig;
   platform: Platform;
+  forms: FormsService;
   logger: Logger;
   setups: readonly ControllerSetup[];
   workers: number | undefined;
@@ -83,6 +85,7 @@ export function startControllerSet(options: ControllerSetOptions): ControllerSet
   const context = {
     config,
     platform: options.platform,
+    forms: options.forms,
     clients,
     informers,
     events: new EventRecorder(clients.core, CONTROLLER_NAME, kube.podName, logger),

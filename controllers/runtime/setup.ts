@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Config, KubernetesConfig } from '../../src/config/index.js';
+import type { FormsService } from '../../src/forms/index.js';
 import type { KubeClients } from '../../src/kube/index.js';
 import type { Platform } from '../../src/platform/index.js';
 import type { Controller } from './controller.js';
@@ -17,6 +18,8 @@ export const CONTROLLER_NAME = 'hostplane-controller';
 export interface ControllerContext {
   config: Config & { kubernetes: KubernetesConfig };
   platform: Platform;
+  /** Forms without a caller's scope (the Form controller); its delete purges the form's outbox mail. */
+  forms: FormsService;
   /** Typed clients of the three kinds and the built-in APIs, with the per-call deadline. */
   clients: KubeClients;
   /** Ask for informers here (not `new Informer`), so that controllers share one per collection. */

@@ -12,7 +12,7 @@ import {
   uniqueSlug,
   type FieldInput,
 } from './definitions.js';
-import { forms, type FormRow, type StoredField } from './tables.js';
+import { formSubmissions, forms, type FormRow, type StoredField } from './tables.js';
 
 /** Which forms a caller may see: a key sees its site's, a session its account's. */
 export type FormScope = { siteId: number } | { accountId: number };
@@ -222,6 +222,76 @@ export class FormsService {
     return counted?.n ?? 0;
   }
 
+  // ---- Cluster mode: what the Form controller needs. No scope: it acts for the platform, and
+  // finds a form by the resource that controls it.
+
+  /** The form a Form resource (by its uid) controls. */
+  async byResourceUid(uid: string): Promise<FormRow | undefined> {
+    const [row] = await dbOp('forms_by_resource', () =>
+      this.db.select().from(forms).where(eq(forms.resourceUid, uid)),
+    );
+    return row;
+  }
+
+  async byId(id: number): Promise<FormRow | undefined> {
+    const [row] = await dbOp('forms_by_id', () => this.db.select().from(forms).where(eq(forms.id, id)));
+    return row;
+  }
+
+  /** Every form's identity and resource link (not its fields), for the controller's resync. */
+  async listLinks(): Promise<FormLink[]> {
+    return dbOp('forms_list_links', () =>
+      this.db
+        .select({
+          id: forms.id,
+          siteId: forms.siteId,
+          slug: forms.slug,
+          name: forms.name,
+          isActive: forms.isActive,
+          notificationEmail: forms.notificationEmail,
+          resourceUid: forms.resourceUid,
+        })
+        .from(forms)
+        .orderBy(asc(forms.id)),
+    );
+  }
+
+  /**
+   * Links form `id` to the resource `uid`, unless another resource that is still alive holds it
+   * (`isLive`: the caller's view of the cluster). Under the row lock, so two resources naming one
+   * form cannot both win.
+   */
+  async claimForResource(
+    id: number,
+    uid: string,
+    isLive: (holder: string) => boolean,
+  ): Promise<'claimed' | 'held' | 'missing'> {
+    return dbOp('forms_claim', () =>
+      this.db.transaction(async (tx) => {
+        const [row] = await tx.select().from(forms).where(eq(forms.id, id)).for('update');
+        if (!row) return 'missing';
+        if (row.resourceUid === uid) return 'claimed';
+        if (row.resourceUid !== null && isLive(row.resourceUid)) return 'held';
+        await tx.update(forms).set({ resourceUid: uid }).where(eq(forms.id, id));
+        return 'claimed';
+      }),
+    );
+  }
+
+  /** Stored submissions of a form: all of them, and those in the spam bin. */
+  async submissionCounts(id: number): Promise<{ total: number; spam: number }> {
+    const [counted] = await dbOp('forms_submission_counts', () =>
+      this.db
+        .select({
+          total: count(),
+          spam: sql<number>`count(*) filter (where ${formSubmissions.isSpam})`.mapWith(Number),
+        })
+        .from(formSubmissions)
+        .where(eq(formSubmissions.formId, id)),
+    );
+    return { total: counted?.total ?? 0, spam: counted?.spam ?? 0 };
+  }
+
   /** Read-modify-write of one form under its row lock. */
   private async change(
     scope: FormScope,
@@ -246,6 +316,12 @@ export class FormsService {
     );
   }
 }
+
+/** A form's identity and resource link, as the resync reads them. */
+export type FormLink = Pick<
+  FormRow,
+  'id' | 'siteId' | 'slug' | 'name' | 'isActive' | 'notificationEmail' | 'resourceUid'
+>;
 
 /** Runs inside the delete's transaction (e.g. the mail outbox's rows of the form). */
 export type PurgeHook = (tx: Parameters<Parameters<Db['transaction']>[0]>[0], form: FormRow) => Promise<void>;

@@ -26,6 +26,12 @@ export const SITE_ID_ANNOTATION = 'hostplane.dev/site-id';
 export const SITE_FINALIZER = 'hostplane.dev/site-cleanup';
 export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
 export const SITE_LABEL = 'hostplane.dev/site';
+/** Links a Form resource to its form in the control-plane database (set by whoever created either). */
+export const FORM_ID_ANNOTATION = 'hostplane.dev/form-id';
+/** The same id as a label, so that the API finds a form's resource with a label selector. */
+export const FORM_ID_LABEL = 'hostplane.dev/form-id';
+/** Held by every Form until the controller has deleted its form, submissions and pending mail. */
+export const FORM_FINALIZER = 'hostplane.dev/form-cleanup';
 
 /** In a pod: its service account; elsewhere: $KUBECONFIG or ~/.kube/config. */
 export function kubeConfigFromEnvironment(): KubeConfig {

@@ -5,7 +5,11 @@ export * from './api-client.js';
 export * from './resource-client.js';
 export * from './resources.js';
 export * from './site-resource.js';
+export * from './form-resource.js';
 export {
+  FORM_FINALIZER,
+  FORM_ID_ANNOTATION,
+  FORM_ID_LABEL,
   MANAGED_BY_LABEL,
   SITE_FINALIZER,
   SITE_ID_ANNOTATION,

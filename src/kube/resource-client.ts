@@ -82,8 +82,11 @@ export class ResourceClient<R extends AnyResource> {
     }
   }
 
-  async list(): Promise<R[]> {
-    const list = (await this.custom.listNamespacedCustomObject(this.coordinates)) as { items: R[] };
+  /** Every resource of the kind in the namespace, or those matching `labelSelector`. */
+  async list(labelSelector?: string): Promise<R[]> {
+    const list = (await this.custom.listNamespacedCustomObject({ ...this.coordinates, labelSelector })) as {
+      items: R[];
+    };
     return list.items;
   }
 
@@ -146,6 +149,27 @@ export class ResourceClient<R extends AnyResource> {
         resourceVersion: resource.metadata.resourceVersion,
         ...metadata,
       },
+    } as KubernetesObject;
+    return (await this.objects.patch(
+      patch,
+      undefined,
+      undefined,
+      this.fieldManager,
+      undefined,
+      PatchStrategy.MergePatch,
+    )) as R;
+  }
+
+  /**
+   * JSON merge patch of spec fields, unconditional (last writer wins): `null` removes a field,
+   * whoever set it (server-side apply would only drop the fields this manager owns).
+   */
+  async patchSpec(name: string, spec: { [K in keyof R['spec']]?: R['spec'][K] | null }): Promise<R> {
+    const patch = {
+      apiVersion: API_VERSION,
+      kind: this.kind.kind,
+      metadata: { name, namespace: this.namespace },
+      spec,
     } as KubernetesObject;
     return (await this.objects.patch(
       patch,

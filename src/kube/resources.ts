@@ -147,26 +147,32 @@ export type DomainStatus = z.output<typeof domainStatusSchema>;
 
 export const formSpecSchema = z
   .object({
-    siteRef: localObjectReference,
-    name: z.string().min(1).max(200).meta({ description: 'Display name of the form.' }),
+    // A form belongs to one site for life: its submissions, quota and URL are that site's.
+    siteRef: localObjectReference.meta({
+      'x-kubernetes-validations': [
+        { rule: 'self == oldSelf', message: 'siteRef is immutable: a form cannot move to another Site' },
+      ],
+    }),
+    name: z.string().min(1).max(120).meta({ description: 'Display name of the form.' }),
     active: z.boolean().default(true).meta({ description: 'An inactive form refuses new submissions.' }),
     notificationEmail: emailSchema
       .optional()
       .meta({ description: 'Where submissions are mailed (default: the account email).' }),
-    spamThreshold: z
-      .int()
-      .min(0)
-      .max(100)
-      .default(70)
-      .meta({ description: 'Submissions scoring at least this are routed to the spam bin.' }),
   })
   .strict();
 
 export const formStatusSchema = z
   .object({
     ...statusBase,
-    formId: z.int().min(1).optional(),
-    submissionUrl: z.string().optional(),
+    formId: z.int().min(1).optional().meta({ description: 'The form in the control-plane database.' }),
+    uuid: z.string().optional().meta({ description: 'The public identifier in the submission URL.' }),
+    submissionUrl: z.string().optional().meta({ description: 'Where the embed snippets post to.' }),
+    submissionCount: z
+      .int()
+      .min(0)
+      .optional()
+      .meta({ description: 'Stored submissions, spam included (refreshed by every resync).' }),
+    spamCount: z.int().min(0).optional().meta({ description: 'Stored submissions in the spam bin.' }),
   })
   .strict();
 
@@ -287,7 +293,9 @@ export const formKind: ResourceKind = {
   printerColumns: [
     { name: 'Site', type: 'string', jsonPath: '.spec.siteRef.name' },
     { name: 'Active', type: 'boolean', jsonPath: '.spec.active' },
+    { name: 'Submissions', type: 'integer', jsonPath: '.status.submissionCount' },
     readyColumn,
+    { name: 'URL', type: 'string', jsonPath: '.status.submissionUrl', priority: 1 },
     ageColumn,
   ],
 };

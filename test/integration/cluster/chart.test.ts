@@ -520,9 +520,9 @@ describe('RBAC with the real authorizer', () => {
       ...each(['list', 'watch', 'create', 'patch'], { group: hp, resource: 'sites' }),
       ...each(['update'], { group: hp, resource: 'sites', subresource: 'status' }),
       ...each(['update'], { group: hp, resource: 'sites', subresource: 'finalizers' }),
-      ...['forms', 'sqlitedatabases'].flatMap((resource) =>
-        each(['list', 'delete'], { group: hp, resource }),
-      ),
+      ...each(['get', 'list', 'watch', 'create', 'patch', 'delete'], { group: hp, resource: 'forms' }),
+      ...each(['update'], { group: hp, resource: 'forms', subresource: 'status' }),
+      ...each(['list', 'delete'], { group: hp, resource: 'sqlitedatabases' }),
       ...each(['get', 'list', 'watch', 'create', 'patch', 'delete'], {
         group: 'networking.k8s.io',
         resource: 'ingresses',
@@ -539,7 +539,9 @@ describe('RBAC with the real authorizer', () => {
       ...each(['list', 'watch', 'update', 'patch', 'deletecollection'], { resource: 'secrets' }),
       ...each(['update', 'delete', 'deletecollection'], { group: hp, resource: 'sites' }),
       ...each(['patch'], { group: hp, resource: 'sites', subresource: 'status' }),
-      ...each(['get', 'create', 'update', 'patch'], { group: hp, resource: 'forms' }),
+      ...each(['update', 'deletecollection'], { group: hp, resource: 'forms' }),
+      ...each(['patch'], { group: hp, resource: 'forms', subresource: 'status' }),
+      ...each(['update'], { group: hp, resource: 'forms', subresource: 'finalizers' }),
       ...each(['update'], { group: 'networking.k8s.io', resource: 'ingresses' }),
       ...each(['get', 'create', 'delete'], { resource: 'pods' }),
       ...each(['get'], { resource: 'configmaps' }),
@@ -579,16 +581,24 @@ describe('RBAC with the real authorizer', () => {
     });
   });
 
-  it('the api may only create Sites; the edge may do nothing', async () => {
-    expectAll(await allowed(rbac.apiToken, each(['create'], { group: hp, resource: 'sites' })), true);
+  it('the api may only create and find Sites and write Forms; the edge may do nothing', async () => {
     expectAll(
       await allowed(rbac.apiToken, [
-        ...each(['get', 'list', 'patch', 'update', 'delete', 'watch'], { group: hp, resource: 'sites' }),
+        ...each(['get', 'list', 'create'], { group: hp, resource: 'sites' }),
+        ...each(['get', 'list', 'create', 'patch', 'delete'], { group: hp, resource: 'forms' }),
+      ]),
+      true,
+    );
+    expectAll(
+      await allowed(rbac.apiToken, [
+        ...each(['patch', 'update', 'delete', 'watch'], { group: hp, resource: 'sites' }),
         ...each(['update'], { group: hp, resource: 'sites', subresource: 'status' }),
+        ...each(['update', 'watch'], { group: hp, resource: 'forms' }),
+        ...each(['update'], { group: hp, resource: 'forms', subresource: 'status' }),
         ...each(['get', 'create'], { resource: 'secrets' }),
         ...each(['create'], { group: 'networking.k8s.io', resource: 'ingresses' }),
         ...each(['create'], { group: hp, resource: 'sites', namespace: otherNamespace }),
-        ...each(['get'], { group: hp, resource: 'forms' }),
+        ...each(['get'], { group: hp, resource: 'forms', namespace: otherNamespace }),
       ]),
       false,
     );
