@@ -53,10 +53,15 @@ fuzz: build ## Schemathesis against a real `hostplane serve` (bounded; FUZZ_MAX_
 bench-edge: build ## Edge cache-hit throughput against nginx (reported as a ratio)
 	bash bench/edge/run.sh
 
+bench-sqlite: build ## SQLite API point reads and inserts against PocketBase (built on first use; wrk)
+	@command -v wrk >/dev/null || { echo "bench-sqlite: installing wrk with apt-get"; \
+	  $$([ "$$(id -u)" -eq 0 ] || echo sudo) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends wrk; }
+	npx tsx bench/sqlite/bench.ts $(BENCH_ARGS)
+
 clean: ## Remove build output and tool caches (not ./data)
 	rm -rf dist .cache native/build
 
-.PHONY: help node install build run test-tools lint test fuzz bench-edge clean
+.PHONY: help node install build run test-tools lint test fuzz bench-edge bench-sqlite clean
 
 # --- Cluster: container image, chart lint, a local kind cluster --------------------------------------
 # kind-up needs Docker, kind, kubectl and helm on the PATH (none of it runs in CI or the test suite).

@@ -1,0 +1,219 @@
+// Hostplane's SQLite API against PocketBase's records API, on the same machine, with the same load
+// generator (wrk + load.lua) and the same table and rows: point reads by primary key
+// (POST /api/v1/sqlite/query vs GET /api/collections/items/records/<id>) and single-row inserts
+// (POST /api/v1/sqlite/exec vs POST /api/collections/items/records). A benchmark, not a test: it
+// reports req/s, p50/p99 and the ratios Hostplane / PocketBase, and asserts only that every
+// request succeeded and every acknowledged insert landed. See README.md.
+//
+//   make build && scripts/node.sh exec npx tsx bench/sqlite/bench.ts [--backend pglite|postgres]
+//     [--rows 10000] [--seconds 15] [--warmup 5] [--connections 32] [--profile] [--json]
+//
+// Hostplane is the built binary (`hostplane serve`, all roles) on PGlite by default, as it runs
+// standalone; `--backend postgres` uses the test suite's throwaway PostgreSQL instead. PocketBase
+// is built from test/tools/pocketbase on first use. `--profile` runs the Hostplane server under
+// `node --cpu-prof` and prints where its time went.
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs, promisify } from 'node:util';
+import { summarizeProfiles } from './profile.js';
+import { cpuSeconds, startHostplane, startPocketbase, type Target } from './servers.js';
+
+const execFileAsync = promisify(execFile);
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repo = path.resolve(here, '../..');
+
+const { values } = parseArgs({
+  options: {
+    bin: { type: 'string', default: 'dist/src/cli/main.js' },
+    backend: { type: 'string', default: 'pglite' },
+    rows: { type: 'string', default: '10000' },
+    seconds: { type: 'string', default: '15' },
+    warmup: { type: 'string', default: '5' },
+    connections: { type: 'string', default: '32' },
+    'max-load': { type: 'string', default: '1.5' },
+    'max-wait': { type: 'string', default: '300' },
+    profile: { type: 'boolean', default: false },
+    json: { type: 'boolean', default: false },
+  },
+});
+if (values.backend !== 'pglite' && values.backend !== 'postgres')
+  throw new Error('--backend: pglite or postgres');
+const ROWS = Number(values.rows);
+
+interface WrkResult {
+  requests: number;
+  durationUs: number;
+  errors: { connect: number; read: number; write: number; status: number; timeout: number };
+  p50Us: number;
+  p90Us: number;
+  p99Us: number;
+  maxUs: number;
+}
+interface Measured {
+  target: Target['name'];
+  op: 'read' | 'insert';
+  reqPerSec: number;
+  p50Ms: number;
+  p99Ms: number;
+  requests: number;
+  /** Socket errors and timeouts (10 s): reported, not fatal — a loaded machine can cause them. */
+  socketErrors: number;
+  /** Inserts acknowledged, warm-up included (the table must hold at least these new rows). */
+  acknowledged: number;
+  cpuSeconds: number;
+  load1: number;
+}
+
+const load1 = () => os.loadavg()[0]!;
+
+/** Waits (up to --max-wait seconds) for the machine's 1-minute load to drop below --max-load. */
+async function quietMachine() {
+  const deadline = Date.now() + Number(values['max-wait']) * 1000;
+  while (load1() >= Number(values['max-load']) && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 5_000));
+  }
+}
+
+/** One wrk run (one thread: the other core stays for the server) against `target`. */
+async function wrk(target: Target, op: 'read' | 'insert', seconds: number, idPrefix: string) {
+  const { stdout } = await execFileAsync(
+    'wrk',
+    [
+      '-t1',
+      `-c${values.connections}`,
+      '--timeout',
+      '10s',
+      `-d${seconds}s`,
+      '-s',
+      path.join(here, 'load.lua'),
+      `http://127.0.0.1:${target.port}`,
+      '--',
+      op,
+      target.name,
+      String(ROWS),
+      idPrefix,
+      ...target.luaArgs,
+    ],
+    { maxBuffer: 1 << 24 },
+  );
+  const line = stdout.split('\n').find((l) => l.startsWith('WRK_RESULT '));
+  if (!line) throw new Error(`wrk printed no result:\n${stdout}`);
+  const result = JSON.parse(line.slice('WRK_RESULT '.length)) as WrkResult;
+  // A non-2xx answer is a mistake of the benchmark (or a broken server), never a figure to report.
+  if (result.errors.status > 0)
+    throw new Error(`${target.name} ${op}: ${result.errors.status} non-2xx answers`);
+  return result;
+}
+
+async function measure(
+  target: Target,
+  op: 'read' | 'insert',
+  warmPrefix: string,
+  prefix: string,
+): Promise<Measured> {
+  const warm = await wrk(target, op, Number(values.warmup), warmPrefix);
+  await quietMachine();
+  const load = load1();
+  const cpu0 = cpuSeconds(target.pid);
+  const result = await wrk(target, op, Number(values.seconds), prefix);
+  const measured: Measured = {
+    target: target.name,
+    op,
+    reqPerSec: Math.round(result.requests / (result.durationUs / 1e6)),
+    p50Ms: result.p50Us / 1000,
+    p99Ms: result.p99Us / 1000,
+    requests: result.requests,
+    socketErrors: result.errors.connect + result.errors.read + result.errors.write + result.errors.timeout,
+    acknowledged: op === 'insert' ? warm.requests + result.requests : 0,
+    cpuSeconds: Number((cpuSeconds(target.pid) - cpu0).toFixed(2)),
+    load1: Number(load.toFixed(2)),
+  };
+  if (!values.json) console.error(`  ${target.name} ${op}: ${JSON.stringify(measured)}`);
+  return measured;
+}
+
+async function main() {
+  const profileDir = values.profile
+    ? await mkdtemp(path.join(os.tmpdir(), 'hostplane-bench-sqlite-prof-'))
+    : '';
+  const started = { uptime: (await execFileAsync('uptime')).stdout.trim() };
+  console.error(`bench-sqlite: starting PocketBase and Hostplane (${values.backend}), ${ROWS} rows each`);
+  const pocketbase = await startPocketbase({ repo, rows: ROWS });
+  let hostplane: Target | undefined;
+  const results: Measured[] = [];
+  let profile = '';
+  try {
+    hostplane = await startHostplane({
+      bin: path.resolve(values.bin),
+      backend: values.backend as 'pglite' | 'postgres',
+      rows: ROWS,
+      nodeArgs: values.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+    });
+    const before = { hostplane: await hostplane.count(), pocketbase: await pocketbase.count() };
+    if (before.hostplane !== ROWS || before.pocketbase !== ROWS)
+      throw new Error(`seeded ${JSON.stringify(before)}`);
+    // Insert ids: "v" for the warm-up, "w" for the measured run (unique per wrk thread and run).
+    for (const op of ['read', 'insert'] as const) {
+      for (const target of [hostplane, pocketbase]) results.push(await measure(target, op, 'v', 'w'));
+    }
+    // Every acknowledged insert (warm-up and measured) is in the table (requests still in flight
+    // when wrk stops may have landed too, hence at least).
+    for (const target of [hostplane, pocketbase]) {
+      const rows = await target.count();
+      const expected =
+        ROWS + results.find((r) => r.target === target.name && r.op === 'insert')!.acknowledged;
+      if (rows < expected) throw new Error(`${target.name}: ${rows} rows, expected at least ${expected}`);
+      console.error(`  ${target.name}: ${rows} rows after the runs (at least ${expected} expected)`);
+    }
+  } finally {
+    await hostplane?.stop();
+    await pocketbase.stop();
+    if (profileDir) {
+      profile = await summarizeProfiles(profileDir);
+      await rm(profileDir, { recursive: true, force: true });
+    }
+  }
+
+  const get = (target: Target['name'], op: Measured['op']) =>
+    results.find((r) => r.target === target && r.op === op)!;
+  const ratio = (op: Measured['op']) =>
+    Number((get('hostplane', op).reqPerSec / get('pocketbase', op).reqPerSec).toFixed(2));
+  const report = {
+    backend: values.backend,
+    rows: ROWS,
+    seconds: Number(values.seconds),
+    connections: Number(values.connections),
+    results,
+    ratios: { read: ratio('read'), insert: ratio('insert') },
+    uptimeAtStart: started.uptime,
+    uptimeAtEnd: (await execFileAsync('uptime')).stdout.trim(),
+    node: process.version,
+    cpus: os.cpus().length,
+  };
+  if (values.json) {
+    console.log(JSON.stringify(report, null, 2));
+  } else {
+    const ms = (n: number) => n.toFixed(2);
+    console.log(
+      `\nbench-sqlite (Hostplane on ${values.backend}), ${ROWS} rows, wrk -t1 -c${values.connections} ${values.seconds}s`,
+    );
+    console.log(
+      '| operation | Hostplane req/s | p50 / p99 ms | PocketBase req/s | p50 / p99 ms | ratio | CPU s (H / P) | load |',
+    );
+    console.log('| --- | --- | --- | --- | --- | --- | --- | --- |');
+    for (const op of ['read', 'insert'] as const) {
+      const h = get('hostplane', op);
+      const p = get('pocketbase', op);
+      console.log(
+        `| ${op} | ${h.reqPerSec} | ${ms(h.p50Ms)} / ${ms(h.p99Ms)} | ${p.reqPerSec} | ${ms(p.p50Ms)} / ${ms(p.p99Ms)} | ${ratio(op)} | ${h.cpuSeconds} / ${p.cpuSeconds} | ${h.load1} / ${p.load1} |`,
+      );
+    }
+    console.log(`uptime at start: ${report.uptimeAtStart}\nuptime at end:   ${report.uptimeAtEnd}`);
+  }
+  if (profile) console.log(`\nHostplane CPU profile (all runs, self time):\n${profile}`);
+}
+
+await main();

@@ -1,0 +1,255 @@
+// The two servers of bench/sqlite, each started on loopback with the same table (items: id, title,
+// n) holding the same rows, and each wrapped as a `Target` the load generator can drive.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { createDatabase, startPostgres, type PostgresServer } from '../../test/support/postgres.js';
+import { freePort, terminate } from '../../test/support/procs.js';
+
+const execFileAsync = promisify(execFile);
+
+export interface Target {
+  name: 'hostplane' | 'pocketbase';
+  port: number;
+  pid: number;
+  /** Extra arguments the Lua script takes after the common ones (Hostplane: token and origin). */
+  luaArgs: string[];
+  /** Rows in the table now (to check that every acknowledged insert landed). */
+  count(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+/** Seeded row i (1-based): the same on both sides. */
+export const seededRow = (i: number) => ({
+  id: `r${String(i).padStart(14, '0')}`,
+  title: `title ${i}`,
+  n: i,
+});
+
+async function call(
+  port: number,
+  method: string,
+  url: string,
+  headers: Record<string, string>,
+  json?: unknown,
+) {
+  const res = await fetch(`http://127.0.0.1:${port}${url}`, {
+    method,
+    headers: json === undefined ? headers : { 'content-type': 'application/json', ...headers },
+    body: json === undefined ? undefined : JSON.stringify(json),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${method} ${url} → ${res.status} ${text.slice(0, 500)}`);
+  return (text ? JSON.parse(text) : {}) as Record<string, unknown>;
+}
+
+async function waitFor(port: number, url: string, child: ChildProcess, what: string) {
+  for (const deadline = Date.now() + 60_000; ;) {
+    if (child.exitCode !== null) throw new Error(`${what} exited with ${child.exitCode} before it was ready`);
+    const ok = await fetch(`http://127.0.0.1:${port}${url}`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ok) return;
+    if (Date.now() > deadline) throw new Error(`${what} not ready within 60 s`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/**
+ * `hostplane serve` from the built binary, on PGlite (the standalone default) or on a throwaway
+ * PostgreSQL from test/support. `nodeArgs` go to the server's Node (e.g. --cpu-prof).
+ */
+export async function startHostplane(opts: {
+  bin: string;
+  backend: 'pglite' | 'postgres';
+  rows: number;
+  nodeArgs: string[];
+}): Promise<Target> {
+  if (!existsSync(opts.bin)) throw new Error(`${opts.bin} is missing: run \`make build\` first`);
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'hostplane-bench-sqlite-'));
+  let postgres: PostgresServer | undefined;
+  let server: ChildProcess | undefined;
+  const stop = async () => {
+    if (server) await terminate(server, 'SIGTERM', 10_000);
+    await postgres?.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  };
+  try {
+    const port = await freePort();
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      HOSTPLANE_METRICS_PORT: '0',
+      HOSTPLANE_BASE_URL: `http://localhost:${port}`,
+      HOSTPLANE_SITES_DOMAIN: 'localhost',
+      HOSTPLANE_DATA_DIR: dataDir,
+      // No per-request log lines (PocketBase's request log is switched off likewise).
+      LOG_LEVEL: 'warn',
+    };
+    if (opts.backend === 'postgres') {
+      postgres = await startPostgres();
+      env.DATABASE_URL = await createDatabase(postgres.url);
+    }
+    server = spawn(process.execPath, [...opts.nodeArgs, opts.bin, 'serve'], {
+      env,
+      cwd: dataDir,
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
+    await waitFor(port, '/readyz', server, 'hostplane');
+    const { stdout } = await execFileAsync(
+      process.execPath,
+      [
+        opts.bin,
+        'admin',
+        'create-site',
+        '--slug',
+        'bench',
+        '--email',
+        'bench@example.com',
+        '--plan',
+        'enterprise',
+        '--json',
+      ],
+      { env },
+    );
+    const apiKey = (JSON.parse(stdout) as { apiKey: string }).apiKey;
+    const install = await call(
+      port,
+      'POST',
+      '/api/v1/sqlite/auth/install',
+      { 'x-api-key': apiKey },
+      { path: 'data/bench.sqlite', name: 'bench', requireUserAuth: false },
+    );
+    const token = install.token as string;
+    const scoped = { 'x-sqlite-token': token, origin: `http://bench.localhost:${port}` };
+    await call(port, 'POST', '/api/v1/sqlite/exec', scoped, {
+      sql: 'CREATE TABLE items (id TEXT PRIMARY KEY NOT NULL, title TEXT NOT NULL, n INTEGER NOT NULL)',
+    });
+    // The batch route takes up to 500 statements, one transaction each batch.
+    for (let first = 1; first <= opts.rows; first += 500) {
+      const statements = [];
+      for (let i = first; i < Math.min(first + 500, opts.rows + 1); i++) {
+        const row = seededRow(i);
+        statements.push({
+          sql: 'INSERT INTO items (id, title, n) VALUES (?, ?, ?)',
+          params: [row.id, row.title, row.n],
+        });
+      }
+      await call(port, 'POST', '/api/v1/sqlite/batch', scoped, { statements });
+    }
+    const child = server;
+    return {
+      name: 'hostplane',
+      port,
+      pid: child.pid!,
+      luaArgs: [token, scoped.origin],
+      async count() {
+        const res = await call(port, 'POST', '/api/v1/sqlite/query', scoped, {
+          sql: 'SELECT count(*) AS c FROM items',
+        });
+        return (res.rows as { c: number }[])[0]!.c;
+      },
+      stop,
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+/** PocketBase (.cache/tools/pocketbase, built by test/tools/pocketbase/build.sh when missing or stale). */
+export async function startPocketbase(opts: { repo: string; rows: number }): Promise<Target> {
+  const bin = path.join(opts.repo, '.cache/tools/pocketbase');
+  // The script only checks the build info when the binary is current (well under a second).
+  await execFileAsync('bash', [path.join(opts.repo, 'test/tools/pocketbase/build.sh')], {
+    maxBuffer: 1 << 24,
+  });
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'pocketbase-bench-sqlite-'));
+  let server: ChildProcess | undefined;
+  const stop = async () => {
+    if (server) await terminate(server, 'SIGTERM', 10_000);
+    await rm(dataDir, { recursive: true, force: true });
+  };
+  try {
+    const port = await freePort();
+    const email = 'bench@example.com';
+    const password = 'bench-password-1234';
+    // Every folder inside the throwaway one: by default the JS migrations and hooks folders sit
+    // beside the data dir, and automigrate writes a migration file there for each collection change.
+    const dirs = [
+      `--dir=${path.join(dataDir, 'pb_data')}`,
+      `--migrationsDir=${path.join(dataDir, 'pb_migrations')}`,
+      `--hooksDir=${path.join(dataDir, 'pb_hooks')}`,
+      `--publicDir=${path.join(dataDir, 'pb_public')}`,
+      '--automigrate=false',
+    ];
+    await execFileAsync(bin, ['superuser', 'upsert', email, password, ...dirs]);
+    server = spawn(bin, ['serve', '--http', `127.0.0.1:${port}`, ...dirs], {
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    await waitFor(port, '/api/health', server, 'pocketbase');
+    const auth = await call(
+      port,
+      'POST',
+      '/api/collections/_superusers/auth-with-password',
+      {},
+      {
+        identity: email,
+        password,
+      },
+    );
+    const admin = { authorization: auth.token as string };
+    // Request logs off (Hostplane runs with LOG_LEVEL=warn); batch on, for the seeding only.
+    await call(port, 'PATCH', '/api/settings', admin, {
+      logs: { maxDays: 0 },
+      batch: { enabled: true, maxRequests: 500, timeout: 60, maxBodySize: 0 },
+    });
+    // Public view/list/create rules ('' = anyone): the records API without authentication.
+    await call(port, 'POST', '/api/collections', admin, {
+      name: 'items',
+      type: 'base',
+      listRule: '',
+      viewRule: '',
+      createRule: '',
+      fields: [
+        { name: 'title', type: 'text', required: true },
+        { name: 'n', type: 'number', onlyInt: true },
+      ],
+    });
+    for (let first = 1; first <= opts.rows; first += 500) {
+      const requests = [];
+      for (let i = first; i < Math.min(first + 500, opts.rows + 1); i++) {
+        requests.push({ method: 'POST', url: '/api/collections/items/records', body: seededRow(i) });
+      }
+      await call(port, 'POST', '/api/batch', admin, { requests });
+    }
+    const child = server;
+    return {
+      name: 'pocketbase',
+      port,
+      pid: child.pid!,
+      luaArgs: [],
+      async count() {
+        const res = await call(port, 'GET', '/api/collections/items/records?perPage=1', {});
+        return res.totalItems as number;
+      },
+      stop,
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+/** CPU seconds (user + system, all threads) a process has used so far (Linux /proc). */
+export function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // utime and stime are fields 14 and 15 of the whole line, 12 and 13 after the name.
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
