@@ -277,6 +277,39 @@ describe('the deadline', () => {
     }
   });
 
+  it('bounds a whole batch: statements share what is left of its deadline', async () => {
+    const own = new SqlitePool({ size: 1, limits: { statementTimeoutMs: 1_000, batchTimeoutMs: 500 } });
+    try {
+      const other = await own.open(path.join(dir, 'batch.sqlite'), { maxBytes: null });
+      await other.exec('CREATE TABLE t (x)');
+      // Each statement runs ~150-300 ms, well within its own 1 s deadline; the batch's 500 ms ends it.
+      const slow =
+        'INSERT INTO t SELECT count(*) FROM (WITH c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT x FROM c LIMIT ?)';
+      let rows = 1_000;
+      for (let took = 0; took < 150; rows *= 2) {
+        const started = performance.now();
+        await other.query(
+          'SELECT count(*) FROM (WITH c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT x FROM c LIMIT ?)',
+          [rows],
+        );
+        took = performance.now() - started;
+      }
+      const started = performance.now();
+      const err = await other
+        .batch(Array.from({ length: 30 }, () => ({ sql: slow, params: [rows / 2] })))
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+      expect(err).toMatchObject({ kind: 'timeout' });
+      // Unbounded, the 30 statements would run ~6 s; bounded, the batch stops near 500 ms (slack for a loaded machine).
+      expect(performance.now() - started).toBeLessThan(2_000);
+      expect((await other.query('SELECT count(*) AS n FROM t')).rows).toEqual([{ n: 0 }]);
+    } finally {
+      await own.close();
+    }
+  });
+
   it('stops an endless write and rolls it back', async () => {
     const before = (await db.query('SELECT count(*) AS n FROM notes')).rows[0]?.n;
     const err = await refusal(() =>

@@ -255,11 +255,16 @@ export class GuardedDatabase {
       if (blocked >= 0) throw this.sizeError(false, isBatch ? blocked : undefined);
     }
     const results: { rowsAffected: number; lastInsertRowId: number | null }[] = [];
+    // Each statement has its deadline, and a batch as a whole at most batchTimeoutMs, so that one
+    // batch cannot hold its worker (and the other databases pinned to it) for 500 deadlines.
+    const batchEnds = performance.now() + this.limits.batchTimeoutMs;
     this.internal.begin.run();
     try {
       statements.forEach((s, index) => {
         try {
-          const stmt = this.prepareTenant(s.sql);
+          const left = Math.floor(batchEnds - performance.now());
+          if (left <= 0) throw this.timeoutError(this.limits.batchTimeoutMs, 'batch');
+          const stmt = this.prepareTenant(s.sql, Math.min(left, this.limits.statementTimeoutMs));
           // A read that returns rows belongs to query. (Some statements without rows count as
           // read-only for SQLite, e.g. REINDEX or PRAGMA defer_foreign_keys = ON: they run here.)
           if (stmt.reader && stmt.readonly) {
@@ -322,11 +327,11 @@ export class GuardedDatabase {
    * re-prepare it, that happens while it runs, in tenant mode again. Preparing is most of the cost
    * of a point read (~16 of ~23 µs), hence the cache.
    */
-  private prepareTenant(sql: unknown): Stmt {
+  private prepareTenant(sql: unknown, budgetMs = this.limits.statementTimeoutMs): Stmt {
     if (typeof sql !== 'string' || sql.trim() === '') {
       throw new SqliteEngineError({ kind: 'statement', message: 'sql must be a non-empty string' });
     }
-    this.internal.tenant.run(this.secret, BigInt(this.limits.statementTimeoutMs));
+    this.internal.tenant.run(this.secret, BigInt(budgetMs));
     const cached = this.statements.get(sql);
     if (cached) {
       // Most recently used last: the Map's first key is the one to evict.
@@ -371,13 +376,7 @@ export class GuardedDatabase {
       return new SqliteEngineError({ kind: 'statement', message });
     }
     const status = this.internal.status.get(this.secret) as string | null;
-    if (status === 'timeout' || err.code === 'SQLITE_INTERRUPT') {
-      return new SqliteEngineError({
-        kind: 'timeout',
-        message: `The statement ran past its ${this.limits.statementTimeoutMs} ms deadline and was interrupted`,
-        sqliteCode: err.code,
-      });
-    }
+    if (status === 'timeout' || err.code === 'SQLITE_INTERRUPT') return this.timeoutError();
     if (status !== null) {
       return new SqliteEngineError({
         kind: 'denied',
@@ -387,6 +386,17 @@ export class GuardedDatabase {
       });
     }
     return new SqliteEngineError({ kind: 'sql', message, sqliteCode: err.code });
+  }
+
+  private timeoutError(ms = this.limits.statementTimeoutMs, what = 'statement'): SqliteEngineError {
+    return new SqliteEngineError({
+      kind: 'timeout',
+      message:
+        what === 'batch'
+          ? `The batch ran past its ${ms} ms deadline and was rolled back`
+          : `The statement ran past its ${ms} ms deadline (or its batch's) and was interrupted`,
+      sqliteCode: 'SQLITE_INTERRUPT',
+    });
   }
 
   private sizeError(applied: boolean, index?: number): SqliteEngineError {

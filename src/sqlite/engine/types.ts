@@ -4,6 +4,8 @@ import type { SqlValue } from './encoding.js';
 export interface EngineLimits {
   /** Per tenant statement: past it the progress handler interrupts the statement. */
   statementTimeoutMs: number;
+  /** A whole batch: each statement's deadline is cut to what is left of it. */
+  batchTimeoutMs: number;
   /** How long a statement waits for a lock another connection holds (PRAGMA busy_timeout). */
   busyTimeoutMs: number;
   /** Rows per query response; more are cut and `truncated` is set. */
@@ -16,6 +18,7 @@ export interface EngineLimits {
 
 export const DEFAULT_LIMITS: EngineLimits = {
   statementTimeoutMs: 2_000,
+  batchTimeoutMs: 10_000,
   busyTimeoutMs: 5_000,
   maxRows: 10_000,
   maxResultBytes: 8 * 1024 * 1024,
