@@ -201,6 +201,16 @@ describe('the internal tables in every spelling', () => {
     await db.exec('DROP VIEW swap');
   });
 
+  it('an FTS5 table with _meta as its external content cannot read it', async () => {
+    await db.exec("CREATE VIRTUAL TABLE leak USING fts5(version, content='_meta', content_rowid='id')");
+    const err = await refusal(() => db.query("SELECT version FROM leak WHERE leak MATCH 'x' OR rowid = 1"));
+    expect(err.message).not.toMatch(/^\d+$/);
+    const scan = await refusal(() => db.query('SELECT * FROM leak'));
+    expect(['denied', 'sql']).toContain(scan.kind);
+    await refusal(() => db.exec("INSERT INTO leak (leak) VALUES ('rebuild')"));
+    await db.exec('DROP TABLE leak');
+  });
+
   it('a trigger that writes _meta makes the statement that fires it fail, changing nothing', async () => {
     await db.exec('CREATE TRIGGER sneak AFTER INSERT ON notes BEGIN UPDATE _meta SET version = 0; END');
     const count = (await db.query('SELECT count(*) AS n FROM notes')).rows[0]?.n;
