@@ -6,6 +6,7 @@
 // 2. the engine's own steps around a tenant statement (guard mode switches);
 // 3. in-process throughput of the engine (GuardedDatabase, no worker): point reads and single inserts;
 // 4. through the worker pool: one call's round trip, and throughput with 64 calls in flight.
+/* global console, process -- Node globals; the ESLint config has none for .mjs */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { registerHooks } from 'node:module';
 import { tmpdir } from 'node:os';

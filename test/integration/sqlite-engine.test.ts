@@ -174,6 +174,8 @@ describe('what applications do still works under the guard', () => {
       ).rows,
     ).toEqual([{ s: 15 }]);
     await db.exec('CREATE VIRTUAL TABLE boxes USING rtree(id, minX, maxX)');
+    // Shadow tables (docs_data, boxes_node, …) are not the tenant's: schema() leaves them out.
+    expect((await db.schema()).tables.map((t) => t.name)).toEqual(['boxes', 'docs']);
     await db.exec('DROP TABLE docs');
     await db.exec('ANALYZE');
     await db.exec('REINDEX boxes_parent');

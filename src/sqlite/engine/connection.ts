@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { type BindValue, cellBytes, decodeParams, encodeCell, type SqlValue } from './encoding.js';
 import { SqliteEngineError } from './errors.js';
+import { readSchema } from './schema.js';
 import { freesSpace } from './statement-kind.js';
 import type { NativeParts } from './native.js';
 import type {
@@ -19,9 +20,6 @@ type Stmt = Database.Statement<BindValue[]>;
 
 /** Prepared tenant statements kept per database, by SQL text. */
 const STATEMENT_CACHE = 100;
-
-/** Tenant tables never shown by schema(): the guard's reserved names. */
-const RESERVED = /^(_meta$|_hp_|_litestream_|sqlite_)/i;
 
 /**
  * One guarded SQLite database, inside a worker thread. Every tenant statement is prepared and run
@@ -184,41 +182,7 @@ export class GuardedDatabase {
   }
 
   schema(): SchemaResult {
-    const objects = this.db
-      .prepare('SELECT type, name, tbl_name AS tableName, sql FROM sqlite_schema ORDER BY type, name')
-      .all() as { type: string; name: string; tableName: string; sql: string | null }[];
-    const visible = objects.filter((o) => !RESERVED.test(o.name) && !RESERVED.test(o.tableName));
-    const tables = visible
-      .filter((o) => o.type === 'table')
-      .map((t) => ({
-        name: t.name,
-        sql: t.sql ?? '',
-        columns: (
-          this.db
-            .prepare('SELECT name, type, "notnull", dflt_value, pk FROM pragma_table_info(?)')
-            .all(t.name) as {
-            name: string;
-            type: string;
-            notnull: number;
-            dflt_value: string | null;
-            pk: number;
-          }[]
-        ).map((c) => ({
-          name: c.name,
-          type: c.type,
-          notNull: c.notnull === 1,
-          defaultValue: c.dflt_value,
-          primaryKey: c.pk > 0,
-        })),
-        indexes: visible
-          .filter((o) => o.type === 'index' && o.tableName === t.name && o.sql !== null)
-          .map((i) => ({ name: i.name, sql: i.sql as string })),
-      }));
-    const others = (type: string) =>
-      visible
-        .filter((o) => o.type === type)
-        .map((o) => ({ name: o.name, tableName: o.tableName, sql: o.sql ?? '' }));
-    return { tables, views: others('view'), triggers: others('trigger'), version: this.version };
+    return { ...readSchema(this.db), version: this.version };
   }
 
   vacuum(): VacuumResult {
