@@ -26,6 +26,7 @@ const { values } = parseArgs({
     'small-requests': { type: 'string', default: '600' },
     'large-requests': { type: 'string', default: '40' },
     concurrency: { type: 'string', default: '4' },
+    'latency-only': { type: 'boolean', default: false },
   },
 });
 const bin = path.resolve(values.bin);
@@ -364,6 +365,7 @@ async function main() {
     // Peak RSS: a fresh server process, then 20 uploads of 10 MB at once; with the caps as
     // configured (the build's defaults unless HOSTPLANE_UPLOADS_* are set), then with none.
     await server.stop();
+    if (values['latency-only']) return void (values.json && console.log(JSON.stringify(result)));
     result.burst = await burst(env, [headers]);
     log(`20 × 10 MB at once to one site, caps as configured: ${JSON.stringify(result.burst)}`);
     result.burstFiveSites = await burst(env, siteHeaders);
