@@ -113,7 +113,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     durationSeconds: 60,
   });
   const upgradeUrl = `${config.baseUrl}/account/upgrade`;
-  const outbox = new MailOutbox(store.db, config.mail, logger);
+  // Only the roles that answer the API send mail (and report the outbox's depth on /metrics).
+  const outbox = role === 'edge' ? undefined : new MailOutbox(store.db, config.mail, logger);
   // Cluster mode: each form write is followed by its Form resource.
   const forms = config.kubernetes
     ? new ClusterFormsService(store.db, platform, formsHooks(upgradeUrl), {
@@ -156,7 +157,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     filesModule({ config, platform, files }),
     publishModule({ config, publish, limiter: publishLimiter, logger }),
     formsModule({ config, platform, forms, submissions, limiter: submitLimiter, logger }),
-    mailModule({ outbox }),
+    ...(outbox ? [mailModule({ outbox })] : []),
     sqliteModule({
       config,
       platform,
