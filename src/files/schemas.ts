@@ -44,19 +44,30 @@ export const videoExtension = z
 
 const siteIdQuery = queryId('Site (storage folder) id; only meaningful with session authentication');
 
-export const siteQuery = z.object({ site_id: siteIdQuery });
+// Query strings are closed: a parameter the route does not have (a typo such as `pth=`) is a 400,
+// not silently ignored; the document says so (additionalProperties: false).
+export const siteQuery = z.strictObject({ site_id: siteIdQuery });
 
-export const listQuery = z.object({
+export const listQuery = z.strictObject({
   page: queryInt({ min: 1, max: 999_999_999_999_999, default: 1 }),
   per_page: queryInt({ min: 1, max: 100, default: 100 }),
   site_id: siteIdQuery,
 });
 
-export const pathQuery = z.object({ path: sitePath('The file or folder'), site_id: siteIdQuery });
+export const pathQuery = z.strictObject({ path: sitePath('The file or folder'), site_id: siteIdQuery });
 
 // Documented only (the server answers a bad one with 400 "Invalid content"): what base64 is.
-// A flat character class: a grouped `(?:…{4})*` overflows V8's regex stack on megabytes.
-const BASE64 = '^[A-Za-z0-9+/\\s]*={0,2}\\s*$';
+// The exact rule (whole groups of four, "=" padding) as a pattern for strings up to 64 KB; a
+// grouped `(?:…{4})*` overflows V8's regex stack on megabytes, so longer ones get a flat character
+// class (validators test `maxLength` in `if` first, so the grouped pattern never meets megabytes).
+const BASE64_EXACT = '^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$';
+const BASE64_FLAT = '^[A-Za-z0-9+/\\s]*={0,2}\\s*$';
+const base64Content = {
+  contentEncoding: 'base64',
+  if: { maxLength: 65536 },
+  then: { pattern: BASE64_EXACT },
+  else: { pattern: BASE64_FLAT },
+};
 
 export const uploadBody = z
   .object({
@@ -66,8 +77,7 @@ export const uploadBody = z
   })
   .meta({
     if: { properties: { encoding: { const: 'base64' } }, required: ['encoding'] },
-    // contentEncoding says what the flat pattern cannot: whole groups of four, padded with "=".
-    then: { properties: { content: { pattern: BASE64, contentEncoding: 'base64' } } },
+    then: { properties: { content: base64Content } },
   });
 
 export const renameBody = z.object({
