@@ -299,7 +299,8 @@ export const errorDefinitions = {
     extraSchema: {
       fields: z.record(z.string(), z.string()).describe('What is wrong with each field, by field name'),
     },
-    description: 'A submitted value does not fit its field (required, email, url, tel, number, select option)',
+    description:
+      'A submitted value does not fit its field (required, email, url, tel, number, select option)',
   }),
   SQLITE_TOKEN_INVALID: define({
     status: 401,
@@ -310,7 +311,8 @@ export const errorDefinitions = {
   SQLITE_USER_TOKEN_MISSING: define({
     status: 401,
     error: 'Unauthorized',
-    message: () => 'This token requires a signed-in user: send the session token in the X-Sqlite-User-Token header.',
+    message: () =>
+      'This token requires a signed-in user: send the session token in the X-Sqlite-User-Token header.',
     extra: () => ({
       hint_for_ai:
         'Sign the user in with POST /api/v1/sqlite/auth/login (email and password) and send the returned userToken as X-Sqlite-User-Token.',
@@ -379,7 +381,8 @@ export const errorDefinitions = {
   SQLITE_COUNT_LIMIT: define<{ current: number; limit: number; plan: string }>({
     status: 403,
     error: 'SQLite count limit reached',
-    message: (p) => `The ${p.plan} plan allows ${p.limit} SQLite databases and this account has ${p.current}.`,
+    message: (p) =>
+      `The ${p.plan} plan allows ${p.limit} SQLite databases and this account has ${p.current}.`,
     extra: (p) => ({ current_count: p.current, limit: p.limit, current_plan: p.plan }),
     extraSchema: { current_count: z.int(), limit: z.int(), current_plan: z.string() },
     description: 'Installing a database beyond the plan’s count (per account)',
@@ -390,13 +393,19 @@ export const errorDefinitions = {
     message: () => 'A user with this email is already registered in this database.',
     description: 'The email is already in this database’s user pool',
   }),
-  SQLITE_SIZE_LIMIT: define<{ sizeBytes: number; limitBytes: number }>({
+  SQLITE_SIZE_LIMIT: define<{ sizeBytes: number; limitBytes: number; applied: boolean }>({
     status: 413,
     error: 'SQLite size limit exceeded',
     message: (p) =>
-      `The database holds ${p.sizeBytes} bytes, over its ${p.limitBytes}-byte cap: delete rows (then vacuum) to write again.`,
-    extra: (p) => ({ sizeBytes: p.sizeBytes, limitBytes: p.limitBytes }),
-    extraSchema: { sizeBytes: z.int(), limitBytes: z.int() },
+      p.applied
+        ? `This write was applied and took the database to ${p.sizeBytes} bytes, over its ${p.limitBytes}-byte cap: later writes are refused until rows are deleted (then vacuum).`
+        : `The database holds ${p.sizeBytes} bytes, over its ${p.limitBytes}-byte cap: delete rows (then vacuum) to write again.`,
+    extra: (p) => ({ sizeBytes: p.sizeBytes, limitBytes: p.limitBytes, applied: p.applied }),
+    extraSchema: {
+      sizeBytes: z.int(),
+      limitBytes: z.int(),
+      applied: z.boolean().describe('True for the write that crossed the cap: it was applied and stored'),
+    },
     description: 'The database is over its plan’s size cap; the write that crossed it was applied',
   }),
   SQL_ERROR: define<{ message: string; sqliteCode?: string; statementIndex?: number }>({

@@ -59,6 +59,7 @@ export function engineError(err: unknown): unknown {
     return new AppError('SQLITE_SIZE_LIMIT', {
       sizeBytes: err.sizeBytes ?? 0,
       limitBytes: err.limitBytes ?? 0,
+      applied: err.applied ?? false,
     });
   if (err.kind === 'sql' || err.kind === 'denied' || err.kind === 'statement' || err.kind === 'timeout')
     return new AppError('SQL_ERROR', {

@@ -1,7 +1,9 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { AppError } from '../errors/index.js';
-import { SqlitePool, type SqliteDatabase } from './engine/index.js';
+import client from 'prom-client';
+import { registry } from '../observability/index.js';
+import { SqlitePool, type CallEvent, type SqliteDatabase } from './engine/index.js';
 import type { SqliteDatabaseRow } from './tables.js';
 
 /**
@@ -23,6 +25,18 @@ export function localDatabaseFiles(dir: string): DatabaseFiles {
   };
 }
 
+const queueWait = new client.Histogram({
+  name: 'hostplane_sqlite_queue_wait_seconds',
+  help: 'Time a SQLite call waited behind other calls of its worker (the per-database write serialization)',
+  labelNames: ['op'] as const,
+  buckets: [0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5],
+  registers: [registry],
+});
+
+function recordCall(event: CallEvent): void {
+  queueWait.observe({ op: event.op }, event.queueMs / 1000);
+}
+
 /**
  * The databases this process serves: each opened once in the engine's worker pool (pinned to a
  * worker, its writes serialized) and kept open. Standalone there is one shard, this process.
@@ -37,7 +51,7 @@ export class LocalShard {
     private readonly files: DatabaseFiles,
     /** Takes or keeps the database's lease; false when another shard holds it. */
     private readonly lease: (databaseId: number) => Promise<boolean> = async () => true,
-    private readonly newPool: () => SqlitePool = () => new SqlitePool(),
+    private readonly newPool: () => SqlitePool = () => new SqlitePool({ onCall: recordCall }),
   ) {}
 
   /** The open handle of `database` (opened, and created if absent, on first use), with its cap. */

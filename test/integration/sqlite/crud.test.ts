@@ -209,15 +209,24 @@ describe.each(backends)('SQLite CRUD over HTTP on %s', (backend) => {
     try {
       const { call } = await adminDb();
       await call('POST', 'exec', { sql: 'CREATE TABLE big (b BLOB)' });
-      let status = 200;
-      let writes = 0;
-      while (status === 200 && writes < 100) {
-        status = (await call('POST', 'exec', { sql: 'INSERT INTO big VALUES (randomblob(8000))' })).status;
-        writes++;
-      }
+      let crossing = await call('POST', 'exec', { sql: 'INSERT INTO big VALUES (randomblob(8000))' });
+      for (let writes = 1; crossing.status === 200 && writes < 100; writes++)
+        crossing = await call('POST', 'exec', { sql: 'INSERT INTO big VALUES (randomblob(8000))' });
+      // The write that crossed the cap was applied, and says so; the next one is refused.
+      expect(crossing.status).toBe(413);
+      expect(crossing.body.applied).toBe(true);
+      const rowsAfterCrossing = (await call('POST', 'query', { sql: 'SELECT count(*) AS n FROM big' })).body
+        .rows[0].n;
       const refused = await call('POST', 'exec', { sql: 'INSERT INTO big VALUES (randomblob(10))' });
       expect(refused.status).toBe(413);
-      expect(refused.body).toMatchObject({ error: 'SQLite size limit exceeded', limitBytes: 65536 });
+      expect(refused.body).toMatchObject({
+        error: 'SQLite size limit exceeded',
+        limitBytes: 65536,
+        applied: false,
+      });
+      expect((await call('POST', 'query', { sql: 'SELECT count(*) AS n FROM big' })).body.rows[0].n).toBe(
+        rowsAfterCrossing,
+      );
       expect(refused.body.sizeBytes).toBeGreaterThan(65536);
       expect((await call('POST', 'query', { sql: 'SELECT count(*) AS n FROM big' })).status).toBe(200);
       expect((await call('POST', 'exec', { sql: 'DELETE FROM big' })).status).toBe(200);
