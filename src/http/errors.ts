@@ -13,7 +13,9 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       return;
     }
     const known = toAppError(err);
-    if (known.status >= 500) logger.error({ err: known.cause ?? err, reqId: req.id }, known.message);
+    // A capacity refusal is the system working as designed: a warning without a stack, not an error.
+    if (known.code === 'CAPACITY') logger.warn({ code: known.code, reqId: req.id }, known.message);
+    else if (known.status >= 500) logger.error({ err: known.cause ?? err, reqId: req.id }, known.message);
     if (known.code === 'RATE_LIMITED' || known.code === 'CAPACITY')
       res.set('Retry-After', String(known.params.retryAfterSeconds));
     if (known.code === 'METHOD_NOT_ALLOWED') res.set('Allow', known.params.allow.join(', '));
