@@ -167,6 +167,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       shard: sqliteShard,
       shards,
       logger,
+      files,
     }),
     {
       name: 'ratelimit',

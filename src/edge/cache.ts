@@ -189,14 +189,16 @@ export class EdgeCache {
     }
     cacheEvents.manifestMiss.inc();
     const row = await this.files.find(siteId, sitePath);
-    const entry = !row
-      ? MISSING
-      : row.kind === 'folder'
-        ? FOLDER
-        : fileEntry(row, {
-            maxInMemoryBytes: this.maxCachedBlobBytes,
-            compression: this.config.edge.compression,
-          });
+    // A SQLite database's entry has no bytes here and is never served.
+    const entry =
+      !row || row.kind === 'database'
+        ? MISSING
+        : row.kind === 'folder'
+          ? FOLDER
+          : fileEntry(row, {
+              maxInMemoryBytes: this.maxCachedBlobBytes,
+              compression: this.config.edge.compression,
+            });
     this.manifests.set(key, entry);
     return entry;
   }

@@ -61,7 +61,7 @@ export interface CommitInput {
 
 interface Verdict {
   blob_kept: boolean;
-  existing_kind: 'file' | 'folder' | null;
+  existing_kind: 'file' | 'folder' | 'database' | null;
   existing_size: string;
   file_ancestor: string | null;
   written: number;
@@ -110,7 +110,7 @@ export async function commitFileRow(
       ),
       existing as (select kind, size from site_files where site_id = ${siteId} and path = ${sitePath}),
       file_ancestor as (
-        select path from site_files where site_id = ${siteId} and kind = 'file' and ${inParents} limit 1
+        select path from site_files where site_id = ${siteId} and kind <> 'folder' and ${inParents} limit 1
       ),
       verdict as (
         select
@@ -121,7 +121,7 @@ export async function commitFileRow(
       ),
       ok as (
         select 1 from verdict
-        where blob_kept and existing_kind is distinct from 'folder' and file_ancestor is null
+        where blob_kept and (existing_kind is null or existing_kind = 'file') and file_ancestor is null
           and (${plan.maxFiles}::bigint is null or existing_kind is not null
                or ${site.fileCount}::bigint + 1 <= ${plan.maxFiles}::bigint)
           and (${plan.maxStorageBytes}::bigint is null or ${size}::bigint <= existing_size
@@ -153,6 +153,10 @@ export async function commitFileRow(
   if (!verdict.blob_kept) throw new BlobReclaimed(hash);
   if (verdict.existing_kind === 'folder')
     throw new AppError('CONFLICT', { message: `A folder already exists at ${sitePath}` });
+  if (verdict.existing_kind === 'database')
+    throw new AppError('CONFLICT', {
+      message: `${sitePath} is a SQLite database: change it through the SQLite API`,
+    });
   if (verdict.file_ancestor !== null)
     throw new AppError('CONFLICT', {
       message: `${verdict.file_ancestor} is a file, so it cannot contain ${sitePath}`,

@@ -69,7 +69,7 @@ export function filesRoutes(deps: {
           type: e.type,
           size: e.size,
           size_formatted: formatBytes(e.size),
-          url: e.type === 'file' ? fileUrl(config, site, e.path) : null,
+          url: e.type === 'file' && !e.database ? fileUrl(config, site, e.path) : null,
           depth: e.depth,
           parent: e.parent,
         })),

@@ -2,7 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import { createHash, randomUUID } from 'node:crypto';
 import { pipeline, Transform, type Readable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
-import { and, asc, count, desc, eq, inArray, ne, or, sql } from 'drizzle-orm';
+import { and, count, eq, inArray, ne, or, sql } from 'drizzle-orm';
 import { blobKeyForHash, type BlobStore } from '../blob/index.js';
 import { AppError } from '../errors/index.js';
 import { dbOp } from '../observability/index.js';
@@ -21,6 +21,9 @@ import {
 import { blobClaimEventsTotal } from './metrics.js';
 import { assertWithinQuota } from './quota.js';
 import { ancestors, pathParts } from './paths.js';
+import { listFiles, type ListedEntry } from './listing.js';
+export type { ListedEntry } from './listing.js';
+import { databaseRefusal, registerDatabaseFile } from './database-files.js';
 
 export const MAX_FILE_BYTES = 10 * 1024 * 1024;
 export const MAX_VIDEO_BYTES = 50 * 1024 * 1024;
@@ -45,15 +48,6 @@ export interface StagedBlob {
   size: number;
 }
 
-export interface ListedEntry {
-  path: string;
-  name: string;
-  type: 'file' | 'folder';
-  size: number;
-  parent: string | null;
-  depth: number;
-}
-
 const startsWith = (column: typeof siteFiles.path, prefix: string) => sql`starts_with(${column}, ${prefix})`;
 
 /** The per-site file index and its bytes: every write is one transaction under the site's lock. */
@@ -75,45 +69,8 @@ export class FilesService {
     return result;
   }
 
-  async list(
-    siteId: number,
-    page: number,
-    perPage: number,
-  ): Promise<{ total: number; entries: ListedEntry[] }> {
-    // Files named .gitkeep are hidden (spec 2.1); a folder of that name is listed like any other.
-    const visible = and(
-      eq(siteFiles.siteId, siteId),
-      or(ne(siteFiles.kind, 'file'), ne(siteFiles.name, '.gitkeep')),
-    );
-    return dbOp('list_files', async () => {
-      const [totals] = await this.db.select({ total: count() }).from(siteFiles).where(visible);
-      const rows = await this.db
-        .select()
-        .from(siteFiles)
-        .where(visible)
-        .orderBy(
-          asc(siteFiles.depth),
-          desc(sql`${siteFiles.kind} = 'folder'`),
-          // Byte order (COLLATE "C"), so the order does not depend on the server's locale.
-          asc(sql`lower(${siteFiles.name}) collate "C"`),
-          asc(sql`${siteFiles.name} collate "C"`),
-          // Names repeat across folders: the path breaks ties, so pages neither repeat nor skip rows.
-          asc(sql`${siteFiles.path} collate "C"`),
-        )
-        .limit(perPage)
-        .offset((page - 1) * perPage);
-      return {
-        total: totals?.total ?? 0,
-        entries: rows.map((r) => ({
-          path: r.path,
-          name: r.name,
-          type: r.kind,
-          size: r.kind === 'file' ? r.size : 0,
-          parent: r.parent,
-          depth: r.depth,
-        })),
-      };
-    });
+  list(siteId: number, page: number, perPage: number): Promise<{ total: number; entries: ListedEntry[] }> {
+    return listFiles(this.db, siteId, page, perPage);
   }
 
   async find(siteId: number, sitePath: string): Promise<SiteFileRow | undefined> {
@@ -132,6 +89,7 @@ export class FilesService {
     sitePath: string,
   ): Promise<{ content: string; encoding: 'utf8' | 'base64'; size: number }> {
     const row = await this.find(siteId, sitePath);
+    if (row?.kind === 'database') throw databaseRefusal(sitePath);
     if (!row || row.kind !== 'file' || !row.blobKey)
       throw new AppError('NOT_FOUND', { message: `File not found: ${sitePath}` });
     if (row.size > MAX_FILE_BYTES) {
@@ -261,7 +219,9 @@ export class FilesService {
     const [file] = await tx
       .select({ path: siteFiles.path })
       .from(siteFiles)
-      .where(and(eq(siteFiles.siteId, siteId), eq(siteFiles.kind, 'file'), inArray(siteFiles.path, parents)))
+      .where(
+        and(eq(siteFiles.siteId, siteId), ne(siteFiles.kind, 'folder'), inArray(siteFiles.path, parents)),
+      )
       .limit(1);
     if (file)
       throw new AppError('CONFLICT', { message: `${file.path} is a file, so it cannot contain ${sitePath}` });
@@ -291,6 +251,7 @@ export class FilesService {
   async rename(siteId: number, oldPath: string, newPath: string): Promise<void> {
     await this.write(siteId, 'rename_file', async (tx, usage) => {
       const source = await this.rowAt(tx, siteId, oldPath);
+      if (source?.kind === 'database') throw databaseRefusal(oldPath);
       if (!source || source.kind !== 'file')
         throw new AppError('NOT_FOUND', { message: `File not found: ${oldPath}` });
       if (oldPath === newPath) return;
@@ -313,6 +274,7 @@ export class FilesService {
 
   async delete(siteId: number, sitePath: string): Promise<void> {
     await this.write(siteId, 'delete_file', async (tx) => {
+      if ((await this.rowAt(tx, siteId, sitePath))?.kind === 'database') throw databaseRefusal(sitePath);
       const [row] = await tx
         .delete(siteFiles)
         .where(and(eq(siteFiles.siteId, siteId), eq(siteFiles.path, sitePath), eq(siteFiles.kind, 'file')))
@@ -326,6 +288,7 @@ export class FilesService {
   async createFolder(siteId: number, folderPath: string): Promise<boolean> {
     return this.write(siteId, 'create_folder', async (tx, usage) => {
       const existing = await this.rowAt(tx, siteId, folderPath);
+      if (existing?.kind === 'database') throw databaseRefusal(folderPath);
       if (existing?.kind === 'file')
         throw new AppError('CONFLICT', { message: `A file already exists at ${folderPath}` });
       if (existing) return false;
@@ -355,6 +318,7 @@ export class FilesService {
         throw new AppError('CONFLICT', { message: 'new_path is the same as old_path' });
       if (newPath.startsWith(`${oldPath}/`))
         throw new AppError('CONFLICT', { message: 'A folder cannot be moved into itself' });
+      await this.assertNoDatabaseIn(tx, siteId, oldPath);
       const [clash] = await tx
         .select({ path: siteFiles.path })
         .from(siteFiles)
@@ -385,11 +349,44 @@ export class FilesService {
       const source = await this.rowAt(tx, siteId, folderPath);
       if (!source || source.kind !== 'folder')
         throw new AppError('NOT_FOUND', { message: `Folder not found: ${folderPath}` });
+      await this.assertNoDatabaseIn(tx, siteId, folderPath);
       const rows = await tx.delete(siteFiles).where(this.inFolder(siteId, folderPath)).returning();
       const files = rows.filter((r) => r.kind === 'file');
       const bytes = files.reduce((sum, r) => sum + r.size, 0);
       await this.platform.recordChange(tx, siteId, -files.length, -bytes);
       return files.length;
+    });
+  }
+
+  /** SQLite databases move and go through the SQLite API only: a folder holding one stays put. */
+  private async assertNoDatabaseIn(tx: Tx, siteId: number, folderPath: string): Promise<void> {
+    const [database] = await tx
+      .select({ path: siteFiles.path })
+      .from(siteFiles)
+      .where(and(this.inFolder(siteId, folderPath), eq(siteFiles.kind, 'database')))
+      .limit(1);
+    if (database) throw databaseRefusal(database.path);
+  }
+
+  /** Records a SQLite database at `path` (counted as a file, no bytes); false when it was there. */
+  registerDatabase(siteId: number, path: string): Promise<boolean> {
+    return this.write(siteId, 'register_database', async (tx, usage) => {
+      const added = await registerDatabaseFile(tx, usage, path, this.upgradeUrl, (t, u, f) =>
+        this.createFolders(t, u, f),
+      );
+      if (added) await this.platform.recordChange(tx, siteId, 1, 0);
+      return added;
+    });
+  }
+
+  /** Takes back a registration (an install that failed after it). */
+  unregisterDatabase(siteId: number, path: string): Promise<void> {
+    return this.write(siteId, 'unregister_database', async (tx) => {
+      const gone = await tx
+        .delete(siteFiles)
+        .where(and(eq(siteFiles.siteId, siteId), eq(siteFiles.path, path), eq(siteFiles.kind, 'database')))
+        .returning({ path: siteFiles.path });
+      if (gone.length > 0) await this.platform.recordChange(tx, siteId, -1, 0);
     });
   }
 

@@ -10,7 +10,8 @@ export const siteFiles = pgTable(
       .notNull()
       .references(() => sites.id, { onDelete: 'cascade' }),
     path: text('path').notNull(),
-    kind: text('kind', { enum: ['file', 'folder'] }).notNull(),
+    // 'database': a SQLite database of the site (its bytes live on a shard, never in the blob store).
+    kind: text('kind', { enum: ['file', 'folder', 'database'] }).notNull(),
     name: text('name').notNull(),
     parent: text('parent'),
     depth: integer('depth').notNull(),

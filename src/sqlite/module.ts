@@ -9,7 +9,7 @@ import { routeToOwner } from './proxy.js';
 import type { Shards } from './shards.js';
 import type { Logger } from '../observability/index.js';
 import type { LocalShard } from './local-shard.js';
-import { tokenRoutes } from './token-routes.js';
+import { tokenRoutes, type DatabaseFileIndex } from './token-routes.js';
 import type { SqliteTokens } from './tokens.js';
 import { userRoutes } from './user-routes.js';
 import type { UserPools } from './users.js';
@@ -26,6 +26,7 @@ export function sqliteModule(deps: {
   shard: LocalShard;
   shards: Shards;
   logger: Logger;
+  files: DatabaseFileIndex;
 }): DomainModule {
   return {
     name: 'sqlite',

@@ -2,12 +2,19 @@ import { Router } from 'express';
 import type { Config } from '../config/index.js';
 import { jsonBody, parseOrThrow, type RouteRegistry } from '../http/index.js';
 import { siteForRequest, type Platform } from '../platform/index.js';
+import { normalizeDatabasePath } from './db-path.js';
 import { siteOrigins } from './origins.js';
 import * as s from './schemas.js';
 import type { SqliteTokenRow } from './tables.js';
 import type { SqliteTokens } from './tokens.js';
 
 const iso = (d: Date | null) => d?.toISOString() ?? null;
+
+/** What the SQLite domain needs of the files domain. */
+export interface DatabaseFileIndex {
+  registerDatabase(siteId: number, path: string): Promise<boolean>;
+  unregisterDatabase(siteId: number, path: string): Promise<void>;
+}
 
 export function tokenRecordJson(token: SqliteTokenRow, path: string, allowedOrigins: string[]) {
   return {
@@ -30,8 +37,8 @@ export function tokenRoutes(deps: {
   platform: Platform;
   tokens: SqliteTokens;
   registry: RouteRegistry;
-  /** Creates the database file when an install created its record. */
-  onCreated?: (database: { id: number; siteId: number; path: string }) => Promise<void>;
+  /** The site's file index: a database is one of its files (counted, listed, never served). */
+  files: DatabaseFileIndex;
 }): Router {
   const { config, platform, tokens, registry } = deps;
   const router = Router();
@@ -53,14 +60,22 @@ export function tokenRoutes(deps: {
     responses: { 200: { description: 'The new token', schema: s.installResponse } },
     handler: async ({ req, res, body }) => {
       const site = await siteForRequest(req, platform);
-      const installed = await tokens.install(site, {
-        path: body.path,
-        name: body.name,
-        permissions: body.permissions,
-        requireUserAuth: body.requireUserAuth,
-        expiresInDays: body.expiresInDays,
-      });
-      if (installed.created) await deps.onCreated?.(installed.database);
+      const path = normalizeDatabasePath(body.path);
+      // The file entry first (a file or folder in the way, or the file limit, refuse the install);
+      // taken back if the install itself is refused.
+      const added = await deps.files.registerDatabase(site.id, path);
+      const installed = await tokens
+        .install(site, {
+          path,
+          name: body.name,
+          permissions: body.permissions,
+          requireUserAuth: body.requireUserAuth,
+          expiresInDays: body.expiresInDays,
+        })
+        .catch(async (err: unknown) => {
+          if (added) await deps.files.unregisterDatabase(site.id, path);
+          throw err;
+        });
       res.json({
         success: true,
         token: installed.token,
