@@ -34,6 +34,9 @@ const filePath = (description: string, extensions: Set<string>) =>
     .meta({ pattern: filePattern(extensions), maxLength: 1024 })
     .describe(`${description}. Allowed extensions: ${[...extensions].join(', ')}. ${PATH_RULES}`);
 
+/** A SQLite database path (the SQLite domain's install): the path rules, ending in .sqlite or .db. */
+export const databasePath = (description: string) => filePath(description, new Set(['sqlite', 'db']));
+
 /** The extensions files/upload accepts, as an enum for generated clients. */
 export const uploadExtension = z
   .enum([...uploadExtensions] as [string, ...string[]])

@@ -58,14 +58,14 @@ export function toStoredField(input: FieldInput, id = newFieldId()): StoredField
  * per-form cap. Throws INVALID_REQUEST naming the field at fault.
  */
 export function assertValidFields(fields: readonly StoredField[], where = 'fields'): void {
-  if (fields.length === 0) invalid(`${where} must contain at least one field`);
+  if (fields.length === 0) conflict(`${where} must contain at least one field`);
   if (fields.length > FORM_CAPS.fieldsPerForm)
-    invalid(`${where} may contain at most ${FORM_CAPS.fieldsPerForm} fields (it has ${fields.length})`);
+    conflict(`${where} may contain at most ${FORM_CAPS.fieldsPerForm} fields (it has ${fields.length})`);
   const seen = new Set<string>();
   fields.forEach((field, i) => {
     const at = `${where}[${i}] (${field.name})`;
     const key = field.name.toLowerCase();
-    if (seen.has(key)) invalid(`${at}: the name "${field.name}" is used by another field of this form`);
+    if (seen.has(key)) conflict(`${at}: the name "${field.name}" is used by another field of this form`);
     seen.add(key);
     if (field.type === 'select') {
       if (!field.options || field.options.length === 0)
@@ -102,11 +102,11 @@ export function reorderFields(fields: readonly StoredField[], ids: readonly stri
   const byId = new Map(fields.map((f) => [f.id, f]));
   const unknown = ids.filter((id) => !byId.has(id));
   if (unknown.length > 0)
-    invalid(`field_ids: unknown field id(s) ${unknown.map((id) => `"${id}"`).join(', ')}`);
+    conflict(`field_ids: unknown field id(s) ${unknown.map((id) => `"${id}"`).join(', ')}`);
   if (new Set(ids).size !== ids.length) invalid('field_ids: each field id may appear only once');
   const missing = fields.filter((f) => !ids.includes(f.id));
   if (missing.length > 0)
-    invalid(
+    conflict(
       `field_ids must list every field of the form; missing: ${missing.map((f) => `"${f.id}"`).join(', ')}`,
     );
   return ids.map((id) => byId.get(id)!);
@@ -126,4 +126,9 @@ export function insertField(
 
 function invalid(message: string): never {
   throw new AppError('INVALID_REQUEST', { message });
+}
+
+/** A well-formed request that the form's current fields make impossible. */
+function conflict(message: string): never {
+  throw new AppError('CONFLICT', { message });
 }

@@ -1,11 +1,12 @@
 import { Router } from 'express';
 import type { Config } from '../config/index.js';
 import type { ErrorCode } from '../errors/index.js';
-import { jsonBody, type RouteRegistry } from '../http/index.js';
+import { jsonBody, pathId, type RouteRegistry } from '../http/index.js';
 import { planFor, siteForRequest, type Platform } from '../platform/index.js';
 import { curlSnippet, htmlSnippet, reactSnippet } from './embed.js';
 import { fieldJson, fieldsJson, formJson, formSummaryJson, submissionUrl } from './format.js';
 import * as s from './schemas.js';
+import { fieldIdParam } from './schemas.js';
 import { formId, scopeOf, submissionRoutes } from './submission-routes.js';
 import type { FormsService } from './service.js';
 import type { Submissions } from './submissions.js';
@@ -23,6 +24,9 @@ export function formsRoutes(deps: {
   const tags = ['Forms'];
   const body = jsonBody('256kb');
   const notFound: ErrorCode[] = ['NOT_FOUND'];
+  // A well-formed change the form's current fields make impossible (a name taken, a field list
+  // that is not the form's) is a 409, like every other conflict with stored state.
+  const editErrors: ErrorCode[] = ['NOT_FOUND', 'CONFLICT'];
   const snippetForm = (row: FormRow) => ({
     uuid: row.uuid,
     name: row.name,
@@ -56,7 +60,7 @@ export function formsRoutes(deps: {
       'Fails with 403 when the account already has as many forms as its plan allows.',
     tags,
     auth: 'apiKeyOrSession',
-    errors: ['KEY_SCOPE', 'NOT_FOUND', 'FORM_LIMIT'],
+    errors: ['KEY_SCOPE', 'NOT_FOUND', 'FORM_LIMIT', 'CONFLICT'],
     middleware: [body],
     query: s.siteQuery,
     body: s.createFormBody,
@@ -102,6 +106,7 @@ export function formsRoutes(deps: {
   registry.add(router, {
     method: 'get',
     path: '/api/v1/forms/:id',
+    params: { id: pathId('The form') },
     summary: 'Read a form with its fields',
     description:
       "The form with its fields (each with its `id`, used as {fieldId}), state, messages, notification address and public submission URL. 404 when the form is not in the key's site (or the session's account).",
@@ -118,12 +123,13 @@ export function formsRoutes(deps: {
   registry.add(router, {
     method: 'put',
     path: '/api/v1/forms/:id',
+    params: { id: pathId('The form') },
     summary: 'Change a form (any of its properties; `fields` replaces every field)',
     description:
       'A field sent in `fields` with the name of an existing field keeps that field’s id. The slug does not change with the name.',
     tags,
     auth: 'apiKeyOrSession',
-    errors: notFound,
+    errors: editErrors,
     middleware: [body],
     body: s.updateFormBody,
     responses: { 200: { description: 'The form as changed', schema: s.formResponse } },
@@ -136,6 +142,7 @@ export function formsRoutes(deps: {
   registry.add(router, {
     method: 'delete',
     path: '/api/v1/forms/:id',
+    params: { id: pathId('The form') },
     summary: 'Delete a form and all its submissions (irreversible)',
     description:
       'Deletes the form, every submission it received and any notification mail still waiting to be sent. The submission URL then answers 404.',
@@ -152,6 +159,7 @@ export function formsRoutes(deps: {
   registry.add(router, {
     method: 'post',
     path: '/api/v1/forms/:id/toggle',
+    params: { id: pathId('The form') },
     summary: 'Enable or disable a form (a disabled form refuses submissions)',
     description:
       'Flips `is_active`. A disabled form keeps its submissions; new submissions are refused with 403 until it is enabled again.',
@@ -174,12 +182,13 @@ export function formsRoutes(deps: {
   registry.add(router, {
     method: 'post',
     path: '/api/v1/forms/:id/fields',
+    params: { id: pathId('The form') },
     summary: 'Add a field (at `position`, default last)',
     description:
       'Adds one field. `name` must be unique in the form (case-insensitive); a `select` needs `options`. A form holds at most 50 fields. The answer carries the new field (with its `id`) and the whole list.',
     tags,
     auth: 'apiKeyOrSession',
-    errors: notFound,
+    errors: editErrors,
     middleware: [body],
     body: s.addFieldBody,
     responses: { 200: { description: 'The new field and the form’s fields', schema: s.fieldResponse } },
@@ -198,12 +207,13 @@ export function formsRoutes(deps: {
   registry.add(router, {
     method: 'post',
     path: '/api/v1/forms/:id/fields/reorder',
+    params: { id: pathId('The form') },
     summary: 'Put the fields in a new order (`field_ids`: every field id, once)',
     description:
       '`field_ids` must list every field id of the form exactly once; the fields take that order (their `position` follows).',
     tags,
     auth: 'apiKeyOrSession',
-    errors: notFound,
+    errors: editErrors,
     middleware: [body],
     body: s.reorderBody,
     responses: { 200: { description: 'The fields in their new order', schema: s.fieldsResponse } },
@@ -216,12 +226,13 @@ export function formsRoutes(deps: {
   registry.add(router, {
     method: 'put',
     path: '/api/v1/forms/:id/fields/:fieldId',
+    params: { id: pathId('The form'), fieldId: fieldIdParam },
     summary: 'Change a field (any of label, required, placeholder, options)',
     description:
       "Changes the named properties of one field; the others keep their values. `options` applies to `select` fields only. The field's name and type do not change (delete and add the field instead), so stored submissions keep their keys.",
     tags,
     auth: 'apiKeyOrSession',
-    errors: notFound,
+    errors: editErrors,
     middleware: [body],
     body: s.updateFieldBody,
     responses: { 200: { description: 'The field as changed', schema: s.fieldResponse } },
@@ -245,11 +256,12 @@ export function formsRoutes(deps: {
   registry.add(router, {
     method: 'delete',
     path: '/api/v1/forms/:id/fields/:fieldId',
+    params: { id: pathId('The form'), fieldId: fieldIdParam },
     summary: 'Delete a field (a form keeps at least one)',
     description: 'Values already submitted for the field stay in the stored submissions.',
     tags,
     auth: 'apiKeyOrSession',
-    errors: notFound,
+    errors: editErrors,
     responses: { 200: { description: 'The remaining fields', schema: s.fieldsResponse } },
     handler: async ({ req, res }) => {
       const form = await forms.deleteField(scopeOf(req), formId(req), String(req.params.fieldId));
@@ -262,6 +274,7 @@ export function formsRoutes(deps: {
     registry.add(router, {
       method: 'get',
       path: `/api/v1/forms/:id/embed/${kind}`,
+      params: { id: pathId('The form') },
       summary:
         kind === 'html'
           ? 'An HTML form to paste into a page of the site'

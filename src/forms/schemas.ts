@@ -36,6 +36,8 @@ const options = z
   .array(nonBlank('an option', C.optionChars))
   .min(1)
   .max(C.optionsPerSelect)
+  .refine((list) => new Set(list).size === list.length, 'options must be distinct')
+  .meta({ uniqueItems: true })
   .describe(
     `The choices of a select field (1-${C.optionsPerSelect}, each at most ${C.optionChars} characters)`,
   );
@@ -47,24 +49,38 @@ const fieldCommon = {
   options: options.nullable().optional().describe('Required when `type` is `select`; ignored otherwise'),
 };
 
-export const fieldInput = z.object({
-  name: fieldName,
-  type: fieldType,
-  ...fieldCommon,
-});
+// A select needs its options: checked here (400 naming the field) and stated in the document.
+const selectNeedsOptions = {
+  if: { properties: { type: { const: 'select' } }, required: ['type'] },
+  then: { required: ['options'], properties: { options: { type: 'array', minItems: 1 } } },
+};
+const optionsGiven = (field: { type: string; options?: string[] | null }) =>
+  field.type !== 'select' || (field.options?.length ?? 0) > 0;
+const optionsMessage = {
+  message: 'a select field needs options (a non-empty list of strings)',
+  path: ['options'],
+};
 
-export const addFieldBody = fieldInput.extend({
-  position: z
-    .number()
-    .int()
-    .min(0)
-    .max(C.fieldsPerForm)
-    .optional()
-    .describe('0-based place in the field list (default: last)'),
-});
+const fieldShape = { name: fieldName, type: fieldType, ...fieldCommon };
+
+export const fieldInput = z.object(fieldShape).refine(optionsGiven, optionsMessage).meta(selectNeedsOptions);
+
+export const addFieldBody = z
+  .object({
+    ...fieldShape,
+    position: z
+      .number()
+      .int()
+      .min(0)
+      .max(C.fieldsPerForm)
+      .optional()
+      .describe('0-based place in the field list (default: last)'),
+  })
+  .refine(optionsGiven, optionsMessage)
+  .meta(selectNeedsOptions);
 
 export const updateFieldBody = z
-  .object({
+  .strictObject({
     label: fieldCommon.label.optional(),
     required: fieldCommon.required,
     placeholder: fieldCommon.placeholder,
@@ -73,13 +89,16 @@ export const updateFieldBody = z
   .refine(
     (b) => Object.values(b).some((v) => v !== undefined),
     'send at least one of label, required, placeholder, options',
-  );
+  )
+  .meta({ minProperties: 1 });
 
 export const reorderBody = z.object({
   field_ids: z
     .array(z.string().max(64))
     .min(1)
     .max(C.fieldsPerForm)
+    .refine((ids) => new Set(ids).size === ids.length, 'each field id may appear only once')
+    .meta({ uniqueItems: true })
     .describe('Every field id of the form, once each, in the new order'),
 });
 
@@ -104,7 +123,7 @@ export const createFormBody = z.object({
 });
 
 export const updateFormBody = z
-  .object({
+  .strictObject({
     name: createFormBody.shape.name.optional(),
     fields: createFormBody.shape.fields.optional().describe('Replaces every field'),
     is_active: z.boolean().optional(),
@@ -113,7 +132,8 @@ export const updateFormBody = z
   .refine(
     (b) => Object.values(b).some((v) => v !== undefined),
     'send at least one of name, description, fields, success_message, redirect_url, notification_email, is_active',
-  );
+  )
+  .meta({ minProperties: 1 });
 
 export const formIdParam = z.object({
   id: z
@@ -146,7 +166,7 @@ export const submissionsQuery = z.object({
 export const exportQuery = submissionsQuery.omit({ page: true, per_page: true });
 
 export const updateSubmissionBody = z
-  .object({
+  .strictObject({
     is_spam: z.boolean().optional(),
     is_read: z.boolean().optional(),
     is_archived: z.boolean().optional(),
@@ -154,7 +174,8 @@ export const updateSubmissionBody = z
   .refine(
     (b) => Object.values(b).some((v) => v !== undefined),
     'send at least one of is_spam, is_read, is_archived',
-  );
+  )
+  .meta({ minProperties: 1 });
 
 // Responses
 
@@ -269,3 +290,11 @@ export const usageResponse = z.object({
 });
 
 export const submitAccepted = z.object({ success: z.boolean(), message: z.string() });
+
+/** Path parameters, as documented. */
+export const fieldIdParam = {
+  type: 'string',
+  pattern: '^fld_[0-9a-f]{12}$',
+  description: 'The field identifier (the `id` of a field object)',
+};
+export const submissionUuidParam = { type: 'string', format: 'uuid', description: 'The submission' };

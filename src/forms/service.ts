@@ -191,7 +191,7 @@ export class FormsService {
       if (!row.fields.some((f) => f.id === fieldId)) throw fieldNotFound(fieldId);
       const fields = row.fields.filter((f) => f.id !== fieldId);
       if (fields.length === 0)
-        throw new AppError('INVALID_REQUEST', {
+        throw new AppError('CONFLICT', {
           message:
             'A form keeps at least one field: add another before deleting this one, or delete the form',
         });

@@ -1,9 +1,10 @@
 import { Router, type Request } from 'express';
 import { stringify } from 'csv-stringify';
 import type { ErrorCode } from '../errors/index.js';
-import { jsonBody, parseOrThrow, type RouteRegistry } from '../http/index.js';
+import { jsonBody, parseOrThrow, pathId, type RouteRegistry } from '../http/index.js';
 import { formRefJson, submissionDetailJson, submissionJson } from './format.js';
 import * as s from './schemas.js';
+import { submissionUuidParam } from './schemas.js';
 import type { FormScope, FormsService } from './service.js';
 import type { SubmissionFilters, Submissions } from './submissions.js';
 
@@ -53,6 +54,7 @@ export function submissionRoutes(deps: {
   registry.add(router, {
     method: 'get',
     path: '/api/v1/forms/:id/submissions',
+    params: { id: pathId('The form') },
     summary: 'List submissions (newest first) with filters and statistics',
     description:
       'Filters combine. `stats` counts all the form’s submissions regardless of filters: `unread` is neither read nor spam, `legitimate` is not spam. Reading does not mark anything read.',
@@ -88,6 +90,7 @@ export function submissionRoutes(deps: {
   registry.add(router, {
     method: 'get',
     path: '/api/v1/forms/:id/submissions/export',
+    params: { id: pathId('The form') },
     summary: 'Download submissions as CSV (streamed; same filters as the list)',
     description:
       "A CSV file with a header row: `submitted_at`, `uuid`, one column per current field (by name), then `is_spam`, `spam_score`, `is_read`, `is_archived`. Values that a spreadsheet would run as a formula are prefixed with `'`. Streamed, so any number of rows can be exported.",
@@ -138,6 +141,7 @@ export function submissionRoutes(deps: {
   registry.add(router, {
     method: 'get',
     path: '/api/v1/forms/:id/submissions/:uuid',
+    params: { id: pathId('The form'), uuid: submissionUuidParam },
     summary: 'Read one submission with its metadata and spam reasons',
     description:
       'The submission with its metadata (the client address as a keyed one-way hash, user agent, referer, origin) and the reasons of its spam score. Reading it does not mark it read: use PATCH.',
@@ -155,6 +159,7 @@ export function submissionRoutes(deps: {
   registry.add(router, {
     method: 'patch',
     path: '/api/v1/forms/:id/submissions/:uuid',
+    params: { id: pathId('The form'), uuid: submissionUuidParam },
     summary: 'Mark a submission read/unread, spam/not spam, archived/unarchived',
     description: 'Marking it read sets `read_at` (kept on later reads); marking it unread clears it.',
     tags: submissionTags,
@@ -173,6 +178,7 @@ export function submissionRoutes(deps: {
   registry.add(router, {
     method: 'delete',
     path: '/api/v1/forms/:id/submissions/:uuid',
+    params: { id: pathId('The form'), uuid: submissionUuidParam },
     summary: 'Delete a submission (irreversible)',
     description:
       "Deletes one submission and lowers the form's `submission_count`. The month's usage counter is not given back.",

@@ -63,7 +63,9 @@ export function createApp(parts: AppParts, role: Role): RequestListener {
     app.use(notFoundHandler);
   } else {
     const registry = new RouteRegistry(parts.authenticators);
-    for (const module of parts.modules) if (module.routes) app.use(module.routes(registry));
+    const routers = parts.modules.flatMap((module) => (module.routes ? [module.routes(registry)] : []));
+    app.use(methodNotAllowed(registry.docs));
+    for (const router of routers) app.use(router);
     const openapi = buildOpenApi(registry.docs, config.baseUrl, registry.components);
     app.get('/api/v1/openapi.json', (_req, res) => void res.json(openapi));
     const apiHost = new URL(config.baseUrl).hostname;
@@ -75,7 +77,6 @@ export function createApp(parts: AppParts, role: Role): RequestListener {
         return host !== undefined && (host === apiHost || host === 'localhost' || isIP(host) !== 0);
       }),
     );
-    app.use(methodNotAllowed(registry.docs));
     app.use(notFoundHandler);
   }
   app.use(errorHandler(logger));

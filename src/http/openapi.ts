@@ -59,7 +59,7 @@ function tidy<T>(value: T): T {
 /** The registry codes a route can answer: its own, plus those every route of its kind has. */
 export function errorCodesOf(route: RouteDoc): ErrorCode[] {
   const codes = new Set<ErrorCode>();
-  if (route.query || route.body || route.multipart) codes.add('INVALID_REQUEST');
+  if (route.query || route.body || route.multipart || route.path.includes(':')) codes.add('INVALID_REQUEST');
   if (route.auth !== 'none') codes.add('UNAUTHORIZED');
   if (route.body) ['PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'].forEach((c) => codes.add(c as ErrorCode));
   for (const code of route.errors ?? []) codes.add(code);
@@ -67,7 +67,10 @@ export function errorCodesOf(route: RouteDoc): ErrorCode[] {
   return [...codes];
 }
 
-/** One response per status: the body of each code that answers with it (oneOf when several). */
+/**
+ * One response per status: the body of each code that answers with it (anyOf when several: codes
+ * of one status may share a shape, e.g. every 401 is `{error: "Unauthorized", message}`).
+ */
 function errorResponses(route: RouteDoc, components: JsonSchema): Record<string, unknown> {
   if (route.ownErrorBodies) return {};
   const byStatus = new Map<number, ErrorCode[]>();
@@ -90,7 +93,7 @@ function errorResponses(route: RouteDoc, components: JsonSchema): Record<string,
     responses[status] = {
       description: codes.map((code) => errorDefinitions[code].description).join('; '),
       ...(headers ? { headers } : {}),
-      content: { 'application/json': { schema: refs.length === 1 ? refs[0] : { oneOf: refs } } },
+      content: { 'application/json': { schema: refs.length === 1 ? refs[0] : { anyOf: refs } } },
     };
   }
   return responses;
@@ -185,7 +188,7 @@ export function buildOpenApi(
       name,
       in: 'path',
       required: true,
-      schema: { type: 'string' },
+      schema: route.params?.[name!] ?? { type: 'string' },
       ...(route.requestExample?.params?.[name!] ? { example: route.requestExample.params[name!] } : {}),
     }));
     if (route.query) {

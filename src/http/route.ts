@@ -55,6 +55,8 @@ export interface RouteDoc {
   body?: z.ZodType;
   /** Documented only: a multipart body, described by this schema. */
   multipart?: z.ZodType;
+  /** JSON Schemas of the path parameters, by name (default: a string), e.g. `pathId('The form')`. */
+  params?: Record<string, Record<string, unknown>>;
   /**
    * A typical request: path parameters, the query string as sent (`{page: '2'}`) and the body;
    * tests check each part against `query`, `body` or `multipart`.
@@ -96,28 +98,41 @@ export class RouteRegistry {
 }
 
 /**
- * Answers 405 with `Allow` for a documented path asked with a method it does not have (mount
- * after every route, before the 404 handler).
+ * Answers 405 with `Allow` for a documented path asked with a method it does not have, and
+ * OPTIONS with its `Allow` (CORS preflights pass on to their routes). Mounted before the routes:
+ * `/api/v1/forms/usage` is its own path, not `/api/v1/forms/:id` with id "usage", so the most
+ * literal documented path wins (fewest parameters).
  */
 export function methodNotAllowed(docs: readonly RouteDoc[]): RequestHandler {
-  const byPath = new Map<string, { pattern: RegExp; methods: Set<string> }>();
+  const byPath = new Map<string, { pattern: RegExp; methods: Set<string>; params: number }>();
   for (const doc of docs) {
     const entry = byPath.get(doc.path) ?? {
       pattern: new RegExp(`^${doc.path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:\w+/g, '[^/]+')}/?$`),
       methods: new Set<string>(),
+      params: (doc.path.match(/:\w+/g) ?? []).length,
     };
     entry.methods.add(doc.method.toUpperCase());
     if (doc.method === 'get') entry.methods.add('HEAD');
     byPath.set(doc.path, entry);
   }
+  const entries = [...byPath.values()].sort((a, b) => a.params - b.params);
   return (req, res, next) => {
-    const entry = [...byPath.values()].find((e) => e.pattern.test(req.path));
+    if (req.method === 'OPTIONS' && req.get('access-control-request-method')) return next();
+    const entry = entries.find((e) => e.pattern.test(req.path));
     if (!entry || entry.methods.has(req.method)) return next();
     const allow = [...entry.methods, 'OPTIONS'];
     if (req.method === 'OPTIONS') return void res.set('Allow', allow.join(', ')).status(204).end();
     next(new AppError('METHOD_NOT_ALLOWED', { method: req.method, allow }));
   };
 }
+
+/** A path parameter that is a positive 32-bit id. */
+export const pathId = (description: string) => ({
+  type: 'integer',
+  minimum: 1,
+  maximum: 2_147_483_647,
+  description,
+});
 
 export function parseOrThrow<T>(schema: z.ZodType<T>, value: unknown, where: string): T {
   // reportInput: the issue carries the value, so messages can say "must be a number, not a string".

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { databasePath } from '../files/index.js';
 
 // Request and response schemas of the SQLite API (spec 4.8-4.10, 2.10-2.12).
 
@@ -8,9 +9,12 @@ const noNul = z
   .meta({ pattern: '^[^\\u0000]*$' });
 
 export const installBody = z.object({
-  path: z.string().min(1).max(1024).describe('Database path in the site, ending in .sqlite or .db'),
-  name: noNul
-    .pipe(z.string().trim().min(1, 'must not be empty').max(120))
+  path: databasePath('Database path in the site, ending in .sqlite or .db'),
+  name: z
+    .string()
+    .max(120)
+    .refine((v) => v.trim() !== '' && !v.includes('\u0000'), 'must not be empty or contain NUL characters')
+    .meta({ pattern: '^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$' })
     .describe('A name for the token (≤ 120)'),
   permissions: z.enum(['read', 'readwrite']).default('readwrite'),
   requireUserAuth: z.boolean().default(true).describe('Whether CRUD calls also need a user session'),
@@ -69,7 +73,7 @@ export const loginBody = z.object({ email, password: z.string().max(1000) });
 export const changePasswordBody = z.object({ currentPassword: z.string().max(1000), newPassword: password });
 export const resetPasswordBody = z.object({ newPassword: password });
 export const updateUserBody = z
-  .object({
+  .strictObject({
     role: z.enum(['admin', 'user']).optional(),
     disabled: z.boolean().optional(),
     displayName,
@@ -77,7 +81,8 @@ export const updateUserBody = z
   .refine(
     (b) => Object.values(b).some((v) => v !== undefined),
     'send at least one of role, disabled, displayName',
-  );
+  )
+  .meta({ minProperties: 1 });
 
 const userBase = {
   id: z.int(),

@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import type { Config } from '../config/index.js';
-import { jsonBody, parseOrThrow, type RouteRegistry } from '../http/index.js';
+import { jsonBody, parseOrThrow, pathId, type RouteRegistry } from '../http/index.js';
 import { siteForRequest, type Platform } from '../platform/index.js';
 import { normalizeDatabasePath } from './db-path.js';
 import { siteOrigins } from './origins.js';
@@ -109,6 +109,7 @@ export function tokenRoutes(deps: {
   registry.add(router, {
     method: 'delete',
     path: '/api/v1/sqlite/auth/tokens/:id',
+    params: { id: pathId('The token') },
     summary: 'Revoke a scoped token (irreversible)',
     description:
       'Later calls with the token get 401. Revoking a revoked token answers its first revocation time.',

@@ -2,7 +2,7 @@ import { Router, type Request, type RequestHandler } from 'express';
 import { ipKeyGenerator } from 'express-rate-limit';
 import type { Config } from '../config/index.js';
 import { AppError } from '../errors/index.js';
-import { jsonBody, parseOrThrow, type RouteRegistry } from '../http/index.js';
+import { jsonBody, parseOrThrow, pathId, type RouteRegistry } from '../http/index.js';
 import { unauthorized, type Platform } from '../platform/index.js';
 import type { RateLimiter } from '../ratelimit/index.js';
 import { grantOf, scopedToken, signedIn, signedInAdmin } from './access.js';
@@ -221,6 +221,7 @@ export function userRoutes(deps: {
   registry.add(router, {
     method: 'patch',
     path: '/api/v1/sqlite/auth/users/:id',
+    params: { id: pathId('The user') },
     summary: 'Change a user’s role, disabled flag or display name (admin)',
     description:
       'Guard rails (403 with `code`): an admin cannot change their own role (`CANNOT_CHANGE_OWN_ROLE`) or disable themselves (`CANNOT_DISABLE_SELF`); the last active admin cannot be demoted or disabled (`LAST_ADMIN`). ' +
@@ -242,6 +243,7 @@ export function userRoutes(deps: {
   registry.add(router, {
     method: 'post',
     path: '/api/v1/sqlite/auth/users/:id/reset-password',
+    params: { id: pathId('The user') },
     summary: 'Set a user’s password (admin; all their sessions end)',
     description: 'No old password is needed and no email is sent.',
     tags,
@@ -261,6 +263,7 @@ export function userRoutes(deps: {
   registry.add(router, {
     method: 'delete',
     path: '/api/v1/sqlite/auth/users/:id',
+    params: { id: pathId('The user') },
     summary: 'Delete a user (admin; not yourself, not the last active admin)',
     description: 'The user’s sessions go with it.',
     tags,

@@ -51,7 +51,7 @@ describe.each(backends)('forms API on %s', (backend) => {
 
   it('refuses malformed definitions with a 400 that names the field, and stores nothing', async () => {
     const api = await freshForms();
-    const cases: Array<[Json, RegExp]> = [
+    const cases: Array<[Json, RegExp, number?]> = [
       [{ fields: contactFields }, /name/],
       [{ name: 'x' }, /fields/],
       [{ name: 'x', fields: [] }, /fields/],
@@ -68,6 +68,7 @@ describe.each(backends)('forms API on %s', (backend) => {
           ],
         },
         /used by another field/,
+        409, // well-formed, but the names clash
       ],
       [
         {
@@ -79,9 +80,9 @@ describe.each(backends)('forms API on %s', (backend) => {
       [{ name: 'x', fields: contactFields, redirect_url: 'javascript:alert(1)' }, /redirect_url/],
       [{ name: 'x', fields: contactFields, notification_email: 'nope' }, /notification_email/],
     ];
-    for (const [body, message] of cases) {
+    for (const [body, message, status = 400] of cases) {
       const res = await api.create(body);
-      expect(res.status, JSON.stringify(body).slice(0, 80)).toBe(400);
+      expect(res.status, JSON.stringify(body).slice(0, 80)).toBe(status);
       expect(res.body.error).toBeTypeOf('string');
       expect(res.body.message).toMatch(message);
     }
@@ -150,7 +151,7 @@ describe.each(backends)('forms API on %s', (backend) => {
       label: 'P',
       type: 'tel',
     });
-    expect(dup.status).toBe(400);
+    expect(dup.status).toBe(409);
 
     const fieldId = added.body.field.id as string;
     const updated = await api.call('PUT', `/api/v1/forms/${form.id}/fields/${fieldId}`, {
@@ -175,7 +176,7 @@ describe.each(backends)('forms API on %s', (backend) => {
     const partial = await api.call('POST', `/api/v1/forms/${form.id}/fields/reorder`, {
       field_ids: order.slice(1),
     });
-    expect(partial.status).toBe(400);
+    expect(partial.status).toBe(409);
     expect(partial.body.message).toMatch(/every field/);
 
     const deleted = await api.call('DELETE', `/api/v1/forms/${form.id}/fields/${fieldId}`);
