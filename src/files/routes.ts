@@ -84,7 +84,7 @@ export function filesRoutes(deps: {
     ...fileDocs.get.doc,
     tags,
     auth: 'apiKeyOrSession',
-    errors: [...siteScoped, 'INVALID_PATH', 'FILE_TOO_LARGE'],
+    errors: [...siteScoped, 'INVALID_PATH', 'FILE_TOO_LARGE', 'CONFLICT'],
     query: s.pathQuery,
     responses: {
       200: { description: 'The file', schema: s.getResponse, ...fileDocs.get.ok },
@@ -192,7 +192,7 @@ export function filesRoutes(deps: {
     ...fileDocs.delete.doc,
     tags,
     auth: 'apiKeyOrSession',
-    errors: [...siteScoped, 'INVALID_PATH'],
+    errors: [...siteScoped, 'INVALID_PATH', 'CONFLICT'],
     query: s.pathQuery,
     responses: {
       200: { description: 'Deleted', schema: s.pathMessageResponse, ...fileDocs.delete.ok },
@@ -271,7 +271,7 @@ export function filesRoutes(deps: {
     ...fileDocs.deleteFolder.doc,
     tags: ['Folders'],
     auth: 'apiKeyOrSession',
-    errors: [...siteScoped, 'INVALID_PATH'],
+    errors: [...siteScoped, 'INVALID_PATH', 'CONFLICT'],
     query: s.pathQuery,
     responses: {
       200: { description: 'Deleted', schema: s.deleteFolderResponse, ...fileDocs.deleteFolder.ok },

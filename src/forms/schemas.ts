@@ -20,7 +20,11 @@ const httpUrl = z
   .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
   .max(C.redirectUrlChars)
   .describe('Where a plain (no-JavaScript) form post is redirected after a successful submission');
-const email = z.email({ error: 'must be an email address' }).max(254);
+// RFC 5321's limits too: a local part of at most 64 characters, 254 in all.
+const email = z
+  .email({ error: 'must be an email address' })
+  .max(254)
+  .refine((v) => v.lastIndexOf('@') <= 64, 'must be an email address (at most 64 characters before the @)');
 
 export const fieldType = z.enum(fieldTypes).describe('The input type of the field');
 
