@@ -1,5 +1,5 @@
 // Edge cache-hit throughput: Hostplane (one Node process, role all) against nginx (one worker)
-// serving the same files, each pinned to the same CPU, loaded by autocannon from the other CPU.
+// serving the same files, each pinned to the same CPU, loaded by wrk (one thread) from the other CPU.
 // Run through bench/edge/run.sh (it installs nginx, builds dist/ and cleans up); see README.md.
 //
 // Environment (all optional):
@@ -21,7 +21,6 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import autocannon from 'autocannon';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');
@@ -33,6 +32,7 @@ const LOG_LEVEL = process.env.BENCH_LOG_LEVEL || 'warn';
 const OUT = process.env.BENCH_OUT || path.join(here, '.last-run.json');
 const CPU_PROF_DIR = process.env.BENCH_CPU_PROF_DIR ? path.resolve(process.env.BENCH_CPU_PROF_DIR) : '';
 const LOOPBACK = '127.0.0.1';
+const WRK = process.env.WRK_BIN || 'wrk';
 const SLUG = 'bench';
 
 function positiveNumber(name, fallback) {
@@ -450,51 +450,94 @@ async function verify(target, file) {
   return { contentType: res.headers['content-type'], headerBytes };
 }
 
-function load(target, file, duration) {
-  return autocannon({
-    url: `http://${LOOPBACK}:${target.port}${file.url}`,
-    headers: { host: target.host },
-    connections: CONNECTIONS,
-    pipelining: 1,
-    duration,
+/** wrk's output → req/s, latency percentiles (ms) and error counts. */
+function parseWrk(text) {
+  const ms = (value, unit) => Number(value) * ({ us: 0.001, ms: 1, s: 1000, m: 60_000 }[unit] ?? NaN);
+  const percentile = (p) => {
+    const m = new RegExp(`^\\s+${p}%\\s+([\\d.]+)(us|ms|s|m)\\s*$`, 'm').exec(text);
+    return m ? ms(m[1], m[2]) : NaN;
+  };
+  const latencyLine = /^\s+Latency\s+([\d.]+)(us|ms|s|m)\s+([\d.]+)(us|ms|s|m)\s+([\d.]+)(us|ms|s|m)/m.exec(
+    text,
+  );
+  const total = /^\s*(\d+) requests in ([\d.]+)(us|ms|s|m),\s+([\d.]+)(B|KB|MB|GB)/m.exec(text);
+  const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(text);
+  const non2xx = /Non-2xx or 3xx responses: (\d+)/.exec(text);
+  const bytesUnit = { B: 1, KB: 1024, MB: 1024 ** 2, GB: 1024 ** 3 };
+  return {
+    requests: total ? Number(total[1]) : NaN,
+    seconds: total ? ms(total[2], total[3]) / 1000 : NaN,
+    bytes: total ? Number(total[4]) * bytesUnit[total[5]] : NaN,
+    requestsPerSecond: Number(/Requests\/sec:\s+([\d.]+)/.exec(text)?.[1] ?? NaN),
+    latencyMs: {
+      p50: percentile(50),
+      p90: percentile(90),
+      p99: percentile(99),
+      mean: latencyLine ? ms(latencyLine[1], latencyLine[2]) : NaN,
+      max: latencyLine ? ms(latencyLine[5], latencyLine[6]) : NaN,
+    },
+    errors: socket ? Number(socket[1]) + Number(socket[2]) + Number(socket[3]) : 0,
+    timeouts: socket ? Number(socket[4]) : 0,
+    non2xx: non2xx ? Number(non2xx[1]) : 0,
+  };
+}
+
+/** CPU seconds of this process's waited-for children (wrk), from /proc/self/stat (cutime + cstime). */
+function childrenCpuSeconds() {
+  try {
+    const stat = fs.readFileSync('/proc/self/stat', 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[13]) + Number(fields[14])) / clockTicks();
+  } catch {
+    return NaN;
+  }
+}
+
+/** One wrk run (one thread, CONNECTIONS keep-alive connections), on the load generator's CPU. */
+function load(target, url, duration, headers = {}) {
+  const args = ['-t1', `-c${CONNECTIONS}`, `-d${duration}s`, '--latency', '-H', `Host: ${target.host}`];
+  for (const [k, v] of Object.entries(headers)) args.push('-H', `${k}: ${v}`);
+  args.push(`http://${LOOPBACK}:${target.port}${url}`);
+  return new Promise((resolve, reject) => {
+    const child = spawn(WRK, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (c) => (out += c));
+    child.stderr.on('data', (c) => (out += c));
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      if (code !== 0) reject(new Error(`wrk exited with ${code}:\n${out}`));
+      else resolve({ ...parseWrk(out), raw: out });
+    });
   });
 }
 
 async function measure(target, file) {
-  await load(target, file, WARMUP);
+  await load(target, file.url, WARMUP);
   const cpuBefore = cpuSeconds(target.child.pid);
-  const clientBefore = process.cpuUsage();
+  const clientBefore = childrenCpuSeconds();
   const busyBefore = machineBusySeconds();
   const t0 = process.hrtime.bigint();
-  const r = await load(target, file, DURATION);
+  const r = await load(target, file.url, DURATION);
   const wall = Number(process.hrtime.bigint() - t0) / 1e9;
   const cpu = cpuSeconds(target.child.pid) - cpuBefore;
-  const client = process.cpuUsage(clientBefore);
+  const clientCpu = childrenCpuSeconds() - clientBefore;
   const busy = machineBusySeconds() - busyBefore;
-  const clientCpu = (client.user + client.system) / 1e6;
-  const completed = r.latency.totalCount;
-  const bad = r.errors + r.timeouts + r.non2xx + (r.resets ?? 0);
+  const completed = r.requests;
+  const bad = r.errors + r.timeouts + r.non2xx;
   return {
-    requestsPerSecond: completed / r.duration,
+    requestsPerSecond: r.requestsPerSecond,
     requestsTotal: completed,
-    latencyMs: {
-      p50: r.latency.p50,
-      p90: r.latency.p90,
-      p99: r.latency.p99,
-      max: r.latency.max,
-      mean: r.latency.mean,
-    },
-    throughputMBps: r.throughput.average / 1e6,
+    latencyMs: r.latencyMs,
+    throughputMBps: r.bytes / r.seconds / 1e6,
     errors: r.errors,
     timeouts: r.timeouts,
     non2xx: r.non2xx,
-    resets: r.resets ?? 0,
     ok: bad === 0,
-    durationSeconds: r.duration,
+    durationSeconds: r.seconds,
     serverCpuSeconds: cpu,
     serverCpuShare: cpu / wall,
     clientCpuShare: clientCpu / wall,
-    // CPU the machine spent on anything but this server and autocannon (other jobs, plus kernel
+    // CPU the machine spent on anything but this server and wrk (other jobs, plus kernel
     // network time not charged to either process), in cores; high values make the run noisy.
     otherCpuCores: Math.max(0, (busy - cpu - clientCpu) / wall),
     requestsPerServerCpuSecond: completed / cpu,
@@ -553,7 +596,7 @@ async function main() {
       m.responseHeaderBytes = check.headerBytes;
       row[target.name] = m;
       console.log(
-        `${fmt(m.requestsPerSecond)} req/s, p99 ${fmt(m.latencyMs.p99)} ms, server CPU ${fmt(m.serverCpuShare * 100)}%, autocannon CPU ${fmt(m.clientCpuShare * 100)}%, other ${fmt(m.otherCpuCores, 2)} cores${m.ok ? '' : '  [ERRORS]'}`,
+        `${fmt(m.requestsPerSecond)} req/s, p99 ${fmt(m.latencyMs.p99)} ms, server CPU ${fmt(m.serverCpuShare * 100)}%, wrk CPU ${fmt(m.clientCpuShare * 100)}%, other ${fmt(m.otherCpuCores, 2)} cores${m.ok ? '' : '  [ERRORS]'}`,
       );
     }
     row.ratio = row.hostplane.requestsPerSecond / row.nginx.requestsPerSecond;
@@ -601,11 +644,11 @@ async function main() {
   console.log(
     'Fair single-core comparison: nginx with worker_processes 1 (master_process off) against one Node process' +
       (PIN
-        ? `, both pinned to CPU ${SERVER_CPU}; autocannon runs on CPU ${CLIENT_CPU}.`
+        ? `, both pinned to CPU ${SERVER_CPU}; wrk runs on CPU ${CLIENT_CPU}.`
         : '; no CPU pinning in this run.'),
   );
   console.log(
-    'cpu = server CPU time / wall time during the measured run. When nginx is well below 100%, autocannon, not nginx, ' +
+    'cpu = server CPU time / wall time during the measured run. When nginx is well below 100%, wrk, not nginx, ' +
       'was the limit and the ratio flatters Hostplane; "per CPU-s" compares requests per server CPU-second instead.',
   );
   const busiest = Math.max(...rows.flatMap((r) => [r.hostplane.otherCpuCores, r.nginx.otherCpuCores]));

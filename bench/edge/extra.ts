@@ -1,0 +1,295 @@
+// The edge beyond cache hits, on the cluster back-ends (PostgreSQL + MinIO, started like the tests
+// start them): the cache-miss path (first request after an upload), a 20 MB video streamed whole
+// and by Range against nginx, and the edge's memory under 10,000 distinct cached paths.
+// Run through bench/edge/run.sh (after the cache-hit table); needs `bash test/tools/build.sh`.
+// Environment: BENCH_PIN (1), BENCH_MISSES (300), BENCH_PATHS (10000), BENCH_CACHE_MB (16).
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createBucket, startMinio } from '../../test/support/minio.js';
+import { createDatabase, startPostgres } from '../../test/support/postgres.js';
+import { freePort, terminate } from '../../test/support/procs.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const env = (name: string, fallback: number) => Number(process.env[name] || fallback);
+const MISSES = env('BENCH_MISSES', 300);
+const PATHS = env('BENCH_PATHS', 10_000);
+const CACHE_MB = env('BENCH_CACHE_MB', 16);
+const cpus = os.availableParallelism();
+const PIN = process.env.BENCH_PIN !== '0' && cpus >= 2 && spawnSync('taskset', ['-V']).status === 0;
+const pinned = (cmd: string, args: string[]): [string, string[]] =>
+  PIN ? ['taskset', ['-c', String(cpus - 1), cmd, ...args]] : [cmd, args];
+if (PIN) spawnSync('taskset', ['-a', '-p', '-c', '0', String(process.pid)], { stdio: 'ignore' });
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'hostplane-bench-extra-'));
+const children: ChildProcess[] = [];
+const stops: Array<() => Promise<void>> = [];
+
+function request(
+  port: number,
+  host: string,
+  urlPath: string,
+  init: { method?: string; headers?: Record<string, string>; body?: Buffer } = {},
+): Promise<{ status: number; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        path: urlPath,
+        method: init.method ?? 'GET',
+        headers: { host, ...init.headers },
+        agent: false,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) }));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(init.body);
+  });
+}
+
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+const rssMb = (pid: number) => {
+  const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : NaN;
+};
+
+/** wrk for `seconds` with `connections`; returns req/s and transfer MB/s. */
+function wrk(
+  port: number,
+  host: string,
+  urlPath: string,
+  seconds: number,
+  connections: number,
+  headers: string[] = [],
+) {
+  const args = [
+    '-t1',
+    `-c${connections}`,
+    `-d${seconds}s`,
+    '-H',
+    `Host: ${host}`,
+    ...headers.flatMap((h) => ['-H', h]),
+  ];
+  const out = spawnSync('wrk', [...args, `http://127.0.0.1:${port}${urlPath}`], { encoding: 'utf8' }).stdout;
+  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
+  const t = /Transfer\/sec:\s+([\d.]+)(B|KB|MB|GB)/.exec(out);
+  const mbps = t ? (Number(t[1]) * { B: 1, KB: 1024, MB: 1024 ** 2, GB: 1024 ** 3 }[t[2] as 'B']) / 1e6 : NaN;
+  if (/Non-2xx/.test(out)) console.log(`  warning: non-2xx answers:\n${out}`);
+  return { rps, mbps };
+}
+
+async function startNginx(docroot: string): Promise<number> {
+  const port = await freePort();
+  const dir = path.join(tmp, 'nginx');
+  fs.mkdirSync(dir, { recursive: true });
+  const conf = `${process.getuid?.() === 0 ? 'user root;' : ''}
+daemon off; master_process off; worker_processes 1; pid ${dir}/nginx.pid; error_log ${dir}/error.log warn;
+events { worker_connections 1024; }
+http {
+  types { video/mp4 mp4; } default_type application/octet-stream;
+  access_log off; sendfile on; tcp_nopush on; keepalive_requests 10000000;
+  client_body_temp_path ${dir}; proxy_temp_path ${dir}; fastcgi_temp_path ${dir}; uwsgi_temp_path ${dir}; scgi_temp_path ${dir};
+  server { listen 127.0.0.1:${port}; root ${docroot}; }
+}`;
+  fs.writeFileSync(path.join(dir, 'nginx.conf'), conf);
+  const bin = process.env.NGINX_BIN || 'nginx';
+  const child = spawn(...pinned(bin, ['-e', `${dir}/error.log`, '-p', dir, '-c', `${dir}/nginx.conf`]), {
+    stdio: 'ignore',
+  });
+  children.push(child);
+  for (let i = 0; i < 100; i++) {
+    if ((await request(port, 'x', '/').catch(() => ({ status: 0 }))).status !== 0) return port;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('nginx did not start');
+}
+
+async function main() {
+  const [pg, minio] = await Promise.all([startPostgres(), startMinio()]);
+  stops.push(
+    () => pg.stop(),
+    () => minio.stop(),
+  );
+  const databaseUrl = await createDatabase(pg.url);
+  const bucket = await createBucket(minio);
+  const port = await freePort();
+  const hpEnv: NodeJS.ProcessEnv = {
+    ...process.env,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    HOSTPLANE_DATA_DIR: path.join(tmp, 'data'),
+    HOSTPLANE_METRICS_PORT: '0',
+    HOSTPLANE_BASE_URL: `http://localhost:${port}`,
+    HOSTPLANE_SITES_DOMAIN: 'localhost',
+    HOSTPLANE_EDGE_CACHE_MB: String(CACHE_MB),
+    HOSTPLANE_UPLOADS_MAX_CONCURRENT: '16',
+    HOSTPLANE_UPLOADS_MAX_PER_SITE: '16',
+    DATABASE_URL: databaseUrl,
+    S3_BUCKET: bucket,
+    S3_ENDPOINT: minio.endpoint,
+    S3_REGION: minio.region,
+    S3_FORCE_PATH_STYLE: 'true',
+    AWS_ACCESS_KEY_ID: minio.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: minio.secretAccessKey,
+    LOG_LEVEL: 'warn',
+    NODE_ENV: 'production',
+  };
+  delete hpEnv.OTEL_EXPORTER_OTLP_ENDPOINT;
+  const main = path.join(root, 'dist/src/cli/main.js');
+  const migrate = spawnSync(process.execPath, [main, 'migrate'], { env: hpEnv, encoding: 'utf8' });
+  if (migrate.status !== 0) throw new Error(`migrate failed: ${migrate.stderr}`);
+  const hp = spawn(...pinned(process.execPath, [main, 'serve', '--role', 'all']), {
+    env: hpEnv,
+    stdio: 'ignore',
+  });
+  children.push(hp);
+  const api = `localhost:${port}`;
+  for (let i = 0; ; i++) {
+    if ((await request(port, api, '/healthz').catch(() => ({ status: 0 }))).status === 200) break;
+    if (i > 600) throw new Error('hostplane did not start');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const created = spawnSync(
+    process.execPath,
+    [
+      main,
+      'admin',
+      'create-site',
+      '--slug',
+      'extra',
+      '--email',
+      'extra@example.com',
+      '--plan',
+      'enterprise',
+      '--json',
+    ],
+    { env: { ...hpEnv, LOG_LEVEL: 'error' }, encoding: 'utf8' },
+  );
+  const apiKey = (JSON.parse(created.stdout.trim().split('\n').pop() ?? '{}') as { apiKey?: string }).apiKey;
+  if (!apiKey) throw new Error(`create-site failed: ${created.stdout}${created.stderr}`);
+  const site = `extra.localhost:${port}`;
+  const uploadText = async (p: string, content: string) => {
+    const res = await request(port, api, '/api/v1/files/upload', {
+      method: 'POST',
+      headers: { 'x-api-key': apiKey, 'content-type': 'application/json' },
+      body: Buffer.from(JSON.stringify({ path: p, content })),
+    });
+    if (res.status !== 200) throw new Error(`upload ${p}: ${res.status} ${res.body.toString()}`);
+  };
+  console.log(
+    `extra: Hostplane on PostgreSQL + MinIO${PIN ? `, pinned to CPU ${cpus - 1}` : ''}; load ${(os.loadavg()[0] ?? 0).toFixed(2)}`,
+  );
+
+  // 1. The cache-miss path: the first GET after each upload (manifest miss → PostgreSQL, bytes → MinIO).
+  const page = (i: number) => `<!doctype html><p>miss ${i}</p>${'x'.repeat(2000)}`;
+  const misses: number[] = [];
+  for (let i = 0; i < MISSES; i++) {
+    await uploadText(`miss/${i}.html`, page(i));
+    const t0 = performance.now();
+    const res = await request(port, site, `/miss/${i}.html`);
+    misses.push(performance.now() - t0);
+    if (res.status !== 200 || res.body.toString() !== page(i)) throw new Error(`miss ${i}: ${res.status}`);
+  }
+  const hits: number[] = [];
+  for (let i = 0; i < MISSES; i++) {
+    const t0 = performance.now();
+    await request(port, site, `/miss/${i}.html`);
+    hits.push(performance.now() - t0);
+  }
+  misses.sort((a, b) => a - b);
+  hits.sort((a, b) => a - b);
+  const ms = (n: number) => n.toFixed(2);
+  console.log(
+    `cache miss (first GET after an upload, ${MISSES} files, one at a time, new connection each): p50 ${ms(percentile(misses, 50))} ms, p99 ${ms(percentile(misses, 99))} ms; ` +
+      `the same GET again (hit): p50 ${ms(percentile(hits, 50))} ms, p99 ${ms(percentile(hits, 99))} ms`,
+  );
+
+  // 2. A 20 MB video, whole and by 1 MB ranges, against nginx serving the same bytes from disk.
+  const video = randomBytes(20 * 1024 * 1024);
+  const docroot = path.join(tmp, 'www');
+  fs.mkdirSync(docroot);
+  fs.writeFileSync(path.join(docroot, 'video.mp4'), video);
+  const boundary = `----bench${randomBytes(8).toString('hex')}`;
+  const body = Buffer.concat([
+    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="path"\r\n\r\nvideo.mp4\r\n`),
+    Buffer.from(
+      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="v.mp4"\r\nContent-Type: video/mp4\r\n\r\n`,
+    ),
+    video,
+    Buffer.from(`\r\n--${boundary}--\r\n`),
+  ]);
+  const up = await request(port, api, '/api/v1/videos/upload', {
+    method: 'POST',
+    headers: { 'x-api-key': apiKey, 'content-type': `multipart/form-data; boundary=${boundary}` },
+    body,
+  });
+  if (up.status !== 200) throw new Error(`video upload: ${up.status} ${up.body.toString()}`);
+  const nginxPort = await startNginx(docroot);
+  const check = await request(port, site, '/video.mp4');
+  if (!check.body.equals(video)) throw new Error('the edge served other bytes for the video');
+  const rows: string[] = [];
+  for (const [label, headers, connections] of [
+    ['whole 20 MB file', [], 4],
+    ['1 MB range (bytes=8388608-9437183)', ['Range: bytes=8388608-9437183'], 8],
+  ] as const) {
+    const h = wrk(port, site, '/video.mp4', 5, connections, [...headers]);
+    const n = wrk(nginxPort, 'localhost', '/video.mp4', 5, connections, [...headers]);
+    rows.push(
+      `${label.padEnd(36)} hostplane ${h.mbps.toFixed(0).padStart(6)} MB/s (${h.rps.toFixed(1)} req/s)   nginx ${n.mbps.toFixed(0).padStart(6)} MB/s (${n.rps.toFixed(1)} req/s)   ratio ${(h.mbps / n.mbps).toFixed(2)}`,
+    );
+  }
+  console.log(
+    `video streamed from MinIO by the edge vs from disk by nginx (wrk, 5 s each):\n  ${rows.join('\n  ')}`,
+  );
+
+  // 3. Memory under PATHS distinct cached paths (each its own ~2 KB bytes), cache bounded by HOSTPLANE_EDGE_CACHE_MB.
+  const pid = hp.pid ?? 0;
+  const before = rssMb(pid);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      for (let i = next++; i < PATHS; i = next++)
+        await uploadText(`many/${i}.css`, `.c${i}{}` + 'y'.repeat(2048));
+    }),
+  );
+  const afterUploads = rssMb(pid);
+  for (let round = 0; round < 2; round++) {
+    next = 0;
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        for (let i = next++; i < PATHS; i = next++) await request(port, site, `/many/${i}.css`);
+      }),
+    );
+  }
+  const afterServing = rssMb(pid);
+  console.log(
+    `memory (RSS): ${before.toFixed(0)} MB before; ${afterUploads.toFixed(0)} MB after ${PATHS} uploads; ` +
+      `${afterServing.toFixed(0)} MB after serving all ${PATHS} paths twice (~${((PATHS * 2.1) / 1024).toFixed(0)} MB of distinct bytes; ` +
+      `blob cache bounded at HOSTPLANE_EDGE_CACHE_MB=${CACHE_MB}, path caches at 32 + 16 MB)`,
+  );
+}
+
+async function cleanup() {
+  for (const child of children) if (child.exitCode === null) await terminate(child, 'SIGTERM');
+  for (const stop of stops) await stop().catch(() => undefined);
+  fs.rmSync(tmp, { recursive: true, force: true });
+}
+
+main().then(
+  () => cleanup().then(() => process.exit(0)),
+  (err: unknown) => {
+    console.error(`extra: ${(err as Error).stack ?? String(err)}`);
+    void cleanup().then(() => process.exit(1));
+  },
+);
