@@ -74,24 +74,40 @@ export class FormReconciler implements Reconciler {
       return { requeueAfterMs: WAITING_RETRY_MS };
     }
 
-    const form = await this.applySpec(linked.form, spec);
+    // Which side changed: a spec this controller has not seen yet (its generation is past the
+    // status's) was edited in the cluster and wins; otherwise a difference is an API change whose
+    // write-back has not landed (or failed), and goes into the resource. Comparing values alone
+    // would let a pass holding an older copy of the resource undo an API change.
+    const { form } = linked;
+    const specChanged = linked.resource.metadata.generation !== linked.resource.status?.observedGeneration;
+    if (!sameFields(form, spec)) {
+      if (!specChanged) {
+        // Conditional: a spec edited meanwhile answers 409 and wins on the retry. The patch's
+        // watch event brings the next pass, which reports the status.
+        await context.clients.forms.patchSpec(
+          linked.resource.metadata.name,
+          { name: form.name, active: form.isActive, notificationEmail: form.notificationEmail },
+          linked.resource.metadata.resourceVersion,
+        );
+        return;
+      }
+      const updated = await context.forms.update({ siteId: form.siteId }, form.id, {
+        name: spec.name,
+        is_active: spec.active,
+        notification_email: spec.notificationEmail ?? null,
+      });
+      await writeLinkedStatus(context, linked.resource, updated);
+      return;
+    }
     await writeLinkedStatus(context, linked.resource, form);
   }
+}
 
-  /** The spec's fields into the database, when they differ (no write, no updated_at bump otherwise). */
-  private async applySpec(form: FormRow, spec: FormSpec): Promise<FormRow> {
-    const notificationEmail = spec.notificationEmail ?? null;
-    if (
-      form.name === spec.name &&
-      form.isActive === spec.active &&
-      form.notificationEmail === notificationEmail
-    ) {
-      return form;
-    }
-    return this.context.forms.update({ siteId: form.siteId }, form.id, {
-      name: spec.name,
-      is_active: spec.active,
-      notification_email: notificationEmail,
-    });
-  }
+/** The database says what the spec says, for the fields the spec carries. */
+function sameFields(form: FormRow, spec: FormSpec): boolean {
+  return (
+    form.name === spec.name &&
+    form.isActive === spec.active &&
+    form.notificationEmail === (spec.notificationEmail ?? null)
+  );
 }

@@ -161,14 +161,19 @@ export class ResourceClient<R extends AnyResource> {
   }
 
   /**
-   * JSON merge patch of spec fields, unconditional (last writer wins): `null` removes a field,
-   * whoever set it (server-side apply would only drop the fields this manager owns).
+   * JSON merge patch of spec fields: `null` removes a field, whoever set it (server-side apply
+   * would only drop the fields this manager owns). Unconditional (last writer wins) unless
+   * `resourceVersion` is given: then a resource changed since answers 409.
    */
-  async patchSpec(name: string, spec: { [K in keyof R['spec']]?: R['spec'][K] | null }): Promise<R> {
+  async patchSpec(
+    name: string,
+    spec: { [K in keyof R['spec']]?: R['spec'][K] | null },
+    resourceVersion?: string,
+  ): Promise<R> {
     const patch = {
       apiVersion: API_VERSION,
       kind: this.kind.kind,
-      metadata: { name, namespace: this.namespace },
+      metadata: { name, namespace: this.namespace, ...(resourceVersion ? { resourceVersion } : {}) },
       spec,
     } as KubernetesObject;
     return (await this.objects.patch(

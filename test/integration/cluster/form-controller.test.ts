@@ -156,8 +156,25 @@ describe('a form created through the API', () => {
     });
   });
 
+  it('a burst of API changes ends as the last one left it, in PostgreSQL and in the resource', async () => {
+    // Each change lands in the database first, then in the resource: a controller pass holding
+    // an older copy of the resource must not write that copy back over a newer API change.
+    for (let i = 1; i <= 8; i++) {
+      await shop.call('PUT', `/api/v1/forms/${form.id}`, { name: `Contact ${i}` });
+      await shop.call('POST', `/api/v1/forms/${form.id}/toggle`);
+    }
+    expect(await controller.manager.nextResync()).toEqual({ failed: [] });
+    await waitReady('shop-contact');
+    // Eight toggles from inactive: inactive again.
+    expect(await dbForm(form.id)).toMatchObject({ name: 'Contact 8', isActive: false });
+    expect((await forms.get('shop-contact'))?.spec).toMatchObject({ name: 'Contact 8', active: false });
+  });
+
   it('deleted through the API: its resource goes too, and no resync brings either back', async () => {
     expect((await shop.call('DELETE', `/api/v1/forms/${form.id}`)).status).toBe(200);
+    // Asked by the API before it answered (the finalizer may still be running).
+    const deleting = await forms.get('shop-contact');
+    expect(deleting === undefined || deleting.metadata.deletionTimestamp !== undefined).toBe(true);
     await eventually('the Form resource to be gone', async () => !(await forms.get('shop-contact')));
     expect(await controller.manager.nextResync()).toEqual({ failed: [] });
     expect(await forms.get('shop-contact')).toBeUndefined();
@@ -279,6 +296,24 @@ describe('two ways in, one state', () => {
     expect(resource.metadata.annotations?.[FORM_ID_ANNOTATION]).toBe(String(row.id));
     expect(resource.status?.formId).toBe(row.id);
     expect((await dbForm(row.id))?.resourceUid).toBe(resource.metadata.uid);
+  });
+
+  it('a database change whose write-back failed reaches the resource through the resync', async () => {
+    const row = (await fx.hostplane.services.forms.byId(
+      Number((await forms.get('shop-quote-request'))?.status?.formId),
+    ))!;
+    // The plain service again: the database changes, the resource is not told.
+    await fx.hostplane.services.forms.update({ siteId: row.siteId }, row.id, {
+      name: 'Quotes',
+      notification_email: 'quotes@example.com',
+    });
+    const resource = await eventually('the resource to follow', async () => {
+      const f = await forms.get('shop-quote-request');
+      return f?.spec.name === 'Quotes' ? f : undefined;
+    });
+    expect(resource.spec.notificationEmail).toBe('quotes@example.com');
+    expect((await waitReady('shop-quote-request')).status?.formId).toBe(row.id);
+    expect((await dbForm(row.id))?.name).toBe('Quotes');
   });
 
   it('a resource naming a form that no longer exists is deleted, never adopted', async () => {
