@@ -197,18 +197,20 @@ async function main() {
     console.log(JSON.stringify(report, null, 2));
   } else {
     const ms = (n: number) => n.toFixed(2);
+    // Requests per CPU-second of the server: less sensitive than req/s to what else the machine runs.
+    const perCpu = (m: Measured) => Math.round(m.requests / Math.max(m.cpuSeconds, 0.01));
     console.log(
       `\nbench-sqlite (Hostplane on ${values.backend}), ${ROWS} rows, wrk -t1 -c${values.connections} ${values.seconds}s`,
     );
     console.log(
-      '| operation | Hostplane req/s | p50 / p99 ms | PocketBase req/s | p50 / p99 ms | ratio | CPU s (H / P) | load |',
+      '| operation | Hostplane req/s | p50 / p99 ms | PocketBase req/s | p50 / p99 ms | ratio | CPU s (H / P) | req per CPU-s (H / P) | ratio per CPU-s | load |',
     );
-    console.log('| --- | --- | --- | --- | --- | --- | --- | --- |');
+    console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
     for (const op of ['read', 'insert'] as const) {
       const h = get('hostplane', op);
       const p = get('pocketbase', op);
       console.log(
-        `| ${op} | ${h.reqPerSec} | ${ms(h.p50Ms)} / ${ms(h.p99Ms)} | ${p.reqPerSec} | ${ms(p.p50Ms)} / ${ms(p.p99Ms)} | ${ratio(op)} | ${h.cpuSeconds} / ${p.cpuSeconds} | ${h.load1} / ${p.load1} |`,
+        `| ${op} | ${h.reqPerSec} | ${ms(h.p50Ms)} / ${ms(h.p99Ms)} | ${p.reqPerSec} | ${ms(p.p50Ms)} / ${ms(p.p99Ms)} | ${ratio(op)} | ${h.cpuSeconds} / ${p.cpuSeconds} | ${perCpu(h)} / ${perCpu(p)} | ${(perCpu(h) / perCpu(p)).toFixed(2)} | ${h.load1} / ${p.load1} |`,
       );
     }
     console.log(`uptime at start: ${report.uptimeAtStart}\nuptime at end:   ${report.uptimeAtEnd}`);
