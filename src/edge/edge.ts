@@ -128,11 +128,10 @@ export class Edge {
         const started = performance.now();
         const incoming = req.headers['x-request-id'];
         const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
-        const sampled = startSampledServerSpan('GET edge', req.headers, traceSampleRatio, {
+        const sampled = startSampledServerSpan(`${req.method} edge`, req.headers, traceSampleRatio, () => ({
           'http.request.method': req.method ?? '',
           'url.path': (req.url ?? '').split('?')[0] ?? '',
-        });
-        if (sampled) sampled.span.updateName(`${req.method} edge`);
+        }));
         const failed = (err: unknown) => {
           logger.error({ err, reqId: requestId }, 'edge request failed');
           if (!res.headersSent) return sendFixed(res, 503, requestId, 'unavailable', req.method === 'HEAD');

@@ -9,38 +9,106 @@ import {
   type Context,
   type Span,
 } from '@opentelemetry/api';
-import type { Counter, Histogram } from 'prom-client';
-import { httpRequestDuration, httpRequestsTotal } from './metrics.js';
+import { beforeRequestMetricsCollect, httpRequestDuration, httpRequestsTotal } from './metrics.js';
 import { tracer } from './tracing.js';
 
 // Helpers for paths that answer tens of thousands of requests a second per core (the edge):
 // label children bound once, spans and log lines decided per request before anything is built.
 
-interface Bound {
-  count: Counter.Internal;
-  duration: Histogram.Internal<string>;
+/** Requests of one (method, status) since the last scrape: a count, a sum and bucket counts. */
+interface Tally {
+  labels: { role: string; method: string; route: string; status: string };
+  count: number;
+  sum: number;
+  buckets: Float64Array;
 }
 
+/** prom-client's per-label-set histogram state (not in its types; checked before use). */
+interface HistogramEntry {
+  labels: Record<string, string>;
+  bucketValues: Record<number, number>;
+  sum: number;
+  count: number;
+}
+
+const histogramInternals = httpRequestDuration as unknown as {
+  upperBounds?: readonly number[];
+  hashMap?: Record<string, HistogramEntry>;
+};
+
 /**
- * Records `hostplane_http_requests_total` and `…_duration_seconds` for one role and route, with
- * the label children bound once per (method, status): no label object is hashed per request.
+ * Records `hostplane_http_requests_total` and `…_duration_seconds` for one role and route at the
+ * cost of a few additions per request: tallies are kept per (method, status) and folded into
+ * prom-client when the metrics are read (prom-client validates and hashes labels on every call,
+ * several microseconds a request on the edge's hot path).
  */
 export function boundRequestMetrics(
   role: string,
   route: string,
 ): (method: string, status: number, seconds: number) => void {
-  const children = new Map<string, Bound>();
+  const bounds = histogramInternals.upperBounds ?? [];
+  const tallies = new Map<string, Tally>();
+  beforeRequestMetricsCollect.add(() => {
+    for (const tally of tallies.values()) if (tally.count > 0) fold(tally, bounds);
+  });
   return (method, status, seconds) => {
     const key = method + status;
-    let bound = children.get(key);
-    if (!bound) {
-      const labels = { role, method, route, status: String(status) };
-      bound = { count: httpRequestsTotal.labels(labels), duration: httpRequestDuration.labels(labels) };
-      children.set(key, bound);
+    let tally = tallies.get(key);
+    if (!tally) {
+      tally = {
+        labels: { role, method, route, status: String(status) },
+        count: 0,
+        sum: 0,
+        buckets: new Float64Array(bounds.length),
+      };
+      tallies.set(key, tally);
     }
-    bound.count.inc();
-    bound.duration.observe(seconds);
+    tally.count++;
+    tally.sum += seconds;
+    for (let i = 0; i < bounds.length; i++) {
+      if (seconds <= (bounds[i] as number)) {
+        tally.buckets[i]! += 1;
+        break;
+      }
+    }
   };
+}
+
+function fold(tally: Tally, bounds: readonly number[]): void {
+  httpRequestsTotal.inc(tally.labels, tally.count);
+  const entry = histogramEntry(tally.labels);
+  if (entry) {
+    entry.count += tally.count;
+    entry.sum += tally.sum;
+    bounds.forEach(
+      (bound, i) => (entry.bucketValues[bound] = (entry.bucketValues[bound] ?? 0) + tally.buckets[i]!),
+    );
+  } else {
+    // prom-client's internals changed: one observation per request at the mean (count and sum exact).
+    const mean = tally.sum / tally.count;
+    for (let i = 0; i < tally.count; i++) httpRequestDuration.observe(tally.labels, mean);
+  }
+  tally.count = 0;
+  tally.sum = 0;
+  tally.buckets.fill(0);
+}
+
+/** The histogram's state for a label set, created empty (prom-client's zero()) when missing. */
+function histogramEntry(labels: Tally['labels']): HistogramEntry | undefined {
+  const find = () =>
+    Object.values(histogramInternals.hashMap ?? {}).find(
+      (e) =>
+        e.labels.role === labels.role &&
+        e.labels.method === labels.method &&
+        e.labels.route === labels.route &&
+        e.labels.status === labels.status,
+    );
+  let entry = find();
+  if (!entry) {
+    httpRequestDuration.zero(labels);
+    entry = find();
+  }
+  return entry && typeof entry.bucketValues === 'object' && typeof entry.sum === 'number' ? entry : undefined;
 }
 
 /** A server span for a request when it is traced, undefined when it is not (the common case). */
@@ -58,7 +126,8 @@ export function startSampledServerSpan(
   name: string,
   headers: IncomingHttpHeaders,
   ratio: number,
-  attributes: Attributes,
+  /** Built only for a request that is traced. */
+  attributes: () => Attributes,
 ): SampledSpan | undefined {
   const traceparent = headers.traceparent;
   let parent: Context = ROOT_CONTEXT;
@@ -69,7 +138,7 @@ export function startSampledServerSpan(
   } else if (ratio <= 0 || (ratio < 1 && Math.random() >= ratio)) {
     return undefined;
   }
-  const span = tracer.startSpan(name, { kind: SpanKind.SERVER, attributes }, parent);
+  const span = tracer.startSpan(name, { kind: SpanKind.SERVER, attributes: attributes() }, parent);
   return { span, context: trace.setSpan(parent, span) };
 }
 

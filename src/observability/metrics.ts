@@ -5,8 +5,15 @@ import client from 'prom-client';
 export const registry = new client.Registry();
 client.collectDefaultMetrics({ register: registry });
 
+/** Run before the HTTP request metrics are read: hot paths fold their local tallies in (hot-path.ts). */
+export const beforeRequestMetricsCollect = new Set<() => void>();
+const foldTallies = () => {
+  for (const fold of beforeRequestMetricsCollect) fold();
+};
+
 export const httpRequestsTotal = new client.Counter({
   name: 'hostplane_http_requests_total',
+  collect: foldTallies,
   help: 'HTTP requests answered, by role, method, route pattern and status code.',
   labelNames: ['role', 'method', 'route', 'status'] as const,
   registers: [registry],
@@ -14,6 +21,7 @@ export const httpRequestsTotal = new client.Counter({
 
 export const httpRequestDuration = new client.Histogram({
   name: 'hostplane_http_request_duration_seconds',
+  collect: foldTallies,
   help: 'HTTP request duration, by role, method, route pattern and status code.',
   labelNames: ['role', 'method', 'route', 'status'] as const,
   buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],

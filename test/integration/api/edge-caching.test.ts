@@ -6,6 +6,8 @@ import { eventually } from '../../support/eventually.js';
 import {
   apiKeyHeader,
   backends,
+  metricValue,
+  scrapeMetrics,
   startHostplane,
   upload,
   type TestHostplane,
@@ -225,6 +227,27 @@ describe.each(backends)('edge caching headers and compression (%s)', (backend) =
       const body = Buffer.from(await first.arrayBuffer());
       const decoded = first.headers.get('content-encoding') === 'br' ? brotliDecompressSync(body) : body;
       expect(decoded.toString()).toBe(next);
+    });
+  });
+
+  describe('request metrics (tallied per request, folded in when scraped)', () => {
+    it('counts each site request once, in the counter and the duration histogram', async () => {
+      const labels = { role: 'all', method: 'GET', route: 'edge', status: '200' };
+      const read = async () => {
+        const text = await scrapeMetrics(hp);
+        return [
+          metricValue(text, 'hostplane_http_requests_total', labels),
+          metricValue(text, 'hostplane_http_request_duration_seconds_count', labels),
+          metricValue(text, 'hostplane_http_request_duration_seconds_bucket', { ...labels, le: '+Inf' }),
+          metricValue(text, 'hostplane_http_request_duration_seconds_bucket', { ...labels, le: '10' }),
+        ];
+      };
+      const before = await read();
+      for (let i = 0; i < 3; i++) expect((await get('/')).status).toBe(200);
+      const after = await read();
+      expect(after.map((v, i) => v - (before[i] ?? 0))).toEqual([3, 3, 3, 3]);
+      // Scraping again adds nothing.
+      expect(await read()).toEqual(after);
     });
   });
 
