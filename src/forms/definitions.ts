@@ -69,8 +69,8 @@ export function assertValidFields(fields: readonly StoredField[], where = 'field
     seen.add(key);
     if (field.type === 'select') {
       if (!field.options || field.options.length === 0)
-        invalid(`${at}: a select field needs options (a non-empty list of strings)`);
-      if (new Set(field.options).size !== field.options.length) invalid(`${at}: options must be distinct`);
+        conflict(`${at}: a select field needs options (a non-empty list of strings)`);
+      if (new Set(field.options).size !== field.options.length) conflict(`${at}: options must be distinct`);
     }
   });
 }

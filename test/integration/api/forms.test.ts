@@ -168,6 +168,10 @@ describe.each(backends)('forms API on %s', (backend) => {
     expect((await api.call('PUT', `/api/v1/forms/${form.id}/fields/fld_nope`, { label: 'x' })).status).toBe(
       404,
     );
+    // A select keeps its options: taking them away clashes with the field's type.
+    const selectId = form.fields.find((f: Json) => f.type === 'select').id as string;
+    const noOptions = await api.call('PUT', `/api/v1/forms/${form.id}/fields/${selectId}`, { options: null });
+    expect(noOptions.status).toBe(409);
 
     const order = [...added.body.fields.map((f: Json) => f.id)].reverse();
     const reordered = await api.call('POST', `/api/v1/forms/${form.id}/fields/reorder`, { field_ids: order });
