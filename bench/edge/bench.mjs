@@ -359,6 +359,7 @@ async function startHostplane(files) {
     : path.join(root, 'dist/src/cli/main.js');
   if (!fs.existsSync(main)) throw new Error(`${main} is missing: run \`npm run build\` first`);
   const port = await freePort();
+  const metricsPort = await freePort();
   const dataDir = path.join(tmp, 'hostplane-data');
   fs.mkdirSync(dataDir, { recursive: true });
   const env = {
@@ -366,7 +367,8 @@ async function startHostplane(files) {
     PORT: String(port),
     HOST: LOOPBACK,
     HOSTPLANE_DATA_DIR: dataDir,
-    HOSTPLANE_METRICS_PORT: '0',
+    // /metrics answers on its own port only (the cache counters are read there).
+    HOSTPLANE_METRICS_PORT: String(metricsPort),
     HOSTPLANE_BASE_URL: `http://localhost:${port}`,
     HOSTPLANE_SITES_DOMAIN: 'localhost',
     LOG_LEVEL,
@@ -421,12 +423,12 @@ async function startHostplane(files) {
     });
     if (res.status !== 200) throw new Error(`upload ${f.path}: ${res.status} ${res.body.toString()}`);
   }
-  return { name: 'hostplane', child, port, host: `${SLUG}.localhost:${port}`, apiHost };
+  return { name: 'hostplane', child, port, metricsPort, host: `${SLUG}.localhost:${port}`, apiHost };
 }
 
 /** Hostplane's edge cache counters, from /metrics (to show the measured runs were cache hits). */
 async function edgeCacheCounters(hp) {
-  const res = await request(hp.port, { host: hp.apiHost, path: '/metrics' });
+  const res = await request(hp.metricsPort, { host: `${LOOPBACK}:${hp.metricsPort}`, path: '/metrics' });
   const counts = {};
   for (const m of res.body.toString().matchAll(/^hostplane_edge_cache_events_total\{([^}]*)\} (\S+)$/gm)) {
     const labels = Object.fromEntries([...m[1].matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]]));
