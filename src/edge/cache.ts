@@ -2,7 +2,7 @@ import { LRUCache } from 'lru-cache';
 import { blobKeyForHash, type BlobStore } from '../blob/index.js';
 import type { Config } from '../config/index.js';
 import type { FilesService } from '../files/index.js';
-import { edgeCacheEvents } from '../observability/index.js';
+import { edgeCacheEvents, tallyCounter } from '../observability/index.js';
 import type { Platform, SiteEvents } from '../platform/index.js';
 import { compress, type Encoding } from './compression.js';
 import { FOLDER, MISSING, fileEntry, type FileEntry, type ManifestEntry } from './entries.js';
@@ -32,12 +32,12 @@ export type Resolution =
   | { type: 'redirect'; path: string }
   | { type: 'notFound'; page: FileEntry | undefined };
 
-// Label children bound once: the hot path then skips hashing label sets.
+// Tallied per lookup, folded into the counter when /metrics is read.
 const cacheEvents = {
-  manifestHit: edgeCacheEvents.labels('manifest', 'hit'),
-  manifestMiss: edgeCacheEvents.labels('manifest', 'miss'),
-  blobHit: edgeCacheEvents.labels('blob', 'hit'),
-  blobMiss: edgeCacheEvents.labels('blob', 'miss'),
+  manifestHit: tallyCounter(edgeCacheEvents, { cache: 'manifest', result: 'hit' }),
+  manifestMiss: tallyCounter(edgeCacheEvents, { cache: 'manifest', result: 'miss' }),
+  blobHit: tallyCounter(edgeCacheEvents, { cache: 'blob', result: 'hit' }),
+  blobMiss: tallyCounter(edgeCacheEvents, { cache: 'blob', result: 'miss' }),
 };
 
 /** Compressions running at once (each a libuv thread-pool job; the pool has four threads). */

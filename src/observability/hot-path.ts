@@ -9,7 +9,8 @@ import {
   type Context,
   type Span,
 } from '@opentelemetry/api';
-import { beforeRequestMetricsCollect, httpRequestDuration, httpRequestsTotal } from './metrics.js';
+import type { Counter, LabelValues } from 'prom-client';
+import { foldBeforeCollect, httpRequestDuration, httpRequestsTotal } from './metrics.js';
 import { tracer } from './tracing.js';
 
 // Helpers for paths that answer tens of thousands of requests a second per core (the edge):
@@ -48,7 +49,7 @@ export function boundRequestMetrics(
 ): (method: string, status: number, seconds: number) => void {
   const bounds = histogramInternals.upperBounds ?? [];
   const tallies = new Map<string, Tally>();
-  beforeRequestMetricsCollect.add(() => {
+  foldBeforeCollect.add(() => {
     for (const tally of tallies.values()) if (tally.count > 0) fold(tally, bounds);
   });
   return (method, status, seconds) => {
@@ -109,6 +110,20 @@ function histogramEntry(labels: Tally['labels']): HistogramEntry | undefined {
     entry = find();
   }
   return entry && typeof entry.bucketValues === 'object' && typeof entry.sum === 'number' ? entry : undefined;
+}
+
+/**
+ * A counter child for a hot path: `inc()` adds to a plain number, folded into the counter when
+ * the metrics are read (no label hashing per call).
+ */
+export function tallyCounter<T extends string>(counter: Counter<T>, labels: LabelValues<T>): { inc(): void } {
+  let pending = 0;
+  foldBeforeCollect.add(() => {
+    if (pending === 0) return;
+    counter.inc(labels, pending);
+    pending = 0;
+  });
+  return { inc: () => void (pending += 1) };
 }
 
 /** A server span for a request when it is traced, undefined when it is not (the common case). */

@@ -5,10 +5,10 @@ import client from 'prom-client';
 export const registry = new client.Registry();
 client.collectDefaultMetrics({ register: registry });
 
-/** Run before the HTTP request metrics are read: hot paths fold their local tallies in (hot-path.ts). */
-export const beforeRequestMetricsCollect = new Set<() => void>();
+/** Run before hot-path metrics are read: local tallies are folded in (hot-path.ts). */
+export const foldBeforeCollect = new Set<() => void>();
 const foldTallies = () => {
-  for (const fold of beforeRequestMetricsCollect) fold();
+  for (const fold of foldBeforeCollect) fold();
 };
 
 export const httpRequestsTotal = new client.Counter({
@@ -46,6 +46,7 @@ export const dbOperationDuration = new client.Histogram({
 
 export const edgeCacheEvents = new client.Counter({
   name: 'hostplane_edge_cache_events_total',
+  collect: foldTallies,
   help: 'Edge cache lookups, by cache (manifest, blob) and result (hit, miss).',
   labelNames: ['cache', 'result'] as const,
   registers: [registry],
