@@ -1,0 +1,69 @@
+import { z } from 'zod';
+import { define, type WithMessage } from '../define.js';
+
+/**
+ * Codes of the files domain: site paths, file types and contents, sizes, and uploads (files and videos).
+ */
+export const fileErrors = {
+  INVALID_PATH: define<WithMessage>({
+    status: 400,
+    error: 'Invalid path',
+    message: (p) => p.message,
+    description: 'A site path is empty, absolute, has `.`/`..` or empty segments, or forbidden characters',
+  }),
+  INVALID_FILE_TYPE: define<WithMessage>({
+    status: 400,
+    error: 'Invalid file type',
+    message: (p) => p.message,
+    description: 'The extension is not one of the allowed ones',
+  }),
+  INVALID_CONTENT: define<WithMessage>({
+    status: 400,
+    error: 'Invalid content',
+    message: (p) => p.message,
+    description: 'The content is not valid for its encoding',
+  }),
+  FILE_TOO_LARGE: define<{ maxBytes: number; what: 'file' | 'read' }>({
+    status: 400,
+    error: 'File too large',
+    message: (p) =>
+      p.what === 'read'
+        ? `File is larger than ${p.maxBytes} bytes and is not returned inline; download it from its url`
+        : `Files can be at most ${p.maxBytes} bytes (10 MB).`,
+    extra: (p) => ({ max_size_bytes: p.maxBytes }),
+    extraSchema: { max_size_bytes: z.int().describe('The largest size accepted, in bytes') },
+    description: 'The file is over the size limit (10 MB)',
+  }),
+  VIDEO_TOO_LARGE: define<{ maxBytes: number }>({
+    status: 400,
+    error: 'File too large',
+    message: (p) => `Videos can be at most ${p.maxBytes} bytes (50 MB).`,
+    extra: (p) => ({ max_size: p.maxBytes }),
+    extraSchema: { max_size: z.int().describe('The largest video accepted, in bytes') },
+    description: 'The video is over 50 MB',
+  }),
+  MISSING_PATH: define<WithMessage>({
+    status: 400,
+    error: 'Missing path',
+    message: (p) => p.message,
+    description: 'The multipart `path` field is missing or empty',
+  }),
+  NO_FILE: define<WithMessage>({
+    status: 400,
+    error: 'No file provided',
+    message: (p) => p.message,
+    description: 'The multipart body has no `file` part',
+  }),
+  UPLOAD_ABORTED: define<WithMessage>({
+    status: 404, // spec 4.4
+    error: 'Upload aborted',
+    message: (p) => p.message,
+    description: 'The client stopped sending before the upload completed (nothing was stored)',
+  }),
+  UPLOAD_FAILED: define({
+    status: 500,
+    error: 'Upload failed',
+    message: () => 'The video could not be stored; try again.',
+    description: 'The upload failed on our side (the cause is logged, not sent)',
+  }),
+} as const;

@@ -1,0 +1,129 @@
+import { z } from 'zod';
+import { define } from '../define.js';
+
+/**
+ * Codes of the SQLite domain: tokens and user sessions, the user pool's sign-up and login, guard
+ * rails, plan limits, and the database's own errors. Some `error` texts are the spec's upper-case codes.
+ */
+export const sqliteErrors = {
+  SQLITE_TOKEN_INVALID: define({
+    status: 401,
+    error: 'Unauthorized',
+    message: () => 'Invalid, expired, or revoked SQLite token.',
+    description: 'The X-Sqlite-Token is missing, unknown, expired or revoked',
+  }),
+  SQLITE_USER_TOKEN_MISSING: define({
+    status: 401,
+    error: 'Unauthorized',
+    message: () =>
+      'This token requires a signed-in user: send the session token in the X-Sqlite-User-Token header.',
+    extra: () => ({
+      hint_for_ai:
+        'Sign the user in with POST /api/v1/sqlite/auth/login (email and password) and send the returned userToken as X-Sqlite-User-Token.',
+    }),
+    extraSchema: { hint_for_ai: z.string().describe('What an agent should do next') },
+    description: 'The scoped token requires user auth and no X-Sqlite-User-Token was sent',
+  }),
+  SQLITE_SESSION_INVALID: define({
+    status: 401,
+    error: 'Unauthorized',
+    message: () => 'Invalid or expired session: sign in again.',
+    description: 'The X-Sqlite-User-Token is unknown, expired, of another database, or its user is disabled',
+  }),
+  INVALID_CREDENTIALS: define({
+    status: 401,
+    error: 'INVALID_CREDENTIALS',
+    message: () => 'The email or password is incorrect.',
+    description: 'Bad login, or a wrong currentPassword on change-password',
+  }),
+  INVALID_EMAIL: define({
+    status: 400,
+    error: 'INVALID_EMAIL',
+    message: () => 'Send a valid email address of at most 254 characters.',
+    description: 'The email is malformed or over 254 characters',
+  }),
+  PASSWORD_TOO_SHORT: define({
+    status: 400,
+    error: 'PASSWORD_TOO_SHORT',
+    message: () => 'The password must be at least 8 characters long.',
+    description: 'The password is under 8 characters',
+  }),
+  PASSWORD_TOO_COMMON: define({
+    status: 400,
+    error: 'PASSWORD_TOO_COMMON',
+    message: () => 'This password is too common: choose one that is harder to guess.',
+    description: 'The password is on the list of trivial passwords',
+  }),
+  USER_POOL_LIMIT_REACHED: define<{ limit: number; plan: string }>({
+    status: 402,
+    error: 'USER_POOL_LIMIT_REACHED',
+    message: (p) => `This database already has the ${p.limit} users the ${p.plan} plan allows.`,
+    extra: (p) => ({ user_limit: p.limit, current_plan: p.plan }),
+    extraSchema: { user_limit: z.int(), current_plan: z.string() },
+    description: 'Registering beyond the plan’s users per database',
+  }),
+  SQLITE_FORBIDDEN: define<{ message: string; code?: string }>({
+    status: 403,
+    error: 'Forbidden',
+    message: (p) => p.message,
+    extra: (p) => (p.code ? { code: p.code } : {}),
+    extraSchema: {
+      code: z
+        .enum(['CANNOT_CHANGE_OWN_ROLE', 'CANNOT_DISABLE_SELF', 'CANNOT_DELETE_SELF', 'LAST_ADMIN'])
+        .optional()
+        .describe('Which guard rail refused the change'),
+    },
+    description:
+      'Read-only token on a write, origin not allowed, admin role required, non-admin vacuum, register without the right to, or a guard rail',
+  }),
+  ACCOUNT_DISABLED: define({
+    status: 403,
+    error: 'ACCOUNT_DISABLED',
+    message: () => 'This user account is disabled.',
+    description: 'Login by a disabled user',
+  }),
+  SQLITE_COUNT_LIMIT: define<{ current: number; limit: number; plan: string }>({
+    status: 403,
+    error: 'SQLite count limit reached',
+    message: (p) =>
+      `The ${p.plan} plan allows ${p.limit} SQLite databases and this account has ${p.current}.`,
+    extra: (p) => ({ current_count: p.current, limit: p.limit, current_plan: p.plan }),
+    extraSchema: { current_count: z.int(), limit: z.int(), current_plan: z.string() },
+    description: 'Installing a database beyond the plan’s count (per account)',
+  }),
+  EMAIL_ALREADY_REGISTERED: define({
+    status: 409,
+    error: 'EMAIL_ALREADY_REGISTERED',
+    message: () => 'A user with this email is already registered in this database.',
+    description: 'The email is already in this database’s user pool',
+  }),
+  SQLITE_SIZE_LIMIT: define<{ sizeBytes: number; limitBytes: number; applied: boolean }>({
+    status: 413,
+    error: 'SQLite size limit exceeded',
+    message: (p) =>
+      p.applied
+        ? `This write was applied and took the database to ${p.sizeBytes} bytes, over its ${p.limitBytes}-byte cap: later writes are refused until rows are deleted (then vacuum).`
+        : `The database holds ${p.sizeBytes} bytes, over its ${p.limitBytes}-byte cap: delete rows (then vacuum) to write again.`,
+    extra: (p) => ({ sizeBytes: p.sizeBytes, limitBytes: p.limitBytes, applied: p.applied }),
+    extraSchema: {
+      sizeBytes: z.int(),
+      limitBytes: z.int(),
+      applied: z.boolean().describe('True for the write that crossed the cap: it was applied and stored'),
+    },
+    description: 'The database is over its plan’s size cap; the write that crossed it was applied',
+  }),
+  SQL_ERROR: define<{ message: string; sqliteCode?: string; statementIndex?: number }>({
+    status: 400,
+    error: 'SQL error',
+    message: (p) => p.message,
+    extra: (p) => ({
+      ...(p.sqliteCode ? { code: p.sqliteCode } : {}),
+      ...(p.statementIndex !== undefined ? { statementIndex: p.statementIndex } : {}),
+    }),
+    extraSchema: {
+      code: z.string().optional().describe('The SQLite result code, e.g. SQLITE_CONSTRAINT_UNIQUE'),
+      statementIndex: z.int().optional().describe('In a batch: the 0-based index of the failing statement'),
+    },
+    description: 'The statement failed or is not allowed; the message carries the database error text',
+  }),
+} as const;

@@ -1,0 +1,28 @@
+import { z } from 'zod';
+
+/**
+ * One code's definition: the HTTP status, the spec's `error` text (section 7), a message built
+ * from the params, and the extra fields its body carries (with their schema, for the document).
+ */
+export interface Definition<P> {
+  status: number;
+  /** The body's `error` field: the spec's text where it has one. */
+  error: string;
+  message: (params: P) => string;
+  /** Extra body fields beside `error` and `message`. */
+  extra?: (params: P) => Record<string, unknown>;
+  /** Schema of the extra fields, for the OpenAPI document. */
+  extraSchema?: z.ZodRawShape;
+  /** What the code means, for the OpenAPI document. */
+  description: string;
+}
+
+/** Types a definition by its params, so `AppError` asks for exactly those. */
+export const define = <P = Record<never, never>>(d: Definition<P>): Definition<P> => d;
+export type WithMessage = { message: string };
+
+/** The fields every plan-limit body shares (files, folders, storage, forms). */
+export const quotaCommon = {
+  current_plan: z.string().describe('The plan type of the account'),
+  upgrade_url: z.url().describe('Where the account owner can upgrade'),
+};
