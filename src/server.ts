@@ -40,6 +40,7 @@ import {
   localDatabaseFiles,
   Shards,
   SqliteTokens,
+  TokenGrants,
   sqliteModule,
   UserPools,
 } from './sqlite/index.js';
@@ -131,6 +132,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     durationSeconds: 60,
   });
   const sqliteTokens = new SqliteTokens(store.db, platform);
+  const sqliteGrants = new TokenGrants({ config, platform, tokens: sqliteTokens, logger });
+  await sqliteGrants.listen(store, events);
   const sqliteUsers = new UserPools(store.db);
   const sqliteAuthLimiters = AUTH_RATE_LIMITS.map((limit) => createRateLimiter(store.db, limit));
   // The shard's URL needs the port it listens on; the registry starts once listening.
@@ -162,6 +165,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       config,
       platform,
       tokens: sqliteTokens,
+      grants: sqliteGrants,
       users: sqliteUsers,
       authLimiters: sqliteAuthLimiters,
       shard: sqliteShard,
@@ -233,8 +237,11 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       await closed;
       await metrics.close();
       edge.close();
-      if (isShard) await shards.stop();
+      // Best effort: a control-plane database already gone must not skip the rest of the close.
+      if (isShard)
+        await shards.stop().catch((err: unknown) => logger.warn({ err }, 'sqlite shard stop incomplete'));
       await sqliteShard.close();
+      await sqliteGrants.close();
       await events.close();
       if (ownsStore) await store.close();
     },

@@ -1,22 +1,20 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import type { Config } from '../config/index.js';
 import { AppError } from '../errors/index.js';
-import type { Platform } from '../platform/index.js';
-import { originAllowed, siteOrigins } from './origins.js';
-import type { SqliteTokens, TokenGrant } from './tokens.js';
+import type { Grant, TokenGrants } from './grants.js';
+import { originAllowed } from './origins.js';
 import type { SignedIn, UserPools } from './users.js';
 
 declare module 'express-serve-static-core' {
   interface Request {
     /** The scoped token behind `X-Sqlite-Token`, set by `scopedToken`. */
-    sqlite?: TokenGrant & { origins: string[] };
+    sqlite?: Grant;
   }
 }
 
 export const SQLITE_HEADERS = ['X-Sqlite-Token', 'X-Sqlite-User-Token', 'X-API-Key', 'Content-Type'];
 
 /** The grant of a request that passed `scopedToken`. */
-export function grantOf(req: Request): TokenGrant & { origins: string[] } {
+export function grantOf(req: Request): Grant {
   if (!req.sqlite) throw new AppError('SQLITE_TOKEN_INVALID');
   return req.sqlite;
 }
@@ -25,24 +23,19 @@ export function grantOf(req: Request): TokenGrant & { origins: string[] } {
  * Every call with a scoped token: the token must be valid (401) and the request's `Origin` one of
  * the site's origins (403, spec 5.6). The allowed origin is granted CORS on the answer.
  */
-export function scopedToken(deps: {
-  config: Config;
-  platform: Platform;
-  tokens: SqliteTokens;
-}): RequestHandler {
+export function scopedToken(deps: { grants: TokenGrants }): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {
-    (async () => {
-      const grant = await deps.tokens.authenticate(req.get('x-sqlite-token'));
-      const origins = await siteOrigins(deps.config, deps.platform, grant.database.siteId);
+    deps.grants.resolve(req.get('x-sqlite-token')).then((grant) => {
       const origin = req.get('origin');
-      if (!originAllowed(origin, origins))
-        throw new AppError('SQLITE_FORBIDDEN', {
-          message: 'Request Origin is not permitted for this token.',
-        });
+      if (!originAllowed(origin, grant.origins))
+        return next(
+          new AppError('SQLITE_FORBIDDEN', { message: 'Request Origin is not permitted for this token.' }),
+        );
       res.vary('Origin');
       res.set('Access-Control-Allow-Origin', origin!);
-      req.sqlite = { ...grant, origins };
-    })().then(() => next(), next);
+      req.sqlite = grant;
+      next();
+    }, next);
   };
 }
 

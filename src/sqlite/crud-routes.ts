@@ -1,15 +1,13 @@
 import { Router, type Request } from 'express';
 import client from 'prom-client';
-import type { Config } from '../config/index.js';
 import { AppError, type ErrorCode } from '../errors/index.js';
 import { jsonBody, type RouteRegistry } from '../http/index.js';
 import { registry, withSpan } from '../observability/index.js';
-import type { Platform } from '../platform/index.js';
 import { grantOf, scopedToken, signedIn } from './access.js';
 import { isSqliteEngineError, type SqliteDatabase } from './engine/index.js';
+import type { TokenGrants } from './grants.js';
 import type { LocalShard } from './local-shard.js';
 import * as s from './schemas.js';
-import type { SqliteTokens } from './tokens.js';
 import type { UserPools } from './users.js';
 
 const statementsTotal = new client.Counter({
@@ -72,14 +70,12 @@ export function engineError(err: unknown): unknown {
 
 /** CRUD over a scoped token (spec 4.9), served by this process's shard. */
 export function crudRoutes(deps: {
-  config: Config;
-  platform: Platform;
-  tokens: SqliteTokens;
+  grants: TokenGrants;
   users: UserPools;
   shard: LocalShard;
   registry: RouteRegistry;
 }): Router {
-  const { tokens, users, shard, registry } = deps;
+  const { users, shard, registry } = deps;
   const router = Router();
   const tags = ['SQLite'];
   const scoped = scopedToken(deps);
@@ -101,8 +97,7 @@ export function crudRoutes(deps: {
       if (access === 'vacuum' && me.user.role !== 'admin')
         throw new AppError('SQLITE_FORBIDDEN', { message: 'VACUUM requires an admin user.' });
     }
-    const caps = await tokens.capsOf(grant.database);
-    return shard.handle(grant.database, caps.maxBytes);
+    return shard.handle(grant.database, grant.plan.maxSqliteBytes);
   };
 
   registry.add(router, {

@@ -8,7 +8,8 @@ export {
   sqliteTokens,
   sqliteUsers,
 } from './tables.js';
-export { SqliteTokens, type InstallInput, type TokenGrant } from './tokens.js';
+export { SqliteTokens, GRANTS_CHANGED_CHANNEL, type InstallInput, type TokenGrant } from './tokens.js';
+export { TokenGrants, type Grant } from './grants.js';
 export { UserPools, SESSION_DAYS, SESSION_REFRESH_DAYS } from './users.js';
 export { AUTH_RATE_LIMITS } from './user-routes.js';
 export { sqliteModule } from './module.js';

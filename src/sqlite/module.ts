@@ -10,6 +10,7 @@ import type { Shards } from './shards.js';
 import type { Logger } from '../observability/index.js';
 import type { LocalShard } from './local-shard.js';
 import { tokenRoutes, type DatabaseFileIndex } from './token-routes.js';
+import type { TokenGrants } from './grants.js';
 import type { SqliteTokens } from './tokens.js';
 import { userRoutes } from './user-routes.js';
 import type { UserPools } from './users.js';
@@ -21,6 +22,7 @@ export function sqliteModule(deps: {
   config: Config;
   platform: Platform;
   tokens: SqliteTokens;
+  grants: TokenGrants;
   users: UserPools;
   authLimiters: RateLimiter[];
   shard: LocalShard;
@@ -35,7 +37,7 @@ export function sqliteModule(deps: {
       router.use(sqlitePreflight);
       router.use(
         routeToOwner({
-          tokens: deps.tokens,
+          grants: deps.grants,
           shards: deps.shards,
           secret: () => deps.platform.serverSecret('sqlite_shard_proxy'),
           logger: deps.logger,

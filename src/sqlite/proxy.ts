@@ -6,7 +6,7 @@ import client from 'prom-client';
 import { AppError } from '../errors/index.js';
 import { registry, type Logger } from '../observability/index.js';
 import type { Shards } from './shards.js';
-import type { SqliteTokens } from './tokens.js';
+import type { TokenGrants } from './grants.js';
 
 const proxyHops = new client.Counter({
   name: 'hostplane_sqlite_proxy_hops_total',
@@ -41,25 +41,28 @@ const unavailable = () =>
  * Sends a CRUD call to the shard that owns its database: served here when this process is the
  * owner, else forwarded over the owner's internal URL with the shared secret (every replica has
  * it from PostgreSQL). A forwarded call is never forwarded again. Token, Origin and session are
- * checked by the owner, as for any call.
+ * checked by the owner, as for any call (the token resolution here is the same cached one).
  */
 export function routeToOwner(deps: {
-  tokens: SqliteTokens;
+  grants: TokenGrants;
   shards: Shards;
   secret: () => Promise<Buffer>;
   logger: Logger;
 }): RequestHandler {
-  const { tokens, shards } = deps;
+  const { grants, shards } = deps;
   return (req, res, next) => {
     if (!req.path.startsWith('/api/v1/sqlite/') || req.method === 'OPTIONS') return next();
     if (!OWNER_PATHS.has(req.path.slice('/api/v1/sqlite'.length))) return next();
     const token = req.get('x-sqlite-token');
     if (!token) return next();
     (async () => {
-      const database = await tokens.databaseOfToken(token);
-      if (!database) return next(); // answered 401 by the token check
+      const grant = await grants.resolve(token).catch(() => undefined);
+      if (!grant) return next(); // answered 401 by the token check
+      const { database } = grant;
       const owner = await shards.placementOf(database.id, database.shard);
       if (!owner) throw unavailable();
+      // Placement never moves, so the grant in memory may keep it (no placement read next time).
+      database.shard ??= owner;
       const secret = await deps.secret();
       const forwarded = req.get(SHARD_SECRET_HEADER);
       if (forwarded !== undefined && !sameSecret(forwarded, secret))

@@ -6,6 +6,7 @@ import { normalizeDatabasePath } from './db-path.js';
 import { siteOrigins } from './origins.js';
 import * as s from './schemas.js';
 import type { SqliteTokenRow } from './tables.js';
+import type { TokenGrants } from './grants.js';
 import type { SqliteTokens } from './tokens.js';
 
 const iso = (d: Date | null) => d?.toISOString() ?? null;
@@ -39,6 +40,7 @@ export function tokenRoutes(deps: {
   registry: RouteRegistry;
   /** The site's file index: a database is one of its files (counted, listed, never served). */
   files: DatabaseFileIndex;
+  grants: TokenGrants;
 }): Router {
   const { config, platform, tokens, registry } = deps;
   const router = Router();
@@ -121,6 +123,8 @@ export function tokenRoutes(deps: {
       const { id } = parseOrThrow(s.tokenIdParam, req.params, 'path');
       const site = await siteForRequest(req, platform);
       const row = await tokens.revoke(site.id, id);
+      // Other replicas hear it by NOTIFY; this one forgets before it answers.
+      deps.grants.forgetSite(site.id);
       res.json({ success: true, tokenId: row.id, revokedAt: row.revokedAt!.toISOString() });
     },
   });

@@ -1,14 +1,7 @@
 import { and, asc, count, eq, sql } from 'drizzle-orm';
 import { AppError } from '../errors/index.js';
 import { dbOp } from '../observability/index.js';
-import {
-  hashSecret,
-  newSecret,
-  planFor,
-  secretMatches,
-  type Platform,
-  type Site,
-} from '../platform/index.js';
+import { hashSecret, newSecret, secretMatches, type Platform, type Site } from '../platform/index.js';
 import type { Db } from '../store/index.js';
 import { normalizeDatabasePath } from './db-path.js';
 import { sqliteDatabases, sqliteTokens, type SqliteDatabaseRow, type SqliteTokenRow } from './tables.js';
@@ -26,6 +19,9 @@ export interface TokenGrant {
   token: SqliteTokenRow;
   database: SqliteDatabaseRow;
 }
+
+/** NOTIFY channel: the grants of a site changed (payload: its id), e.g. a token was revoked. */
+export const GRANTS_CHANGED_CHANNEL = 'hostplane_sqlite_grants';
 
 /** Serializes database creation per account, so concurrent installs cannot overshoot the plan. */
 const DATABASES_LOCK_CLASS = 4202;
@@ -104,24 +100,36 @@ export class SqliteTokens {
     return rows;
   }
 
-  /** Revokes a token of the site (idempotent: a revoked token keeps its first revocation time). */
+  /**
+   * Revokes a token of the site (idempotent: a revoked token keeps its first revocation time) and
+   * announces it, in the same transaction, to every replica's grant cache.
+   */
   async revoke(siteId: number, tokenId: number): Promise<SqliteTokenRow> {
-    const [row] = await this.db
-      .update(sqliteTokens)
-      .set({ revokedAt: sql`coalesce(${sqliteTokens.revokedAt}, now())` })
-      .where(
-        and(
-          eq(sqliteTokens.id, tokenId),
-          sql`${sqliteTokens.databaseId} in (select ${sqliteDatabases.id} from ${sqliteDatabases} where ${sqliteDatabases.siteId} = ${siteId})`,
-        ),
-      )
-      .returning();
+    const row = await dbOp('sqlite_revoke_token', () =>
+      this.db.transaction(async (tx) => {
+        const [revoked] = await tx
+          .update(sqliteTokens)
+          .set({ revokedAt: sql`coalesce(${sqliteTokens.revokedAt}, now())` })
+          .where(
+            and(
+              eq(sqliteTokens.id, tokenId),
+              sql`${sqliteTokens.databaseId} in (select ${sqliteDatabases.id} from ${sqliteDatabases} where ${sqliteDatabases.siteId} = ${siteId})`,
+            ),
+          )
+          .returning();
+        if (revoked) await tx.execute(sql`select pg_notify(${GRANTS_CHANGED_CHANNEL}, ${String(siteId)})`);
+        return revoked;
+      }),
+    );
     if (!row)
       throw new AppError('NOT_FOUND', { message: `SQLite token ${tokenId} not found for this site.` });
     return row;
   }
 
-  /** Resolves an `X-Sqlite-Token`; SQLITE_TOKEN_INVALID when unknown, revoked or expired. */
+  /**
+   * Resolves an `X-Sqlite-Token` from PostgreSQL; SQLITE_TOKEN_INVALID when unknown, revoked or
+   * expired. The CRUD path goes through TokenGrants, which keeps the result in memory.
+   */
   async authenticate(token: string | undefined): Promise<TokenGrant> {
     if (!token || token.length < 16 || token.length > 200) throw new AppError('SQLITE_TOKEN_INVALID');
     const [row] = await dbOp('sqlite_authenticate_token', () =>
@@ -136,30 +144,13 @@ export class SqliteTokens {
     if (row.token.revokedAt || (row.token.expiresAt && row.token.expiresAt.getTime() <= now))
       throw new AppError('SQLITE_TOKEN_INVALID');
     // Recording use at most once a minute keeps authentication a read on the hot path.
-    if (!row.token.lastUsedAt || now - row.token.lastUsedAt.getTime() > 60_000) {
-      await this.db
-        .update(sqliteTokens)
-        .set({ lastUsedAt: new Date(now) })
-        .where(eq(sqliteTokens.id, row.token.id));
-    }
+    if (!row.token.lastUsedAt || now - row.token.lastUsedAt.getTime() > 60_000)
+      await this.touch(row.token.id);
     return row;
   }
 
-  /** The database a token names, valid or not (routing only: the owner checks the token). */
-  async databaseOfToken(token: string): Promise<SqliteDatabaseRow | undefined> {
-    if (token.length < 16 || token.length > 200) return undefined;
-    const [row] = await this.db
-      .select({ database: sqliteDatabases })
-      .from(sqliteTokens)
-      .innerJoin(sqliteDatabases, eq(sqliteDatabases.id, sqliteTokens.databaseId))
-      .where(eq(sqliteTokens.tokenHash, hashSecret(token)));
-    return row?.database;
-  }
-
-  /** The plan caps that apply to a database (its account's plan). */
-  async capsOf(database: SqliteDatabaseRow) {
-    const contact = await this.platform.accountContact(database.accountId);
-    const plan = planFor(contact?.plan ?? 'free');
-    return { plan, maxBytes: plan.maxSqliteBytes, maxUsers: plan.maxSqliteUsers };
+  /** Records that a token was used now (`lastUsedAt` of the token list). */
+  async touch(tokenId: number): Promise<void> {
+    await this.db.update(sqliteTokens).set({ lastUsedAt: new Date() }).where(eq(sqliteTokens.id, tokenId));
   }
 }

@@ -7,7 +7,7 @@ import { unauthorized, type Platform } from '../platform/index.js';
 import type { RateLimiter } from '../ratelimit/index.js';
 import { grantOf, scopedToken, signedIn, signedInAdmin } from './access.js';
 import * as s from './schemas.js';
-import type { SqliteTokens } from './tokens.js';
+import type { TokenGrants } from './grants.js';
 import { userJson, type UserPools } from './users.js';
 
 /** Register and login share one bucket per client address (spec 8): 5 a minute and 20 an hour. */
@@ -23,12 +23,12 @@ const registerHint =
 export function userRoutes(deps: {
   config: Config;
   platform: Platform;
-  tokens: SqliteTokens;
+  grants: TokenGrants;
   users: UserPools;
   limiters: RateLimiter[];
   registry: RouteRegistry;
 }): Router {
-  const { platform, tokens, users, registry } = deps;
+  const { platform, users, registry } = deps;
   const router = Router();
   const tags = ['SQLite users'];
   const body = jsonBody('16kb');
@@ -93,9 +93,8 @@ export function userRoutes(deps: {
     responses: { 201: { description: 'The new user', schema: s.registerResponse } },
     handler: async ({ req, res, body }) => {
       await mayRegister(req);
-      const { database } = grantOf(req);
-      const caps = await tokens.capsOf(database);
-      const user = await users.register(database, caps.maxUsers, caps.plan.type, body);
+      const { database, plan } = grantOf(req);
+      const user = await users.register(database, plan.maxSqliteUsers, plan.type, body);
       res.status(201).json({ success: true, user: userJson(user, false) });
     },
   });

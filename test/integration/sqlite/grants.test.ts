@@ -1,0 +1,107 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { eventually } from '../../support/eventually.js';
+import { startHostplane, type TestHostplane, type TestSite } from '../../support/hostplane.js';
+import { createDatabase } from '../../support/postgres.js';
+import { sqliteApi } from '../../support/sqlite-api.js';
+
+/**
+ * Scoped tokens are resolved from memory after their first call (TokenGrants). Two replicas on
+ * one PostgreSQL, both with the grant in memory: every change that alters it applies on both —
+ * at once on the replica that made it, as soon as PostgreSQL's NOTIFY lands on the other.
+ */
+describe('SQLite grants in memory follow every change, on every replica', () => {
+  let databaseUrl: string;
+  const dirs: string[] = [];
+  let a: TestHostplane;
+  let b: TestHostplane;
+  const replica = async (name: string) => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), `hostplane-grants-${name}-`));
+    dirs.push(dir);
+    return startHostplane('postgres+s3', {
+      env: { DATABASE_URL: databaseUrl, HOSTPLANE_SQLITE_SHARD_NAME: name, HOSTPLANE_DATA_DIR: dir },
+    });
+  };
+  const query = { sql: 'SELECT 1 AS one' };
+
+  beforeAll(async () => {
+    databaseUrl = await createDatabase(inject('postgresUrl'));
+    a = await replica('grants-a');
+    b = await replica('grants-b');
+  });
+  afterAll(async () => {
+    await a?.stop();
+    await b?.stop();
+    await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
+  });
+
+  /** A site with a database, its token already resolved (in memory) on both replicas. */
+  async function warmed(slug: string): Promise<{ site: TestSite; token: string }> {
+    const site = await a.createSite(slug, { plan: 'business' });
+    const token = await sqliteApi(a, site).token({ path: 'app.sqlite', name: 'app', requireUserAuth: false });
+    for (const hp of [a, b]) {
+      const res = await sqliteApi(hp, site).scoped(token, 'POST', '/api/v1/sqlite/query', query);
+      expect(res.status).toBe(200);
+    }
+    return { site, token };
+  }
+
+  it('refuses a revoked token at once where it was revoked, and on the other replica', async () => {
+    const { site, token } = await warmed('grants-revoke');
+    const viaA = sqliteApi(a, site);
+    const viaB = sqliteApi(b, site);
+    const invalid = 'Invalid, expired, or revoked SQLite token.';
+    expect((await viaB.scoped(token, 'GET', '/api/v1/sqlite/auth/me')).body.message).not.toBe(invalid);
+    const [record] = (await viaA.call('GET', '/api/v1/sqlite/auth/tokens', { headers: viaA.master })).body
+      .tokens as Array<{ id: number }>;
+    const revoked = await viaA.call('DELETE', `/api/v1/sqlite/auth/tokens/${record!.id}`, {
+      headers: viaA.master,
+    });
+    expect(revoked.status).toBe(200);
+    expect((await viaA.scoped(token, 'POST', '/api/v1/sqlite/query', query)).status).toBe(401);
+    // The user routes are answered by the replica that got the call (no forwarding): B's own
+    // grant decides.
+    await eventually(
+      'replica B refusing the revoked token',
+      async () => (await viaB.scoped(token, 'GET', '/api/v1/sqlite/auth/me')).body.message === invalid,
+      5_000,
+    );
+    expect((await viaB.scoped(token, 'POST', '/api/v1/sqlite/query', query)).status).toBe(401);
+  });
+
+  it('accepts a newly attached domain’s origin and drops a renamed slug’s, on both replicas', async () => {
+    const { site, token } = await warmed('grants-routing');
+    const port = new URL(sqliteApi(a, site).origin).port;
+    const domainOrigin = `http://app.grants.example:${port}`;
+    const renamedOrigin = `http://grants-renamed.localhost:${port}`;
+    const from = (hp: TestHostplane, origin: string) =>
+      sqliteApi(hp, site).scoped(token, 'POST', '/api/v1/sqlite/query', query, { origin });
+    for (const hp of [a, b]) expect((await from(hp, domainOrigin)).status).toBe(403);
+
+    // What the Site controller does when a Site resource gains a domain and a new slug.
+    await a.services.platform.applyRouting(site.siteId, 'grants-renamed', ['app.grants.example']);
+    for (const hp of [a, b]) {
+      await eventually(
+        `the new origins on ${hp === a ? 'A' : 'B'}`,
+        async () =>
+          (await from(hp, domainOrigin)).status === 200 && (await from(hp, renamedOrigin)).status === 200,
+        5_000,
+      );
+      expect((await from(hp, sqliteApi(a, site).origin)).status).toBe(403);
+    }
+  });
+
+  it('forgets a deleted site’s tokens on both replicas', async () => {
+    const { site, token } = await warmed('grants-deleted');
+    expect(await a.services.platform.deleteSite(site.siteId)).toBe(true);
+    for (const hp of [a, b])
+      await eventually(
+        'the deleted site’s token refused',
+        async () =>
+          (await sqliteApi(hp, site).scoped(token, 'POST', '/api/v1/sqlite/query', query)).status === 401,
+        5_000,
+      );
+  });
+});
