@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { createBucket, startMinio } from '../../test/support/minio.js';
 import { createDatabase, startPostgres } from '../../test/support/postgres.js';
 import { freePort, terminate } from '../../test/support/procs.js';
+import { runCli, startServer } from '../support/server.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const env = (name: string, fallback: number) => Number(process.env[name] || fallback);
@@ -121,22 +122,12 @@ async function main() {
     () => pg.stop(),
     () => minio.stop(),
   );
-  const databaseUrl = await createDatabase(pg.url);
-  const bucket = await createBucket(minio);
-  const port = await freePort();
   const hpEnv: NodeJS.ProcessEnv = {
-    ...process.env,
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    HOSTPLANE_DATA_DIR: path.join(tmp, 'data'),
-    HOSTPLANE_METRICS_PORT: '0',
-    HOSTPLANE_BASE_URL: `http://localhost:${port}`,
-    HOSTPLANE_SITES_DOMAIN: 'localhost',
     HOSTPLANE_EDGE_CACHE_MB: String(CACHE_MB),
     HOSTPLANE_UPLOADS_MAX_CONCURRENT: '16',
     HOSTPLANE_UPLOADS_MAX_PER_SITE: '16',
-    DATABASE_URL: databaseUrl,
-    S3_BUCKET: bucket,
+    DATABASE_URL: await createDatabase(pg.url),
+    S3_BUCKET: await createBucket(minio),
     S3_ENDPOINT: minio.endpoint,
     S3_REGION: minio.region,
     S3_FORCE_PATH_STYLE: 'true',
@@ -144,40 +135,26 @@ async function main() {
     AWS_SECRET_ACCESS_KEY: minio.secretAccessKey,
     LOG_LEVEL: 'warn',
     NODE_ENV: 'production',
+    // Tracing export would add per-request work that is not the edge: keep it off.
+    OTEL_EXPORTER_OTLP_ENDPOINT: undefined,
   };
-  delete hpEnv.OTEL_EXPORTER_OTLP_ENDPOINT;
+  const dataDir = path.join(tmp, 'data');
   const main = path.join(root, 'dist/src/cli/main.js');
-  const migrate = spawnSync(process.execPath, [main, 'migrate'], { env: hpEnv, encoding: 'utf8' });
-  if (migrate.status !== 0) throw new Error(`migrate failed: ${migrate.stderr}`);
-  const hp = spawn(...pinned(process.execPath, [main, 'serve', '--role', 'all']), {
+  await runCli(main, ['migrate'], { ...process.env, ...hpEnv, HOSTPLANE_DATA_DIR: dataDir });
+  const hp = await startServer({
+    bin: main,
+    name: 'edge-extra',
     env: hpEnv,
-    stdio: 'ignore',
+    dataDir,
+    localhostUrls: true,
+    serveArgs: ['--role', 'all'],
+    wrap: pinned,
+    output: 'ignore',
   });
-  children.push(hp);
+  stops.unshift(() => hp.stop());
+  const port = hp.port;
   const api = `localhost:${port}`;
-  for (let i = 0; ; i++) {
-    if ((await request(port, api, '/healthz').catch(() => ({ status: 0 }))).status === 200) break;
-    if (i > 600) throw new Error('hostplane did not start');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  const created = spawnSync(
-    process.execPath,
-    [
-      main,
-      'admin',
-      'create-site',
-      '--slug',
-      'extra',
-      '--email',
-      'extra@example.com',
-      '--plan',
-      'enterprise',
-      '--json',
-    ],
-    { env: { ...hpEnv, LOG_LEVEL: 'error' }, encoding: 'utf8' },
-  );
-  const apiKey = (JSON.parse(created.stdout.trim().split('\n').pop() ?? '{}') as { apiKey?: string }).apiKey;
-  if (!apiKey) throw new Error(`create-site failed: ${created.stdout}${created.stderr}`);
+  const { apiKey } = await hp.createSite('extra', 'extra@example.com');
   const site = `extra.localhost:${port}`;
   const uploadText = async (p: string, content: string) => {
     const res = await request(port, api, '/api/v1/files/upload', {
@@ -254,7 +231,7 @@ async function main() {
   );
 
   // 3. Memory under PATHS distinct cached paths (each its own ~2 KB bytes), cache bounded by HOSTPLANE_EDGE_CACHE_MB.
-  const pid = hp.pid ?? 0;
+  const pid = hp.pid;
   const before = rssMb(pid);
   let next = 0;
   await Promise.all(

@@ -9,15 +9,11 @@
 // throwaway server (test/support/postgres.ts) on loopback. Each request comes from its own
 // client address (X-Forwarded-For, trusted from loopback) with distinct content, so neither the
 // per-IP limit nor the repeat signal interferes: every submission is a legitimate one.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
-import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { createDatabase, startPostgres } from '../../test/support/postgres.js';
-import { freePort } from '../../test/support/procs.js';
+import { startServer, type BenchServer } from '../support/server.js';
 
 const { values } = parseArgs({
   options: {
@@ -26,8 +22,6 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '16' },
   },
 });
-const bin = path.resolve(values.bin);
-if (!existsSync(bin)) throw new Error(`${bin} is missing: run \`make build\` first`);
 const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
 
 function request(
@@ -52,67 +46,24 @@ function request(
   });
 }
 
-function run(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], {
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    child.on('exit', (code) =>
-      code === 0 ? resolve(out) : reject(new Error(`${args.join(' ')} exited ${code}`)),
-    );
-  });
-}
-
 const percentile = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
 
 async function main() {
   const postgres = await startPostgres();
-  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'hostplane-bench-forms-'));
-  let server: ChildProcess | undefined;
+  let server: BenchServer | undefined;
   try {
-    const port = await freePort();
-    const env: NodeJS.ProcessEnv = {
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      HOSTPLANE_METRICS_PORT: '0',
-      HOSTPLANE_DATA_DIR: dataDir,
-      HOSTPLANE_TRUST_PROXY: 'loopback',
-      DATABASE_URL: await createDatabase(postgres.url),
-      LOG_LEVEL: 'warn',
-    };
-    server = spawn(process.execPath, [bin, 'serve'], {
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'inherit', 'inherit'],
+    server = await startServer({
+      bin: values.bin,
+      name: 'forms',
+      env: {
+        HOSTPLANE_TRUST_PROXY: 'loopback',
+        DATABASE_URL: await createDatabase(postgres.url),
+        LOG_LEVEL: 'warn',
+      },
     });
-    for (const deadline = Date.now() + 60_000; ;) {
-      const status = await request(port, 'GET', '/readyz', {}).then(
-        (r) => r.status,
-        () => 0,
-      );
-      if (status === 200) break;
-      if (Date.now() > deadline) throw new Error('server not ready within 60 s');
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    const site = JSON.parse(
-      await run(
-        [
-          'admin',
-          'create-site',
-          '--slug',
-          'bench',
-          '--email',
-          'bench@example.com',
-          '--plan',
-          'enterprise',
-          '--json',
-        ],
-        env,
-      ),
-    ) as { apiKey: string };
+    const port = server.port;
+    const site = await server.createSite('bench');
     const created = await request(
       port,
       'POST',
@@ -183,8 +134,7 @@ async function main() {
       ),
     );
   } finally {
-    server?.kill('SIGTERM');
-    await rm(dataDir, { recursive: true, force: true });
+    await server?.stop();
     await postgres.stop();
   }
 }

@@ -1,13 +1,14 @@
 // The two servers of bench/sqlite, each started on loopback with the same table (items: id, title,
 // n) holding the same rows, and each wrapped as a `Target` the load generator can drive.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { createDatabase, startPostgres, type PostgresServer } from '../../test/support/postgres.js';
 import { freePort, terminate } from '../../test/support/procs.js';
+import { startServer, type BenchServer } from '../support/server.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -69,55 +70,29 @@ export async function startHostplane(opts: {
   rows: number;
   nodeArgs: string[];
 }): Promise<Target> {
-  if (!existsSync(opts.bin)) throw new Error(`${opts.bin} is missing: run \`make build\` first`);
-  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'hostplane-bench-sqlite-'));
   let postgres: PostgresServer | undefined;
-  let server: ChildProcess | undefined;
+  let server: BenchServer | undefined;
   const stop = async () => {
-    if (server) await terminate(server, 'SIGTERM', 10_000);
+    await server?.stop();
     await postgres?.stop();
-    await rm(dataDir, { recursive: true, force: true });
   };
   try {
-    const port = await freePort();
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      HOSTPLANE_METRICS_PORT: '0',
-      HOSTPLANE_BASE_URL: `http://localhost:${port}`,
-      HOSTPLANE_SITES_DOMAIN: 'localhost',
-      HOSTPLANE_DATA_DIR: dataDir,
-      // No per-request log lines (PocketBase's request log is switched off likewise).
-      LOG_LEVEL: 'warn',
-    };
+    // No per-request log lines (PocketBase's request log is switched off likewise).
+    const env: NodeJS.ProcessEnv = { LOG_LEVEL: 'warn' };
     if (opts.backend === 'postgres') {
       postgres = await startPostgres();
       env.DATABASE_URL = await createDatabase(postgres.url);
     }
-    server = spawn(process.execPath, [...opts.nodeArgs, opts.bin, 'serve'], {
+    server = await startServer({
+      bin: opts.bin,
+      name: 'sqlite',
       env,
-      cwd: dataDir,
-      stdio: ['ignore', 'inherit', 'inherit'],
+      localhostUrls: true,
+      nodeArgs: opts.nodeArgs,
+      runInDataDir: true,
     });
-    await waitFor(port, '/readyz', server, 'hostplane');
-    const { stdout } = await execFileAsync(
-      process.execPath,
-      [
-        opts.bin,
-        'admin',
-        'create-site',
-        '--slug',
-        'bench',
-        '--email',
-        'bench@example.com',
-        '--plan',
-        'enterprise',
-        '--json',
-      ],
-      { env },
-    );
-    const apiKey = (JSON.parse(stdout) as { apiKey: string }).apiKey;
+    const { port } = server;
+    const { apiKey } = await server.createSite('bench');
     const install = await call(
       port,
       'POST',
@@ -142,11 +117,10 @@ export async function startHostplane(opts: {
       }
       await call(port, 'POST', '/api/v1/sqlite/batch', scoped, { statements });
     }
-    const child = server;
     return {
       name: 'hostplane',
       port,
-      pid: child.pid!,
+      pid: server.pid,
       luaArgs: [token, scoped.origin],
       async count() {
         const res = await call(port, 'POST', '/api/v1/sqlite/query', scoped, {

@@ -6,9 +6,8 @@
 //
 // The server is the built binary (`make build`), spawned as its own process so its RSS is its own;
 // PostgreSQL and MinIO are the test suite's throwaway servers (test/support), on loopback.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
 import net from 'node:net';
@@ -17,7 +16,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { createBucket, startMinio } from '../../test/support/minio.js';
 import { createDatabase, startPostgres } from '../../test/support/postgres.js';
-import { freePort } from '../../test/support/procs.js';
+import { startServer, type BenchServer } from '../support/server.js';
 
 const { values } = parseArgs({
   options: {
@@ -30,7 +29,6 @@ const { values } = parseArgs({
   },
 });
 const bin = path.resolve(values.bin);
-if (!existsSync(bin)) throw new Error(`${bin} is missing: run \`make build\` first`);
 const SMALL_REQUESTS = Number(values['small-requests']);
 const LARGE_REQUESTS = Number(values['large-requests']);
 const CONCURRENCY = Number(values.concurrency);
@@ -103,43 +101,9 @@ async function countingProxy(target: { host: string; port: number }): Promise<Ro
 // ---------------------------------------------------------------------------------------------
 // The server under test.
 
-interface Server {
-  child: ChildProcess;
-  port: number;
-  metricsPort: number;
-  stop(): Promise<void>;
-}
-
-async function startServer(env: NodeJS.ProcessEnv): Promise<Server> {
-  const port = await freePort();
-  const metricsPort = await freePort();
-  const child = spawn(process.execPath, [bin, 'serve'], {
-    env: { ...process.env, ...env, PORT: String(port), HOSTPLANE_METRICS_PORT: String(metricsPort) },
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
-    const status = await request(port, 'GET', '/readyz', {}).then(
-      (r) => r.status,
-      () => 0,
-    );
-    if (status === 200) break;
-    if (Date.now() > deadline) throw new Error('server not ready within 60 s');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return {
-    child,
-    port,
-    metricsPort,
-    stop: async () => {
-      if (child.exitCode !== null) return;
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
-}
+/** A fresh server process on the bench's data dir (which outlives it), /metrics on a port of its own. */
+const serve = (env: NodeJS.ProcessEnv) =>
+  startServer({ bin, name: 'uploads', dataDir: env.HOSTPLANE_DATA_DIR, env, metrics: true });
 
 function request(
   port: number,
@@ -157,18 +121,6 @@ function request(
     });
     req.on('error', reject);
     req.end(body);
-  });
-}
-
-function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], {
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`${args[0]} exited ${code}`))));
   });
 }
 
@@ -242,12 +194,12 @@ const memoryOf = (pid: number) => {
   return { rssMb: Math.round(kb('VmRSS') / 1024), peakMb: Math.round(kb('VmHWM') / 1024) };
 };
 
-let server: Server | undefined;
+let server: BenchServer | undefined;
 
 /** 20 uploads of 10 MB sent at once, to the sites of `headers` in turn. */
 async function burst(env: NodeJS.ProcessEnv, headers: Record<string, string>[]) {
-  server = await startServer(env);
-  const pid = server.child.pid!;
+  server = await serve(env);
+  const pid = server.pid;
   const idle = memoryOf(pid);
   const next = uploadBodies(10 * MB, 'burst');
   const bodies = Array.from({ length: 20 }, () => Buffer.from(next()));
@@ -301,30 +253,12 @@ async function main() {
     };
     // Latency is measured with the upload caps out of the way (they would refuse, not slow down).
     const uncapped = { HOSTPLANE_UPLOADS_MAX_CONCURRENT: '1000', HOSTPLANE_UPLOADS_MAX_PER_SITE: '1000' };
-    server = await startServer({ ...env, ...uncapped });
-    const created = JSON.parse(
-      await runCli(
-        [
-          'admin',
-          'create-site',
-          '--slug',
-          'bench',
-          '--email',
-          'bench@example.com',
-          '--plan',
-          'enterprise',
-          '--json',
-        ],
-        env,
-      ),
-    ) as { apiKey: string };
+    server = await serve({ ...env, ...uncapped });
+    const created = await server.createSite('bench');
     const headers = { 'x-api-key': created.apiKey, 'content-type': 'application/json' };
     const siteHeaders = [headers];
     for (const n of [2, 3, 4, 5]) {
-      const args = ['admin', 'create-site', '--slug', `bench${n}`, '--email', 'bench@example.com', '--json'];
-      const { apiKey } = JSON.parse(await runCli([...args, '--plan', 'enterprise'], env)) as {
-        apiKey: string;
-      };
+      const { apiKey } = await server.createSite(`bench${n}`);
       siteHeaders.push({ 'x-api-key': apiKey, 'content-type': 'application/json' });
     }
 
@@ -352,7 +286,7 @@ async function main() {
       },
       latency1KB: await latency(server.port, headers, SMALL_REQUESTS, uploadBodies(1 * KB, 'small')),
       latency5MB: await latency(server.port, headers, LARGE_REQUESTS, uploadBodies(5 * MB, 'large')),
-      commitTransactionMeanMs: await commitTransactionMs(server.metricsPort),
+      commitTransactionMeanMs: await commitTransactionMs(server.metricsPort!),
       burst: {} as Record<string, unknown>,
       burstFiveSites: {} as Record<string, unknown>,
       burstUncapped: {} as Record<string, unknown>,
