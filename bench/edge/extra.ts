@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { createBucket, startMinio } from '../../test/support/minio.js';
 import { createDatabase, startPostgres } from '../../test/support/postgres.js';
 import { freePort, terminate } from '../../test/support/procs.js';
-import { runCli, startServer } from '../support/server.js';
+import { runCli, s3Env, startServer } from '../support/server.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const env = (name: string, fallback: number) => Number(process.env[name] || fallback);
@@ -127,12 +127,7 @@ async function main() {
     HOSTPLANE_UPLOADS_MAX_CONCURRENT: '16',
     HOSTPLANE_UPLOADS_MAX_PER_SITE: '16',
     DATABASE_URL: await createDatabase(pg.url),
-    S3_BUCKET: await createBucket(minio),
-    S3_ENDPOINT: minio.endpoint,
-    S3_REGION: minio.region,
-    S3_FORCE_PATH_STYLE: 'true',
-    AWS_ACCESS_KEY_ID: minio.accessKeyId,
-    AWS_SECRET_ACCESS_KEY: minio.secretAccessKey,
+    ...s3Env(minio, await createBucket(minio)),
     LOG_LEVEL: 'warn',
     NODE_ENV: 'production',
     // Tracing export would add per-request work that is not the edge: keep it off.

@@ -13,6 +13,7 @@ import http from 'node:http';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { createDatabase, startPostgres } from '../../test/support/postgres.js';
+import { request } from '../support/http.js';
 import { startServer, type BenchServer } from '../support/server.js';
 
 const { values } = parseArgs({
@@ -23,28 +24,6 @@ const { values } = parseArgs({
   },
 });
 const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
-
-function request(
-  port: number,
-  method: string,
-  pathAndQuery: string,
-  headers: Record<string, string>,
-  body?: string,
-) {
-  return new Promise<{ status: number; body: string }>((resolve, reject) => {
-    const req = http.request(
-      { host: '127.0.0.1', port, method, path: pathAndQuery, headers, agent },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
 
 const percentile = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
@@ -77,6 +56,7 @@ async function main() {
           { name: 'message', label: 'Message', type: 'textarea' },
         ],
       }),
+      agent,
     );
     if (created.status !== 201) throw new Error(`create form → ${created.status} ${created.body}`);
     const uuid = (JSON.parse(created.body) as { form: { uuid: string } }).form.uuid;
@@ -106,6 +86,7 @@ async function main() {
             `/f/${uuid}`,
             { 'content-type': 'application/json', 'x-forwarded-for': ip },
             body,
+            agent,
           );
           latencies.push(performance.now() - t0);
           statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);

@@ -7,6 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import type { S3Env } from '../../test/support/minio.js';
 import { freePort, terminate, waitUntilReady } from '../../test/support/procs.js';
 
 const execFileAsync = promisify(execFile);
@@ -48,6 +49,18 @@ export interface BenchServer {
   createSite(slug: string, email?: string): Promise<{ apiKey: string }>;
   /** SIGTERM (SIGKILL after 10 s), then the throwaway data dir goes; safe to call twice. */
   stop(): Promise<void>;
+}
+
+/** The variables that point the server's blob store at a bucket of a test MinIO (test/support). */
+export function s3Env(s3: S3Env, bucket: string): NodeJS.ProcessEnv {
+  return {
+    S3_BUCKET: bucket,
+    S3_ENDPOINT: s3.endpoint,
+    S3_REGION: s3.region,
+    S3_FORCE_PATH_STYLE: 'true',
+    AWS_ACCESS_KEY_ID: s3.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: s3.secretAccessKey,
+  };
 }
 
 /** `node <bin> <args>` to its end: its stdout, or an error with its stderr. */

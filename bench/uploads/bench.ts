@@ -9,14 +9,14 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { createBucket, startMinio } from '../../test/support/minio.js';
 import { createDatabase, startPostgres } from '../../test/support/postgres.js';
-import { startServer, type BenchServer } from '../support/server.js';
+import { request } from '../support/http.js';
+import { s3Env, startServer, type BenchServer } from '../support/server.js';
 
 const { values } = parseArgs({
   options: {
@@ -104,25 +104,6 @@ async function countingProxy(target: { host: string; port: number }): Promise<Ro
 /** A fresh server process on the bench's data dir (which outlives it), /metrics on a port of its own. */
 const serve = (env: NodeJS.ProcessEnv) =>
   startServer({ bin, name: 'uploads', dataDir: env.HOSTPLANE_DATA_DIR, env, metrics: true });
-
-function request(
-  port: number,
-  method: string,
-  pathAndQuery: string,
-  headers: Record<string, string>,
-  body?: string | Buffer,
-): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, method, path: pathAndQuery, headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
 
 // ---------------------------------------------------------------------------------------------
 // Upload bodies: distinct content per request (no dedupe), built without re-encoding megabytes
@@ -243,12 +224,7 @@ async function main() {
       HOSTPLANE_DATA_DIR: dataDir,
       HOSTPLANE_BASE_URL: 'http://localhost:8080',
       DATABASE_URL: dbUrl.toString(),
-      S3_BUCKET: await createBucket(minio),
-      S3_ENDPOINT: minio.endpoint,
-      S3_REGION: minio.region,
-      S3_FORCE_PATH_STYLE: 'true',
-      AWS_ACCESS_KEY_ID: minio.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: minio.secretAccessKey,
+      ...s3Env(minio, await createBucket(minio)),
       LOG_LEVEL: 'error',
     };
     // Latency is measured with the upload caps out of the way (they would refuse, not slow down).
