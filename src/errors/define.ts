@@ -21,8 +21,12 @@ export interface Definition<P> {
 export const define = <P = Record<never, never>>(d: Definition<P>): Definition<P> => d;
 export type WithMessage = { message: string };
 
-/** The fields every plan-limit body shares (files, folders, storage, forms). */
+/** The params every plan-limit code takes: the account's plan and where to upgrade it. */
+export type PlanParams = { plan: string; upgradeUrl: string };
+
+/** The fields every plan-limit body shares (files, folders, storage, forms): schema, then values. */
 export const quotaCommon = {
   current_plan: z.string().describe('The plan type of the account'),
   upgrade_url: z.url().describe('Where the account owner can upgrade'),
 };
+export const quotaCommonOf = (p: PlanParams) => ({ current_plan: p.plan, upgrade_url: p.upgradeUrl });

@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { define, quotaCommon } from '../define.js';
+import { define, quotaCommon, quotaCommonOf, type PlanParams } from '../define.js';
 
 /**
  * Codes of the forms domain: plan limits on forms and submissions, and submissions refused.
  */
 export const formErrors = {
-  FORM_LIMIT: define<{ current: number; limit: number; plan: string; upgradeUrl: string }>({
+  FORM_LIMIT: define<PlanParams & { current: number; limit: number }>({
     status: 403,
     error: 'Form limit reached',
     message: (p) =>
@@ -13,8 +13,7 @@ export const formErrors = {
     extra: (p) => ({
       current_form_count: p.current,
       form_limit: p.limit,
-      current_plan: p.plan,
-      upgrade_url: p.upgradeUrl,
+      ...quotaCommonOf(p),
     }),
     extraSchema: {
       current_form_count: z.int().describe('Forms the account has'),

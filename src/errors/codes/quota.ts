@@ -1,20 +1,22 @@
 import { z } from 'zod';
-import { define, quotaCommon } from '../define.js';
+import { define, quotaCommon, quotaCommonOf, type PlanParams, type WithMessage } from '../define.js';
+
+/** A limit on a count (files, folders): what the account has and what its plan allows. */
+type CountLimit = WithMessage & PlanParams & { current: number; limit: number };
 
 /**
  * Codes of a plan's file, folder and storage limits: each body tells the account what it has, what
  * the plan allows and where to upgrade (spec section 7).
  */
 export const quotaErrors = {
-  FILE_LIMIT: define<{ message: string; current: number; limit: number; plan: string; upgradeUrl: string }>({
+  FILE_LIMIT: define<CountLimit>({
     status: 403,
     error: 'File limit exceeded',
     message: (p) => p.message,
     extra: (p) => ({
       current_file_count: p.current,
       file_limit: p.limit,
-      current_plan: p.plan,
-      upgrade_url: p.upgradeUrl,
+      ...quotaCommonOf(p),
     }),
     extraSchema: {
       current_file_count: z.int(),
@@ -23,32 +25,29 @@ export const quotaErrors = {
     },
     description: "The plan's file limit would be exceeded",
   }),
-  FOLDER_LIMIT: define<{ message: string; current: number; limit: number; plan: string; upgradeUrl: string }>(
-    {
-      status: 403,
-      error: 'Folder limit exceeded',
-      message: (p) => p.message,
-      extra: (p) => ({
-        current_folder_count: p.current,
-        folder_limit: p.limit,
-        current_plan: p.plan,
-        upgrade_url: p.upgradeUrl,
-      }),
-      extraSchema: { current_folder_count: z.int(), folder_limit: z.int(), ...quotaCommon },
-      description: "Folders are capped at the plan's file limit",
-    },
-  ),
-  STORAGE_LIMIT: define<{
-    message: string;
-    current: number;
-    limit: number;
-    limitFormatted: string;
-    currentFormatted: string;
-    available: number;
-    availableFormatted: string;
-    plan: string;
-    upgradeUrl: string;
-  }>({
+  FOLDER_LIMIT: define<CountLimit>({
+    status: 403,
+    error: 'Folder limit exceeded',
+    message: (p) => p.message,
+    extra: (p) => ({
+      current_folder_count: p.current,
+      folder_limit: p.limit,
+      ...quotaCommonOf(p),
+    }),
+    extraSchema: { current_folder_count: z.int(), folder_limit: z.int(), ...quotaCommon },
+    description: "Folders are capped at the plan's file limit",
+  }),
+  STORAGE_LIMIT: define<
+    WithMessage &
+      PlanParams & {
+        current: number;
+        limit: number;
+        limitFormatted: string;
+        currentFormatted: string;
+        available: number;
+        availableFormatted: string;
+      }
+  >({
     status: 403,
     error: 'Storage limit exceeded',
     message: (p) => p.message,
@@ -59,8 +58,7 @@ export const quotaErrors = {
       current_storage_formatted: p.currentFormatted,
       available_storage: p.available,
       available_storage_formatted: p.availableFormatted,
-      current_plan: p.plan,
-      upgrade_url: p.upgradeUrl,
+      ...quotaCommonOf(p),
     }),
     extraSchema: {
       current_storage: z.int(),
