@@ -80,7 +80,21 @@ export function createApp(parts: AppParts, role: Role): RequestListener {
     app.use(notFoundHandler);
   }
   app.use(errorHandler(logger));
-  return role === 'api' ? app : siteHostsFirst(app, parts, role);
+  const api = role === 'edge' ? app : fastPathsFirst(app, parts, role);
+  return role === 'api' ? api : siteHostsFirst(api, parts, role);
+}
+
+/** The domains' fast paths (their hottest API calls, without Express), then Express. */
+function fastPathsFirst(app: Express, parts: AppParts, role: Role): RequestListener {
+  const paths = parts.modules.flatMap((module) =>
+    module.fastPath ? [module.fastPath({ role, logger: parts.logger })] : [],
+  );
+  if (paths.length === 0) return app;
+  return (req, res) => {
+    const toExpress = () => void app(req, res);
+    for (const path of paths) if (path(req, res, toExpress)) return;
+    toExpress();
+  };
 }
 
 /**
@@ -89,7 +103,7 @@ export function createApp(parts: AppParts, role: Role): RequestListener {
  * health, and the hot path pays for no middleware. Probes reach the pod by IP or the API host.
  * The `edge` role answers every other path of a non-site host with the edge's 404 page too.
  */
-function siteHostsFirst(app: Express, parts: AppParts, role: Role): RequestListener {
+function siteHostsFirst(app: RequestListener, parts: AppParts, role: Role): RequestListener {
   const edge = parts.edge.createHandler(parts.logger, role);
   const dispatch = (req: IncomingMessage, res: ServerResponse, route: HostRoute) => {
     if (route.serve) return edge.serve(req, res, route.site);

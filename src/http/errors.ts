@@ -12,15 +12,30 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       res.destroy();
       return;
     }
-    const known = toAppError(err);
-    // A capacity refusal is the system working as designed: a warning without a stack, not an error.
-    if (known.code === 'CAPACITY') logger.warn({ code: known.code, reqId: req.id }, known.message);
-    else if (known.status >= 500) logger.error({ err: known.cause ?? err, reqId: req.id }, known.message);
-    if (known.code === 'RATE_LIMITED' || known.code === 'CAPACITY')
-      res.set('Retry-After', String(known.params.retryAfterSeconds));
-    if (known.code === 'METHOD_NOT_ALLOWED') res.set('Allow', known.params.allow.join(', '));
-    res.status(known.status).json(known.body);
+    const answer = errorResponse(err, logger, req.id);
+    res.set(answer.headers);
+    res.status(answer.status).json(answer.body);
   };
+}
+
+/**
+ * The status, headers and body an error is answered with, logged as it deserves (Express's
+ * handler above and the routes served without Express share it).
+ */
+export function errorResponse(
+  err: unknown,
+  logger: Logger,
+  reqId: string | undefined,
+): { status: number; headers: Record<string, string>; body: ErrorBody } {
+  const known = toAppError(err);
+  // A capacity refusal is the system working as designed: a warning without a stack, not an error.
+  if (known.code === 'CAPACITY') logger.warn({ code: known.code, reqId }, known.message);
+  else if (known.status >= 500) logger.error({ err: known.cause ?? err, reqId }, known.message);
+  const headers: Record<string, string> = {};
+  if (known.code === 'RATE_LIMITED' || known.code === 'CAPACITY')
+    headers['Retry-After'] = String(known.params.retryAfterSeconds);
+  if (known.code === 'METHOD_NOT_ALLOWED') headers.Allow = known.params.allow.join(', ');
+  return { status: known.status, headers, body: known.body };
 }
 
 /** The registry error behind any thrown value (unknown ones become INTERNAL, cause kept for the log). */

@@ -5,6 +5,7 @@ import type { Platform } from '../platform/index.js';
 import type { RateLimiter } from '../ratelimit/index.js';
 import { sqlitePreflight } from './access.js';
 import { crudRoutes } from './crud-routes.js';
+import { sqliteFastPath } from './fast-path.js';
 import { routeToOwner } from './proxy.js';
 import type { Shards } from './shards.js';
 import type { Logger } from '../observability/index.js';
@@ -30,8 +31,10 @@ export function sqliteModule(deps: {
   logger: Logger;
   files: DatabaseFileIndex;
 }): DomainModule {
+  const secret = () => deps.platform.serverSecret('sqlite_shard_proxy');
   return {
     name: 'sqlite',
+    fastPath: sqliteFastPath({ ...deps, secret }),
     routes: (registry) => {
       const router = Router();
       router.use(sqlitePreflight);
@@ -39,7 +42,7 @@ export function sqliteModule(deps: {
         routeToOwner({
           grants: deps.grants,
           shards: deps.shards,
-          secret: () => deps.platform.serverSecret('sqlite_shard_proxy'),
+          secret,
           logger: deps.logger,
         }),
       );

@@ -85,7 +85,8 @@ export function routeToOwner(deps: {
   };
 }
 
-function sameSecret(presented: string, secret: Buffer): boolean {
+/** Whether a presented shard credential is the shared secret (timing-safe). */
+export function sameSecret(presented: string, secret: Buffer): boolean {
   const a = Buffer.from(presented, 'base64url');
   return a.length === secret.length && timingSafeEqual(a, secret);
 }

@@ -1,0 +1,145 @@
+import { isUtf8 } from 'node:buffer';
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { AppError } from '../errors/index.js';
+import { boundRequestMetrics, tracer, type Logger } from '../observability/index.js';
+import { errorResponse } from './errors.js';
+
+// Routes served straight from node:http, without Express, for calls that come thousands of times
+// a second (a domain's `fastPath`): the same duties as the Express stack (request id, metrics,
+// span, log line, registry error bodies, JSON body rules) at a fraction of its cost per call.
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
+
+/** The request id: X-Request-Id when sane, else generated (as the Express middleware does). */
+export function requestIdOf(req: IncomingMessage): string {
+  const incoming = req.headers['x-request-id'];
+  return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+}
+
+/**
+ * Whether the body can be read by `readJsonBody`: no content coding and UTF-8 (or no charset).
+ * Anything else goes the Express way, whose parser inflates or refuses it.
+ */
+export function plainJsonBody(req: IncomingMessage): boolean {
+  const coding = req.headers['content-encoding'];
+  if (coding !== undefined && coding.toLowerCase() !== 'identity') return false;
+  const type = req.headers['content-type'];
+  if (type === undefined) return true;
+  const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(type)?.[1];
+  return charset === undefined || charset.toLowerCase() === 'utf-8';
+}
+
+/**
+ * Reads a JSON body the way `jsonBody` (express.json, strict) does: at most `limitBytes`, UTF-8,
+ * an object or array at the top, an empty body as `{}`; refusals are the same registry codes.
+ */
+export function readJsonBody(req: IncomingMessage, limitBytes: number): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const declared = Number(req.headers['content-length']);
+    if (declared > limitBytes) {
+      req.resume();
+      return reject(new AppError('PAYLOAD_TOO_LARGE'));
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limitBytes) {
+        req.removeAllListeners('data');
+        req.resume();
+        reject(new AppError('PAYLOAD_TOO_LARGE'));
+      } else chunks.push(chunk);
+    });
+    req.on('error', reject);
+    req.on('end', () => {
+      if (size > limitBytes) return;
+      const buf = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+      if (!isUtf8(buf))
+        return reject(new AppError('INVALID_REQUEST', { message: 'The request body is not valid UTF-8.' }));
+      const text = buf.toString('utf8');
+      const first = /\S/.exec(text)?.[0];
+      if (first === undefined) return resolve({});
+      if (first !== '{' && first !== '[') return reject(notJson());
+      try {
+        resolve(JSON.parse(text));
+      } catch {
+        reject(notJson());
+      }
+    });
+  });
+}
+
+const notJson = () => new AppError('INVALID_REQUEST', { message: 'The request body is not valid JSON.' });
+
+/** Answers a JSON body (headers set before on `res`, e.g. CORS, are kept). */
+export function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(text),
+  });
+  res.end(text);
+}
+
+/**
+ * A route served without Express: `serve(req, res, handle)` runs `handle` inside the request's
+ * span and answers what it returns as JSON (a thrown error as its registry body), then records
+ * the request like the Express middleware does (hostplane_http_* with this route, log line).
+ */
+export function rawRoute(opts: { role: string; logger: Logger; route: string }) {
+  const { logger, route } = opts;
+  const record = boundRequestMetrics(opts.role, route);
+  return (
+    req: IncomingMessage,
+    res: ServerResponse,
+    /** The answer, or undefined when `handle` wrote it itself (e.g. streamed from elsewhere). */
+    handle: (requestId: string) => Promise<{ status: number; body: unknown } | undefined>,
+    started = performance.now(),
+  ): void => {
+    const method = req.method ?? 'GET';
+    const requestId = requestIdOf(req);
+    res.setHeader('X-Request-Id', requestId);
+    const span = tracer.startSpan(`${method} ${route}`, {
+      kind: SpanKind.SERVER,
+      attributes: { 'http.request.method': method, 'url.path': route },
+    });
+    const finish = () => {
+      const status = res.statusCode;
+      const ms = performance.now() - started;
+      record(method, status, ms / 1000);
+      span.setAttribute('http.response.status_code', status);
+      if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+      span.end();
+      const level = status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info';
+      if (logger.isLevelEnabled(level))
+        logger[level](
+          {
+            req: {
+              id: requestId,
+              method,
+              url: req.url,
+              host: req.headers.host,
+              userAgent: req.headers['user-agent'],
+            },
+            res: { statusCode: status },
+            responseTime: Math.round(ms),
+          },
+          'request completed',
+        );
+    };
+    context
+      .with(trace.setSpan(context.active(), span), () => handle(requestId))
+      .then(
+        (answer) => answer && sendJson(res, answer.status, answer.body),
+        (err: unknown) => {
+          if (res.headersSent) return void res.destroy();
+          const answer = errorResponse(err, logger, requestId);
+          for (const [name, value] of Object.entries(answer.headers)) res.setHeader(name, value);
+          sendJson(res, answer.status, answer.body);
+        },
+      )
+      .finally(finish);
+  };
+}

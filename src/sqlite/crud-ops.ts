@@ -1,0 +1,151 @@
+import client from 'prom-client';
+import type { z } from 'zod';
+import { AppError } from '../errors/index.js';
+import { registry, withSpan } from '../observability/index.js';
+import { isSqliteEngineError, type SqliteDatabase } from './engine/index.js';
+import type { Grant } from './grants.js';
+import type { LocalShard } from './local-shard.js';
+import * as s from './schemas.js';
+import type { UserPools } from './users.js';
+
+// The CRUD calls of a scoped token (spec 4.9), shared by their Express routes (crud-routes.ts:
+// validation, documentation) and the fast path that serves them without Express (fast-path.ts).
+
+const statementsTotal = new client.Counter({
+  name: 'hostplane_sqlite_statements_total',
+  help: 'SQLite calls by operation and outcome (ok, sql, denied, statement, timeout, size, error)',
+  labelNames: ['op', 'outcome'] as const,
+  registers: [registry],
+});
+const statementDuration = new client.Histogram({
+  name: 'hostplane_sqlite_statement_duration_seconds',
+  help: 'SQLite calls on the owning shard, queue wait in the worker included',
+  labelNames: ['op'] as const,
+  buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+  registers: [registry],
+});
+const guardRefusals = new client.Counter({
+  name: 'hostplane_sqlite_guard_refusals_total',
+  help: 'Statements the guard refused, by the class of what it refused (pragma, function, table, attach, …)',
+  labelNames: ['reason'] as const,
+  registers: [registry],
+});
+
+export type CrudOp = 'query' | 'exec' | 'batch' | 'version' | 'schema' | 'vacuum';
+
+/** Each call: its method, path and body schema (none: no body is read). */
+export const CRUD_CALLS: Record<CrudOp, { method: 'GET' | 'POST'; path: string; body?: z.ZodType }> = {
+  query: { method: 'POST', path: '/api/v1/sqlite/query', body: s.statementBody },
+  exec: { method: 'POST', path: '/api/v1/sqlite/exec', body: s.statementBody },
+  batch: { method: 'POST', path: '/api/v1/sqlite/batch', body: s.batchBody },
+  version: { method: 'GET', path: '/api/v1/sqlite/version' },
+  schema: { method: 'GET', path: '/api/v1/sqlite/schema' },
+  vacuum: { method: 'POST', path: '/api/v1/sqlite/vacuum' },
+};
+
+/** Runs one engine call with its metrics and span; engine failures become registry codes. */
+async function measured<T>(op: CrudOp, fn: () => Promise<T>): Promise<T> {
+  const stop = statementDuration.startTimer({ op });
+  try {
+    const result = await withSpan(`sqlite.${op}`, { 'sqlite.op': op }, fn);
+    statementsTotal.inc({ op, outcome: 'ok' });
+    return result;
+  } catch (err) {
+    const kind = isSqliteEngineError(err) ? err.kind : 'error';
+    statementsTotal.inc({ op, outcome: kind === 'closed' || kind === 'internal' ? 'error' : kind });
+    if (isSqliteEngineError(err) && err.kind === 'denied')
+      guardRefusals.inc({ reason: err.reasonClass ?? 'other' });
+    throw engineError(err);
+  } finally {
+    stop();
+  }
+}
+
+/** An engine failure as a registry code: the statement's fault is a 400, a full database a 413. */
+export function engineError(err: unknown): unknown {
+  if (!isSqliteEngineError(err)) return err;
+  if (err.kind === 'size')
+    return new AppError('SQLITE_SIZE_LIMIT', {
+      sizeBytes: err.sizeBytes ?? 0,
+      limitBytes: err.limitBytes ?? 0,
+      applied: err.applied ?? false,
+    });
+  if (err.kind === 'sql' || err.kind === 'denied' || err.kind === 'statement' || err.kind === 'timeout')
+    return new AppError('SQL_ERROR', {
+      message: err.message,
+      sqliteCode: err.sqliteCode,
+      statementIndex: err.index,
+    });
+  return err;
+}
+
+const ACCESS: Record<CrudOp, 'read' | 'write' | 'vacuum'> = {
+  query: 'read',
+  exec: 'write',
+  batch: 'write',
+  version: 'read',
+  schema: 'read',
+  vacuum: 'vacuum',
+};
+
+/**
+ * Runs a CRUD call for a grant (token and Origin already checked): the user check its token asks
+ * for (writes need readwrite, vacuum an admin when users sign in), then the engine on this shard.
+ * Returns the answer's body.
+ */
+export async function runCrud(
+  deps: { users: UserPools; shard: LocalShard },
+  op: CrudOp,
+  grant: Grant,
+  userToken: string | undefined,
+  body: unknown,
+): Promise<Record<string, unknown>> {
+  const access = ACCESS[op];
+  if (access !== 'read' && grant.token.permissions === 'read')
+    throw new AppError('SQLITE_FORBIDDEN', { message: 'This token is read-only.' });
+  if (grant.token.requiresUserAuth) {
+    if (userToken === undefined || userToken === '') throw new AppError('SQLITE_USER_TOKEN_MISSING');
+    const me = await deps.users.authenticate(grant.database, userToken);
+    if (access === 'vacuum' && me.user.role !== 'admin')
+      throw new AppError('SQLITE_FORBIDDEN', { message: 'VACUUM requires an admin user.' });
+  }
+  const db: SqliteDatabase = await deps.shard.handle(grant.database, grant.plan.maxSqliteBytes);
+  switch (op) {
+    case 'query': {
+      const { sql, params } = body as z.infer<typeof s.statementBody>;
+      const r = await measured(op, () => db.query(sql, params));
+      return {
+        success: true,
+        rows: r.rows,
+        rowCount: r.rowCount,
+        version: r.version,
+        truncated: r.truncated,
+      };
+    }
+    case 'exec': {
+      const { sql, params } = body as z.infer<typeof s.statementBody>;
+      const r = await measured(op, () => db.exec(sql, params));
+      return {
+        success: true,
+        rowsAffected: r.rowsAffected,
+        lastInsertRowId: r.lastInsertRowId,
+        version: r.version,
+      };
+    }
+    case 'batch': {
+      const { statements } = body as z.infer<typeof s.batchBody>;
+      const r = await measured(op, () => db.batch(statements));
+      return { success: true, results: r.results, version: r.version };
+    }
+    case 'version': {
+      const r = await measured(op, () => db.version());
+      return { success: true, version: r.version, sizeBytes: r.sizeBytes };
+    }
+    case 'schema': {
+      const r = await measured(op, () => db.schema());
+      return { success: true, tables: r.tables, views: r.views, triggers: r.triggers };
+    }
+    case 'vacuum':
+      return { success: true, ...(await measured(op, () => db.vacuum())) };
+  }
+}

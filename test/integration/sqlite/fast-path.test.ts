@@ -1,0 +1,113 @@
+import { gzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  metricValue,
+  scrapeMetrics,
+  startHostplane,
+  type TestHostplane,
+  type TestSite,
+} from '../../support/hostplane.js';
+import { sqliteApi, type SqliteApi } from '../../support/sqlite-api.js';
+
+/**
+ * The CRUD calls a process owns are served without Express (src/sqlite/fast-path.ts); a gzip body
+ * still goes the Express way (its parser inflates it). Every body rule answers alike on both
+ * paths — the same input sent plain and gzipped gets the same answer — and the fast path keeps
+ * the API's request id, CORS and request metrics.
+ */
+describe('SQLite CRUD without Express: the same answers as the Express routes', () => {
+  let hp: TestHostplane;
+  let site: TestSite;
+  let api: SqliteApi;
+  let token: string;
+
+  beforeAll(async () => {
+    hp = await startHostplane('pglite+fs');
+    site = await hp.createSite('fastpath', { plan: 'business' });
+    api = sqliteApi(hp, site);
+    token = await api.token({ path: 'fast.sqlite', name: 'fast', requireUserAuth: false });
+    const created = await api.scoped(token, 'POST', '/api/v1/sqlite/exec', { sql: 'CREATE TABLE t (x)' });
+    expect(created.status).toBe(200);
+  });
+  afterAll(() => hp?.stop());
+
+  /** POSTs raw bytes to `path` with the token, plain or gzipped. */
+  const send = async (path: string, bytes: Buffer, gzip: boolean, headers: Record<string, string> = {}) => {
+    const res = await hp.request(path, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-sqlite-token': token,
+        origin: api.origin,
+        ...(gzip ? { 'content-encoding': 'gzip' } : {}),
+        ...headers,
+      },
+      body: gzip ? gzipSync(bytes) : bytes,
+    } as RequestInit);
+    return { status: res.status, body: (await res.json()) as Record<string, unknown>, headers: res.headers };
+  };
+
+  it('applies the body rules alike: size, UTF-8, JSON, strict top level, validation', async () => {
+    const cases: Array<[string, Buffer, number, string | RegExp]> = [
+      ['valid', Buffer.from('{"sql":"SELECT 1 AS one"}'), 200, ''],
+      [
+        'over 1 MB',
+        Buffer.from(`{"sql":"SELECT '${'x'.repeat(1024 * 1024)}'"}`),
+        413,
+        'The request body is too large.',
+      ],
+      [
+        'not UTF-8',
+        Buffer.from([0x7b, 0x22, 0x73, 0xff, 0xfe, 0x22, 0x7d]),
+        400,
+        'The request body is not valid UTF-8.',
+      ],
+      ['not JSON', Buffer.from('{"sql": SELECT'), 400, 'The request body is not valid JSON.'],
+      ['a bare string', Buffer.from('"SELECT 1"'), 400, 'The request body is not valid JSON.'],
+      ['empty', Buffer.alloc(0), 400, /sql/],
+      ['an array', Buffer.from('[1]'), 400, /object/i],
+      ['a wrong type', Buffer.from('{"sql": 42}'), 400, /sql/],
+    ];
+    for (const [what, bytes, status, message] of cases) {
+      const plain = await send('/api/v1/sqlite/query', bytes, false);
+      const viaExpress = await send('/api/v1/sqlite/query', bytes, true);
+      expect(plain.status, what).toBe(status);
+      expect(plain.body, what).toEqual(viaExpress.body);
+      expect(plain.status, what).toBe(viaExpress.status);
+      if (status !== 200) expect(plain.body.message, what).toMatch(message);
+    }
+  });
+
+  it('keeps the request id, CORS and the request metrics of the route', async () => {
+    const labels = { role: 'all', method: 'POST', route: '/api/v1/sqlite/exec', status: '200' };
+    const before = metricValue(await scrapeMetrics(hp), 'hostplane_http_requests_total', labels);
+    const res = await send('/api/v1/sqlite/exec', Buffer.from('{"sql":"INSERT INTO t VALUES (1)"}'), false, {
+      'x-request-id': 'fast-path-test-1',
+    });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ success: true, rowsAffected: 1 });
+    expect(res.headers.get('x-request-id')).toBe('fast-path-test-1');
+    expect(res.headers.get('access-control-allow-origin')).toBe(api.origin);
+    expect(res.headers.get('vary')).toMatch(/origin/i);
+    expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    const after = metricValue(await scrapeMetrics(hp), 'hostplane_http_requests_total', labels);
+    expect(after).toBe(before + 1);
+  });
+
+  it('leaves a query string, other methods and a refused Origin to the usual answers', async () => {
+    const withQuery = await send('/api/v1/sqlite/query?x=1', Buffer.from('{"sql":"SELECT 2 AS two"}'), false);
+    expect(withQuery.body.rows).toEqual([{ two: 2 }]);
+    const put = await hp.request('/api/v1/sqlite/query', {
+      method: 'PUT',
+      headers: { 'x-sqlite-token': token, origin: api.origin },
+    });
+    expect(put.status).toBe(405);
+    const evil = await send('/api/v1/sqlite/query', Buffer.from('{"sql":"SELECT 1"}'), false, {
+      origin: 'https://evil.example',
+    });
+    expect(evil.status).toBe(403);
+    expect(evil.headers.get('access-control-allow-origin')).toBeNull();
+    const version = await api.scoped(token, 'GET', '/api/v1/sqlite/version');
+    expect(version.body).toMatchObject({ success: true, version: 2 });
+  });
+});
