@@ -62,12 +62,16 @@ class Slot {
     this.worker.on('exit', (code) => onDeath(this, new Error(`SQLite worker exited with code ${code}`)));
   }
 
-  /** Queues a request; everything queued in this tick goes to the worker as one message. */
+  /**
+   * Queues a request; everything queued until the event loop's check phase goes to the worker as
+   * one message: all the calls parsed from the sockets that were ready in one poll, not one
+   * message per call (a postMessage round trip costs more than most statements).
+   */
   send(request: Request, pending: Pending): void {
     this.pending.set(request.id, pending);
     this.outbox.push(request);
     if (this.outbox.length === 1) {
-      queueMicrotask(() => {
+      setImmediate(() => {
         const batch = this.outbox;
         this.outbox = [];
         if (!this.dead) this.worker.postMessage(batch);
