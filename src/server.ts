@@ -1,8 +1,7 @@
 import http from 'node:http';
-import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { openBlobStore, type BlobStore } from './blob/index.js';
-import { adminCommands, startAdminSocket, type SiteCreatedHook } from './cli/admin-socket.js';
+import { adminCommands, startAdminSocket } from './cli/admin-socket.js';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { ControllerManager } from '../controllers/manager.js';
 import { ConfigError, siteUrl, type Config } from './config/config.js';
@@ -14,38 +13,21 @@ import {
   formsModule,
   Submissions,
   SUBMIT_RATE_LIMIT,
-  type Notify,
-  type PurgeHook,
 } from './forms/index.js';
-import {
-  composeSubmissionMail,
-  enqueue,
-  MailOutbox,
-  mailModule,
-  messageIdFor,
-  purgeBySource,
-} from './mail/index.js';
+import { MailOutbox, mailModule } from './mail/index.js';
 import { createApp, createControllerApp, type Role } from './http/app.js';
 import type { DomainModule } from './http/module.js';
-import type { SiteResources } from './kube/client.js';
-import type { createSiteResource } from './kube/site-resource.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { startMetricsServer, type MetricsServer } from './observability/metrics-server.js';
 import { authenticators, Platform, platformModule, SiteEvents } from './platform/index.js';
 import { PUBLISH_RATE_LIMIT, PublishService, publishModule } from './publish/index.js';
 import { createRateLimiter, sweepRateLimits } from './ratelimit/index.js';
-import {
-  AUTH_RATE_LIMITS,
-  LocalShard,
-  localDatabaseFiles,
-  Shards,
-  SqliteTokens,
-  TokenGrants,
-  sqliteModule,
-  UserPools,
-} from './sqlite/index.js';
+import { sqliteRuntime } from './sqlite/index.js';
 import type { Store } from './store/db.js';
 import { openStoreForRole } from './store/schema-gate.js';
+import { clusterSiteHook, formsHooks, notifyByMail } from './wiring.js';
+
+export { clusterSiteHook } from './wiring.js';
 
 /** The services of a running server (tests reach into them). */
 export interface Services {
@@ -131,17 +113,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     points: SUBMIT_RATE_LIMIT.perMinute,
     durationSeconds: 60,
   });
-  const sqliteTokens = new SqliteTokens(store.db, platform);
-  const sqliteGrants = new TokenGrants({ config, platform, tokens: sqliteTokens, logger });
-  await sqliteGrants.listen(store, events);
-  const sqliteUsers = new UserPools(store.db);
-  const sqliteAuthLimiters = AUTH_RATE_LIMITS.map((limit) => createRateLimiter(store.db, limit));
-  // The shard's URL needs the port it listens on; the registry starts once listening.
-  const shardSelf = { name: config.sqliteShard.name, url: config.sqliteShard.url ?? '' };
-  const shards = new Shards(store.db, shardSelf);
-  const sqliteShard = new LocalShard(localDatabaseFiles(path.join(config.dataDir, 'sqlite')), (id) =>
-    shards.acquire(id),
-  );
+  const sqlite = await sqliteRuntime({ config, store, events, platform, files, logger });
   const edge = new Edge(config, platform, files, blobs, events, options.edge);
   const services: Services = {
     config,
@@ -161,18 +133,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     publishModule({ config, publish, limiter: publishLimiter, logger }),
     formsModule({ config, platform, forms, submissions, limiter: submitLimiter, logger }),
     ...(outbox ? [mailModule({ outbox })] : []),
-    sqliteModule({
-      config,
-      platform,
-      tokens: sqliteTokens,
-      grants: sqliteGrants,
-      users: sqliteUsers,
-      authLimiters: sqliteAuthLimiters,
-      shard: sqliteShard,
-      shards,
-      logger,
-      files,
-    }),
+    sqlite.module,
     {
       name: 'ratelimit',
       sweeps: [{ name: 'rate_limits', everyMs: 10 * 60_000, run: () => sweepRateLimits(store.db) }],
@@ -191,11 +152,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   });
   const port = (server.address() as AddressInfo).port;
   const metrics = await metricsBeside(server, config);
-  const isShard = role === 'all';
-  if (isShard) {
-    shardSelf.url ||= `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    await shards.start();
-  }
+  // Standalone processes are SQLite shards; the cluster's shards are the next issue's StatefulSet.
+  if (role === 'all') await sqlite.startShard(`http://127.0.0.1:${port}`);
 
   const stops: Array<() => Promise<void> | void> = [];
   const hasApi = role !== 'edge';
@@ -213,6 +171,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       await closeNow(server);
       await metrics.close();
       edge.close();
+      await sqlite.close();
       await events.close();
       if (ownsStore) await store.close();
       throw err;
@@ -237,11 +196,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       await closed;
       await metrics.close();
       edge.close();
-      // Best effort: a control-plane database already gone must not skip the rest of the close.
-      if (isShard)
-        await shards.stop().catch((err: unknown) => logger.warn({ err }, 'sqlite shard stop incomplete'));
-      await sqliteShard.close();
-      await sqliteGrants.close();
+      await sqlite.close();
       await events.close();
       if (ownsStore) await store.close();
     },
@@ -336,75 +291,6 @@ export interface RunningController {
   metricsUrl: string;
   manager: ControllerManager;
   close(): Promise<void>;
-}
-
-/**
- * Cluster mode: after `admin create-site` commits a site, its Site resource is created (the
- * database first, so a failed apply loses nothing: the controller's resync creates it later).
- */
-/** The owner's mail about an accepted submission, queued in the submission's transaction. */
-function notifyByMail(config: Config): Notify {
-  const domain = new URL(config.baseUrl).hostname;
-  return async (tx, notice) => {
-    const mail = composeSubmissionMail({
-      formName: notice.form.name,
-      fields: notice.fields,
-      submittedAt: notice.submission.submittedAt,
-      replyTo: notice.replyTo,
-      to: notice.to,
-      messageId: messageIdFor('submission', notice.submission.uuid, domain),
-    });
-    await enqueue(tx, { ...mail, source: `form:${notice.form.id}` });
-  };
-}
-
-/** A form's pending mail goes with it (same transaction as the delete). */
-function formsHooks(upgradeUrl: string) {
-  return {
-    upgradeUrl,
-    purge: (tx: Parameters<PurgeHook>[0], form: Parameters<PurgeHook>[1]) =>
-      purgeBySource(tx, `form:${form.id}`).then(() => undefined),
-  };
-}
-
-export function clusterSiteHook(config: Config, logger: Logger): SiteCreatedHook | undefined {
-  const kube = config.kubernetes;
-  if (!kube) return undefined;
-  // The Kubernetes client loads on the first site (~0.4 s), not at every start of every role.
-  type Client = { resources: SiteResources; createSiteResource: typeof createSiteResource };
-  let client: Promise<Client> | undefined;
-  const load = async () => {
-    const [kubeClient, siteResource] = await Promise.all([
-      import('./kube/client.js'),
-      import('./kube/site-resource.js'),
-    ]);
-    const resources = new kubeClient.SiteResources(
-      kubeClient.kubeConfigFromEnvironment(),
-      kube.namespace,
-      'hostplane-api',
-      { requestTimeoutMs: kube.requestTimeoutMs },
-    );
-    return { resources, createSiteResource: siteResource.createSiteResource };
-  };
-  return async (site) => {
-    try {
-      client ??= load();
-      const { resources, createSiteResource: create } = await client;
-      const result = await create(resources, {
-        name: site.slug,
-        siteId: site.siteId,
-        slug: site.slug,
-      });
-      return { resource: { namespace: kube.namespace, name: site.slug, result } };
-    } catch (err) {
-      client = undefined; // a client that failed to load is tried again on the next site
-      logger.warn(
-        { err, siteId: site.siteId },
-        'could not create the Site resource; the controller resync will',
-      );
-      return { resource: { namespace: kube.namespace, name: site.slug, result: 'deferred' } };
-    }
-  };
 }
 
 /** Background duties of the api role: each sweep is idempotent, so several replicas may run them. */

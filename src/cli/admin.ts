@@ -100,7 +100,7 @@ async function runLocally(config: Config, parsed: Parsed): Promise<Record<string
   const [{ openStoreForRole }, { Platform }, { clusterSiteHook }] = await Promise.all([
     import('../store/index.js'),
     import('../platform/index.js'),
-    import('../server.js'),
+    import('../wiring.js'),
   ]);
   // stderr: stdout carries the command's (JSON) output.
   const logger = createLogger(config.logLevel, process.stderr);
