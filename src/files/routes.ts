@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { siteUrl, type Config } from '../config/index.js';
 import { AppError, isAppError, type ErrorCode } from '../errors/index.js';
-import { jsonBody, type RouteRegistry } from '../http/index.js';
+import { jsonBody, paginationJson, type RouteRegistry } from '../http/index.js';
 import { formatBytes, siteForRequest, type Platform } from '../platform/index.js';
 import { uploadExtensions, videoExtensions } from './file-types.js';
 import { fileDocs } from './route-docs.js';
@@ -45,7 +45,6 @@ export function filesRoutes(deps: {
     handler: async ({ req, res, query }) => {
       const site = await siteForRequest(req, platform, query.site_id);
       const { total, entries } = await files.list(site.id, query.page, query.per_page);
-      const totalPages = Math.max(1, Math.ceil(total / query.per_page));
       res.json({
         success: true,
         storage_folder: {
@@ -55,14 +54,7 @@ export function filesRoutes(deps: {
           storage_used: site.storageBytes,
           storage_used_formatted: formatBytes(site.storageBytes),
         },
-        pagination: {
-          current_page: query.page,
-          per_page: query.per_page,
-          total_items: total,
-          total_pages: totalPages,
-          has_more: query.page < totalPages,
-          is_last_page: query.page >= totalPages,
-        },
+        pagination: paginationJson(query.page, query.per_page, total),
         files: entries.map((e) => ({
           path: e.path,
           name: e.name,

@@ -1,7 +1,7 @@
 import { Router, type Request } from 'express';
 import { stringify } from 'csv-stringify';
 import type { ErrorCode } from '../errors/index.js';
-import { jsonBody, parseOrThrow, pathId, type RouteRegistry } from '../http/index.js';
+import { jsonBody, paginationJson, parseOrThrow, pathId, type RouteRegistry } from '../http/index.js';
 import { formRefJson, submissionDetailJson, submissionJson } from './format.js';
 import * as s from './schemas.js';
 import { submissionUuidParam } from './schemas.js';
@@ -69,19 +69,11 @@ export function submissionRoutes(deps: {
         submissions.list(form.id, filtersOf(query), query.page, query.per_page),
         submissions.stats(form.id),
       ]);
-      const totalPages = Math.max(1, Math.ceil(total / query.per_page));
       res.json({
         success: true,
         form: formRefJson(form),
         submissions: rows.map(submissionJson),
-        pagination: {
-          current_page: query.page,
-          per_page: query.per_page,
-          total_items: total,
-          total_pages: totalPages,
-          has_more: query.page < totalPages,
-          is_last_page: query.page >= totalPages,
-        },
+        pagination: paginationJson(query.page, query.per_page, total),
         stats,
       });
     },

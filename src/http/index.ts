@@ -6,3 +6,4 @@ export * from './module.js';
 export * from './body.js';
 export { bodyRefusal, errorHandler, errorResponse, notFoundHandler, toAppError } from './errors.js';
 export { plainJsonBody, rawRoute, readJsonBody, requestIdOf, sendJson } from './raw.js';
+export { paginationJson } from './pagination.js';

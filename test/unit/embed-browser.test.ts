@@ -1,24 +1,13 @@
-import { execFileSync } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { formElementId, htmlSnippet, type EmbedField, type EmbedForm } from '../../src/forms/embed.js';
+import { chromiumPath } from '../support/chromium.js';
 
 // The HTML snippet's own behaviour in Debian's headless Chromium: what it posts with JavaScript on
 // and off, what it shows, and that two forms and hostile texts stay apart. The endpoint here is a
 // recorder standing in for `POST /f/<uuid>` (the forms API tests drive the real one).
-
-function chromiumPath(): string {
-  for (const name of ['chromium', 'chromium-browser']) {
-    try {
-      return execFileSync('which', [name], { encoding: 'utf8' }).trim();
-    } catch {
-      // try the next name
-    }
-  }
-  throw new Error('chromium is not installed: run `bash test/tools/build.sh` (or apt-get install chromium)');
-}
 
 interface Received {
   path: string;

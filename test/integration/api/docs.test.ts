@@ -1,20 +1,9 @@
-import { execFileSync } from 'node:child_process';
 import puppeteer, { type Browser } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHostplane, type TestHostplane } from '../../support/hostplane.js';
+import { chromiumPath } from '../../support/chromium.js';
 
 /** Debian's headless Chromium (installed by test/tools/build.sh); under CI its absence fails. */
-function chromiumPath(): string {
-  for (const name of ['chromium', 'chromium-browser']) {
-    try {
-      return execFileSync('which', [name], { encoding: 'utf8' }).trim();
-    } catch {
-      // try the next name
-    }
-  }
-  throw new Error('chromium is not installed: run `bash test/tools/build.sh` (or apt-get install chromium)');
-}
-
 describe('the API host for people: / and /docs', () => {
   let hp: TestHostplane;
   let browser: Browser;

@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,19 +8,9 @@ import { eventually } from '../../support/eventually.js';
 import { listMessages, readMessage } from '../../support/mailpit.js';
 import { formsApi, contactFields, type FormsApi, type Json } from '../../support/forms-api.js';
 import { startHostplane, upload, type TestHostplane } from '../../support/hostplane.js';
+import { chromiumPath } from '../../support/chromium.js';
 
 /** Debian's headless Chromium (installed by test/tools/build.sh); under CI its absence fails. */
-function chromiumPath(): string {
-  for (const name of ['chromium', 'chromium-browser']) {
-    try {
-      return execFileSync('which', [name], { encoding: 'utf8' }).trim();
-    } catch {
-      // try the next name
-    }
-  }
-  throw new Error('chromium is not installed: run `bash test/tools/build.sh` (or apt-get install chromium)');
-}
-
 /** The spam rule: sooner than 3 s after the form was shown is a bot. A person takes longer. */
 const humanPause = () => new Promise((resolve) => setTimeout(resolve, 3_300));
 
