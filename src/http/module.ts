@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestHandler, Router } from 'express';
 import type { Logger } from '../observability/index.js';
-import type { AuthKind, RouteRegistry } from './route.js';
+import type { PlatformAuthKind, RouteRegistry } from './route.js';
 
 /**
  * What a domain hands the app: its routes (registered through the registry, so they validate
@@ -31,4 +31,4 @@ export interface Sweep {
 }
 
 /** The credential checks each route's `auth` names; provided by the platform domain. */
-export type Authenticators = Record<AuthKind, RequestHandler[]>;
+export type Authenticators = Record<PlatformAuthKind, RequestHandler[]>;

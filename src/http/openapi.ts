@@ -1,6 +1,12 @@
 import { z } from 'zod';
 import { errorBodySchema, errorDefinitions, type ErrorCode } from '../errors/index.js';
-import { queryParamDocs, type RouteDoc, type RouteLink, type RouteResponse } from './route.js';
+import {
+  isPlatformAuth,
+  queryParamDocs,
+  type RouteDoc,
+  type RouteLink,
+  type RouteResponse,
+} from './route.js';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -60,7 +66,8 @@ function tidy<T>(value: T): T {
 export function errorCodesOf(route: RouteDoc): ErrorCode[] {
   const codes = new Set<ErrorCode>();
   if (route.query || route.body || route.multipart || route.path.includes(':')) codes.add('INVALID_REQUEST');
-  if (route.auth !== 'none') codes.add('UNAUTHORIZED');
+  // SQLite kinds list their own 401 codes (SQLITE_TOKEN_INVALID, …): the platform's never answers there.
+  if (route.auth !== 'none' && isPlatformAuth(route.auth)) codes.add('UNAUTHORIZED');
   if (route.body) ['PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'].forEach((c) => codes.add(c as ErrorCode));
   for (const code of route.errors ?? []) codes.add(code);
   codes.add('INTERNAL');
@@ -164,13 +171,34 @@ function queryExamples(route: RouteDoc): Record<string, unknown> {
 const securitySchemes = {
   ApiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
   Session: { type: 'http', scheme: 'bearer', description: 'An account session token' },
+  SqliteToken: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-Sqlite-Token',
+    description:
+      'A scoped SQLite token from POST /api/v1/sqlite/auth/install; accepted only with an `Origin` of the site (its subdomain or custom domains)',
+  },
+  SqliteUserToken: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-Sqlite-User-Token',
+    description: 'An end-user session of the database, from POST /api/v1/sqlite/auth/login',
+  },
 };
 
+// Alternatives are OR-ed; the schemes within one are all needed.
 const securityFor: Record<RouteDoc['auth'], Array<Record<string, string[]>>> = {
   apiKey: [{ ApiKey: [] }],
   apiKeyOrSession: [{ ApiKey: [] }, { Session: [] }],
   session: [{ Session: [] }],
   none: [],
+  sqliteToken: [{ SqliteToken: [] }],
+  sqliteTokenMaybeUser: [{ SqliteToken: [] }, { SqliteToken: [], SqliteUserToken: [] }],
+  sqliteUser: [{ SqliteToken: [], SqliteUserToken: [] }],
+  sqliteUserOrApiKey: [
+    { SqliteToken: [], ApiKey: [] },
+    { SqliteToken: [], SqliteUserToken: [] },
+  ],
 };
 
 /** OpenAPI 3.1 document generated from the registered routes' zod schemas. */

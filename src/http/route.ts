@@ -4,7 +4,25 @@ import { AppError, type ErrorCode } from '../errors/index.js';
 import { describeIssues } from './validation.js';
 
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
-export type AuthKind = 'apiKey' | 'apiKeyOrSession' | 'session' | 'none';
+/** Credentials the platform checks before a route runs (its middleware, see `Authenticators`). */
+export type PlatformAuthKind = 'apiKey' | 'apiKeyOrSession' | 'session' | 'none';
+/**
+ * Credentials of the SQLite API, documented here (security requirements of the OpenAPI document)
+ * but checked by the SQLite domain's own middleware (token, Origin, user session), so the registry
+ * adds nothing for them at run time:
+ * - `sqliteToken`: `X-Sqlite-Token` (login);
+ * - `sqliteTokenMaybeUser`: `X-Sqlite-Token`, plus `X-Sqlite-User-Token` when the token requires
+ *   user auth (CRUD) or to name the session to end (logout);
+ * - `sqliteUser`: `X-Sqlite-Token` and `X-Sqlite-User-Token` (me, change-password, user admin);
+ * - `sqliteUserOrApiKey`: `X-Sqlite-Token` with the site's `X-API-Key` or an admin's
+ *   `X-Sqlite-User-Token` (register).
+ */
+export type SqliteAuthKind = 'sqliteToken' | 'sqliteTokenMaybeUser' | 'sqliteUser' | 'sqliteUserOrApiKey';
+export type AuthKind = PlatformAuthKind | SqliteAuthKind;
+
+/** Whether the registry runs the platform's credential check for `kind` (see `SqliteAuthKind`). */
+export const isPlatformAuth = (kind: AuthKind): kind is PlatformAuthKind =>
+  kind === 'apiKey' || kind === 'apiKeyOrSession' || kind === 'session' || kind === 'none';
 
 /**
  * A call that an answer makes possible, documented as an OpenAPI link (generated clients and the
@@ -78,7 +96,7 @@ export class RouteRegistry {
   /** Schemas documented on their own (e.g. the allowed extensions as an enum), by component id. */
   readonly components = new Map<string, z.ZodType>();
 
-  constructor(private readonly authMiddleware: Record<AuthKind, RequestHandler[]>) {}
+  constructor(private readonly authMiddleware: Record<PlatformAuthKind, RequestHandler[]>) {}
 
   add<Q = undefined, B = undefined>(router: Router, route: Route<Q, B>): void {
     const { handler, middleware = [], ...doc } = route;
@@ -93,7 +111,9 @@ export class RouteRegistry {
       }
     };
     // Credentials first: a request without them gets its 401 before any body is read or parsed.
-    router[route.method](route.path, ...this.authMiddleware[route.auth], ...middleware, validate);
+    // SQLite kinds are checked by the route's own middleware (the domain's token and Origin check).
+    const auth = isPlatformAuth(route.auth) ? this.authMiddleware[route.auth] : [];
+    router[route.method](route.path, ...auth, ...middleware, validate);
   }
 }
 

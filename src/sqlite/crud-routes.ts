@@ -42,7 +42,7 @@ export function crudRoutes(deps: {
       'A statement runs at most 2 s. At most 10,000 rows or 8 MB of JSON come back; beyond that the rows are cut and `truncated` is true. ' +
       'Integers beyond 2^53 come as `{"$bigint": "…"}`, blobs as `{"$base64": "…"}`.',
     tags,
-    auth: 'none',
+    auth: 'sqliteTokenMaybeUser',
     errors: [...common, 'SQL_ERROR'],
     middleware: [scoped, body],
     body: s.statementBody,
@@ -60,7 +60,7 @@ export function crudRoutes(deps: {
       'One statement that writes (INSERT, UPDATE, DELETE, CREATE/DROP/ALTER …), in its own transaction; `version` increases. Read tokens get 403. ' +
       'When the database is over its plan’s size cap, writes get 413 until DELETE or DROP frees space (then vacuum).',
     tags,
-    auth: 'none',
+    auth: 'sqliteTokenMaybeUser',
     errors: [...common, 'SQL_ERROR', 'SQLITE_SIZE_LIMIT'],
     middleware: [scoped, body],
     body: s.statementBody,
@@ -77,7 +77,7 @@ export function crudRoutes(deps: {
     description:
       'The statements run in order in one IMMEDIATE transaction (at most 500). On any failure everything is rolled back and the 400 names the failing statement in `statementIndex` (0-based).',
     tags,
-    auth: 'none',
+    auth: 'sqliteTokenMaybeUser',
     errors: [...common, 'SQL_ERROR', 'SQLITE_SIZE_LIMIT'],
     middleware: [scoped, body],
     body: s.batchBody,
@@ -93,7 +93,7 @@ export function crudRoutes(deps: {
     summary: 'The database’s change counter and size (poll it to refresh)',
     description: 'Takes no write lock and usually no SQL round trip. `version` increases with every write.',
     tags,
-    auth: 'none',
+    auth: 'sqliteTokenMaybeUser',
     errors: common,
     middleware: [scoped],
     responses: { 200: { description: 'Version and size', schema: s.versionResponse } },
@@ -109,7 +109,7 @@ export function crudRoutes(deps: {
     description:
       'System tables and the internal tables are omitted. Each table also lists its columns and indexes (extension).',
     tags,
-    auth: 'none',
+    auth: 'sqliteTokenMaybeUser',
     errors: common,
     middleware: [scoped],
     responses: { 200: { description: 'The schema', schema: s.schemaResponse } },
@@ -125,7 +125,7 @@ export function crudRoutes(deps: {
     description:
       'Holds the write lock while it runs. Read tokens get 403; when the token requires user auth, only an admin may vacuum (403 `VACUUM requires an admin user.`).',
     tags,
-    auth: 'none',
+    auth: 'sqliteTokenMaybeUser',
     errors: [...common, 'SQL_ERROR'],
     middleware: [scoped],
     responses: { 200: { description: 'Vacuumed', schema: s.vacuumResponse } },

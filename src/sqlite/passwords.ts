@@ -18,8 +18,10 @@ const common = new Set((dictionary['passwords-common'] as string[]).map((p) => p
 
 /** Refuses a password that is too short, too long or on the common-password list. */
 export function checkPassword(password: string): void {
-  if (password.length < MIN_PASSWORD_CHARS) throw new AppError('PASSWORD_TOO_SHORT');
-  if (password.length > MAX_PASSWORD_CHARS)
+  // Characters as the document counts them (code points): an emoji is one, not two.
+  const length = [...password].length;
+  if (length < MIN_PASSWORD_CHARS) throw new AppError('PASSWORD_TOO_SHORT');
+  if (length > MAX_PASSWORD_CHARS)
     throw new AppError('INVALID_REQUEST', {
       message: `password must be at most ${MAX_PASSWORD_CHARS} characters`,
     });
@@ -44,11 +46,13 @@ export async function verifyPassword(hash: string | undefined, password: string)
   }
 }
 
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+// No NUL: PostgreSQL text cannot hold one.
+// eslint-disable-next-line no-control-regex -- NUL is what it refuses
+const EMAIL = /^[^\s@\u0000]+@[^\s@\u0000]+\.[^\s@\u0000]+$/;
 
 /** Trimmed, lower-cased, at most 254 characters and shaped like an address; else INVALID_EMAIL. */
 export function normalizeEmail(input: string): string {
   const email = input.trim().toLowerCase();
-  if (email.length > 254 || !EMAIL.test(email)) throw new AppError('INVALID_EMAIL');
+  if ([...email].length > 254 || !EMAIL.test(email)) throw new AppError('INVALID_EMAIL');
   return email;
 }

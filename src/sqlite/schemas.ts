@@ -1,7 +1,18 @@
 import { z } from 'zod';
 import { databasePath } from '../files/index.js';
+import { queryParamDocs } from '../http/index.js';
 
 // Request and response schemas of the SQLite API (spec 4.8-4.10, 2.10-2.12).
+
+/**
+ * A string of at most `max` characters, counted as the document counts them (code points, so an
+ * emoji is one), not as JavaScript's UTF-16 `length` does.
+ */
+export const chars = (max: number) =>
+  z
+    .string()
+    .refine((v) => v.length <= max || [...v].length <= max, `must be at most ${max} characters`)
+    .meta({ maxLength: max });
 
 const noNul = z
   .string()
@@ -10,9 +21,7 @@ const noNul = z
 
 export const installBody = z.object({
   path: databasePath('Database path in the site, ending in .sqlite or .db'),
-  name: z
-    .string()
-    .max(120)
+  name: chars(120)
     .refine((v) => v.trim() !== '' && !v.includes('\u0000'), 'must not be empty or contain NUL characters')
     .meta({ pattern: '^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$' })
     .describe('A name for the token (≤ 120)'),
@@ -64,9 +73,18 @@ export const installResponse = z.object({
 export const tokensResponse = z.object({ success: z.boolean(), tokens: z.array(tokenRecord) });
 export const revokeResponse = z.object({ success: z.boolean(), tokenId: z.int(), revokedAt: iso });
 
-const email = z.string().max(1000).describe('Trimmed and lower-cased; at most 254 characters');
-const password = z.string().max(1000).describe('At least 8 characters, not a common password');
-const displayName = noNul.pipe(z.string().max(120)).nullable().optional().describe('At most 120 characters');
+// Documented as the server checks them (users.ts, passwords.ts), but checked there, so the answers
+// keep their own codes (INVALID_EMAIL, PASSWORD_TOO_SHORT) rather than INVALID_REQUEST.
+const email = z
+  .string()
+  .max(1000)
+  .meta({ maxLength: 254, pattern: '^\\s*[^\\s@\\u0000]+@[^\\s@\\u0000]+\\.[^\\s@\\u0000]+\\s*$' })
+  .describe('Trimmed and lower-cased; at most 254 characters');
+const password = z
+  .string()
+  .meta({ minLength: 8, maxLength: 256 })
+  .describe('At least 8 characters, not a common password');
+const displayName = noNul.pipe(chars(120)).nullable().optional().describe('At most 120 characters');
 
 export const registerBody = z.object({ email, password, displayName });
 export const loginBody = z.object({ email, password: z.string().max(1000) });
@@ -100,13 +118,41 @@ export const usersResponse = z.object({ success: z.boolean(), users: z.array(use
 
 // CRUD (spec 4.9)
 
-const sqlText = z
-  .string()
-  .min(1, 'must not be empty')
-  .max(100_000)
+const sqlText = chars(100_000)
+  .refine((v) => v.length > 0, 'must not be empty')
+  .meta({ minLength: 1 })
   .describe('One SQL statement with positional `?` placeholders');
+/** A signed 64-bit integer in decimal (what `{"$bigint"}` accepts), as a pattern. */
+const INT64 =
+  '^(-?(?:\\d{1,18}|[0-8]\\d{18}|9[0-1]\\d{17}|92[0-1]\\d{16}|922[0-2]\\d{15}|9223[0-2]\\d{14}|92233[0-6]\\d{13}|922337[0-1]\\d{12}|92233720[0-2]\\d{10}|922337203[0-5]\\d{9}|9223372036[0-7]\\d{8}|92233720368[0-4]\\d{7}|922337203685[0-3]\\d{6}|9223372036854[0-6]\\d{5}|92233720368547[0-6]\\d{4}|922337203685477[0-4]\\d{3}|9223372036854775[0-7]\\d{2}|922337203685477580[0-7])|-9223372036854775808)$';
+const tagged = (key: string, value: Record<string, unknown>) => ({
+  type: 'object',
+  properties: { [key]: value },
+  required: [key],
+  additionalProperties: false,
+});
+/**
+ * One parameter value. Checked by the engine (engine/encoding.ts), which answers a bad one with 400
+ * `SQL error` naming it (and, in a batch, the statement); documented here as exactly what it takes.
+ */
+const paramValue = z.unknown();
+paramValue.register(queryParamDocs, {
+  description: 'A value: string, number, boolean (1/0), null, or a tagged big integer, blob or infinity',
+  anyOf: [
+    { type: 'null' },
+    { type: 'string' },
+    { type: 'number' },
+    { type: 'boolean' },
+    tagged('$bigint', { type: 'string', pattern: INT64 }),
+    tagged('$base64', {
+      type: 'string',
+      pattern: '^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$',
+    }),
+    tagged('$real', { enum: ['Infinity', '-Infinity'] }),
+  ],
+});
 const params = z
-  .array(z.unknown())
+  .array(paramValue)
   .max(999)
   .optional()
   .describe(
@@ -138,9 +184,27 @@ export const batchResponse = z.object({
   version: z.int(),
 });
 export const versionResponse = z.object({ success: z.boolean(), version: z.int(), sizeBytes: z.int() });
+const schemaObject = z.object({ name: z.string(), tableName: z.string(), sql: z.string() });
 export const schemaResponse = z.object({
   success: z.boolean(),
-  tables: z.array(z.object({ name: z.string(), sql: z.string() }).loose()),
+  tables: z.array(
+    z.object({
+      name: z.string(),
+      sql: z.string().describe('The CREATE TABLE text'),
+      columns: z.array(
+        z.object({
+          name: z.string(),
+          type: z.string(),
+          notNull: z.boolean(),
+          defaultValue: z.string().nullable(),
+          primaryKey: z.boolean(),
+        }),
+      ),
+      indexes: z.array(z.object({ name: z.string(), sql: z.string() })),
+    }),
+  ),
+  views: z.array(schemaObject).describe('Views, with their CREATE VIEW text (extension)'),
+  triggers: z.array(schemaObject).describe('Triggers, with their table and CREATE TRIGGER text (extension)'),
 });
 export const vacuumResponse = z.object({
   success: z.boolean(),

@@ -59,7 +59,44 @@ export function tokenRoutes(deps: {
     errors: ['INVALID_PATH', 'SQLITE_COUNT_LIMIT'],
     middleware: [jsonBody('16kb')],
     body: s.installBody,
-    responses: { 200: { description: 'The new token', schema: s.installResponse } },
+    responses: {
+      200: {
+        description: 'The new token',
+        schema: s.installResponse,
+        // The minted token is the credential of the next calls (from one of the site's origins).
+        links: {
+          QueryWithTheToken: {
+            to: { method: 'post', path: '/api/v1/sqlite/query' },
+            parameters: { 'header.X-Sqlite-Token': '$response.body#/token' },
+          },
+          ExecWithTheToken: {
+            to: { method: 'post', path: '/api/v1/sqlite/exec' },
+            parameters: { 'header.X-Sqlite-Token': '$response.body#/token' },
+          },
+          BatchWithTheToken: {
+            to: { method: 'post', path: '/api/v1/sqlite/batch' },
+            parameters: { 'header.X-Sqlite-Token': '$response.body#/token' },
+          },
+          VersionWithTheToken: {
+            to: { method: 'get', path: '/api/v1/sqlite/version' },
+            parameters: { 'header.X-Sqlite-Token': '$response.body#/token' },
+          },
+          SchemaWithTheToken: {
+            to: { method: 'get', path: '/api/v1/sqlite/schema' },
+            parameters: { 'header.X-Sqlite-Token': '$response.body#/token' },
+          },
+          RegisterWithTheToken: {
+            to: { method: 'post', path: '/api/v1/sqlite/auth/register' },
+            description: 'The first user registered with the master key becomes the admin',
+            parameters: { 'header.X-Sqlite-Token': '$response.body#/token' },
+          },
+          RevokeTheToken: {
+            to: { method: 'delete', path: '/api/v1/sqlite/auth/tokens/:id' },
+            parameters: { id: '$response.body#/tokenId' },
+          },
+        },
+      },
+    },
     handler: async ({ req, res, body }) => {
       const site = await siteForRequest(req, platform);
       const path = normalizeDatabasePath(body.path);

@@ -75,7 +75,7 @@ export function userRoutes(deps: {
       'Emails are trimmed and lower-cased (≤ 254); passwords need 8 characters and must not be common; display names ≤ 120. Users per database are capped by the plan (402). ' +
       'Register and login share a limit of 5 a minute and 20 an hour per client address.',
     tags,
-    auth: 'none',
+    auth: 'sqliteUserOrApiKey',
     errors: [
       'SQLITE_TOKEN_INVALID',
       'SQLITE_FORBIDDEN',
@@ -90,7 +90,31 @@ export function userRoutes(deps: {
     ],
     middleware: [scoped, authLimit, body],
     body: s.registerBody,
-    responses: { 201: { description: 'The new user', schema: s.registerResponse } },
+    responses: {
+      201: {
+        description: 'The new user',
+        schema: s.registerResponse,
+        links: {
+          LoginAsTheUser: {
+            to: { method: 'post', path: '/api/v1/sqlite/auth/login' },
+            parameters: { 'header.X-Sqlite-Token': '$request.header.X-Sqlite-Token' },
+            body: { email: '$request.body#/email', password: '$request.body#/password' },
+          },
+          UpdateTheUser: {
+            to: { method: 'patch', path: '/api/v1/sqlite/auth/users/:id' },
+            parameters: { id: '$response.body#/user/id' },
+          },
+          ResetTheUsersPassword: {
+            to: { method: 'post', path: '/api/v1/sqlite/auth/users/:id/reset-password' },
+            parameters: { id: '$response.body#/user/id' },
+          },
+          DeleteTheUser: {
+            to: { method: 'delete', path: '/api/v1/sqlite/auth/users/:id' },
+            parameters: { id: '$response.body#/user/id' },
+          },
+        },
+      },
+    },
     handler: async ({ req, res, body }) => {
       await mayRegister(req);
       const { database, plan } = grantOf(req);
@@ -107,7 +131,7 @@ export function userRoutes(deps: {
       'A wrong email and a wrong password get the same 401 `INVALID_CREDENTIALS`, after the same work. A disabled user gets 403 `ACCOUNT_DISABLED`. ' +
       'Sessions last 30 days and are extended to 30 days when used with less than 7 left. Answered with `Cache-Control: no-store`.',
     tags,
-    auth: 'none',
+    auth: 'sqliteToken',
     errors: [
       'SQLITE_TOKEN_INVALID',
       'SQLITE_FORBIDDEN',
@@ -117,7 +141,37 @@ export function userRoutes(deps: {
     ],
     middleware: [scoped, authLimit, body],
     body: s.loginBody,
-    responses: { 200: { description: 'Signed in', schema: s.loginResponse } },
+    responses: {
+      200: {
+        description: 'Signed in',
+        schema: s.loginResponse,
+        // The session is the X-Sqlite-User-Token of the next calls, beside the same scoped token.
+        links: {
+          MeWithTheSession: {
+            to: { method: 'get', path: '/api/v1/sqlite/auth/me' },
+            parameters: {
+              'header.X-Sqlite-Token': '$request.header.X-Sqlite-Token',
+              'header.X-Sqlite-User-Token': '$response.body#/userToken',
+            },
+          },
+          ChangePasswordWithTheSession: {
+            to: { method: 'post', path: '/api/v1/sqlite/auth/change-password' },
+            parameters: {
+              'header.X-Sqlite-Token': '$request.header.X-Sqlite-Token',
+              'header.X-Sqlite-User-Token': '$response.body#/userToken',
+            },
+            body: { currentPassword: '$request.body#/password' },
+          },
+          LogoutTheSession: {
+            to: { method: 'post', path: '/api/v1/sqlite/auth/logout' },
+            parameters: {
+              'header.X-Sqlite-Token': '$request.header.X-Sqlite-Token',
+              'header.X-Sqlite-User-Token': '$response.body#/userToken',
+            },
+          },
+        },
+      },
+    },
     handler: async ({ req, res, body }) => {
       const session = await users.login(grantOf(req).database, body.email, body.password);
       res.set('Cache-Control', 'no-store');
@@ -136,7 +190,7 @@ export function userRoutes(deps: {
     summary: 'End the session of X-Sqlite-User-Token (idempotent)',
     description: '204 also when the session does not exist or already ended.',
     tags,
-    auth: 'none',
+    auth: 'sqliteTokenMaybeUser',
     errors: ['SQLITE_TOKEN_INVALID', 'SQLITE_FORBIDDEN'],
     middleware: [scoped],
     responses: { 204: { description: 'Signed out' } },
@@ -152,7 +206,7 @@ export function userRoutes(deps: {
     summary: 'The signed-in end user',
     description: 'The user of `X-Sqlite-User-Token`, with `createdAt` and `lastLoginAt`.',
     tags,
-    auth: 'none',
+    auth: 'sqliteUser',
     errors: [
       'SQLITE_TOKEN_INVALID',
       'SQLITE_FORBIDDEN',
@@ -174,7 +228,7 @@ export function userRoutes(deps: {
     description:
       'Needs the current password (401 `INVALID_CREDENTIALS` when wrong). This session stays; every other session of the user ends.',
     tags,
-    auth: 'none',
+    auth: 'sqliteUser',
     errors: [
       'SQLITE_TOKEN_INVALID',
       'SQLITE_FORBIDDEN',
@@ -207,7 +261,7 @@ export function userRoutes(deps: {
     summary: 'List the database’s end users (admin)',
     description: 'Every user of the pool, oldest first. Needs an admin session.',
     tags,
-    auth: 'none',
+    auth: 'sqliteUser',
     errors: [...adminErrors],
     middleware: [scoped],
     responses: { 200: { description: 'The users', schema: s.usersResponse } },
@@ -226,7 +280,7 @@ export function userRoutes(deps: {
       'Guard rails (403 with `code`): an admin cannot change their own role (`CANNOT_CHANGE_OWN_ROLE`) or disable themselves (`CANNOT_DISABLE_SELF`); the last active admin cannot be demoted or disabled (`LAST_ADMIN`). ' +
       'Disabling a user ends all their sessions at once. Answers `{success, user}`.',
     tags,
-    auth: 'none',
+    auth: 'sqliteUser',
     errors: [...adminErrors, 'NOT_FOUND'],
     middleware: [scoped, body],
     body: s.updateUserBody,
@@ -246,7 +300,7 @@ export function userRoutes(deps: {
     summary: 'Set a user’s password (admin; all their sessions end)',
     description: 'No old password is needed and no email is sent.',
     tags,
-    auth: 'none',
+    auth: 'sqliteUser',
     errors: [...adminErrors, 'NOT_FOUND', 'PASSWORD_TOO_SHORT', 'PASSWORD_TOO_COMMON'],
     middleware: [scoped, body],
     body: s.resetPasswordBody,
@@ -266,7 +320,7 @@ export function userRoutes(deps: {
     summary: 'Delete a user (admin; not yourself, not the last active admin)',
     description: 'The user’s sessions go with it.',
     tags,
-    auth: 'none',
+    auth: 'sqliteUser',
     errors: [...adminErrors, 'NOT_FOUND'],
     middleware: [scoped],
     responses: { 204: { description: 'Deleted' } },

@@ -108,12 +108,15 @@ export class UserPools {
     password: string,
   ): Promise<{ token: string } & SignedIn> {
     const email = emailInput.trim().toLowerCase();
-    const [user] = await dbOp('sqlite_login_lookup', () =>
-      this.db
-        .select()
-        .from(sqliteUsers)
-        .where(and(eq(sqliteUsers.databaseId, database.id), eq(sqliteUsers.email, email))),
-    );
+    // No registered email holds a NUL (and PostgreSQL text cannot): such an email is unknown.
+    const [user] = email.includes('\u0000')
+      ? []
+      : await dbOp('sqlite_login_lookup', () =>
+          this.db
+            .select()
+            .from(sqliteUsers)
+            .where(and(eq(sqliteUsers.databaseId, database.id), eq(sqliteUsers.email, email))),
+        );
     const ok = await verifyPassword(user?.passwordHash, password);
     if (!user || !ok) throw new AppError('INVALID_CREDENTIALS');
     if (user.disabled) throw new AppError('ACCOUNT_DISABLED');
