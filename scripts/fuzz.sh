@@ -100,7 +100,14 @@ req = urllib.request.Request(sys.argv[1], data=json.dumps({"html_content": "<p>f
                              headers={"content-type": "application/json"})
 print(json.load(urllib.request.urlopen(req, timeout=10))["url"])' "$base/demo/api/publish")
 HOSTPLANE_FUZZ_DEMO_PAGE=${demo##*/}
-export HOSTPLANE_FUZZ_API_KEY HOSTPLANE_FUZZ_SESSION HOSTPLANE_FUZZ_DEMO_PAGE
+# SQLite: a database installed with the master key (tokens rw, ro and user-auth), its admin and a
+# user, and a few rows; hooks.py sends them with the site's Origin and repairs them when the fuzzer
+# revokes or signs them out (test/fuzz/README.md).
+HOSTPLANE_FUZZ_SQLITE_ORIGIN="http://fuzz.$HOSTPLANE_SITES_DOMAIN:$port"
+HOSTPLANE_FUZZ_SQLITE=$("$py" test/fuzz/sqlite_fixture.py "$base" "$HOSTPLANE_FUZZ_API_KEY" "$HOSTPLANE_FUZZ_SQLITE_ORIGIN")
+HOSTPLANE_FUZZ_BASE_URL=$base
+export HOSTPLANE_FUZZ_API_KEY HOSTPLANE_FUZZ_SESSION HOSTPLANE_FUZZ_DEMO_PAGE HOSTPLANE_FUZZ_BASE_URL
+export HOSTPLANE_FUZZ_SQLITE HOSTPLANE_FUZZ_SQLITE_ORIGIN
 
 # --- schemathesis -----------------------------------------------------------------------------------
 rm -rf "$report_dir"
