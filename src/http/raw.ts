@@ -53,14 +53,21 @@ export function readJsonBody(req: IncomingMessage, limitBytes: number): Promise<
       } else chunks.push(chunk);
     });
     req.on('error', reject);
+    // A client gone before the end: nothing will come, and nobody waits for the answer.
+    req.on(
+      'close',
+      () => req.complete || reject(new AppError('INVALID_REQUEST', { message: 'The request was aborted.' })),
+    );
     req.on('end', () => {
       if (size > limitBytes) return;
       const buf = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
       if (!isUtf8(buf))
         return reject(new AppError('INVALID_REQUEST', { message: 'The request body is not valid UTF-8.' }));
-      const text = buf.toString('utf8');
-      const first = /\S/.exec(text)?.[0];
-      if (first === undefined) return resolve({});
+      // As body-parser: a leading BOM is dropped, only an empty body is {}, and the first
+      // character after JSON's own whitespace must open an object or an array.
+      const text = buf.toString('utf8').replace(/^\uFEFF/, '');
+      if (buf.length === 0) return resolve({});
+      const first = /^[ \t\n\r]*(.)/s.exec(text)?.[1];
       if (first !== '{' && first !== '[') return reject(notJson());
       try {
         resolve(JSON.parse(text));
