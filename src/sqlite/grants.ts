@@ -48,6 +48,10 @@ interface Entry {
  */
 export class TokenGrants {
   private readonly entries = new Map<string, Entry>();
+  /** Keys by site (a site changes often, e.g. at every upload: no scan of every entry). */
+  private readonly keysBySite = new Map<number, Set<string>>();
+  /** Keys still loading: they may have read the state from before a change, so any change drops them. */
+  private readonly loading = new Set<string>();
   private readonly unsubscribe: Array<() => unknown> = [];
 
   constructor(
@@ -74,7 +78,7 @@ export class TokenGrants {
 
   async close(): Promise<void> {
     await Promise.all(this.unsubscribe.splice(0).map((stop) => stop()));
-    this.entries.clear();
+    this.forgetAll();
   }
 
   /** The grant of a valid token; SQLITE_TOKEN_INVALID when unknown, revoked or expired. */
@@ -84,7 +88,7 @@ export class TokenGrants {
     const now = Date.now();
     let entry = this.entries.get(key);
     if (entry && now - entry.loadedAt > MAX_AGE_MS) {
-      this.entries.delete(key);
+      this.drop(key);
       entry = undefined;
     }
     if (!entry) {
@@ -94,8 +98,15 @@ export class TokenGrants {
       this.remember(key, loading);
       // Unknown or failed tokens are not kept: a flood of made-up tokens must not fill memory.
       loading.grant.then(
-        (grant) => (loading.siteId = grant.database.siteId),
-        () => this.entries.get(key) === loading && this.entries.delete(key),
+        (grant) => {
+          if (this.entries.get(key) !== loading) return; // dropped meanwhile
+          this.loading.delete(key);
+          loading.siteId = grant.database.siteId;
+          let keys = this.keysBySite.get(loading.siteId);
+          if (!keys) this.keysBySite.set(loading.siteId, (keys = new Set()));
+          keys.add(key);
+        },
+        () => this.entries.get(key) === loading && this.drop(key),
       );
     } else {
       lookups.inc({ result: 'hit' });
@@ -115,21 +126,33 @@ export class TokenGrants {
   /** Drops the grants of one site (its tokens, origins or existence changed). */
   forgetSite(siteId: number): void {
     if (!Number.isInteger(siteId)) return this.forgetAll();
-    // Entries still loading (no site yet) go too: they may have read the state before the change.
-    for (const [key, entry] of this.entries)
-      if (entry.siteId === siteId || entry.siteId === undefined) this.entries.delete(key);
+    for (const key of [...(this.keysBySite.get(siteId) ?? []), ...this.loading]) this.drop(key);
   }
 
   forgetAll(): void {
     this.entries.clear();
+    this.keysBySite.clear();
+    this.loading.clear();
   }
 
   private remember(key: string, entry: Entry): void {
     if (this.entries.size >= MAX_ENTRIES) {
       const oldest = this.entries.keys().next().value;
-      if (oldest !== undefined) this.entries.delete(oldest);
+      if (oldest !== undefined) this.drop(oldest);
     }
     this.entries.set(key, entry);
+    this.loading.add(key);
+  }
+
+  private drop(key: string): void {
+    const entry = this.entries.get(key);
+    if (!entry) return;
+    this.entries.delete(key);
+    this.loading.delete(key);
+    if (entry.siteId === undefined) return;
+    const keys = this.keysBySite.get(entry.siteId);
+    keys?.delete(key);
+    if (keys?.size === 0) this.keysBySite.delete(entry.siteId);
   }
 
   private async load(token: string): Promise<Grant> {
