@@ -75,10 +75,16 @@ export const revokeResponse = z.object({ success: z.boolean(), tokenId: z.int(),
 
 // Documented as the server checks them (users.ts, passwords.ts), but checked there, so the answers
 // keep their own codes (INVALID_EMAIL, PASSWORD_TOO_SHORT) rather than INVALID_REQUEST.
+// JavaScript's whitespace (what trim() removes and `\s` matches), spelled out: other regex engines
+// (the fuzzer's, clients') give `\s` other members.
+const WS = '\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff';
 const email = z
   .string()
   .max(1000)
-  .meta({ maxLength: 254, pattern: '^\\s*[^\\s@\\u0000]+@[^\\s@\\u0000]+\\.[^\\s@\\u0000]+\\s*$' })
+  .meta({
+    maxLength: 254,
+    pattern: `^[${WS}]*[^${WS}@\\u0000]+@[^${WS}@\\u0000]+\\.[^${WS}@\\u0000]+[${WS}]*$`,
+  })
   .describe('Trimmed and lower-cased; at most 254 characters');
 const password = z
   .string()
