@@ -82,6 +82,16 @@ spec:
                   name: {{ $root.Values.smtp.existingSecret | quote }}
                   key: {{ $root.Values.smtp.secretKey | quote }}
             {{- end }}
+            {{- if eq $component "api" }}
+            {{- with $root.Values.smtp.from }}
+            - name: MAIL_FROM
+              value: {{ . | quote }}
+            {{- end }}
+            - name: HOSTPLANE_MAIL_MAX_ATTEMPTS
+              value: {{ $root.Values.smtp.maxAttempts | quote }}
+            - name: HOSTPLANE_MAIL_RETRY_SECONDS
+              value: {{ $root.Values.smtp.retrySeconds | quote }}
+            {{- end }}
             {{- with $root.Values.config.extraEnv }}
             {{- toYaml . | nindent 12 }}
             {{- end }}
