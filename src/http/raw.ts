@@ -136,17 +136,20 @@ export function rawRoute(opts: { role: string; logger: Logger; route: string }) 
           'request completed',
         );
     };
+    const fail = (err: unknown) => {
+      if (res.headersSent) return void res.destroy();
+      const answer = errorResponse(err, logger, requestId);
+      for (const [name, value] of Object.entries(answer.headers)) res.setHeader(name, value);
+      sendJson(res, answer.status, answer.body);
+    };
     context
       .with(trace.setSpan(context.active(), span), () => handle(requestId))
-      .then(
-        (answer) => answer && sendJson(res, answer.status, answer.body),
-        (err: unknown) => {
-          if (res.headersSent) return void res.destroy();
-          const answer = errorResponse(err, logger, requestId);
-          for (const [name, value] of Object.entries(answer.headers)) res.setHeader(name, value);
-          sendJson(res, answer.status, answer.body);
-        },
-      )
+      .then((answer) => answer && sendJson(res, answer.status, answer.body))
+      .catch(fail) // the handler's failure, or an answer that could not be written
+      .catch((err: unknown) => {
+        logger.error({ err, reqId: requestId }, 'answer not written');
+        res.destroy();
+      })
       .finally(finish);
   };
 }

@@ -43,39 +43,45 @@ export function sqliteFastPath(deps: {
       if (body && !plainJsonBody(req)) return false;
       const started = performance.now();
       const forwarded = req.headers[SHARD_SECRET_HEADER];
-      Promise.all([deps.grants.resolve(token), forwarded === undefined ? undefined : deps.secret()]).then(
-        ([grant, secret]) => {
-          const origin = req.headers.origin;
-          if (
-            !originAllowed(origin, grant.origins) ||
-            (secret && !(typeof forwarded === 'string' && sameSecret(forwarded, secret))) ||
-            grant.database.shard !== deps.shards.self.name
-          )
-            return toExpress();
-          res.setHeader('Vary', 'Origin');
-          res.setHeader('Access-Control-Allow-Origin', origin!);
-          call.serve(
-            req,
-            res,
-            async () => {
-              const input = body
-                ? parseOrThrow(body, await readJsonBody(req, BODY_LIMIT), 'body')
-                : undefined;
-              const userToken = req.headers['x-sqlite-user-token'];
-              const answer = await runCrud(
-                deps,
-                call.op,
-                grant,
-                typeof userToken === 'string' ? userToken : undefined,
-                input,
-              );
-              return { status: 200, body: answer };
-            },
-            started,
-          );
-        },
-        toExpress, // an invalid token or a failed lookup: Express answers it, as it would have
-      );
+      Promise.all([deps.grants.resolve(token), forwarded === undefined ? undefined : deps.secret()])
+        .then(
+          ([grant, secret]) => {
+            const origin = req.headers.origin;
+            if (
+              !originAllowed(origin, grant.origins) ||
+              (secret && !(typeof forwarded === 'string' && sameSecret(forwarded, secret))) ||
+              grant.database.shard !== deps.shards.self.name
+            )
+              return toExpress();
+            res.setHeader('Vary', 'Origin');
+            res.setHeader('Access-Control-Allow-Origin', origin!);
+            call.serve(
+              req,
+              res,
+              async () => {
+                const input = body
+                  ? parseOrThrow(body, await readJsonBody(req, BODY_LIMIT), 'body')
+                  : undefined;
+                const userToken = req.headers['x-sqlite-user-token'];
+                const answer = await runCrud(
+                  deps,
+                  call.op,
+                  grant,
+                  typeof userToken === 'string' ? userToken : undefined,
+                  input,
+                );
+                return { status: 200, body: answer };
+              },
+              started,
+            );
+          },
+          toExpress, // an invalid token or a failed lookup: Express answers it, as it would have
+        )
+        // Not expected (both branches handle their own failures), but never an unhandled rejection.
+        .catch((err: unknown) => {
+          logger.error({ err }, 'sqlite fast path failed');
+          res.destroy();
+        });
       return true;
     };
   };
