@@ -6,7 +6,7 @@ import { isSqliteEngineError, type SqliteDatabase } from './engine/index.js';
 import type { Grant } from './grants.js';
 import type { LocalShard } from './local-shard.js';
 import * as s from './schemas.js';
-import type { UserPools } from './users.js';
+import type { SessionCache } from './sessions.js';
 
 // The CRUD calls of a scoped token (spec 4.9), shared by their Express routes (crud-routes.ts:
 // validation, documentation) and the fast path that serves them without Express (fast-path.ts).
@@ -94,7 +94,7 @@ const ACCESS: Record<CrudOp, 'read' | 'write' | 'vacuum'> = {
  * Returns the answer's body.
  */
 export async function runCrud(
-  deps: { users: UserPools; shard: LocalShard },
+  deps: { sessions: SessionCache; shard: LocalShard },
   op: CrudOp,
   grant: Grant,
   userToken: string | undefined,
@@ -105,7 +105,7 @@ export async function runCrud(
     throw new AppError('SQLITE_FORBIDDEN', { message: 'This token is read-only.' });
   if (grant.token.requiresUserAuth) {
     if (userToken === undefined || userToken === '') throw new AppError('SQLITE_USER_TOKEN_MISSING');
-    const me = await deps.users.authenticate(grant.database, userToken);
+    const me = await deps.sessions.authenticate(grant.database, userToken);
     if (access === 'vacuum' && me.user.role !== 'admin')
       throw new AppError('SQLITE_FORBIDDEN', { message: 'VACUUM requires an admin user.' });
   }

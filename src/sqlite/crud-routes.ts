@@ -6,7 +6,7 @@ import { runCrud, type CrudOp } from './crud-ops.js';
 import type { TokenGrants } from './grants.js';
 import type { LocalShard } from './local-shard.js';
 import * as s from './schemas.js';
-import type { UserPools } from './users.js';
+import type { SessionCache } from './sessions.js';
 
 /**
  * CRUD over a scoped token (spec 4.9), served by this process's shard: validated and documented
@@ -14,11 +14,11 @@ import type { UserPools } from './users.js';
  */
 export function crudRoutes(deps: {
   grants: TokenGrants;
-  users: UserPools;
+  sessions: SessionCache;
   shard: LocalShard;
   registry: RouteRegistry;
 }): Router {
-  const { users, shard, registry } = deps;
+  const { sessions, shard, registry } = deps;
   const router = Router();
   const tags = ['SQLite'];
   const scoped = scopedToken(deps);
@@ -31,7 +31,7 @@ export function crudRoutes(deps: {
   ];
 
   const run = (op: CrudOp, req: Request, body: unknown) =>
-    runCrud({ users, shard }, op, grantOf(req), req.get('x-sqlite-user-token'), body);
+    runCrud({ sessions, shard }, op, grantOf(req), req.get('x-sqlite-user-token'), body);
 
   registry.add(router, {
     method: 'post',

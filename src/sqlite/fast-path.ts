@@ -7,7 +7,7 @@ import type { LocalShard } from './local-shard.js';
 import { originAllowed } from './origins.js';
 import { SHARD_SECRET_HEADER, sameSecret } from './proxy.js';
 import type { Shards } from './shards.js';
-import type { UserPools } from './users.js';
+import type { SessionCache } from './sessions.js';
 
 /** The JSON body limit of the CRUD calls (`jsonBody('1mb')` of their routes). */
 const BODY_LIMIT = 1024 * 1024;
@@ -24,7 +24,7 @@ export function sqliteFastPath(deps: {
   grants: TokenGrants;
   shards: Shards;
   shard: LocalShard;
-  users: UserPools;
+  sessions: SessionCache;
   secret: () => Promise<Buffer>;
 }): (ctx: { role: string; logger: Logger }) => FastPath {
   return ({ role, logger }) => {

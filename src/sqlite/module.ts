@@ -14,6 +14,7 @@ import { tokenRoutes, type DatabaseFileIndex } from './token-routes.js';
 import type { TokenGrants } from './grants.js';
 import type { SqliteTokens } from './tokens.js';
 import { userRoutes } from './user-routes.js';
+import type { SessionCache } from './sessions.js';
 import type { UserPools } from './users.js';
 
 const HOUR = 3_600_000;
@@ -25,6 +26,7 @@ export function sqliteModule(deps: {
   tokens: SqliteTokens;
   grants: TokenGrants;
   users: UserPools;
+  sessions: SessionCache;
   authLimiters: RateLimiter[];
   shard: LocalShard;
   shards: Shards;

@@ -12,6 +12,7 @@ import { Shards } from './shards.js';
 import type { DatabaseFileIndex } from './token-routes.js';
 import { SqliteTokens } from './tokens.js';
 import { AUTH_RATE_LIMITS } from './user-routes.js';
+import { SessionCache } from './sessions.js';
 import { UserPools } from './users.js';
 
 /** The SQLite domain in a running server: its module, and the shard's start and stop. */
@@ -36,6 +37,10 @@ export async function sqliteRuntime(deps: {
   const tokens = new SqliteTokens(store.db, platform);
   const grants = new TokenGrants({ config, platform, tokens, logger });
   await grants.listen(store, deps.events);
+  // The pool tells the cache of this process at once; other replicas hear it by NOTIFY.
+  const users = new UserPools(store.db, (databaseId) => sessions.forgetDatabase(databaseId));
+  const sessions = new SessionCache(users);
+  await sessions.listen(store);
   const self = { name: config.sqliteShard.name, url: config.sqliteShard.url ?? '' };
   const shards = new Shards(store.db, self);
   const shard = new LocalShard(localDatabaseFiles(path.join(config.dataDir, 'sqlite')), (id) =>
@@ -48,7 +53,8 @@ export async function sqliteRuntime(deps: {
       platform,
       tokens,
       grants,
-      users: new UserPools(store.db),
+      users,
+      sessions,
       authLimiters: AUTH_RATE_LIMITS.map((limit) => createRateLimiter(store.db, limit)),
       shard,
       shards,
@@ -65,6 +71,7 @@ export async function sqliteRuntime(deps: {
         await shards.stop().catch((err: unknown) => logger.warn({ err }, 'sqlite shard stop incomplete'));
       await shard.close();
       await grants.close();
+      await sessions.close();
     },
   };
 }

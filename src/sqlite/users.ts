@@ -42,12 +42,22 @@ export function userJson(user: SqliteUserRow, full = true) {
 const hashToken = (token: string) => createHash('sha256').update(token, 'utf8').digest('hex');
 
 /**
+ * NOTIFY channel: the sessions or users of a database changed (payload: its id) — a logout, a
+ * password change or reset, a user changed or deleted. Session caches drop that database's entries.
+ */
+export const SESSIONS_CHANGED_CHANNEL = 'hostplane_sqlite_sessions';
+
+/**
  * The end-user pool of each database, kept in PostgreSQL: every API replica can check a session
  * without reaching the shard, and no tenant SQL can ever read a password hash or a session,
  * because they are not in the database file at all.
  */
 export class UserPools {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    /** Told (in this process, after the commit) that a database's sessions or users changed. */
+    private readonly onChanged: (databaseId: number) => void = () => undefined,
+  ) {}
 
   /** The first user of a pool becomes its admin; later ones are users (spec 3). */
   async register(
@@ -171,14 +181,20 @@ export class UserPools {
   /** Ends a session; nothing happens for an unknown token (logout is idempotent). */
   async logout(database: SqliteDatabaseRow, token: string | undefined): Promise<void> {
     if (!token || !/^[0-9a-f]{64}$/i.test(token)) return;
-    await this.db
-      .delete(sqliteSessions)
-      .where(
-        and(
-          eq(sqliteSessions.tokenHash, hashToken(token.toLowerCase())),
-          eq(sqliteSessions.databaseId, database.id),
-        ),
-      );
+    const ended = await this.db.transaction(async (tx) => {
+      const rows = await tx
+        .delete(sqliteSessions)
+        .where(
+          and(
+            eq(sqliteSessions.tokenHash, hashToken(token.toLowerCase())),
+            eq(sqliteSessions.databaseId, database.id),
+          ),
+        )
+        .returning({ id: sqliteSessions.id });
+      if (rows.length > 0) await announce(tx, database.id);
+      return rows.length > 0;
+    });
+    if (ended) this.onChanged(database.id);
   }
 
   /** Changes the signed-in user's password; their other sessions end, this one stays. */
@@ -192,7 +208,9 @@ export class UserPools {
       await tx
         .delete(sqliteSessions)
         .where(and(eq(sqliteSessions.userId, me.user.id), ne(sqliteSessions.id, me.sessionId)));
+      await announce(tx, me.user.databaseId);
     });
+    this.onChanged(me.user.databaseId);
   }
 
   async list(databaseId: number): Promise<SqliteUserRow[]> {
@@ -214,7 +232,7 @@ export class UserPools {
     changes: { role?: Role; disabled?: boolean; displayName?: string | null },
   ): Promise<SqliteUserRow> {
     const self = targetId === actor.id;
-    return this.db.transaction(async (tx) => {
+    const updated = await this.db.transaction(async (tx) => {
       await tx.execute(sql`select pg_advisory_xact_lock(${POOL_LOCK_CLASS}, ${actor.databaseId})`);
       await this.stillAdmin(tx, actor);
       const target = await this.target(tx, actor.databaseId, targetId);
@@ -239,8 +257,11 @@ export class UserPools {
         .returning();
       if (changes.disabled === true)
         await tx.delete(sqliteSessions).where(eq(sqliteSessions.userId, target.id));
+      await announce(tx, actor.databaseId);
       return updated!;
     });
+    this.onChanged(actor.databaseId);
+    return updated;
   }
 
   /** An admin sets a new password for a user; all the user's sessions end. */
@@ -251,7 +272,9 @@ export class UserPools {
       const target = await this.target(tx, actor.databaseId, targetId);
       await tx.update(sqliteUsers).set({ passwordHash }).where(eq(sqliteUsers.id, target.id));
       await tx.delete(sqliteSessions).where(eq(sqliteSessions.userId, target.id));
+      await announce(tx, actor.databaseId);
     });
+    this.onChanged(actor.databaseId);
   }
 
   /** An admin deletes a user (never themselves, never the last active admin); sessions go with it. */
@@ -264,7 +287,9 @@ export class UserPools {
       if (target.role === 'admin' && !target.disabled && (await this.activeAdmins(tx, actor.databaseId)) <= 1)
         guard('LAST_ADMIN', 'The last active admin cannot be deleted.');
       await tx.delete(sqliteUsers).where(eq(sqliteUsers.id, target.id));
+      await announce(tx, actor.databaseId);
     });
+    this.onChanged(actor.databaseId);
   }
 
   /** Deletes expired sessions; returns how many went. */
@@ -308,6 +333,11 @@ export class UserPools {
 }
 
 type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
+
+/** Tells every replica's session cache, when `tx` commits, that a database's pool changed. */
+async function announce(tx: Tx, databaseId: number): Promise<void> {
+  await tx.execute(sql`select pg_notify(${SESSIONS_CHANGED_CHANNEL}, ${String(databaseId)})`);
+}
 
 function guard(
   code: 'CANNOT_CHANGE_OWN_ROLE' | 'CANNOT_DISABLE_SELF' | 'CANNOT_DELETE_SELF' | 'LAST_ADMIN',

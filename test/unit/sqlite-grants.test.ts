@@ -2,9 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/observability/logger.js';
 import type { Platform } from '../../src/platform/index.js';
 import { TokenGrants } from '../../src/sqlite/grants.js';
+import { SessionCache } from '../../src/sqlite/sessions.js';
 import type { SqliteTokens, TokenGrant } from '../../src/sqlite/tokens.js';
+import type { SignedIn, UserPools } from '../../src/sqlite/users.js';
 
-// The grant cache's bookkeeping (pure logic): which entries a change drops, what is never kept.
+// The grant and session caches' bookkeeping (pure logic): which entries a change drops, what is never kept.
 // The real invalidation across replicas (NOTIFY) is tested in integration/sqlite/grants.test.ts.
 
 function harness() {
@@ -108,5 +110,67 @@ describe('TokenGrants', () => {
     h.grants.forgetAll();
     await h.grants.resolve(token(1));
     expect(h.reads).toEqual([token(1), token(1)]);
+  });
+});
+
+describe('SessionCache', () => {
+  const session = (n: number) => n.toString(16).padStart(64, '0');
+  function sessions() {
+    const reads: string[] = [];
+    let hold: Promise<void> | undefined;
+    let expiresInDays = 30;
+    const users = {
+      async authenticate(_db: unknown, token: string): Promise<SignedIn> {
+        reads.push(token);
+        await hold;
+        return {
+          user: { id: 1, role: 'user' } as SignedIn['user'],
+          sessionId: 1,
+          expiresAt: new Date(Date.now() + expiresInDays * 86_400_000),
+        };
+      },
+    } as unknown as UserPools;
+    return {
+      cache: new SessionCache(users),
+      reads,
+      setHold: (p: Promise<void> | undefined) => (hold = p),
+      setExpiresInDays: (days: number) => (expiresInDays = days),
+    };
+  }
+  const db = (id: number) => ({ id }) as Parameters<SessionCache['authenticate']>[0];
+
+  it('reads a session once per database, drops a database’s sessions on a change, keeps no read that a change overtook', async () => {
+    const s = sessions();
+    await s.cache.authenticate(db(1), session(1));
+    await s.cache.authenticate(db(1), session(1));
+    await s.cache.authenticate(db(2), session(2));
+    expect(s.reads).toEqual([session(1), session(2)]);
+    // Another database's session id is not this one's.
+    await s.cache.authenticate(db(2), session(1));
+    expect(s.reads).toHaveLength(3);
+    s.cache.forgetDatabase(1);
+    await s.cache.authenticate(db(2), session(2));
+    expect(s.reads).toHaveLength(3); // database 2 kept
+    let release!: () => void;
+    s.setHold(new Promise<void>((resolve) => (release = resolve)));
+    const reading = s.cache.authenticate(db(3), session(3));
+    s.cache.forgetDatabase(9); // any change while the read is under way
+    release();
+    await reading;
+    s.setHold(undefined);
+    await s.cache.authenticate(db(3), session(3));
+    expect(s.reads.filter((t) => t === session(3))).toHaveLength(2);
+  });
+
+  it('reads PostgreSQL again for a session near its refresh, and refuses a malformed one without a read', async () => {
+    const s = sessions();
+    s.setExpiresInDays(3);
+    await s.cache.authenticate(db(1), session(1));
+    await s.cache.authenticate(db(1), session(1));
+    expect(s.reads).toHaveLength(2);
+    await expect(s.cache.authenticate(db(1), 'not-a-session')).rejects.toMatchObject({
+      code: 'SQLITE_SESSION_INVALID',
+    });
+    expect(s.reads).toHaveLength(2);
   });
 });

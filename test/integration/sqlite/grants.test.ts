@@ -93,6 +93,82 @@ describe('SQLite grants in memory follow every change, on every replica', () => 
     }
   });
 
+  it('ends a session in memory on both replicas: logout, disable, role change', async () => {
+    const site = await a.createSite('grants-sessions', { plan: 'business' });
+    const viaA = sqliteApi(a, site);
+    const viaB = sqliteApi(b, site);
+    const token = await viaA.token({ path: 'users.sqlite', name: 'users', requireUserAuth: true });
+    const register = async (email: string) => {
+      const res = await viaA.register(token, email);
+      expect(res.status).toBe(201);
+      return (res.body.user as { id: number }).id;
+    };
+    await register('admin@example.com');
+    const userId = await register('user@example.com');
+    const admin = await viaA.login(token, 'admin@example.com');
+    const user = await viaA.login(token, 'user@example.com');
+    const crud = (api: typeof viaA, session: string, path = '/api/v1/sqlite/query') =>
+      api.scoped(token, 'POST', path, path.endsWith('query') ? query : undefined, {
+        'x-sqlite-user-token': session,
+      });
+    // In memory on both replicas (the first call on each reads PostgreSQL).
+    for (const api of [viaA, viaB]) {
+      expect((await crud(api, admin)).status).toBe(200);
+      expect((await crud(api, user)).status).toBe(200);
+      expect((await crud(api, user, '/api/v1/sqlite/vacuum')).status).toBe(403); // not an admin
+    }
+
+    // An admin makes the user an admin through B: vacuum is theirs on both.
+    const promoted = await viaB.scoped(
+      token,
+      'PATCH',
+      `/api/v1/sqlite/auth/users/${userId}`,
+      { role: 'admin' },
+      {
+        'x-sqlite-user-token': admin,
+      },
+    );
+    expect(promoted.status).toBe(200);
+    expect((await crud(viaB, user, '/api/v1/sqlite/vacuum')).status).toBe(200);
+    await eventually(
+      'A seeing the new role',
+      async () => (await crud(viaA, user, '/api/v1/sqlite/vacuum')).status === 200,
+      5_000,
+    );
+
+    // The admin logs out through A: refused at once there, and on B once the NOTIFY lands.
+    const out = await viaA.scoped(token, 'POST', '/api/v1/sqlite/auth/logout', undefined, {
+      'x-sqlite-user-token': admin,
+    });
+    expect(out.status).toBe(204);
+    expect((await crud(viaA, admin)).status).toBe(401);
+    await eventually(
+      'B refusing the ended session',
+      async () => (await crud(viaB, admin)).status === 401,
+      5_000,
+    );
+
+    // The admin signs in again and disables the user through B: the user's session ends on both.
+    const again = await viaA.login(token, 'admin@example.com');
+    const disabled = await viaB.scoped(
+      token,
+      'PATCH',
+      `/api/v1/sqlite/auth/users/${userId}`,
+      { disabled: true },
+      {
+        'x-sqlite-user-token': again,
+      },
+    );
+    expect(disabled.status).toBe(200);
+    expect((await crud(viaB, user)).status).toBe(401);
+    await eventually(
+      'A refusing the disabled user',
+      async () => (await crud(viaA, user)).status === 401,
+      5_000,
+    );
+    expect((await crud(viaA, again)).status).toBe(200);
+  });
+
   it('forgets a deleted site’s tokens on both replicas', async () => {
     const { site, token } = await warmed('grants-deleted');
     expect(await a.services.platform.deleteSite(site.siteId)).toBe(true);
