@@ -9,7 +9,7 @@ import {
   type Context,
   type Span,
 } from '@opentelemetry/api';
-import type { Counter, LabelValues } from 'prom-client';
+import type { Counter, Histogram, LabelValues } from 'prom-client';
 import { foldBeforeCollect, httpRequestDuration, httpRequestsTotal } from './metrics.js';
 import { tracer } from './tracing.js';
 
@@ -96,20 +96,66 @@ function fold(tally: Tally, bounds: readonly number[]): void {
 
 /** The histogram's state for a label set, created empty (prom-client's zero()) when missing. */
 function histogramEntry(labels: Tally['labels']): HistogramEntry | undefined {
+  return histogramEntryOf(httpRequestDuration, labels);
+}
+
+function histogramEntryOf<T extends string>(
+  histogram: Histogram<T>,
+  labels: LabelValues<T>,
+): HistogramEntry | undefined {
+  const internals = histogram as unknown as { hashMap?: Record<string, HistogramEntry> };
+  const wanted = Object.entries(labels as Record<string, unknown>).map(([k, v]) => [k, String(v)]);
   const find = () =>
-    Object.values(histogramInternals.hashMap ?? {}).find(
-      (e) =>
-        e.labels.role === labels.role &&
-        e.labels.method === labels.method &&
-        e.labels.route === labels.route &&
-        e.labels.status === labels.status,
-    );
+    Object.values(internals.hashMap ?? {}).find((e) => wanted.every(([k, v]) => e.labels[k!] === v));
   let entry = find();
   if (!entry) {
-    httpRequestDuration.zero(labels);
+    histogram.zero(labels);
     entry = find();
   }
   return entry && typeof entry.bucketValues === 'object' && typeof entry.sum === 'number' ? entry : undefined;
+}
+
+/**
+ * A histogram child for a hot path: `observe()` adds to local buckets, folded into the histogram
+ * when the metrics are read (no label validation or hashing per call).
+ */
+export function tallyHistogram<T extends string>(
+  histogram: Histogram<T>,
+  labels: LabelValues<T>,
+): { observe(value: number): void } {
+  const bounds = (histogram as unknown as { upperBounds?: readonly number[] }).upperBounds ?? [];
+  const buckets = new Float64Array(bounds.length);
+  let count = 0;
+  let sum = 0;
+  foldBeforeCollect.add(() => {
+    if (count === 0) return;
+    const entry = histogramEntryOf(histogram, labels);
+    if (entry) {
+      entry.count += count;
+      entry.sum += sum;
+      bounds.forEach(
+        (bound, i) => (entry.bucketValues[bound] = (entry.bucketValues[bound] ?? 0) + buckets[i]!),
+      );
+    } else {
+      // prom-client's internals changed: one observation per call at the mean (count and sum exact).
+      for (let i = 0; i < count; i++) histogram.observe(labels, sum / count);
+    }
+    count = 0;
+    sum = 0;
+    buckets.fill(0);
+  });
+  return {
+    observe(value) {
+      count++;
+      sum += value;
+      for (let i = 0; i < bounds.length; i++) {
+        if (value <= (bounds[i] as number)) {
+          buckets[i]! += 1;
+          break;
+        }
+      }
+    },
+  };
 }
 
 /**

@@ -7,7 +7,8 @@ client.collectDefaultMetrics({ register: registry });
 
 /** Run before hot-path metrics are read: local tallies are folded in (hot-path.ts). */
 export const foldBeforeCollect = new Set<() => void>();
-const foldTallies = () => {
+/** The `collect` of every metric fed by tallies (idempotent: a fold empties what it folded). */
+export const foldTallies = () => {
   for (const fold of foldBeforeCollect) fold();
 };
 

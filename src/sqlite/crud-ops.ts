@@ -1,7 +1,7 @@
 import client from 'prom-client';
 import type { z } from 'zod';
 import { AppError } from '../errors/index.js';
-import { registry, withSpan } from '../observability/index.js';
+import { foldTallies, registry, tallyCounter, tallyHistogram, withSpan } from '../observability/index.js';
 import { isSqliteEngineError, type SqliteDatabase } from './engine/index.js';
 import type { Grant } from './grants.js';
 import type { LocalShard } from './local-shard.js';
@@ -13,12 +13,14 @@ import type { SessionCache } from './sessions.js';
 
 const statementsTotal = new client.Counter({
   name: 'hostplane_sqlite_statements_total',
+  collect: foldTallies,
   help: 'SQLite calls by operation and outcome (ok, sql, denied, statement, timeout, size, error)',
   labelNames: ['op', 'outcome'] as const,
   registers: [registry],
 });
 const statementDuration = new client.Histogram({
   name: 'hostplane_sqlite_statement_duration_seconds',
+  collect: foldTallies,
   help: 'SQLite calls on the owning shard, queue wait in the worker included',
   labelNames: ['op'] as const,
   buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
@@ -43,12 +45,21 @@ export const CRUD_CALLS: Record<CrudOp, { method: 'GET' | 'POST'; path: string; 
   vacuum: { method: 'POST', path: '/api/v1/sqlite/vacuum' },
 };
 
+const OPS: CrudOp[] = ['query', 'exec', 'batch', 'version', 'schema', 'vacuum'];
+// Bound once per operation: the common outcome costs an addition per call, not a label hash.
+const okCount = Object.fromEntries(
+  OPS.map((op) => [op, tallyCounter(statementsTotal, { op, outcome: 'ok' })]),
+) as Record<CrudOp, { inc(): void }>;
+const duration = Object.fromEntries(
+  OPS.map((op) => [op, tallyHistogram(statementDuration, { op })]),
+) as Record<CrudOp, { observe(seconds: number): void }>;
+
 /** Runs one engine call with its metrics and span; engine failures become registry codes. */
 async function measured<T>(op: CrudOp, fn: () => Promise<T>): Promise<T> {
-  const stop = statementDuration.startTimer({ op });
+  const started = performance.now();
   try {
     const result = await withSpan(`sqlite.${op}`, { 'sqlite.op': op }, fn);
-    statementsTotal.inc({ op, outcome: 'ok' });
+    okCount[op].inc();
     return result;
   } catch (err) {
     const kind = isSqliteEngineError(err) ? err.kind : 'error';
@@ -57,7 +68,7 @@ async function measured<T>(op: CrudOp, fn: () => Promise<T>): Promise<T> {
       guardRefusals.inc({ reason: err.reasonClass ?? 'other' });
     throw engineError(err);
   } finally {
-    stop();
+    duration[op].observe((performance.now() - started) / 1000);
   }
 }
 

@@ -1,7 +1,7 @@
 import client from 'prom-client';
 import type { Config } from '../config/index.js';
 import { AppError } from '../errors/index.js';
-import { registry, type Logger } from '../observability/index.js';
+import { foldTallies, registry, tallyCounter, type Logger } from '../observability/index.js';
 import { hashSecret, planFor, type Plan, type Platform, type SiteEvents } from '../platform/index.js';
 import type { Store } from '../store/index.js';
 import { siteOrigins } from './origins.js';
@@ -26,10 +26,12 @@ const TOUCH_EVERY_MS = 60_000;
 
 const lookups = new client.Counter({
   name: 'hostplane_sqlite_grant_lookups_total',
+  collect: foldTallies,
   help: 'Scoped-token resolutions by result (hit: from memory, miss: read from PostgreSQL)',
   labelNames: ['result'] as const,
   registers: [registry],
 });
+const hits = tallyCounter(lookups, { result: 'hit' });
 
 interface Entry {
   grant: Promise<Grant>;
@@ -109,7 +111,7 @@ export class TokenGrants {
         () => this.entries.get(key) === loading && this.drop(key),
       );
     } else {
-      lookups.inc({ result: 'hit' });
+      hits.inc();
     }
     const grant = await entry.grant;
     const { revokedAt, expiresAt } = grant.token;

@@ -2,7 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { AppError } from '../errors/index.js';
 import client from 'prom-client';
-import { registry } from '../observability/index.js';
+import { foldTallies, registry, tallyHistogram } from '../observability/index.js';
 import { SqlitePool, type CallEvent, type SqliteDatabase } from './engine/index.js';
 import type { SqliteDatabaseRow } from './tables.js';
 
@@ -27,14 +27,18 @@ export function localDatabaseFiles(dir: string): DatabaseFiles {
 
 const queueWait = new client.Histogram({
   name: 'hostplane_sqlite_queue_wait_seconds',
+  collect: foldTallies,
   help: 'Time a SQLite call waited behind other calls of its worker (the per-database write serialization)',
   labelNames: ['op'] as const,
   buckets: [0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5],
   registers: [registry],
 });
 
+const queueWaitOf = new Map<string, { observe(seconds: number): void }>();
 function recordCall(event: CallEvent): void {
-  queueWait.observe({ op: event.op }, event.queueMs / 1000);
+  let wait = queueWaitOf.get(event.op);
+  if (!wait) queueWaitOf.set(event.op, (wait = tallyHistogram(queueWait, { op: event.op })));
+  wait.observe(event.queueMs / 1000);
 }
 
 /**

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import client from 'prom-client';
 import { AppError } from '../errors/index.js';
-import { registry } from '../observability/index.js';
+import { foldTallies, registry, tallyCounter } from '../observability/index.js';
 import type { Store } from '../store/index.js';
 import type { SqliteDatabaseRow } from './tables.js';
 import { SESSIONS_CHANGED_CHANNEL, SESSION_REFRESH_DAYS, type SignedIn, type UserPools } from './users.js';
@@ -13,10 +13,12 @@ const REFRESH_MS = SESSION_REFRESH_DAYS * 86_400_000;
 
 const lookups = new client.Counter({
   name: 'hostplane_sqlite_session_lookups_total',
+  collect: foldTallies,
   help: 'User sessions checked on CRUD calls, by result (hit: from memory, miss: read from PostgreSQL)',
   labelNames: ['result'] as const,
   registers: [registry],
 });
+const hits = tallyCounter(lookups, { result: 'hit' });
 
 interface Entry {
   signedIn: SignedIn;
@@ -67,7 +69,7 @@ export class SessionCache {
       now - entry.loadedAt < MAX_AGE_MS &&
       entry.signedIn.expiresAt.getTime() - now > REFRESH_MS
     ) {
-      lookups.inc({ result: 'hit' });
+      hits.inc();
       return entry.signedIn;
     }
     lookups.inc({ result: 'miss' });

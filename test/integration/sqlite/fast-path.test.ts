@@ -102,6 +102,31 @@ describe('SQLite CRUD without Express: the same answers as the Express routes', 
     expect(after).toBe(before + 1);
   });
 
+  it('reports its statements, their durations, queue wait and grant lookups on /metrics', async () => {
+    const read = async () => {
+      const text = await scrapeMetrics(hp);
+      return {
+        ok: metricValue(text, 'hostplane_sqlite_statements_total', { op: 'query', outcome: 'ok' }),
+        sql: metricValue(text, 'hostplane_sqlite_statements_total', { op: 'query', outcome: 'sql' }),
+        timed: metricValue(text, 'hostplane_sqlite_statement_duration_seconds_count', { op: 'query' }),
+        waited: metricValue(text, 'hostplane_sqlite_queue_wait_seconds_count', { op: 'query' }),
+        hits: metricValue(text, 'hostplane_sqlite_grant_lookups_total', { result: 'hit' }),
+      };
+    };
+    const before = await read();
+    for (let i = 0; i < 3; i++)
+      expect((await send('/api/v1/sqlite/query', Buffer.from('{"sql":"SELECT 1"}'), false)).status).toBe(200);
+    expect((await send('/api/v1/sqlite/query', Buffer.from('{"sql":"SELECT nope"}'), false)).status).toBe(
+      400,
+    );
+    const after = await read();
+    expect(after.ok - before.ok).toBe(3);
+    expect(after.sql - before.sql).toBe(1);
+    expect(after.timed - before.timed).toBe(4);
+    expect(after.waited - before.waited).toBeGreaterThanOrEqual(3);
+    expect(after.hits - before.hits).toBeGreaterThanOrEqual(4);
+  });
+
   it('leaves a query string, other methods and a refused Origin to the usual answers', async () => {
     const withQuery = await send('/api/v1/sqlite/query?x=1', Buffer.from('{"sql":"SELECT 2 AS two"}'), false);
     expect(withQuery.body.rows).toEqual([{ two: 2 }]);
