@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { BlobStore } from '../blob/index.js';
 import type { Config } from '../config/index.js';
@@ -6,6 +5,8 @@ import type { FilesService } from '../files/index.js';
 import {
   accessLogDecider,
   boundRequestMetrics,
+  logRequestCompleted,
+  requestIdOf,
   startSampledServerSpan,
   withSampledSpan,
   type Logger,
@@ -14,8 +15,6 @@ import {
 import type { Platform, SiteEvents } from '../platform/index.js';
 import { EdgeCache, type EdgeOptions, type HostRoute, type Resolution, type SiteRef } from './cache.js';
 import { sendEntry, sendFixed, sendRedirect } from './respond.js';
-
-const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
 /** Serves one request for a site host; what createSiteHandler returns. */
 export interface SiteHandler {
@@ -68,24 +67,13 @@ export class Edge {
         sampled.span.setAttribute('http.response.status_code', status);
         sampled.span.end();
       }
-      if (status >= 500 || logThis()) {
-        const level = status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info';
-        if (logger.isLevelEnabled(level))
-          logger[level](
-            {
-              req: {
-                id: requestId,
-                method: req.method,
-                url: req.url,
-                host: req.headers.host,
-                userAgent: req.headers['user-agent'],
-              },
-              res: { statusCode: status },
-              responseTime: Math.round(ms),
-            },
-            'request completed',
-          );
-      }
+      if (status >= 500 || logThis())
+        logRequestCompleted(
+          logger,
+          { id: requestId, method: req.method, url: req.url, headers: req.headers },
+          status,
+          ms,
+        );
     };
 
     const answer = (
@@ -126,8 +114,7 @@ export class Edge {
       lookupHost: (hostHeader) => cache.lookupHost(hostHeader),
       serve(req, res, site) {
         const started = performance.now();
-        const incoming = req.headers['x-request-id'];
-        const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+        const requestId = requestIdOf(req.headers);
         const sampled = startSampledServerSpan(`${req.method} edge`, req.headers, traceSampleRatio, () => ({
           'http.request.method': req.method ?? '',
           'url.path': (req.url ?? '').split('?')[0] ?? '',

@@ -5,5 +5,5 @@ export * from './route.js';
 export * from './module.js';
 export * from './body.js';
 export { bodyRefusal, errorHandler, errorResponse, notFoundHandler, toAppError } from './errors.js';
-export { plainJsonBody, rawRoute, readJsonBody, requestIdOf, sendJson } from './raw.js';
+export { plainJsonBody, rawRoute, readJsonBody, sendJson } from './raw.js';
 export { paginationJson } from './pagination.js';

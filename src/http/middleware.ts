@@ -1,9 +1,13 @@
-import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
-import { httpRequestDuration, httpRequestsTotal, tracer, type Logger } from '../observability/index.js';
-
-const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
+import {
+  httpRequestDuration,
+  httpRequestsTotal,
+  logRequestCompleted,
+  requestIdOf,
+  tracer,
+  type Logger,
+} from '../observability/index.js';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -20,28 +24,17 @@ declare module 'express-serve-static-core' {
  */
 export function requestLogging(logger: Logger): RequestHandler {
   return (req, res, next) => {
-    const incoming = req.headers['x-request-id'];
-    req.id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    req.id = requestIdOf(req.headers);
     res.setHeader('X-Request-Id', req.id);
     const started = performance.now();
-    res.on('finish', () => {
-      const level = res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info';
-      if (!logger.isLevelEnabled(level)) return;
-      logger[level](
-        {
-          req: {
-            id: req.id,
-            method: req.method,
-            url: req.originalUrl,
-            host: req.headers.host,
-            userAgent: req.headers['user-agent'],
-          },
-          res: { statusCode: res.statusCode },
-          responseTime: Math.round(performance.now() - started),
-        },
-        'request completed',
-      );
-    });
+    res.on('finish', () =>
+      logRequestCompleted(
+        logger,
+        { id: req.id, method: req.method, url: req.originalUrl, headers: req.headers },
+        res.statusCode,
+        performance.now() - started,
+      ),
+    );
     next();
   };
 }

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import {
   context,
@@ -11,6 +12,7 @@ import {
 } from '@opentelemetry/api';
 import type { Counter, Histogram, LabelValues } from 'prom-client';
 import { foldBeforeCollect, httpRequestDuration, httpRequestsTotal } from './metrics.js';
+import type { Logger } from './logger.js';
 import { tracer } from './tracing.js';
 
 // Helpers for paths that answer tens of thousands of requests a second per core (the edge):
@@ -213,4 +215,41 @@ export function accessLogDecider(mode: 'off' | 'sampled' | 'all', ratio: number)
   if (mode === 'all') return () => true;
   if (mode === 'off' || ratio <= 0) return () => false;
   return () => Math.random() < ratio;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
+
+/** A request's id: its X-Request-Id when sane, else a new one (echoed by every way of serving). */
+export function requestIdOf(headers: IncomingHttpHeaders): string {
+  const incoming = headers['x-request-id'];
+  return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+}
+
+/**
+ * The one "request completed" line of every way of serving (Express, the edge, fast paths), at
+ * error for 5xx, warn for 4xx, else info. Never headers beyond host and user agent, so no
+ * credential reaches a log line.
+ */
+export function logRequestCompleted(
+  logger: Logger,
+  req: { id: string; method: string | undefined; url: string | undefined; headers: IncomingHttpHeaders },
+  status: number,
+  ms: number,
+): void {
+  const level = status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info';
+  if (!logger.isLevelEnabled(level)) return;
+  logger[level](
+    {
+      req: {
+        id: req.id,
+        method: req.method,
+        url: req.url,
+        host: req.headers.host,
+        userAgent: req.headers['user-agent'],
+      },
+      res: { statusCode: status },
+      responseTime: Math.round(ms),
+    },
+    'request completed',
+  );
 }
