@@ -4,6 +4,7 @@ import { AppError } from '../errors/index.js';
 import { foldTallies, registry, tallyCounter, type Logger } from '../observability/index.js';
 import { hashSecret, planFor, type Plan, type Platform, type SiteEvents } from '../platform/index.js';
 import type { Store } from '../store/index.js';
+import { GroupedCache } from './grouped-cache.js';
 import { siteOrigins } from './origins.js';
 import type { SqliteDatabaseRow, SqliteTokenRow } from './tables.js';
 import { GRANTS_CHANGED_CHANNEL, type SqliteTokens } from './tokens.js';
@@ -33,10 +34,9 @@ const lookups = new client.Counter({
 });
 const hits = tallyCounter(lookups, { result: 'hit' });
 
+/** A grant kept in memory, with when its token's use was last recorded. */
 interface Entry {
-  grant: Promise<Grant>;
-  siteId?: number;
-  loadedAt: number;
+  grant: Grant;
   touchedAt: number;
 }
 
@@ -49,11 +49,7 @@ interface Entry {
  * connection drops everything on reconnect; no entry lives longer than a minute regardless.
  */
 export class TokenGrants {
-  private readonly entries = new Map<string, Entry>();
-  /** Keys by site (a site changes often, e.g. at every upload: no scan of every entry). */
-  private readonly keysBySite = new Map<number, Set<string>>();
-  /** Keys still loading: they may have read the state from before a change, so any change drops them. */
-  private readonly loading = new Set<string>();
+  private readonly cache = new GroupedCache<Entry>({ maxEntries: MAX_ENTRIES, maxAgeMs: MAX_AGE_MS });
   private readonly unsubscribe: Array<() => unknown> = [];
 
   constructor(
@@ -88,32 +84,18 @@ export class TokenGrants {
     if (!token || token.length < 16 || token.length > 200) throw new AppError('SQLITE_TOKEN_INVALID');
     const key = hashSecret(token);
     const now = Date.now();
-    let entry = this.entries.get(key);
-    if (entry && now - entry.loadedAt > MAX_AGE_MS) {
-      this.drop(key);
-      entry = undefined;
-    }
-    if (!entry) {
+    let entry = this.cache.get(key, now);
+    if (entry) hits.inc();
+    else {
       lookups.inc({ result: 'miss' });
-      entry = { grant: this.load(token), loadedAt: now, touchedAt: now };
-      const loading = entry;
-      this.remember(key, loading);
       // Unknown or failed tokens are not kept: a flood of made-up tokens must not fill memory.
-      loading.grant.then(
-        (grant) => {
-          if (this.entries.get(key) !== loading) return; // dropped meanwhile
-          this.loading.delete(key);
-          loading.siteId = grant.database.siteId;
-          let keys = this.keysBySite.get(loading.siteId);
-          if (!keys) this.keysBySite.set(loading.siteId, (keys = new Set()));
-          keys.add(key);
-        },
-        () => this.entries.get(key) === loading && this.drop(key),
+      entry = await this.cache.load(
+        key,
+        async () => ({ grant: await this.load(token), touchedAt: now }),
+        (loaded) => loaded.grant.database.siteId,
       );
-    } else {
-      hits.inc();
     }
-    const grant = await entry.grant;
+    const { grant } = entry;
     const { revokedAt, expiresAt } = grant.token;
     if (revokedAt || (expiresAt && expiresAt.getTime() <= now)) throw new AppError('SQLITE_TOKEN_INVALID');
     if (now - entry.touchedAt > TOUCH_EVERY_MS) {
@@ -127,34 +109,11 @@ export class TokenGrants {
 
   /** Drops the grants of one site (its tokens, origins or existence changed). */
   forgetSite(siteId: number): void {
-    if (!Number.isInteger(siteId)) return this.forgetAll();
-    for (const key of [...(this.keysBySite.get(siteId) ?? []), ...this.loading]) this.drop(key);
+    this.cache.forgetGroup(siteId);
   }
 
   forgetAll(): void {
-    this.entries.clear();
-    this.keysBySite.clear();
-    this.loading.clear();
-  }
-
-  private remember(key: string, entry: Entry): void {
-    if (this.entries.size >= MAX_ENTRIES) {
-      const oldest = this.entries.keys().next().value;
-      if (oldest !== undefined) this.drop(oldest);
-    }
-    this.entries.set(key, entry);
-    this.loading.add(key);
-  }
-
-  private drop(key: string): void {
-    const entry = this.entries.get(key);
-    if (!entry) return;
-    this.entries.delete(key);
-    this.loading.delete(key);
-    if (entry.siteId === undefined) return;
-    const keys = this.keysBySite.get(entry.siteId);
-    keys?.delete(key);
-    if (keys?.size === 0) this.keysBySite.delete(entry.siteId);
+    this.cache.forgetAll();
   }
 
   private async load(token: string): Promise<Grant> {

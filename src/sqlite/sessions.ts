@@ -3,6 +3,7 @@ import client from 'prom-client';
 import { AppError } from '../errors/index.js';
 import { foldTallies, registry, tallyCounter } from '../observability/index.js';
 import type { Store } from '../store/index.js';
+import { GroupedCache } from './grouped-cache.js';
 import type { SqliteDatabaseRow } from './tables.js';
 import { SESSIONS_CHANGED_CHANNEL, SESSION_REFRESH_DAYS, type SignedIn, type UserPools } from './users.js';
 
@@ -20,12 +21,6 @@ const lookups = new client.Counter({
 });
 const hits = tallyCounter(lookups, { result: 'hit' });
 
-interface Entry {
-  signedIn: SignedIn;
-  databaseId: number;
-  loadedAt: number;
-}
-
 /**
  * The user sessions of CRUD calls (`X-Sqlite-User-Token` with a token that requires users), from
  * memory after their first check on this replica. Every change to a pool's sessions or users
@@ -36,10 +31,10 @@ interface Entry {
  * The user routes (me, users, …) always read PostgreSQL.
  */
 export class SessionCache {
-  private readonly entries = new Map<string, Entry>();
-  private readonly keysByDatabase = new Map<number, Set<string>>();
-  /** Bumped by every change: a read that started before one is not kept. */
-  private epoch = 0;
+  private readonly cache = new GroupedCache<SignedIn & { databaseId: number }>({
+    maxEntries: MAX_ENTRIES,
+    maxAgeMs: MAX_AGE_MS,
+  });
   private unlisten: (() => Promise<void>) | undefined;
 
   constructor(private readonly users: UserPools) {}
@@ -61,54 +56,25 @@ export class SessionCache {
   async authenticate(database: SqliteDatabaseRow, token: string): Promise<SignedIn> {
     if (!/^[0-9a-f]{64}$/i.test(token)) throw new AppError('SQLITE_SESSION_INVALID');
     const key = createHash('sha256').update(token.toLowerCase(), 'utf8').digest('hex');
-    const now = Date.now();
-    const entry = this.entries.get(key);
-    if (
-      entry &&
-      entry.databaseId === database.id &&
-      now - entry.loadedAt < MAX_AGE_MS &&
-      entry.signedIn.expiresAt.getTime() - now > REFRESH_MS
-    ) {
+    const kept = this.cache.get(key);
+    if (kept && kept.databaseId === database.id && kept.expiresAt.getTime() - Date.now() > REFRESH_MS) {
       hits.inc();
-      return entry.signedIn;
+      return kept;
     }
     lookups.inc({ result: 'miss' });
-    if (entry) this.drop(key);
-    const epoch = this.epoch;
-    const signedIn = await this.users.authenticate(database, token);
-    if (epoch === this.epoch) this.remember(key, { signedIn, databaseId: database.id, loadedAt: now });
-    return signedIn;
+    // Read from PostgreSQL (which extends a session near its end), kept under its database.
+    return this.cache.load(
+      key,
+      async () => ({ ...(await this.users.authenticate(database, token)), databaseId: database.id }),
+      (signedIn) => signedIn.databaseId,
+    );
   }
 
   forgetDatabase(databaseId: number): void {
-    if (!Number.isInteger(databaseId)) return this.forgetAll();
-    this.epoch++;
-    for (const key of [...(this.keysByDatabase.get(databaseId) ?? [])]) this.drop(key);
+    this.cache.forgetGroup(databaseId);
   }
 
   forgetAll(): void {
-    this.epoch++;
-    this.entries.clear();
-    this.keysByDatabase.clear();
-  }
-
-  private remember(key: string, entry: Entry): void {
-    if (this.entries.size >= MAX_ENTRIES) {
-      const oldest = this.entries.keys().next().value;
-      if (oldest !== undefined) this.drop(oldest);
-    }
-    this.entries.set(key, entry);
-    let keys = this.keysByDatabase.get(entry.databaseId);
-    if (!keys) this.keysByDatabase.set(entry.databaseId, (keys = new Set()));
-    keys.add(key);
-  }
-
-  private drop(key: string): void {
-    const entry = this.entries.get(key);
-    if (!entry) return;
-    this.entries.delete(key);
-    const keys = this.keysByDatabase.get(entry.databaseId);
-    keys?.delete(key);
-    if (keys?.size === 0) this.keysByDatabase.delete(entry.databaseId);
+    this.cache.forgetAll();
   }
 }
