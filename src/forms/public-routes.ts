@@ -9,7 +9,14 @@ import { ipKeyGenerator } from 'express-rate-limit';
 import { z } from 'zod';
 import type { Config } from '../config/index.js';
 import { AppError } from '../errors/index.js';
-import { bodyRefusal, jsonBody, toAppError, type RouteRegistry } from '../http/index.js';
+import {
+  bodyRefusal,
+  hostOrigin,
+  jsonBody,
+  matchedOrigin,
+  toAppError,
+  type RouteRegistry,
+} from '../http/index.js';
 import type { Logger } from '../observability/index.js';
 import type { Platform } from '../platform/index.js';
 import type { RateLimiter } from '../ratelimit/index.js';
@@ -48,18 +55,13 @@ export function publicFormRoutes(deps: {
   const router = Router();
   const apiOrigin = new URL(config.baseUrl).origin;
 
-  /** The Origin if it is one of the account's sites (or the API itself); else undefined. */
-  const allowedOrigin = async (form: FormRow, origin: string | undefined): Promise<boolean> => {
-    if (!origin) return true; // not a browser's cross-origin call (curl, a server)
-    if (origin === apiOrigin) return true;
-    let hostname: string;
-    try {
-      hostname = new URL(origin).hostname.toLowerCase();
-    } catch {
-      return false;
-    }
-    return (await platform.accountHosts(form.accountId, config.sitesDomain)).includes(hostname);
-  };
+  /** The origins of the account's sites and custom domains, and the API's own, as browsers send them. */
+  const allowedOrigins = async (form: FormRow): Promise<string[]> => [
+    apiOrigin,
+    ...(await platform.accountHosts(form.accountId, config.sitesDomain)).map((host) =>
+      hostOrigin(config.baseUrl, host),
+    ),
+  ];
 
   const loadForm = async (req: Request): Promise<FormRow> => {
     const form = await forms.byUuid(String(req.params.uuid));
@@ -67,11 +69,14 @@ export function publicFormRoutes(deps: {
     return form;
   };
 
+  /** No Origin (curl, a server) passes without CORS; else it must equal an allowed origin (spec 5.6's rule). */
   const cors = async (req: Request, res: Response, form: FormRow): Promise<boolean> => {
-    const origin = req.get('origin');
     res.vary('Origin');
-    if (!(await allowedOrigin(form, origin))) return false;
-    if (origin) res.set('Access-Control-Allow-Origin', origin);
+    const sent = req.get('origin');
+    if (sent === undefined) return true;
+    const origin = matchedOrigin(sent, await allowedOrigins(form));
+    if (origin === undefined) return false;
+    res.set('Access-Control-Allow-Origin', origin);
     return true;
   };
 

@@ -1,7 +1,9 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Config } from '../config/index.js';
 import { AppError } from '../errors/index.js';
+import { matchedOrigin, originHost } from '../http/index.js';
+import type { Platform } from '../platform/index.js';
 import type { Grant, TokenGrants } from './grants.js';
-import { originAllowed } from './origins.js';
 import type { SignedIn, UserPools } from './users.js';
 
 declare module 'express-serve-static-core' {
@@ -21,18 +23,18 @@ export function grantOf(req: Request): Grant {
 
 /**
  * Every call with a scoped token: the token must be valid (401) and the request's `Origin` one of
- * the site's origins (403, spec 5.6). The allowed origin is granted CORS on the answer.
+ * the site's origins, exactly as serialised (403, spec 5.6). That origin is granted CORS on the answer.
  */
 export function scopedToken(deps: { grants: TokenGrants }): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {
     deps.grants.resolve(req.get('x-sqlite-token')).then((grant) => {
-      const origin = req.get('origin');
-      if (!originAllowed(origin, grant.origins))
+      const origin = matchedOrigin(req.get('origin'), grant.origins);
+      if (origin === undefined)
         return next(
           new AppError('SQLITE_FORBIDDEN', { message: 'Request Origin is not permitted for this token.' }),
         );
       res.vary('Origin');
-      res.set('Access-Control-Allow-Origin', origin!);
+      res.set('Access-Control-Allow-Origin', origin);
       req.sqlite = grant;
       next();
     }, next);
@@ -41,20 +43,39 @@ export function scopedToken(deps: { grants: TokenGrants }): RequestHandler {
 
 /**
  * CORS preflight for /api/v1/sqlite/*: a browser sends no credential on a preflight, so the real
- * check happens on the call itself (token and Origin above); the preflight only lets it be sent.
+ * check happens on the call itself (token and Origin above); the preflight only lets it be sent,
+ * and only from the exact origin of a site (its subdomain or a custom domain). Any other Origin
+ * gets the 204 without CORS headers, so the browser sends nothing.
  */
-export const sqlitePreflight: RequestHandler = (req, res, next) => {
-  if (req.method !== 'OPTIONS' || !req.path.startsWith('/api/v1/sqlite/')) return next();
-  const origin = req.get('origin');
-  if (origin) {
-    res.vary('Origin');
-    res.set('Access-Control-Allow-Origin', origin);
-    res.set('Access-Control-Allow-Methods', 'GET, POST, PATCH, DELETE');
-    res.set('Access-Control-Allow-Headers', SQLITE_HEADERS.join(', '));
-    res.set('Access-Control-Max-Age', '600');
-  }
-  res.status(204).end();
-};
+export function sqlitePreflight(deps: {
+  config: Pick<Config, 'baseUrl' | 'sitesDomain'>;
+  platform: Pick<Platform, 'siteBySlug' | 'siteByCustomDomain'>;
+}): RequestHandler {
+  const sitesSuffix = `.${deps.config.sitesDomain.toLowerCase()}`;
+  const isSiteHost = async (host: string): Promise<boolean> => {
+    if (host.endsWith(sitesSuffix)) {
+      const slug = host.slice(0, -sitesSuffix.length);
+      return !slug.includes('.') && (await deps.platform.siteBySlug(slug)) !== undefined;
+    }
+    return (await deps.platform.siteByCustomDomain(host)) !== undefined;
+  };
+  return (req, res, next) => {
+    if (req.method !== 'OPTIONS' || !req.path.startsWith('/api/v1/sqlite/')) return next();
+    const origin = req.get('origin');
+    const host = originHost(deps.config.baseUrl, origin);
+    if (origin !== undefined) res.vary('Origin');
+    if (host === undefined) return void res.status(204).end();
+    isSiteHost(host).then((site) => {
+      if (site) {
+        res.set('Access-Control-Allow-Origin', origin);
+        res.set('Access-Control-Allow-Methods', 'GET, POST, PATCH, DELETE');
+        res.set('Access-Control-Allow-Headers', SQLITE_HEADERS.join(', '));
+        res.set('Access-Control-Max-Age', '600');
+      }
+      res.status(204).end();
+    }, next);
+  };
+}
 
 /** The signed-in user of `X-Sqlite-User-Token` (401 when the header is missing or the session bad). */
 export async function signedIn(req: Request, users: UserPools): Promise<SignedIn> {

@@ -1,10 +1,9 @@
 import type { FastPath } from '../http/index.js';
-import { parseOrThrow, plainJsonBody, rawRoute, readJsonBody } from '../http/index.js';
+import { matchedOrigin, parseOrThrow, plainJsonBody, rawRoute, readJsonBody } from '../http/index.js';
 import type { Logger } from '../observability/index.js';
 import { CRUD_CALLS, runCrud, type CrudOp } from './crud-ops.js';
 import type { TokenGrants } from './grants.js';
 import type { LocalShard } from './local-shard.js';
-import { originAllowed } from './origins.js';
 import { SHARD_SECRET_HEADER, sameSecret } from './proxy.js';
 import type { Shards } from './shards.js';
 import type { SessionCache } from './sessions.js';
@@ -46,15 +45,15 @@ export function sqliteFastPath(deps: {
       Promise.all([deps.grants.resolve(token), forwarded === undefined ? undefined : deps.secret()])
         .then(
           ([grant, secret]) => {
-            const origin = req.headers.origin;
+            const origin = matchedOrigin(req.headers.origin, grant.origins);
             if (
-              !originAllowed(origin, grant.origins) ||
+              origin === undefined ||
               (secret && !(typeof forwarded === 'string' && sameSecret(forwarded, secret))) ||
               grant.database.shard !== deps.shards.self.name
             )
               return toExpress();
             res.setHeader('Vary', 'Origin');
-            res.setHeader('Access-Control-Allow-Origin', origin!);
+            res.setHeader('Access-Control-Allow-Origin', origin);
             call.serve(
               req,
               res,

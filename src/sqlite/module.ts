@@ -39,7 +39,7 @@ export function sqliteModule(deps: {
     fastPath: sqliteFastPath({ ...deps, secret }),
     routes: (registry) => {
       const router = Router();
-      router.use(sqlitePreflight);
+      router.use(sqlitePreflight(deps));
       router.use(
         routeToOwner({
           grants: deps.grants,

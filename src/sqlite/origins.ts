@@ -1,4 +1,5 @@
 import type { Config } from '../config/index.js';
+import { hostOrigin } from '../http/index.js';
 import type { Platform } from '../platform/index.js';
 
 /**
@@ -13,20 +14,6 @@ export async function siteOrigins(
 ) {
   const routing = await platform.siteRouting(siteId);
   if (!routing || routing.detached) return [];
-  const base = new URL(config.baseUrl);
-  const port = base.port ? `:${base.port}` : '';
   const hosts = [`${routing.slug}.${config.sitesDomain}`, ...routing.customDomains];
-  return hosts.map((host) => `${base.protocol}//${host.toLowerCase()}${port}`);
-}
-
-/** Whether `origin` (the request's header, as sent) is one of `allowed`. */
-export function originAllowed(origin: string | undefined, allowed: readonly string[]): boolean {
-  if (!origin) return false;
-  let normalised: string;
-  try {
-    normalised = new URL(origin).origin;
-  } catch {
-    return false;
-  }
-  return allowed.includes(normalised);
+  return hosts.map((host) => hostOrigin(config.baseUrl, host));
 }

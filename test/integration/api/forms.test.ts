@@ -369,6 +369,39 @@ describe.each(backends)('forms API on %s', (backend) => {
     expect(cross.status).toBe(403);
   });
 
+  it('grants CORS only to an Origin equal to a site’s serialised origin', async () => {
+    const api = await freshForms();
+    const form = await api.createOk();
+    const host = `${api.site.slug}.localhost:8080`;
+    for (const origin of [
+      `http://${host}/`,
+      `http://${host}/contact.html?x=1`,
+      `http://${host.toUpperCase()}`,
+      `http://user@${host}`,
+      `blob:http://${host}/4d1c2c2e-54d4-4b8f-9f0b-1f0f3b1f8f3a`,
+      `https://${host}`,
+      `http://${api.site.slug}.localhost:9999`,
+      'null',
+    ]) {
+      const preflight = await fixture.hp.request(`/f/${form.uuid}`, {
+        method: 'OPTIONS',
+        headers: { origin, 'access-control-request-method': 'POST' },
+      });
+      expect(preflight.headers.get('access-control-allow-origin'), origin).toBeNull();
+      const res = await api.submit(form.uuid, { name: 'Ann', email: 'ann@example.com' }, { origin });
+      expect(res.status, origin).toBe(403);
+      expect(res.headers.get('access-control-allow-origin'), origin).toBeNull();
+    }
+    const ok = await api.submit(
+      form.uuid,
+      { name: 'Ann', email: 'ann@example.com' },
+      { origin: `http://${host}` },
+    );
+    expect(ok.status).toBe(201);
+    expect(ok.headers.get('access-control-allow-origin')).toBe(`http://${host}`);
+    expect((await api.call('GET', `/api/v1/forms/${form.id}/submissions`)).body.stats.total).toBe(1);
+  });
+
   it('answers a plain form post with a page or a redirect', async () => {
     const api = await freshForms();
     const form = await api.createOk({ name: 'Plain', fields: contactFields, success_message: 'We got <it>' });
@@ -395,6 +428,42 @@ describe.each(backends)('forms API on %s', (backend) => {
     const redirect = await post({ name: 'Bo', email: 'bo@example.com', _t_trap: '', _t_start: start });
     expect(redirect.status).toBe(303);
     expect(redirect.headers.get('location')).toBe('https://example.com/thanks');
+  });
+
+  it('stores a scripted post without either anti-spam field as spam, and the no-JS form post as legitimate', async () => {
+    const api = await freshForms();
+    const form = await api.createOk();
+    const send = (fields: Record<string, string>, urlencoded: boolean) =>
+      urlencoded
+        ? fixture.hp.request(`/f/${form.uuid}`, {
+            method: 'POST',
+            headers: {
+              'content-type': 'application/x-www-form-urlencoded',
+              'x-forwarded-for': newClientIp(),
+            },
+            body: new URLSearchParams(fields).toString(),
+          })
+        : fixture.hp.request(`/f/${form.uuid}`, {
+            method: 'POST',
+            headers: { 'x-forwarded-for': newClientIp() },
+            json: fields,
+          });
+    // What a naive bot sends: the fields, nothing else (JSON and a plain post alike).
+    expect((await send({ name: 'Bot Json', email: 'bot1@example.com' }, false)).status).toBe(201);
+    expect((await send({ name: 'Bot Plain', email: 'bot2@example.com' }, true)).status).toBe(201);
+    // The embedded form with JavaScript off: both inputs are posted, `_t_start` empty.
+    expect(
+      (await send({ name: 'No Script', email: 'ns@example.com', _t_trap: '', _t_start: '' }, true)).status,
+    ).toBe(201);
+    const list = await api.call('GET', `/api/v1/forms/${form.id}/submissions`);
+    const byName = Object.fromEntries(list.body.submissions.map((s: Json) => [s.data.name, s]));
+    for (const bot of ['Bot Json', 'Bot Plain']) {
+      expect(byName[bot], bot).toMatchObject({ is_spam: true });
+      expect(byName[bot].spam_score).toBeGreaterThanOrEqual(70);
+      const one = await api.call('GET', `/api/v1/forms/${form.id}/submissions/${byName[bot].uuid}`);
+      expect(one.body.submission.spam_reasons).toContain('no_anti_spam_fields');
+    }
+    expect(byName['No Script']).toMatchObject({ is_spam: false });
   });
 
   it('never lets 20 concurrent submissions overshoot the monthly limit', async () => {

@@ -151,6 +151,50 @@ describe.each(backends)('SQLite tokens and end users on %s', (backend) => {
     expect(preflight.headers.get('access-control-allow-headers')).toContain('X-Sqlite-Token');
   });
 
+  it('accepts only an Origin equal to the site’s serialised origin, and echoes only that one', async () => {
+    const api = await fresh();
+    const token = await api.token({ path: 'origin.sqlite', name: 'o', requireUserAuth: false });
+    const host = new URL(api.origin).host;
+    const lookalikes = [
+      `${api.origin}/`,
+      `${api.origin}/path?x=1`,
+      `http://${host.toUpperCase()}`,
+      `http://user@${host}`,
+      `blob:${api.origin}/4d1c2c2e-54d4-4b8f-9f0b-1f0f3b1f8f3a`,
+      `https://${host}`,
+      `http://${api.site.slug}.localhost`,
+      'null',
+    ];
+    for (const origin of lookalikes) {
+      // query (the fast path when owned) and auth/me (Express) alike.
+      for (const [method, path, json] of [
+        ['POST', '/api/v1/sqlite/query', { sql: 'SELECT 1' }],
+        ['GET', '/api/v1/sqlite/auth/me', undefined],
+      ] as const) {
+        const res = await api.call(method, path, { json, headers: { 'x-sqlite-token': token, origin } });
+        expect(res.status, `${origin} ${path}`).toBe(403);
+        expect(res.headers.get('access-control-allow-origin'), origin).toBeNull();
+      }
+      const preflight = await api.call('OPTIONS', '/api/v1/sqlite/query', {
+        headers: { origin, 'access-control-request-method': 'POST' },
+      });
+      expect(preflight.status).toBe(204);
+      expect(preflight.headers.get('access-control-allow-origin'), origin).toBeNull();
+    }
+    const ok = await api.scoped(token, 'POST', '/api/v1/sqlite/query', { sql: 'SELECT 1 AS one' });
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get('access-control-allow-origin')).toBe(api.origin);
+    // A preflight from a host that is no site is not granted either (it carries no token).
+    const stranger = await api.call('OPTIONS', '/api/v1/sqlite/query', {
+      headers: { origin: 'http://no-such-site-here.localhost:8080', 'access-control-request-method': 'POST' },
+    });
+    expect(stranger.headers.get('access-control-allow-origin')).toBeNull();
+    const preflight = await api.call('OPTIONS', '/api/v1/sqlite/query', {
+      headers: { origin: api.origin, 'access-control-request-method': 'POST' },
+    });
+    expect(preflight.headers.get('access-control-allow-origin')).toBe(api.origin);
+  });
+
   it('registers: never public, the first user by the master key is admin, later ones users', async () => {
     const api = await fresh();
     const token = await api.token();
