@@ -13,6 +13,8 @@ export interface SpamInput {
   trap: string | undefined;
   /** `_t_start` in Unix seconds; undefined when missing or not a number. */
   startedAt: number | undefined;
+  /** Whether the body carried `_t_start` at all (even empty, as a form posted without JavaScript does). */
+  startSent: boolean;
   /** Now, in Unix milliseconds. */
   now: number;
   /** Submissions to the same form with the same content in the last 24 hours (this one excluded). */
@@ -114,13 +116,20 @@ export const SPAM_SIGNALS: readonly SpamSignal[] = [
     points: ({ input }) => (input.trap !== undefined && input.trap !== '' ? 100 : 0),
   },
   {
+    // The embedded form always posts both (empty without JavaScript): a post with neither was
+    // written by a script that never loaded the form.
+    reason: 'no_anti_spam_fields',
+    description: 'neither `_t_trap` nor `_t_start` was sent (not posted from the embedded form): 70',
+    points: ({ input }) => (input.trap === undefined && !input.startSent ? 70 : 0),
+  },
+  {
     reason: 'no_start_time',
     description: '`_t_start` is missing or not a number (also a browser with JavaScript off): 40',
     points: ({ input }) => (input.startedAt === undefined ? 40 : 0),
   },
   {
     reason: 'start_time_in_future',
-    description: `\`_t_start\` more than ${FUTURE_TOLERANCE_SECONDS} s ahead of the server's clock: 50`,
+    description: `\`_t_start\` more than ${FUTURE_TOLERANCE_SECONDS} s ahead of the server's clock (beyond clock skew): 50 more`,
     points: ({ input }) =>
       input.startedAt !== undefined && input.startedAt * 1000 > input.now + FUTURE_TOLERANCE_SECONDS * 1000
         ? 50
@@ -128,13 +137,11 @@ export const SPAM_SIGNALS: readonly SpamSignal[] = [
   },
   {
     reason: 'submitted_too_fast',
-    description: `sent less than ${MIN_FILL_SECONDS} s after the form was shown: 80`,
-    points: ({ input }) => {
-      if (input.startedAt === undefined) return 0;
-      const elapsedMs = input.now - input.startedAt * 1000;
-      const inFuture = elapsedMs < -FUTURE_TOLERANCE_SECONDS * 1000;
-      return !inFuture && elapsedMs < MIN_FILL_SECONDS * 1000 ? 80 : 0;
-    },
+    // Any start time in the future counts too (with the future signal on top beyond the
+    // tolerance), so a start time further ahead never scores lower than a nearer one.
+    description: `sent less than ${MIN_FILL_SECONDS} s after the form was shown, or with a start time in the future: 80`,
+    points: ({ input }) =>
+      input.startedAt !== undefined && input.now - input.startedAt * 1000 < MIN_FILL_SECONDS * 1000 ? 80 : 0,
   },
   {
     reason: 'links',

@@ -78,6 +78,7 @@ export class Submissions {
         fieldTypes: Object.fromEntries(form.fields.map((f) => [f.name, f.type])),
         trap: trapValue(request.body._t_trap),
         startedAt: parseStartedAt(request.body._t_start),
+        startSent: request.body._t_start !== undefined && request.body._t_start !== null,
         now: Date.now(),
         identicalRecentCount: recent.identical,
         ipRecentCount: recent.fromIp,

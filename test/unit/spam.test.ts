@@ -19,6 +19,7 @@ function input(overrides: Partial<SpamInput> = {}): SpamInput {
     fieldTypes: { name: 'text', email: 'email', message: 'textarea' },
     trap: '',
     startedAt: nowSeconds - 30,
+    startSent: true,
     now: NOW,
     identicalRecentCount: 0,
     ipRecentCount: 0,
@@ -53,8 +54,6 @@ describe('scoreSubmission: each signal alone', () => {
     ['honeypot_filled', { trap: 'http://spam.example' }, 100, true],
     ['honeypot_filled', { trap: ' ' }, 100, true],
     ['no_start_time', { startedAt: undefined }, 40, false],
-    ['start_time_in_future', { startedAt: nowSeconds + 61 }, 50, false],
-    ['start_time_in_future', { startedAt: nowSeconds + 86_400 }, 50, false],
     ['submitted_too_fast', { startedAt: nowSeconds }, 80, true],
     ['submitted_too_fast', { startedAt: nowSeconds - 2.999 }, 80, true],
     ['submitted_too_fast', { startedAt: nowSeconds - 2 }, 80, true],
@@ -122,6 +121,49 @@ describe('scoreSubmission: each signal alone', () => {
   });
 });
 
+describe('scoreSubmission: a post without the form’s anti-spam fields', () => {
+  const scripted = (overrides: Partial<SpamInput> = {}) =>
+    input({ trap: undefined, startedAt: undefined, startSent: false, ...overrides });
+
+  it('neither `_t_trap` nor `_t_start` (a naive bot) is spam on its own', () => {
+    const result = scoreSubmission(scripted());
+    expect(result.isSpam).toBe(true);
+    expect(result.reasons).toEqual(['no_anti_spam_fields', 'no_start_time']);
+    // The signal alone reaches the threshold (here with a valid start time so no other applies).
+    const alone = scoreSubmission(scripted({ startedAt: nowSeconds - 30 }));
+    expect(alone).toEqual({ score: SPAM_THRESHOLD, isSpam: true, reasons: ['no_anti_spam_fields'] });
+  });
+
+  it('the embedded form without JavaScript (both sent, `_t_start` empty) is not spam', () => {
+    const noScript = scoreSubmission(input({ trap: '', startedAt: undefined, startSent: true }));
+    expect(noScript).toEqual({ score: 40, isSpam: false, reasons: ['no_start_time'] });
+  });
+
+  it('either field alone is the form’s (an empty honeypot, or a start time)', () => {
+    expect(scoreSubmission(scripted({ trap: '' })).isSpam).toBe(false);
+    expect(scoreSubmission(scripted({ startedAt: nowSeconds - 30, startSent: true })).score).toBe(0);
+  });
+});
+
+describe('scoreSubmission: start times in the future', () => {
+  it('a start time further in the future never scores lower', () => {
+    let previous = 0;
+    for (let ahead = -10; ahead <= 86_400; ahead += ahead < 300 ? 1 : 997) {
+      const { score } = scoreSubmission(input({ startedAt: nowSeconds + ahead }));
+      expect(score, `${ahead} s ahead`).toBeGreaterThanOrEqual(previous);
+      previous = score;
+    }
+    const near = scoreSubmission(input({ startedAt: nowSeconds + 30 }));
+    const far = scoreSubmission(input({ startedAt: nowSeconds + 120 }));
+    expect(near).toEqual({ score: 80, isSpam: true, reasons: ['submitted_too_fast'] });
+    expect(far).toEqual({
+      score: 100,
+      isSpam: true,
+      reasons: ['start_time_in_future', 'submitted_too_fast'],
+    });
+  });
+});
+
 describe('scoreSubmission: combinations that cross the threshold', () => {
   it.each<[string, SpamInput, string[], number]>([
     [
@@ -133,8 +175,8 @@ describe('scoreSubmission: combinations that cross the threshold', () => {
     [
       'start in the future + spam phrases',
       withMessage('casino bonus, click here', { startedAt: nowSeconds + 3600 }),
-      ['start_time_in_future', 'spam_phrases'],
-      95,
+      ['start_time_in_future', 'submitted_too_fast', 'spam_phrases'],
+      100,
     ],
     [
       'repeated 3 times + burst from the IP',
@@ -209,6 +251,7 @@ describe('the signal table', () => {
     expect(new Set(reasons).size).toBe(reasons.length);
     expect(reasons).toEqual([
       'honeypot_filled',
+      'no_anti_spam_fields',
       'no_start_time',
       'start_time_in_future',
       'submitted_too_fast',
