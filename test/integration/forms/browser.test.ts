@@ -35,7 +35,9 @@ describe('form snippets in a real browser (Chromium)', () => {
       fields: contactFields,
       success_message: 'Thanks, we will write back.',
     });
-    siteOrigin = `http://${site.slug}.localhost:${hp.port}`;
+    // The site's origin as the platform states it (the base URL's scheme and port): the Origin the
+    // browser sends must equal it (spec 5.6's rule, forms alike).
+    siteOrigin = `http://${site.slug}.localhost:8080`;
     const html = (await api.call('GET', `/api/v1/forms/${form.id}/embed/html`)).body.snippet as string;
     await upload(hp, site, 'contact.html', page('Contact', html));
 
@@ -82,15 +84,16 @@ describe('form snippets in a real browser (Chromium)', () => {
   });
 
   /**
-   * A page whose calls to the configured base URL (http://localhost:8080) reach the test server's
-   * real port: the snippet is used exactly as served, only the address is mapped.
+   * A page whose requests to the configured base URL and site hosts (http://[<slug>.]localhost:8080)
+   * reach the test server's real port, unseen by the page: the snippet is used exactly as served,
+   * only the address is mapped.
    */
   async function openPage(url: string, { javaScript = true } = {}): Promise<Page> {
     const tab = await browser.newPage();
     await tab.setJavaScriptEnabled(javaScript);
     await tab.setRequestInterception(true);
     tab.on('request', (req) => {
-      const target = req.url().replace(/^http:\/\/localhost:8080\//, `http://localhost:${hp.port}/`);
+      const target = req.url().replace(/^(http:\/\/(?:[a-z0-9-]+\.)?localhost):8080\//, `$1:${hp.port}/`);
       void (target === req.url() ? req.continue() : req.continue({ url: target }));
     });
     await tab.goto(url, { waitUntil: 'load' });
