@@ -1,4 +1,7 @@
-import { MAX_PATH_BYTES, MAX_SEGMENT_BYTES } from '../files/index.js';
+import { MAX_PATH_BYTES, MAX_SEGMENT_BYTES, namesDatabaseFile } from '../files/index.js';
+
+// One rule for what the files API refuses to create and what the edge refuses to serve.
+export { namesDatabaseFile };
 
 const HOSTNAME = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*$/;
 
@@ -31,21 +34,6 @@ export function decodeSitePath(urlPath: string): string | undefined {
   if (Buffer.byteLength(relative) > MAX_PATH_BYTES) return undefined;
   if (segments.some((s) => Buffer.byteLength(s) > MAX_SEGMENT_BYTES)) return undefined;
   return relative;
-}
-
-// SQLite database files and their companions (write-ahead log, shared memory, rollback journal).
-const SQLITE_FILE = /\.(?:sqlite3?|db3?)(?:-(?:wal|shm|journal))?$/;
-
-/**
- * Is a decoded site path (or any folder on it) named like an SQLite database file? The edge never
- * serves those, whatever the spelling: case, trailing dots and spaces (which some file systems and
- * clients drop) and empty segments are ignored before matching.
- */
-export function namesDatabaseFile(sitePath: string): boolean {
-  const lower = sitePath.toLowerCase();
-  // Fast path: nothing that could be an extension of the list.
-  if (!lower.includes('.db') && !lower.includes('.sqlite')) return false;
-  return lower.split('/').some((segment) => SQLITE_FILE.test(segment.replace(/[.\s]+$/, '')));
 }
 
 // A fingerprint in a file name: `app.3f2a9c1b.js`, `index-BdOrXo1B.js`, `chunk.0a1b2c3d4e5f.css`.

@@ -6,7 +6,7 @@ import type { FilesService } from './service.js';
 
 // The files domain's public face: the per-site file index, its bytes, folders and videos.
 export { FilesService, MAX_FILE_BYTES, MAX_VIDEO_BYTES, type FileRecord } from './service.js';
-export { MAX_PATH_BYTES, MAX_SEGMENT_BYTES, normalizeSitePath } from './paths.js';
+export { MAX_PATH_BYTES, MAX_SEGMENT_BYTES, namesDatabaseFile, normalizeSitePath } from './paths.js';
 export { databasePath } from './schemas.js';
 export { contentTypeFor } from './file-types.js';
 

@@ -24,22 +24,52 @@ const FORBIDDEN_BEFORE = /[\u0000-\u001f\u007f\\]/;
 // A lone UTF-16 surrogate is not Unicode text: it cannot be stored or served as UTF-8.
 const LONE_SURROGATE = /\p{Surrogate}/u;
 
+// SQLite database files and their companions (write-ahead log, shared memory, rollback journal).
+const SQLITE_FILE = /\.(?:sqlite3?|db3?)(?:-(?:wal|shm|journal))?$/;
+
+/** Is this one segment named like an SQLite database file (any case, trailing dots and spaces ignored)? */
+function isDatabaseName(segment: string): boolean {
+  return SQLITE_FILE.test(segment.toLowerCase().replace(/[.\s]+$/, ''));
+}
+
+/**
+ * Is a site path (or any folder on it) named like an SQLite database file? The edge never serves
+ * those, whatever the spelling: case, trailing dots and spaces (which some file systems and
+ * clients drop) and empty segments are ignored before matching. The files API refuses to create
+ * such a path (`normalizeSitePath`), so every URL it answers with can be served.
+ */
+export function namesDatabaseFile(sitePath: string): boolean {
+  const lower = sitePath.toLowerCase();
+  // Fast path: nothing that could be an extension of the list.
+  if (!lower.includes('.db') && !lower.includes('.sqlite')) return false;
+  return lower.split('/').some(isDatabaseName);
+}
+
+/** What `normalizeSitePath` answers when a segment is named like a database file. */
+const DATABASE_NAME_RULE =
+  'must not contain a folder named like an SQLite database file (.db, .db3, .sqlite, .sqlite3, or with -wal, -shm, -journal), in any case: the site never serves such paths';
+
 /**
  * Validates a client-supplied site path and returns its canonical form (NFC, no trailing slash).
  * Paths are relative to the site root: absolute paths, `.`/`..` segments, empty segments,
  * backslashes, control characters and unpaired surrogates are refused, so no path can leave its
- * site and every path is storable as UTF-8.
+ * site and every path is storable as UTF-8. A new path may not pass through a folder named like
+ * an SQLite database file, nor be a folder so named (the edge never serves them); a file's own
+ * name is left to the extension check (no allowed extension is a database's).
  */
 export function normalizeSitePath(
   input: unknown,
   field = 'path',
-  /** `existing`: a path that names something already stored (get, delete, a rename's source). */
-  purpose: 'create' | 'existing' = 'create',
+  /**
+   * `create`: a new file's path (or a database's: its folders are checked); `folder`: a new
+   * folder's; `existing`: a path that names something already stored (get, delete, a rename's source).
+   */
+  purpose: 'create' | 'folder' | 'existing' = 'create',
 ): string {
   if (typeof input !== 'string' || input.length === 0) {
     throw invalidPath(`${field} is required and must be a non-empty string`);
   }
-  if ((purpose === 'create' ? FORBIDDEN : FORBIDDEN_BEFORE).test(input)) {
+  if ((purpose === 'existing' ? FORBIDDEN_BEFORE : FORBIDDEN).test(input)) {
     throw invalidPath(
       `${field} must not contain control characters, line separators, invisible format characters or backslashes`,
     );
@@ -69,6 +99,11 @@ export function normalizeSitePath(
   }
   if (Buffer.byteLength(normalized) > MAX_PATH_BYTES) {
     throw invalidPath(`${field} must be at most ${MAX_PATH_BYTES} bytes`);
+  }
+  if (purpose !== 'existing') {
+    const checked = purpose === 'folder' ? segments : segments.slice(0, -1);
+    const named = checked.find(isDatabaseName);
+    if (named !== undefined) throw invalidPath(`${field} ${DATABASE_NAME_RULE} ("${named}")`);
   }
   return normalized;
 }

@@ -216,7 +216,7 @@ export function filesRoutes(deps: {
       },
     },
     handler: async ({ req, res, query, body }) => {
-      const folder = normalizeSitePath(body.path);
+      const folder = normalizeSitePath(body.path, 'path', 'folder');
       const site = await siteForRequest(req, platform, query.site_id);
       const created = await files.createFolder(site.id, folder);
       res.json({
@@ -243,7 +243,7 @@ export function filesRoutes(deps: {
     },
     handler: async ({ req, res, query, body }) => {
       const oldPath = normalizeSitePath(body.old_path, 'old_path', 'existing');
-      const newPath = normalizeSitePath(body.new_path, 'new_path');
+      const newPath = normalizeSitePath(body.new_path, 'new_path', 'folder');
       const site = await siteForRequest(req, platform, query.site_id);
       const moved = await files.renameFolder(site.id, oldPath, newPath);
       res.json({

@@ -12,11 +12,18 @@ const F = FORBIDDEN_PATH_CHARS;
 const SEGMENT = `[^/\\s.${F}](?:[^/${F}]{0,253}[^/\\s${F}])?`;
 const anyCase = (ext: string) =>
   [...ext].map((c) => (/[a-z]/.test(c) ? `[${c}${c.toUpperCase()}]` : c)).join('');
-const filePattern = (extensions: Set<string>) =>
-  `^(?:${SEGMENT}/){0,31}[^/\\s.${F}][^/${F}]{0,244}\\.(?:${[...extensions].map(anyCase).join('|')})$`;
+// A new folder may not be named like an SQLite database file (paths.ts: the edge never serves one).
+const NOT_DATABASE_NAME = `(?![^/]*\\.(?:${anyCase('sqlite')}3?|${anyCase('db')}3?)(?:-(?:${['wal', 'shm', 'journal'].map(anyCase).join('|')}))?\\.*(?:/|$))`;
+const NEW_SEGMENT = `${NOT_DATABASE_NAME}${SEGMENT}`;
+/** `existing`: a stored file's path, which may predate the database-name rule. */
+const filePattern = (extensions: Set<string>, existing = false) =>
+  `^(?:${existing ? SEGMENT : NEW_SEGMENT}/){0,31}[^/\\s.${F}][^/${F}]{0,244}\\.(?:${[...extensions].map(anyCase).join('|')})$`;
 const PATH_RULES =
   'Relative to the site root: no leading "/", no empty, "." or ".." segments, no control characters, ' +
   'line separators, invisible format characters or backslashes; at most 32 segments, 1024 bytes in all, 255 bytes a segment.';
+const NEW_PATH_RULES =
+  `${PATH_RULES} No folder on it may be named like an SQLite database file (ending .db, .db3, .sqlite, .sqlite3, ` +
+  'or those with -wal, -shm, -journal, in any case): the site never serves such paths.';
 
 /** A file or folder path (documented rules; checked by normalizeSitePath). */
 export const sitePath = (description: string) =>
@@ -26,13 +33,21 @@ export const sitePath = (description: string) =>
     .meta({ pattern: `^${SEGMENT}(?:/${SEGMENT}){0,31}/?$`, maxLength: 1024 })
     .describe(`${description}. ${PATH_RULES}`);
 
+/** A new folder's path: the path rules, and no segment named like an SQLite database file. */
+const newFolderPath = (description: string) =>
+  z
+    .string()
+    .min(1)
+    .meta({ pattern: `^${NEW_SEGMENT}(?:/${NEW_SEGMENT}){0,31}/?$`, maxLength: 1024 })
+    .describe(`${description}. ${NEW_PATH_RULES}`);
+
 /** A path to upload to, ending in one of the allowed extensions. */
 const filePath = (description: string, extensions: Set<string>) =>
   z
     .string()
     .min(1)
     .meta({ pattern: filePattern(extensions), maxLength: 1024 })
-    .describe(`${description}. Allowed extensions: ${[...extensions].join(', ')}. ${PATH_RULES}`);
+    .describe(`${description}. Allowed extensions: ${[...extensions].join(', ')}. ${NEW_PATH_RULES}`);
 
 /** A SQLite database path (the SQLite domain's install): the path rules, ending in .sqlite or .db. */
 export const databasePath = (description: string) => filePath(description, new Set(['sqlite', 'db']));
@@ -80,7 +95,7 @@ export const uploadBody = z
 
 export const renameBody = z.object({
   old_path: sitePath('The current path'),
-  new_path: sitePath('The new path: not old_path itself, nor inside it (409)'),
+  new_path: newFolderPath('The new path: not old_path itself, nor inside it (409)'),
 });
 export const renameFileBody = z
   .object({
@@ -92,11 +107,11 @@ export const renameFileBody = z
   })
   .meta({
     // The kind of file is kept: written as a rule on the pair so generated clients know it.
-    if: { properties: { old_path: { pattern: filePattern(videoExtensions) } }, required: ['old_path'] },
+    if: { properties: { old_path: { pattern: filePattern(videoExtensions, true) } }, required: ['old_path'] },
     then: { properties: { new_path: { pattern: filePattern(videoExtensions) } } },
     else: { properties: { new_path: { pattern: filePattern(uploadExtensions) } } },
   });
-export const folderBody = z.object({ path: sitePath('The folder') });
+export const folderBody = z.object({ path: newFolderPath('The folder') });
 
 export const fileEntry = z.object({
   path: z.string(),

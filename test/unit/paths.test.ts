@@ -6,9 +6,13 @@ import {
   MAX_PATH_BYTES,
   MAX_PATH_SEGMENTS,
   MAX_SEGMENT_BYTES,
+  namesDatabaseFile,
   normalizeSitePath,
   pathParts,
 } from '../../src/files/paths.js';
+import { z } from 'zod';
+import { uploadExtensions, videoExtensions } from '../../src/files/file-types.js';
+import { folderBody, uploadBody } from '../../src/files/schemas.js';
 
 /** The AppError normalizeSitePath throws for `input`, or fails the test when it accepts it. */
 function refusal(input: unknown, field?: string): AppError {
@@ -172,4 +176,95 @@ describe('Unicode line and format controls', () => {
     expect(normalizeSitePath('a\u200bb.html', 'path', 'existing')).toBe('a\u200bb.html');
     expect(() => normalizeSitePath('a\u0001b.html', 'path', 'existing')).toThrow();
   });
+});
+
+describe('paths named like an SQLite database file (never served by the edge)', () => {
+  const refused = (input: string, purpose: 'create' | 'folder') => {
+    try {
+      normalizeSitePath(input, 'path', purpose);
+    } catch (err) {
+      return (
+        err instanceof AppError && err.code === 'INVALID_PATH' && /SQLite database file/.test(err.message)
+      );
+    }
+    return false;
+  };
+
+  it.each([
+    'backup.db/readme.txt',
+    'a/Data.SQLITE3/b/index.html',
+    'x.db3/a.css',
+    'x.sqlite-wal/a.css',
+    'x.db-journal/a.css',
+    'x.DB-SHM/a.css',
+    'backup.db./readme.txt',
+    'backup.db.../readme.txt',
+  ])('refuses a file under %s', (path) => expect(refused(path, 'create')).toBe(true));
+
+  it.each(['backup.db', 'a/b.sqlite', 'x.Db3', 'y.sqlite3-wal', 'z.db.'])('refuses the folder %s', (path) =>
+    expect(refused(path, 'folder')).toBe(true),
+  );
+
+  it('leaves a file’s own name to the extension check, and a database path’s last segment alone', () => {
+    expect(normalizeSitePath('data/app.sqlite', 'path', 'create')).toBe('data/app.sqlite');
+    expect(refused('data.db/app.sqlite', 'create')).toBe(true);
+  });
+
+  it.each([
+    'db/readme.txt',
+    'my.dbx/a.html',
+    'notes.db.d/a.html',
+    'sqlite/a.html',
+    'a.db.html',
+    'x.db3x/y.js',
+  ])('accepts the look-alike %s', (path) => expect(normalizeSitePath(path)).toBe(path));
+
+  it('agrees with the edge: no path accepted for a new file with an allowed extension is refused by it', () => {
+    const folders = ['db', 'x.db', 'X.DB.', 'a.sqlite3', 'b.sqlite-wal', 'c.db3', 'd.dbx', 'e.db.d', 'plain'];
+    const names = ['index', 'x.db', 'y.sqlite'];
+    for (const ext of [...uploadExtensions, ...videoExtensions])
+      for (const folder of folders)
+        for (const name of names) {
+          const path = `${folder}/${name}.${ext}`;
+          let accepted = true;
+          try {
+            normalizeSitePath(path);
+          } catch {
+            accepted = false;
+          }
+          expect(accepted && namesDatabaseFile(path), path).toBe(false);
+          expect(accepted || namesDatabaseFile(path), path).toBe(true);
+        }
+  });
+
+  it('never refuses an existing path: one stored before the rule can still be read, moved and deleted', () => {
+    expect(normalizeSitePath('backup.db/readme.txt', 'path', 'existing')).toBe('backup.db/readme.txt');
+  });
+});
+
+describe('the documented path patterns follow the database-name rule (the fuzzer sends what they allow)', () => {
+  const pattern = (schema: z.ZodType, key: string) =>
+    new RegExp(
+      (z.toJSONSchema(schema, { io: 'input' }) as { properties: Record<string, { pattern: string }> })
+        .properties[key]!.pattern,
+    );
+
+  it.each([
+    ['backup.db', false],
+    ['a/Backup.DB', false],
+    ['x.db.', false],
+    ['x.sqlite3-wal', false],
+    ['db', true],
+    ['my.dbx', true],
+    ['notes.db.d', true],
+    ['a/b', true],
+  ])('folder %s: %s', (path, allowed) => expect(pattern(folderBody, 'path').test(path)).toBe(allowed));
+
+  it.each([
+    ['backup.db/readme.txt', false],
+    ['x.DB3/a.css', false],
+    ['db/a.html', true],
+    ['a.db.html', true],
+    ['x/y.db.d/a.html', true],
+  ])('upload %s: %s', (path, allowed) => expect(pattern(uploadBody, 'path').test(path)).toBe(allowed));
 });

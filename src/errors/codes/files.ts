@@ -9,7 +9,8 @@ export const fileErrors = {
     status: 400,
     error: 'Invalid path',
     message: (p) => p.message,
-    description: 'A site path is empty, absolute, has `.`/`..` or empty segments, or forbidden characters',
+    description:
+      'A site path is empty, absolute, has `.`/`..` or empty segments, or forbidden characters; or a new path has a folder named like an SQLite database file',
   }),
   INVALID_FILE_TYPE: define<WithMessage>({
     status: 400,
