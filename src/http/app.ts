@@ -4,13 +4,14 @@ import express, { type Express } from 'express';
 import type { BlobStore } from '../blob/index.js';
 import type { Config } from '../config/index.js';
 import { normalizeHost, type Edge, type HostRoute } from '../edge/index.js';
-import type { Logger } from '../observability/index.js';
+import { boundRequestMetrics, type Logger } from '../observability/index.js';
 import type { Store } from '../store/index.js';
 import { errorHandler, notFoundHandler } from './errors.js';
 import { requestLogging, requestMetrics, requestTracing } from './middleware.js';
 import type { Authenticators, DomainModule } from './module.js';
 import { docsRoutes } from './docs.js';
 import { buildOpenApi } from './openapi.js';
+import { toOriginForm } from './request-target.js';
 import { methodNotAllowed, RouteRegistry } from './route.js';
 
 /** Roles served by createApp; the `controller` role has its own small app (createControllerApp). */
@@ -81,7 +82,13 @@ export function createApp(parts: AppParts, role: Role): RequestListener {
   }
   app.use(errorHandler(logger));
   const api = role === 'edge' ? app : fastPathsFirst(app, parts, role);
-  return role === 'api' ? api : siteHostsFirst(api, parts, role);
+  const listener = role === 'api' ? api : siteHostsFirst(api, parts, role);
+  // An absolute-form target's authority is the request's host (RFC 9112 §3.2.2), for every role.
+  const refused = boundRequestMetrics(role, 'request_target');
+  return (req, res) => {
+    if (toOriginForm(req, res)) listener(req, res);
+    else refused(req.method ?? 'GET', 400, 0);
+  };
 }
 
 /** The domains' fast paths (their hottest API calls, without Express), then Express. */

@@ -274,7 +274,10 @@ export function buildOpenApi(
     info: {
       title: 'Hostplane hosting API',
       version: '1.0.0',
-      description: 'Static sites, files, folders, videos, storage quotas and temporary publishing.',
+      description:
+        'Static sites, files, folders, videos, storage quotas and temporary publishing. ' +
+        'A request whose target is in absolute-form (`GET http://host/path`) is served for the host it names, not its `Host` header (RFC 9112 section 3.2.2); ' +
+        'an absolute target that is not an http(s) URL naming a host (another scheme, userinfo, no host) is answered 400 `{error: "Bad Request", message}` on every path.',
     },
     servers: [{ url: serverUrl }],
     components: { securitySchemes, schemas },

@@ -135,6 +135,68 @@ describe.each(backends)('edge serving (%s)', (backend) => {
     });
   });
 
+  describe('absolute-form request targets: the target’s authority wins over Host (RFC 9112 §3.2.2)', () => {
+    /** One request over a raw socket (fetch cannot send an absolute-form target). */
+    const raw = async (target: string, host: string, headers = '') => {
+      const response = await rawExchange(
+        hp.port,
+        `GET ${target} HTTP/1.1\r\nHost: ${host}\r\n${headers}Connection: close\r\n\r\n`,
+      );
+      const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(response.toString('latin1'))?.[1]);
+      return { status, body: afterHeaders(response).toString('utf8') };
+    };
+
+    it('serves the site the target names, whatever Host says, and the host cache stays right', async () => {
+      // Warm the host cache with Host: alpha first, so a cached Host cannot decide.
+      expect(await (await get(alpha, '/')).text()).toBe('<h1>alpha home</h1>');
+      const viaTarget = await raw(`http://${hostOf(beta)}/`, hostOf(alpha));
+      expect(viaTarget).toEqual({ status: 200, body: '<h1>beta home</h1>' });
+      // Alpha's file is not reachable through beta's name, nor beta's through alpha's Host.
+      expect((await raw(`http://${hostOf(beta)}/secret.html`, hostOf(alpha))).body).not.toContain('ALPHA');
+      expect(await raw(`HTTP://${hostOf(alpha).toUpperCase()}/secret.html`, hostOf(beta))).toEqual({
+        status: 200,
+        body: 'ALPHA-ONLY-SECRET',
+      });
+      // Origin-form requests after them still go by Host.
+      expect(await (await get(alpha, '/')).text()).toBe('<h1>alpha home</h1>');
+      expect(await (await get(beta, '/')).text()).toBe('<h1>beta home</h1>');
+    });
+
+    it('sends an absolute target naming the API host to the API, and one naming a site to the edge', async () => {
+      const info = await raw(
+        'http://localhost:8080/api/v1/hosting-info',
+        hostOf(alpha),
+        `X-API-Key: ${alpha.apiKey}\r\n`,
+      );
+      expect(info.status).toBe(200);
+      expect(JSON.parse(info.body)).toMatchObject({ success: true });
+      expect(await raw(`http://${hostOf(alpha)}/blog/`, 'localhost:8080')).toEqual({
+        status: 200,
+        body: '<h1>alpha blog</h1>',
+      });
+    });
+
+    it('refuses an absolute target that names no http(s) host with 400, serving nothing', async () => {
+      for (const target of [
+        `ftp://${hostOf(alpha)}/`,
+        `http://user@${hostOf(alpha)}/`,
+        'http:///index.html',
+        'http://[bad/',
+      ]) {
+        const res = await raw(target, hostOf(alpha));
+        expect(res.status, target).toBe(400);
+        expect(res.body, target).not.toContain('alpha');
+      }
+      const counted = metricValue(await scrapeMetrics(hp), 'hostplane_http_requests_total', {
+        role: 'all',
+        method: 'GET',
+        route: 'request_target',
+        status: '400',
+      });
+      expect(counted).toBeGreaterThanOrEqual(4);
+    });
+  });
+
   describe('paths', () => {
     it('serves index.html at /', async () => {
       const res = await get(alpha, '/');
