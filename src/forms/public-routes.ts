@@ -34,7 +34,7 @@ export const MAX_SUBMISSION_BODY = '128kb';
 const submitBody = z
   .record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()]))
   .describe(
-    'One key per field name holding the value, plus `_t_trap` (the honeypot: empty) and `_t_start` (Unix seconds at which the form was shown). Keys that name no field are ignored. Also accepted as application/x-www-form-urlencoded.',
+    'One key per field name holding the value, plus `_t_trap` (the honeypot: empty) and `_t_start` (Unix seconds at which the form was shown); a post with neither did not come from the embedded form and is scored as spam. Keys that name no field are ignored. Also accepted as application/x-www-form-urlencoded.',
   );
 
 /**
