@@ -211,7 +211,9 @@ static int add_refused_module(Guard *g, const char *name) {
 
 /* Every module this SQLite has registered, minus the allowlist: dbstat, fts3, fts3tokenize, fts4aux,
    geopoly, … (and sqlite_dbpage, sqlite_stmt, bytecode, tables_used, generate_series in builds that
-   have them). Asked of SQLite itself, so a build with other modules is covered without a change here. */
+   have them). Asked of SQLite itself, so a build with other modules is covered without a change here.
+   (workerd compiles its SQLite without them and refuses CREATE VIRTUAL TABLE beyond FTS5/R*Tree;
+   this build is better-sqlite3's, with dbstat, so the authorizer must refuse the eponymous reads.) */
 static int collect_refused_modules(Guard *g) {
   sqlite3_stmt *stmt = 0;
   int rc = sqlite3_prepare_v2(g->db, "SELECT name FROM pragma_module_list", -1, &stmt, 0);
