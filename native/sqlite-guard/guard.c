@@ -5,14 +5,20 @@
  *   - an authorizer (allowlists of PRAGMAs and functions in the spirit of Cloudflare workerd's
  *     src/workerd/util/sqlite.c++; only the main database; no ATTACH/DETACH, no temp objects, no
  *     transaction control, no access to the reserved tables `_meta`, `_hp_*`, `_litestream_*`,
- *     no writes to `sqlite_*`). SQLite hands the authorizer resolved names, so every spelling
+ *     no writes to `sqlite_*`, no virtual table module outside FTS5, R*Tree and the JSON and
+ *     PRAGMA table-valued functions). SQLite hands the authorizer resolved names, so every spelling
  *     ("_META", [_meta], `_Meta`, main._meta) and every path (views, triggers) arrives as `_meta`;
  *   - `sqlite3_limit` values for tenant SQL (attached databases 0);
  *   - a per-statement deadline, enforced by the progress handler (SQLITE_INTERRUPT when it passes);
  *   - the control function `_hp_guard(secret, op, ...)` through which the engine switches between
  *     its own statements ("engine" mode: trusted, no deadline) and tenant statements ("tenant"
  *     mode: guarded, deadline set). `_hp_guard('init')` hands the random secret out exactly once,
- *     to the engine, before any tenant SQL runs; tenant SQL cannot learn it, so cannot switch.
+ *     to the engine, before any tenant SQL runs; tenant SQL cannot learn it, so cannot switch;
+ *   - the "did this statement insert a row" marker: each switch to tenant mode sets the
+ *     connection's last insert rowid to NO_ROWID (the previous value kept aside, and what the
+ *     `last_insert_rowid()` SQL function answers meanwhile); the switch back restores it if the
+ *     statement inserted nothing. So the engine reads NO_ROWID after a statement that inserted no
+ *     row, and tenant SQL sees SQLite's usual value throughout.
  *
  * Extension loading is switched off for the connection (C API and SQL) once the guard is in.
  * The state lives in one struct per connection, freed with the control function (on close).
@@ -28,6 +34,11 @@ SQLITE_EXTENSION_INIT1
 
 #define SECRET_BYTES 32
 #define REASON_MAX 160
+/* Module names the build registers when a connection opens: this SQLite has about a dozen. */
+#define MODULES_MAX 64
+/* The last insert rowid while a tenant statement has inserted nothing (INT64_MIN: a rowid only a
+   tenant that inserts it explicitly can have). The engine knows it as NO_ROWID too. */
+#define NO_ROWID ((sqlite3_int64)(-9223372036854775807LL - 1))
 
 typedef struct Guard {
   sqlite3 *db;
@@ -36,6 +47,9 @@ typedef struct Guard {
   int sealed;            /* the secret has been handed out */
   int64_t deadline_ns;   /* monotonic; 0 = none */
   int timed_out;         /* the progress handler interrupted a statement since the last ask */
+  sqlite3_int64 saved_rowid; /* the last insert rowid before the current tenant statement */
+  int refused_count;
+  char *refused_modules[MODULES_MAX]; /* virtual table modules tenant SQL may not read as tables */
   char secret[SECRET_BYTES * 2 + 1];
   char reason[REASON_MAX]; /* why the authorizer last said no, for the engine's error and metrics */
 } Guard;
@@ -172,6 +186,62 @@ static int pragma_allowed(const char *pragma, const char *arg) {
   return 0;
 }
 
+/* Virtual table modules tenant SQL may use, each in tables it creates (all four need CREATE VIRTUAL
+   TABLE: none is eponymous). The JSON table-valued functions (json_each, json_tree, jsonb_each,
+   jsonb_tree) and the pragma_* ones are registered on first use, so never on the refused list; the
+   pragma_* ones run their PRAGMA, which the authorizer judges like any other. */
+static int module_allowed(const char *name) {
+  static const char *const allowed[] = {"fts5",      "fts5vocab", "rtree",      "rtree_i32",
+                                        "json_each", "json_tree", "jsonb_each", "jsonb_tree", 0};
+  for (int i = 0; allowed[i]; i++)
+    if (strcasecmp(name, allowed[i]) == 0) return 1;
+  return has_prefix_ci(name, "pragma_");
+}
+
+/* Modules SQLite registers only when a statement names them (none is in this build's list at open). */
+static const char *const LAZY_MODULES[] = {"carray", 0};
+
+static int add_refused_module(Guard *g, const char *name) {
+  if (g->refused_count >= MODULES_MAX) return SQLITE_ERROR; /* fail closed: the guard does not load */
+  g->refused_modules[g->refused_count] = sqlite3_mprintf("%s", name);
+  if (g->refused_modules[g->refused_count] == 0) return SQLITE_NOMEM;
+  g->refused_count++;
+  return SQLITE_OK;
+}
+
+/* Every module this SQLite has registered, minus the allowlist: dbstat, fts3, fts3tokenize, fts4aux,
+   geopoly, … (and sqlite_dbpage, sqlite_stmt, bytecode, tables_used, generate_series in builds that
+   have them). Asked of SQLite itself, so a build with other modules is covered without a change here.
+   (workerd compiles its SQLite without them and refuses CREATE VIRTUAL TABLE beyond FTS5/R*Tree;
+   this build is better-sqlite3's, with dbstat, so the authorizer must refuse the eponymous reads.) */
+static int collect_refused_modules(Guard *g) {
+  sqlite3_stmt *stmt = 0;
+  int rc = sqlite3_prepare_v2(g->db, "SELECT name FROM pragma_module_list", -1, &stmt, 0);
+  while (rc == SQLITE_OK && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    const char *name = (const char *)sqlite3_column_text(stmt, 0);
+    rc = name == 0 || module_allowed(name) ? SQLITE_OK : add_refused_module(g, name);
+  }
+  sqlite3_finalize(stmt);
+  if (rc != SQLITE_DONE) return rc == SQLITE_OK ? SQLITE_ERROR : rc;
+  for (int i = 0; LAZY_MODULES[i]; i++)
+    if ((rc = add_refused_module(g, LAZY_MODULES[i])) != SQLITE_OK) return rc;
+  return SQLITE_OK;
+}
+
+/* The refused module a table name reaches, or 0. SQLite resolves a name to a table of the schema
+   first and to an eponymous virtual table (`SELECT * FROM dbstat`) only when there is none, so a
+   tenant's own table that happens to be called `dbstat` stays readable. (A view or CTE of that name
+   read without naming a column, e.g. count(*), is refused: the authorizer cannot tell it apart.) */
+static const char *refused_virtual_table(Guard *g, const char *table) {
+  if (table == 0) return 0;
+  for (int i = 0; i < g->refused_count; i++) {
+    if (strcasecmp(table, g->refused_modules[i]) != 0) continue;
+    if (sqlite3_table_column_metadata(g->db, "main", table, 0, 0, 0, 0, 0, 0) == SQLITE_OK) return 0;
+    return g->refused_modules[i];
+  }
+  return 0;
+}
+
 static int function_allowed(const char *name) {
   if (name == 0) return 0;
   for (int i = 0; ALLOWED_FUNCTIONS[i]; i++)
@@ -215,6 +285,12 @@ static int authorize(void *arg, int action, const char *a1, const char *a2, cons
     const char *schema = a1;
     a1 = a2;
     dbName = schema;
+  }
+  /* Before the database check: an eponymous table answers under any schema name (temp.dbstat). */
+  if (action == SQLITE_READ || action == SQLITE_INSERT || action == SQLITE_UPDATE ||
+      action == SQLITE_DELETE) {
+    const char *module = refused_virtual_table(g, a1);
+    if (module != 0) return deny(g, "virtual table module", module);
   }
   if (dbName != 0 && strcmp(dbName, "main") != 0) {
     /* "temp": only the reads and updates SQLite plans on its own scratch tables. */
@@ -323,6 +399,9 @@ static void control(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   } else if (strcmp(op, "engine") == 0) {
     g->engine = 1;
     g->deadline_ns = 0;
+    /* The tenant statement inserted nothing: the connection's value as it was before it. */
+    if (sqlite3_last_insert_rowid(g->db) == NO_ROWID)
+      sqlite3_set_last_insert_rowid(g->db, g->saved_rowid);
     sqlite3_result_null(ctx);
   } else if (strcmp(op, "tenant") == 0 && argc == 3) {
     /* Deadline for the statements that follow (ms); the engine calls this before each one. */
@@ -331,6 +410,9 @@ static void control(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     g->timed_out = 0;
     g->reason[0] = 0;
     g->deadline_ns = now_ns() + (ms > 0 ? ms : 1) * 1000000;
+    sqlite3_int64 rowid = sqlite3_last_insert_rowid(g->db);
+    if (rowid != NO_ROWID) g->saved_rowid = rowid;
+    sqlite3_set_last_insert_rowid(g->db, NO_ROWID);
     sqlite3_result_null(ctx);
   } else if (strcmp(op, "maintenance") == 0 && argc == 3) {
     g->maintenance = sqlite3_value_int(argv[2]) != 0;
@@ -355,6 +437,23 @@ static void control(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   } else {
     sqlite3_result_error(ctx, "guard: unknown operation", -1);
   }
+}
+
+/* last_insert_rowid() for SQL, in place of SQLite's: while a tenant statement has inserted nothing
+   yet, the value from before it (not the marker), so `INSERT … VALUES (last_insert_rowid())` after
+   an insert, in a batch or a later call, sees what SQLite would show. */
+static void last_insert_rowid_sql(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  Guard *g = (Guard *)sqlite3_user_data(ctx);
+  sqlite3_int64 rowid = sqlite3_last_insert_rowid(g->db);
+  (void)argc;
+  (void)argv;
+  sqlite3_result_int64(ctx, rowid == NO_ROWID ? g->saved_rowid : rowid);
+}
+
+static void free_guard(void *arg) {
+  Guard *g = (Guard *)arg;
+  for (int i = 0; i < g->refused_count; i++) sqlite3_free(g->refused_modules[i]);
+  sqlite3_free(g);
 }
 
 /* ---- entry point -------------------------------------------------------------------------- */
@@ -396,9 +495,20 @@ int sqlite3_sqliteguard_init(sqlite3 *db, char **pzErrMsg, const sqlite3_api_rou
 
   /* The struct goes with the function when the connection closes. */
   int rc = sqlite3_create_function_v2(db, "_hp_guard", -1, SQLITE_UTF8 | SQLITE_DIRECTONLY, g,
-                                      control, 0, 0, sqlite3_free);
+                                      control, 0, 0, free_guard);
   if (rc != SQLITE_OK) {
     *pzErrMsg = sqlite3_mprintf("guard: cannot register _hp_guard");
+    return rc;
+  }
+  rc = sqlite3_create_function_v2(db, "last_insert_rowid", 0, SQLITE_UTF8 | SQLITE_INNOCUOUS, g,
+                                  last_insert_rowid_sql, 0, 0, 0);
+  if (rc != SQLITE_OK) {
+    *pzErrMsg = sqlite3_mprintf("guard: cannot register last_insert_rowid");
+    return rc;
+  }
+  rc = collect_refused_modules(g);
+  if (rc != SQLITE_OK) {
+    *pzErrMsg = sqlite3_mprintf("guard: cannot list the virtual table modules");
     return rc;
   }
   set_limits(db);

@@ -58,7 +58,9 @@ export function crudRoutes(deps: {
     summary: 'Run one write statement',
     description:
       'One statement that writes (INSERT, UPDATE, DELETE, CREATE/DROP/ALTER …), in its own transaction; `version` increases. Read tokens get 403. ' +
-      'When the database is over its plan’s size cap, writes get 413 until DELETE or DROP frees space (then vacuum).',
+      '`lastInsertRowId` is the rowid of the last row this statement inserted, 0 when it inserted none (never the rowid of an earlier statement). ' +
+      'When the database is over its plan’s size cap, writes get 413 until DELETE or DROP frees space (then vacuum). ' +
+      'An AUTOINCREMENT counter at its maximum is a 400 SQL error (SQLITE_FULL), not the size cap.',
     tags,
     auth: 'sqliteTokenMaybeUser',
     errors: [...common, 'SQL_ERROR', 'SQLITE_SIZE_LIMIT'],
@@ -75,7 +77,8 @@ export function crudRoutes(deps: {
     path: '/api/v1/sqlite/batch',
     summary: 'Run write statements in one all-or-nothing transaction',
     description:
-      'The statements run in order in one IMMEDIATE transaction (at most 500). On any failure everything is rolled back and the 400 names the failing statement in `statementIndex` (0-based).',
+      'The statements run in order in one IMMEDIATE transaction (at most 500). On any failure everything is rolled back and the 400 names the failing statement in `statementIndex` (0-based). ' +
+      'Each result’s `lastInsertRowId` is the rowid of the last row that statement inserted, or null when it inserted none.',
     tags,
     auth: 'sqliteTokenMaybeUser',
     errors: [...common, 'SQL_ERROR', 'SQLITE_SIZE_LIMIT'],

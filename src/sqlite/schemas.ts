@@ -182,11 +182,27 @@ export const queryResponse = z.object({
   version: z.int(),
   truncated: z.boolean().describe('True when the rows were cut at the response caps (extension)'),
 });
-const writeOutcome = { rowsAffected: z.int(), lastInsertRowId: z.int().nullable() };
-export const execResponse = z.object({ success: z.boolean(), ...writeOutcome, version: z.int() });
+export const execResponse = z.object({
+  success: z.boolean(),
+  rowsAffected: z.int(),
+  lastInsertRowId: z
+    .int()
+    .describe(
+      'The rowid of the last row this statement inserted; 0 when it inserted none (UPDATE, DELETE, DDL, INSERT OR IGNORE that ignored every row). A row inserted with rowid 0 explicitly also reads 0',
+    ),
+  version: z.int(),
+});
 export const batchResponse = z.object({
   success: z.boolean(),
-  results: z.array(z.object(writeOutcome)),
+  results: z.array(
+    z.object({
+      rowsAffected: z.int(),
+      lastInsertRowId: z
+        .int()
+        .nullable()
+        .describe('The rowid of the last row this statement inserted; null when it inserted none'),
+    }),
+  ),
   version: z.int(),
 });
 export const versionResponse = z.object({ success: z.boolean(), version: z.int(), sizeBytes: z.int() });

@@ -235,6 +235,123 @@ describe('the internal tables in every spelling', () => {
   });
 });
 
+describe('virtual tables outside the allowlist (FTS5, R*Tree, json_each/json_tree, allowed PRAGMAs)', () => {
+  const ALLOWED_MODULES = ['fts5', 'fts5vocab', 'rtree', 'rtree_i32'];
+  // Ask this build of SQLite, without the guard, which modules it has and which answer by name alone.
+  function modulesOfThisBuild(): { all: string[]; eponymous: string[] } {
+    const bare = new Database(':memory:', { nativeBinding: native.binding });
+    try {
+      const all = (bare.prepare('SELECT name FROM pragma_module_list').pluck().all() as string[]).filter(
+        (m) => !m.startsWith('pragma_'),
+      );
+      const eponymous = all.filter((m) => {
+        try {
+          bare.prepare(`SELECT * FROM "${m}"`);
+          return true;
+        } catch {
+          return false;
+        }
+      });
+      return { all, eponymous };
+    } finally {
+      bare.close();
+    }
+  }
+
+  it('every eponymous module of this build is refused by the guard, in every form', async () => {
+    const { eponymous } = modulesOfThisBuild();
+    const refused = eponymous.filter((m) => !ALLOWED_MODULES.includes(m));
+    expect(refused).toEqual(expect.arrayContaining(['dbstat', 'fts3tokenize'])); // this build's; the guard asks SQLite
+    for (const module of refused) {
+      for (const sql of [
+        `SELECT * FROM ${module}`,
+        `SELECT count(*) FROM ${module}`,
+        `SELECT * FROM main.${module}`,
+        `SELECT count(*) FROM temp.${module}`,
+        `SELECT * FROM "${module.toUpperCase()}"`,
+        `SELECT (SELECT count(*) FROM ${module}) AS n`,
+        `WITH c AS (SELECT * FROM ${module}) SELECT * FROM c`,
+      ]) {
+        const err = await denied(sql, 'query');
+        expect(err.reason, sql).toBe(`virtual table module: ${module}`);
+        expect(err.sqliteCode).toBe('SQLITE_AUTH');
+      }
+      // A read-only module: SQLite says so before the authorizer is asked; refused either way.
+      await refusal(() => db.exec(`DELETE FROM ${module}`));
+    }
+  });
+
+  it('dbstat shows nothing of _meta, directly or through a view or a trigger', async () => {
+    const direct = await denied("SELECT pageno FROM dbstat WHERE name = '_meta'", 'query');
+    expect(direct.message).toMatch(/virtual table module: dbstat/);
+    await denied("SELECT * FROM dbstat('main') WHERE name = '_meta'", 'query');
+    await db.exec('CREATE VIEW pages AS SELECT name, pageno FROM dbstat');
+    await refusal(() => db.query('SELECT * FROM pages'));
+    await db.exec('DROP VIEW pages');
+    await db.exec(
+      "CREATE TRIGGER pages AFTER INSERT ON notes BEGIN INSERT INTO notes (body) SELECT pageno FROM dbstat WHERE name = '_meta'; END",
+    );
+    await refusal(() => db.exec("INSERT INTO notes (body) VALUES ('x')"));
+    await db.exec('DROP TRIGGER pages');
+  });
+
+  it('no module outside the allowlist can be created, and the rest are not there by name', async () => {
+    const { all } = modulesOfThisBuild();
+    for (const module of all.filter((m) => !ALLOWED_MODULES.includes(m))) {
+      const err = await denied(`CREATE VIRTUAL TABLE mine USING ${module}(a)`);
+      expect(err.reason).toBe(`virtual table module: ${module}`);
+    }
+    // Not compiled into this build, or not eponymous: refused whatever the guard would say.
+    for (const name of [
+      'sqlite_dbpage',
+      'sqlite_stmt',
+      'bytecode',
+      'tables_used',
+      'generate_series',
+      'carray',
+      'fts5vocab',
+      'fts4aux',
+      'geopoly',
+      'pragma_module_list',
+      'pragma_compile_options',
+      'pragma_database_list',
+    ]) {
+      const err = await refusal(() => db.query(`SELECT * FROM ${name}`));
+      expect(['sql', 'denied'], `${name}: ${err.message}`).toContain(err.kind);
+    }
+  });
+
+  it('the allowed ones still answer: json_each/json_tree, allowed PRAGMAs, FTS5 and R*Tree tables, fts5vocab', async () => {
+    expect((await db.query("SELECT value FROM json_each('[1,2]')")).rows).toEqual([
+      { value: 1 },
+      { value: 2 },
+    ]);
+    expect((await db.query('SELECT count(*) AS n FROM json_tree(\'{"a":[1]}\')')).rows).toEqual([{ n: 3 }]);
+    expect((await db.query("SELECT count(*) AS n FROM jsonb_each('[1,2,3]')")).rows).toEqual([{ n: 3 }]);
+    expect((await db.query("SELECT name FROM pragma_table_info('notes')")).rows).toEqual([
+      { name: 'id' },
+      { name: 'body' },
+    ]);
+    expect((await db.query('SELECT user_version FROM pragma_user_version')).rows).toHaveLength(1);
+    await db.exec('CREATE VIRTUAL TABLE docs USING fts5(body)');
+    await db.exec("INSERT INTO docs VALUES ('hello world')");
+    await db.exec('CREATE VIRTUAL TABLE docs_terms USING fts5vocab(docs, row)');
+    expect((await db.query('SELECT term FROM docs_terms ORDER BY term')).rows).toEqual([
+      { term: 'hello' },
+      { term: 'world' },
+    ]);
+    await db.exec('CREATE VIRTUAL TABLE boxes USING rtree(id, x0, x1)');
+    await db.exec('INSERT INTO boxes VALUES (1, 0, 10)');
+    expect((await db.query('SELECT id FROM boxes WHERE x0 <= 5 AND x1 >= 5')).rows).toEqual([{ id: 1 }]);
+    // A table of the tenant's own named like a refused module is the tenant's table.
+    await db.exec('CREATE TABLE dbstat (x)');
+    await db.exec('INSERT INTO dbstat VALUES (42)');
+    expect((await db.query('SELECT count(*) AS n, max(x) AS x FROM dbstat')).rows).toEqual([{ n: 1, x: 42 }]);
+    for (const sql of ['DROP TABLE dbstat', 'DROP TABLE docs_terms', 'DROP TABLE docs', 'DROP TABLE boxes'])
+      await db.exec(sql);
+  });
+});
+
 describe('transactions and statements', () => {
   it.each(['BEGIN', 'BEGIN IMMEDIATE', 'COMMIT', 'ROLLBACK', 'SAVEPOINT sp', 'RELEASE sp', 'END'])(
     '%s is refused',

@@ -53,11 +53,49 @@ describe('statement rules', () => {
     const db = await pool.open(file(), { maxBytes: null });
     const created = await db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, a)');
     expect(created.rowsAffected).toBe(0);
-    expect(created.lastInsertRowId).toBeNull();
+    expect(created.lastInsertRowId).toBe(0);
     const inserted = await db.exec('INSERT INTO t (a) VALUES (?), (?)', ['x', 'y']);
     expect(inserted).toMatchObject({ rowsAffected: 2, lastInsertRowId: 2, version: created.version + 1 });
     const updated = await db.exec('UPDATE t SET a = ? WHERE id = ?', ['z', 1]);
     expect(updated).toMatchObject({ rowsAffected: 1, version: created.version + 2 });
+  });
+
+  it('lastInsertRowId is what this statement inserted: 0 from exec and null in a batch when none, never an earlier statement’s', async () => {
+    const db = await pool.open(file(), { maxBytes: null });
+    await db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, a UNIQUE)');
+    await db.exec('CREATE TABLE kv (k TEXT PRIMARY KEY, v) WITHOUT ROWID');
+    expect((await db.exec('INSERT INTO t (a) VALUES (?), (?)', ['x', 'y'])).lastInsertRowId).toBe(2);
+    // Each of these inserted no row: before, UPDATE and DELETE answered the insert's rowid (2).
+    for (const [sql, rows] of [
+      ["UPDATE t SET a = 'z' WHERE id = 1", 1],
+      ['DELETE FROM t WHERE id = 1', 1],
+      ["INSERT OR IGNORE INTO t (a) VALUES ('y')", 0],
+      ["INSERT INTO kv VALUES ('k', 1)", 1],
+      ['CREATE INDEX t_a ON t (a)', 0],
+    ] as const) {
+      expect(await db.exec(sql), sql).toMatchObject({ rowsAffected: rows, lastInsertRowId: 0 });
+    }
+    expect((await db.exec('INSERT INTO t (id, a) VALUES (-5, ?)', ['neg'])).lastInsertRowId).toBe(-5);
+    expect((await db.exec("INSERT OR REPLACE INTO t (id, a) VALUES (-5, 'again')")).lastInsertRowId).toBe(-5);
+
+    // SQL still sees SQLite's own last_insert_rowid(): across the statements of a batch and calls.
+    await db.exec('CREATE TABLE child (parent INTEGER, note)');
+    const batch = await db.batch([
+      { sql: "INSERT INTO t (a) VALUES ('parent')" },
+      { sql: "UPDATE t SET a = 'parent!' WHERE a = 'parent'" },
+      { sql: "INSERT INTO child VALUES (last_insert_rowid(), 'first')" },
+      { sql: "INSERT INTO kv VALUES ('k2', last_insert_rowid())" },
+    ]);
+    expect(batch.results).toEqual([
+      { rowsAffected: 1, lastInsertRowId: 3 },
+      { rowsAffected: 1, lastInsertRowId: null },
+      { rowsAffected: 1, lastInsertRowId: 1 },
+      { rowsAffected: 1, lastInsertRowId: null },
+    ]);
+    expect((await db.query('SELECT parent FROM child')).rows).toEqual([{ parent: 3 }]);
+    expect((await db.query("SELECT v FROM kv WHERE k = 'k2'")).rows).toEqual([{ v: 1 }]);
+    await db.exec("UPDATE child SET note = 'x'");
+    expect((await db.query('SELECT last_insert_rowid() AS r')).rows).toEqual([{ r: 1 }]);
   });
 
   it('errors carry the SQLite text and code', async () => {
@@ -413,5 +451,27 @@ describe('size cap', () => {
     );
     expect(err).toMatchObject({ kind: 'size', applied: false });
     expect((await db.query('SELECT count(*) AS n FROM t')).rows).toEqual([{ n: 0 }]);
+  });
+
+  it('an AUTOINCREMENT counter at its maximum is an SQL error with SQLite’s text, not the size cap', async () => {
+    for (const maxBytes of [10 * 1024 * 1024, null]) {
+      const db = await pool.open(file(), { maxBytes });
+      await db.exec('CREATE TABLE a (id INTEGER PRIMARY KEY AUTOINCREMENT, x)');
+      await db.exec('INSERT INTO a (x) VALUES (1)');
+      await db.exec("UPDATE sqlite_sequence SET seq = 9223372036854775807 WHERE name = 'a'");
+      const err = await failure(() => db.exec('INSERT INTO a (x) VALUES (2)'));
+      expect(err, String(maxBytes)).toMatchObject({ kind: 'sql', sqliteCode: 'SQLITE_FULL' });
+      expect(err.message).toMatch(/^database or disk is full \(an AUTOINCREMENT counter is at its maximum/);
+      const inBatch = await failure(() =>
+        db.batch([{ sql: 'DELETE FROM a' }, { sql: 'INSERT INTO a (x) VALUES (3)' }]),
+      );
+      expect(inBatch).toMatchObject({ kind: 'sql', sqliteCode: 'SQLITE_FULL', index: 1 });
+
+      // A counter lowered under a row inserted with the largest rowid: SQLite takes the larger.
+      await db.exec("INSERT INTO a (id, x) VALUES (9223372036854775807, 'last')");
+      await db.exec("UPDATE sqlite_sequence SET seq = 5 WHERE name = 'a'");
+      expect(await failure(() => db.exec('INSERT INTO a (x) VALUES (4)'))).toMatchObject({ kind: 'sql' });
+      expect((await db.query('SELECT count(*) AS n FROM a')).rows).toEqual([{ n: 2 }]);
+    }
   });
 });

@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import { type BindValue, cellBytes, decodeParams, encodeCell, type SqlValue } from './encoding.js';
 import { SqliteEngineError } from './errors.js';
 import { readSchema } from './schema.js';
+import { autoincrementExhausted, counterError, NO_ROWID } from './rowids.js';
 import { freesSpace } from './statement-kind.js';
 import type { NativeParts } from './native.js';
 import type {
@@ -13,6 +14,7 @@ import type {
   SchemaResult,
   StatementInput,
   VacuumResult,
+  WriteOutcome,
 } from './types.js';
 
 type Db = Database.Database;
@@ -157,8 +159,9 @@ export class GuardedDatabase {
 
   exec(sql: string, params: unknown): ExecResult {
     const values = decodeParams(params);
-    const [result] = this.write([{ sql, params: values }], false);
-    return { ...(result as { rowsAffected: number; lastInsertRowId: number | null }), ...this.state };
+    const [result] = this.write([{ sql, params: values }], false) as [WriteOutcome];
+    // exec answers an integer (spec 4.9): 0 when the statement inserted no row.
+    return { rowsAffected: result.rowsAffected, lastInsertRowId: result.lastInsertRowId ?? 0, ...this.state };
   }
 
   batch(statements: StatementInput[]): BatchResult {
@@ -218,7 +221,7 @@ export class GuardedDatabase {
       const blocked = statements.findIndex((s) => !freesSpace(s.sql));
       if (blocked >= 0) throw this.sizeError(false, isBatch ? blocked : undefined);
     }
-    const results: { rowsAffected: number; lastInsertRowId: number | null }[] = [];
+    const results: WriteOutcome[] = [];
     // Each statement has its deadline, and a batch as a whole at most batchTimeoutMs, so that one
     // batch cannot hold its worker (and the other databases pinned to it) for 500 deadlines.
     const batchEnds = performance.now() + this.limits.batchTimeoutMs;
@@ -237,10 +240,11 @@ export class GuardedDatabase {
               message: 'exec and batch run write statements; send reads to query',
             });
           }
-          const info = this.runTenant(stmt, s.params);
+          // Exact integers: the guard marks "inserted no row" with NO_ROWID (INT64_MIN), not a double.
+          const info = this.runTenant(stmt.safeIntegers(true), s.params);
           results.push({
             rowsAffected: info.changes,
-            lastInsertRowId: info.changes > 0 ? Number(info.lastInsertRowid) : null,
+            lastInsertRowId: info.lastInsertRowid === NO_ROWID ? null : Number(info.lastInsertRowid),
           });
         } catch (err) {
           this.engineMode();
@@ -255,10 +259,17 @@ export class GuardedDatabase {
       this.internal.commit.run();
       this.version = version;
     } catch (err) {
+      const full = err instanceof SqliteEngineError && err.sqliteCode === 'SQLITE_FULL';
+      // SQLITE_FULL is also an AUTOINCREMENT counter at its maximum: look before the rollback too
+      // (when SQLite kept the transaction, a counter raised earlier in this batch is still there).
+      let exhausted = full && this.db.inTransaction && autoincrementExhausted(this.db);
       if (this.db.inTransaction) this.internal.rollback.run();
-      if (err instanceof SqliteEngineError && err.sqliteCode === 'SQLITE_FULL') {
+      if (full) {
         this.sizeBytes = this.measure();
-        throw this.sizeError(false, err.index);
+        exhausted ||= autoincrementExhausted(this.db);
+        if (exhausted) throw counterError(err);
+        // max_page_count (the cap's backstop) is what is left; with no cap there is none to reach.
+        if (this.maxBytes !== null) throw this.sizeError(false, err.index);
       }
       throw err;
     }

@@ -47,13 +47,17 @@ export interface QueryResult {
   version: number;
 }
 
+/** One statement of a batch. */
 export interface WriteOutcome {
   rowsAffected: number;
-  /** The rowid of the last inserted row; null when the statement changed no row. */
+  /** The rowid of the last row this statement inserted; null when it inserted none (an UPDATE, a DELETE, DDL). */
   lastInsertRowId: number | null;
 }
 
-export interface ExecResult extends WriteOutcome {
+export interface ExecResult {
+  rowsAffected: number;
+  /** The rowid of the last row this statement inserted; 0 when it inserted none (spec 4.9: an integer). */
+  lastInsertRowId: number;
   version: number;
   sizeBytes: number;
 }

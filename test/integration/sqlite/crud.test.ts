@@ -54,7 +54,7 @@ describe.each(backends)('SQLite CRUD over HTTP on %s', (backend) => {
     expect(batch.status).toBe(200);
     expect(batch.body.results).toEqual([
       { rowsAffected: 1, lastInsertRowId: 2 },
-      { rowsAffected: 1, lastInsertRowId: expect.anything() },
+      { rowsAffected: 1, lastInsertRowId: null }, // an UPDATE inserts no row
     ]);
     const failing = await call('POST', 'batch', {
       statements: [
@@ -111,6 +111,43 @@ describe.each(backends)('SQLite CRUD over HTTP on %s', (backend) => {
     expect(after).not.toContain('journal_mode');
     expect((await call('POST', 'query', {})).status).toBe(400);
     expect((await call('POST', 'batch', { statements: [] })).status).toBe(400);
+  });
+
+  it('exec answers lastInsertRowId as an integer, 0 when the statement inserted no row', async () => {
+    const { call } = await adminDb();
+    const created = await call('POST', 'exec', { sql: 'CREATE TABLE t (id INTEGER PRIMARY KEY, x)' });
+    expect(created.body).toMatchObject({ rowsAffected: 0, lastInsertRowId: 0 });
+    const inserted = await call('POST', 'exec', { sql: 'INSERT INTO t (x) VALUES (1), (2)' });
+    expect(inserted.body).toMatchObject({ rowsAffected: 2, lastInsertRowId: 2 });
+    // Not the rowid of the INSERT before it.
+    for (const sql of ['UPDATE t SET x = 3 WHERE id = 1', 'DELETE FROM t WHERE id = 2']) {
+      const res = await call('POST', 'exec', { sql });
+      expect(res.status, sql).toBe(200);
+      expect(res.body, sql).toMatchObject({ rowsAffected: 1, lastInsertRowId: 0 });
+    }
+  });
+
+  it('an exhausted AUTOINCREMENT counter is 400 SQL error with SQLite’s text, not 413; dbstat is refused by the guard', async () => {
+    const { call } = await adminDb();
+    await call('POST', 'exec', { sql: 'CREATE TABLE a (id INTEGER PRIMARY KEY AUTOINCREMENT, x)' });
+    await call('POST', 'exec', { sql: 'INSERT INTO a (x) VALUES (1)' });
+    await call('POST', 'exec', {
+      sql: "UPDATE sqlite_sequence SET seq = 9223372036854775807 WHERE name = 'a'",
+    });
+    const full = await call('POST', 'exec', { sql: 'INSERT INTO a (x) VALUES (2)' });
+    expect(full.status).toBe(400);
+    expect(full.body).toMatchObject({ error: 'SQL error', code: 'SQLITE_FULL' });
+    expect(full.body.message).toMatch(/^database or disk is full \(an AUTOINCREMENT counter/);
+
+    const before = await scrapeMetrics(fixture.hp);
+    const dbstat = await call('POST', 'query', { sql: "SELECT pageno FROM dbstat WHERE name = '_meta'" });
+    expect(dbstat.status).toBe(400);
+    expect(dbstat.body).toMatchObject({ error: 'SQL error', code: 'SQLITE_AUTH' });
+    expect(dbstat.body.message).toMatch(/\(virtual table module: dbstat\)$/);
+    const reason = { reason: 'virtual table module' };
+    expect(
+      metricValue(await scrapeMetrics(fixture.hp), 'hostplane_sqlite_guard_refusals_total', reason),
+    ).toBe(metricValue(before, 'hostplane_sqlite_guard_refusals_total', reason) + 1);
   });
 
   it('round-trips big integers and blobs losslessly', async () => {
