@@ -165,7 +165,11 @@ export function publishRoutes(deps: {
           error: 'Too many pages published from this address; try again in a minute.',
         },
       },
-      503: { description: 'Publishing is at its platform-wide capacity, or the database is unreachable (see Retry-After)', schema: aiError },
+      503: {
+        description:
+          'Publishing is at its platform-wide capacity, or the database is unreachable (see Retry-After)',
+        schema: aiError,
+      },
       500: { description: 'Publishing failed', schema: aiError },
     },
     handler: async ({ res, body }) => {
@@ -216,7 +220,8 @@ export function publishRoutes(deps: {
       415: { description: 'The body is not UTF-8 JSON', schema: demoError },
       429: { description: 'Rate limited (see Retry-After)', schema: demoError },
       503: {
-        description: 'Publishing is at its platform-wide capacity, or the database is unreachable (see Retry-After)',
+        description:
+          'Publishing is at its platform-wide capacity, or the database is unreachable (see Retry-After)',
         schema: demoError,
       },
       500: { description: 'Publishing failed', schema: demoError },

@@ -240,7 +240,9 @@ describe('a dependency outage under load: 503, never a crash', () => {
       }),
     );
     await Promise.all([postgres?.stop(), minio?.stop()]);
-    await Promise.all([...replicas, ...extra].map(({ dataDir }) => rm(dataDir, { recursive: true, force: true })));
+    await Promise.all(
+      [...replicas, ...extra].map(({ dataDir }) => rm(dataDir, { recursive: true, force: true })),
+    );
   });
 
   it('two replicas racing to create a fresh bucket both start', () => {
