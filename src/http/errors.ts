@@ -1,6 +1,6 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { AppError, isAppError, outageError, type ErrorBody } from '../errors/index.js';
-import type { Logger } from '../observability/index.js';
+import { dependencyUnavailableTotal, type Logger } from '../observability/index.js';
 
 /**
  * The one place errors become HTTP responses: a registry code keeps its status and body, a
@@ -32,6 +32,7 @@ export function errorResponse(
   if (known.code === 'CAPACITY') logger.warn({ code: known.code, reqId }, known.message);
   else if (known.code === 'DEPENDENCY_UNAVAILABLE') {
     // An outage answers many requests at once: one short line each, the cause's message only.
+    dependencyUnavailableTotal.inc({ dependency: known.params.dependency });
     const cause = known.cause as { message?: unknown; code?: unknown } | undefined;
     logger.warn({ code: known.code, reqId, cause: cause?.message, causeCode: cause?.code }, known.message);
   } else if (known.status >= 500) logger.error({ err: known.cause ?? err, reqId }, known.message);

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import type { Config } from '../config/index.js';
 import { bodyRefusal, jsonBody, type RouteRegistry } from '../http/index.js';
 import { errorBodySchema, isAppError, outageError } from '../errors/index.js';
-import type { Logger } from '../observability/index.js';
+import { dependencyUnavailableTotal, type Logger } from '../observability/index.js';
 import { MAX_TEMP_HTML_BYTES, TEMP_PAGE_TTL_MS, type PublishService } from './service.js';
 
 export const PUBLISH_RATE_LIMIT = { perMinute: 10 };
@@ -89,6 +89,7 @@ function publishErrors(shape: Shape, field: string, logger: Logger): ErrorReques
       return void res.status(refused.status).json(errorBody(shape, refused.status, refused.message));
     const outage = isAppError(err, 'DEPENDENCY_UNAVAILABLE') ? err : outageError(err);
     if (outage) {
+      dependencyUnavailableTotal.inc({ dependency: outage.params.dependency });
       logger.warn({ reqId: req.id, cause: (err as Error).message }, outage.message);
       res.set('Retry-After', String(outage.params.retryAfterSeconds));
       return void res.status(503).json(errorBody(shape, 503, outage.message));

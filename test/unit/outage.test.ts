@@ -1,7 +1,8 @@
 import { S3ServiceException } from '@aws-sdk/client-s3';
 import { describe, expect, it } from 'vitest';
 import { AppError, outageError, unreachableDependency } from '../../src/errors/index.js';
-import { toAppError } from '../../src/http/errors.js';
+import { errorResponse, toAppError } from '../../src/http/errors.js';
+import { createLogger, dependencyUnavailableTotal } from '../../src/observability/index.js';
 
 // Issue 16, item 15: the one classifier of "a dependency is unreachable" (a 503, never a 500).
 
@@ -77,5 +78,20 @@ describe('unreachableDependency', () => {
       message: 'The database is not reachable right now; try again shortly.',
       retry_after: 5,
     });
+  });
+
+  it('answers 503 with Retry-After and counts it by dependency', async () => {
+    const count = async () =>
+      (await dependencyUnavailableTotal.get()).values.find((v) => v.labels.dependency === 'blob store')
+        ?.value ?? 0;
+    const before = await count();
+    const answer = errorResponse(s3Error('SlowDown', 503), createLogger('silent'), 'req-1');
+    expect(answer).toMatchObject({ status: 503, headers: { 'Retry-After': '5' } });
+    expect(answer.body).toEqual({
+      error: 'Service Unavailable',
+      message: 'The blob store is not reachable right now; try again shortly.',
+      retry_after: 5,
+    });
+    expect(await count()).toBe(before + 1);
   });
 });
