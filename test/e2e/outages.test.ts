@@ -180,9 +180,12 @@ describe('a dependency outage under load: 503, never a crash', () => {
       r.env.HOSTPLANE_BASE_URL = `http://localhost:${replicas[0]!.port}`;
       r.env.HOSTPLANE_SQLITE_SHARD_URL = `http://127.0.0.1:${r.port}`;
     }
-    extra.push(await newInstance(env('replica-c')));
-    extra[0]!.env.HOSTPLANE_BASE_URL = replicas[0]!.env.HOSTPLANE_BASE_URL;
-    extra[0]!.env.HOSTPLANE_SQLITE_SHARD_URL = `http://127.0.0.1:${extra[0]!.port}`;
+    for (const name of ['replica-c', 'replica-d']) {
+      const instance = await newInstance(env(name));
+      instance.env.HOSTPLANE_BASE_URL = replicas[0]!.env.HOSTPLANE_BASE_URL;
+      instance.env.HOSTPLANE_SQLITE_SHARD_URL = `http://127.0.0.1:${instance.port}`;
+      extra.push(instance);
+    }
     await Promise.all(replicas.map((r) => startServe(r)));
 
     const created = await cli(replicas[0]!, [
@@ -351,5 +354,23 @@ describe('a dependency outage under load: 503, never a crash', () => {
     await starting;
     expect(await ready(instance)).toBe(200);
     alive();
+  }, 60_000);
+
+  it('a replica started while MinIO is down waits, unready, and becomes ready when it is back', async () => {
+    await minio.kill();
+    const instance = extra[1]!;
+    const starting = startServe(instance);
+    starting.catch(() => undefined);
+    await eventually('alive, unready, and saying why', async () => {
+      const health = await rawRequest(instance.port, '/healthz', {}).catch(() => undefined);
+      return (
+        health?.status === 200 &&
+        (await ready(instance)) === 503 &&
+        instance.serverLog.join('').includes('cannot reach the blob store; not ready, trying again in')
+      );
+    });
+    await minio.restart();
+    await starting;
+    expect(await ready(instance)).toBe(200);
   }, 60_000);
 });
