@@ -51,6 +51,9 @@ export class S3BlobStore implements BlobStore {
       endpoint: options.endpoint,
       forcePathStyle: options.forcePathStyle ?? false,
       credentials: options.credentials,
+      // A try against an endpoint that does not answer is bounded (start-up retries, requests
+      // answer 503); a slow transfer once connected is not cut.
+      requestHandler: { connectionTimeout: 5_000 },
     });
   }
 

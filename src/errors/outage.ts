@@ -33,6 +33,7 @@ const PG_MESSAGES = [
   'timeout exceeded when trying to connect', // pg-pool's connectionTimeoutMillis
   'Client has encountered a connection error and is not queryable',
   'Cannot use a pool after calling end on the pool',
+  'Client was closed and is not queryable',
   'Connection terminated due to connection timeout',
 ];
 
@@ -77,7 +78,8 @@ export function unreachableDependency(err: unknown, depth = 0): Dependency | und
   } else if (PG_MESSAGES.some((text) => message.includes(text))) {
     return 'database';
   } else if (code && NETWORK_CODES.has(code)) {
-    // A bare socket error: the blob store's when the SDK tagged it (below), else the database's.
+    // A bare socket error that the S3 SDK did not tag ($metadata): the blob store's when its stack
+    // says so, else the database's (pg reports a refused or reset connection as the socket's error).
     return isS3Stack(err) ? 'blob store' : 'database';
   }
   if (Array.isArray(e.errors)) {
