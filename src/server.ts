@@ -25,6 +25,7 @@ import { createRateLimiter, sweepRateLimits } from './ratelimit/index.js';
 import { sqliteRuntime } from './sqlite/index.js';
 import type { Store } from './store/db.js';
 import { openStoreForRole } from './store/schema-gate.js';
+import { StandInProbes, untilReachable } from './store/start-up-wait.js';
 import { clusterSiteHook, formsHooks, notifyByMail } from './wiring.js';
 
 export { clusterSiteHook } from './wiring.js';
@@ -75,13 +76,28 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const logger = options.logger ?? createLogger(config.logLevel);
   const ownsStore = !options.store;
   // Standalone (role all) migrates under the lock; api and edge wait for `hostplane migrate`.
-  const store = await openStoreForRole(config, {
-    policy: role === 'all' ? 'migrate' : 'wait',
-    logger,
-    store: options.store,
-    probes: config,
-  });
-  const blobs = options.blobs ?? (await openBlobStore(config));
+  // While start-up waits (the database, its schema, the blob store), the port answers the probes.
+  const standIn = new StandInProbes(config);
+  let store: Store;
+  let blobs: BlobStore;
+  try {
+    store = await openStoreForRole(config, {
+      policy: role === 'all' ? 'migrate' : 'wait',
+      logger,
+      store: options.store,
+      probes: config,
+      standIn,
+    });
+    try {
+      blobs =
+        options.blobs ?? (await untilReachable(() => openBlobStore(config), { logger, probes: standIn }));
+    } catch (err) {
+      if (ownsStore) await store.close();
+      throw err;
+    }
+  } finally {
+    await standIn.down();
+  }
   const events = new SiteEvents();
   await events.listen(store);
   const platform = new Platform(store.db);
@@ -153,7 +169,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const port = (server.address() as AddressInfo).port;
   const metrics = await metricsBeside(server, config);
   // Standalone processes are SQLite shards; the cluster's shards are the next issue's StatefulSet.
-  if (role === 'all') await sqlite.startShard(`http://127.0.0.1:${port}`);
+  // The database lost since start-up began: /readyz says 503 meanwhile (it pings the store).
+  if (role === 'all') await untilReachable(() => sqlite.startShard(`http://127.0.0.1:${port}`), { logger });
 
   const stops: Array<() => Promise<void> | void> = [];
   const hasApi = role !== 'edge';

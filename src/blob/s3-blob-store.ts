@@ -1,4 +1,6 @@
 import {
+  BucketAlreadyExists,
+  BucketAlreadyOwnedByYou,
   CopyObjectCommand,
   CreateBucketCommand,
   DeleteObjectCommand,
@@ -30,6 +32,12 @@ const isMissing = (err: unknown): boolean =>
   err instanceof NotFound ||
   (err instanceof S3ServiceException && err.$metadata.httpStatusCode === 404);
 
+const isAlreadyThere = (err: unknown): boolean =>
+  err instanceof BucketAlreadyOwnedByYou ||
+  err instanceof BucketAlreadyExists ||
+  (err instanceof S3ServiceException &&
+    (err.name === 'BucketAlreadyOwnedByYou' || err.name === 'BucketAlreadyExists'));
+
 /** Blob store on any S3 API (AWS, MinIO, R2). */
 export class S3BlobStore implements BlobStore {
   readonly kind = 's3' as const;
@@ -43,6 +51,9 @@ export class S3BlobStore implements BlobStore {
       endpoint: options.endpoint,
       forcePathStyle: options.forcePathStyle ?? false,
       credentials: options.credentials,
+      // A try against an endpoint that does not answer is bounded (start-up retries, requests
+      // answer 503); a slow transfer once connected is not cut.
+      requestHandler: { connectionTimeout: 5_000 },
     });
   }
 
@@ -52,7 +63,14 @@ export class S3BlobStore implements BlobStore {
       await this.client.send(new HeadBucketCommand({ Bucket: this.bucket }));
     } catch (err) {
       if (!isMissing(err)) throw err;
-      await this.client.send(new CreateBucketCommand({ Bucket: this.bucket }));
+      try {
+        await this.client.send(new CreateBucketCommand({ Bucket: this.bucket }));
+      } catch (createErr) {
+        // Another replica created it between our look and our create (two starting on a fresh
+        // bucket): ours now, or it exists and we can reach it, is all we asked for.
+        if (!isAlreadyThere(createErr)) throw createErr;
+        await this.client.send(new HeadBucketCommand({ Bucket: this.bucket }));
+      }
     }
   }
 

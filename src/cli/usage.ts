@@ -25,7 +25,9 @@ Starts Hostplane on PORT (default 8080).
                      schema is behind (HOSTPLANE_SCHEMA_WAIT_SECONDS, default 300; /readyz says 503).
   --role controller  The Kubernetes reconcilers (needs HOSTPLANE_KUBERNETES=true).
 
-Without DATABASE_URL the database is embedded (PGlite) in HOSTPLANE_DATA_DIR (default ./data).`,
+Without DATABASE_URL the database is embedded (PGlite) in HOSTPLANE_DATA_DIR (default ./data).
+While PostgreSQL or S3 cannot be reached it waits for them (trying again with back-off, /healthz
+200, /readyz 503) instead of exiting.`,
 
   migrate: `Usage: hostplane migrate
 

@@ -100,3 +100,5 @@ export function errorBodySchema(code: ErrorCode): z.ZodObject {
 export function statusOf(code: ErrorCode): number {
   return errorDefinitions[code].status;
 }
+
+export { outageError, unreachableDependency, OUTAGE_RETRY_AFTER_SECONDS, type Dependency } from './outage.js';

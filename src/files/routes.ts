@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import { siteUrl, type Config } from '../config/index.js';
-import { AppError, isAppError, type ErrorCode } from '../errors/index.js';
+import { AppError, isAppError, outageError, type ErrorCode } from '../errors/index.js';
 import { jsonBody, paginationJson, type RouteRegistry } from '../http/index.js';
 import { formatBytes, siteForRequest, type Platform } from '../platform/index.js';
 import { uploadExtensions, videoExtensions } from './file-types.js';
@@ -362,7 +362,8 @@ export function filesRoutes(deps: {
       // Spec 4.4: a failure on our side is 500 "Upload failed" (the cause is logged, not sent).
       const stored = await receiveAndCommit().catch((err: unknown) => {
         if (isAppError(err)) throw err;
-        throw new AppError('UPLOAD_FAILED', {}, { cause: err });
+        // An unreachable database or blob store is a 503 with Retry-After, as on every route.
+        throw outageError(err) ?? new AppError('UPLOAD_FAILED', {}, { cause: err });
       });
       res.json({
         success: true,

@@ -176,7 +176,8 @@ export function publicFormRoutes(deps: {
       });
     }
     if (res.headersSent || !wantsHtml(req)) return next(known);
-    if (known.code === 'RATE_LIMITED') res.set('Retry-After', String(known.params.retryAfterSeconds));
+    if (known.code === 'RATE_LIMITED' || known.code === 'DEPENDENCY_UNAVAILABLE')
+      res.set('Retry-After', String(known.params.retryAfterSeconds));
     res
       .status(known.status)
       .type('html')

@@ -1,6 +1,6 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
-import { AppError, isAppError, type ErrorBody } from '../errors/index.js';
-import type { Logger } from '../observability/index.js';
+import { AppError, isAppError, outageError, type ErrorBody } from '../errors/index.js';
+import { dependencyUnavailableTotal, type Logger } from '../observability/index.js';
 
 /**
  * The one place errors become HTTP responses: a registry code keeps its status and body, a
@@ -30,18 +30,26 @@ export function errorResponse(
   const known = toAppError(err);
   // A capacity refusal is the system working as designed: a warning without a stack, not an error.
   if (known.code === 'CAPACITY') logger.warn({ code: known.code, reqId }, known.message);
-  else if (known.status >= 500) logger.error({ err: known.cause ?? err, reqId }, known.message);
+  else if (known.code === 'DEPENDENCY_UNAVAILABLE') {
+    // An outage answers many requests at once: one short line each, the cause's message only.
+    dependencyUnavailableTotal.inc({ dependency: known.params.dependency });
+    const cause = known.cause as { message?: unknown; code?: unknown } | undefined;
+    logger.warn({ code: known.code, reqId, cause: cause?.message, causeCode: cause?.code }, known.message);
+  } else if (known.status >= 500) logger.error({ err: known.cause ?? err, reqId }, known.message);
   const headers: Record<string, string> = {};
-  if (known.code === 'RATE_LIMITED' || known.code === 'CAPACITY')
+  if (known.code === 'RATE_LIMITED' || known.code === 'CAPACITY' || known.code === 'DEPENDENCY_UNAVAILABLE')
     headers['Retry-After'] = String(known.params.retryAfterSeconds);
   if (known.code === 'METHOD_NOT_ALLOWED') headers.Allow = known.params.allow.join(', ');
   return { status: known.status, headers, body: known.body };
 }
 
-/** The registry error behind any thrown value (unknown ones become INTERNAL, cause kept for the log). */
+/**
+ * The registry error behind any thrown value: an unreachable dependency is DEPENDENCY_UNAVAILABLE
+ * (503), other unknown ones INTERNAL (cause kept for the log).
+ */
 export function toAppError(err: unknown): AppError {
   if (isAppError(err)) return err;
-  return bodyRefusal(err) ?? new AppError('INTERNAL', {}, { cause: err });
+  return bodyRefusal(err) ?? outageError(err) ?? new AppError('INTERNAL', {}, { cause: err });
 }
 
 /**

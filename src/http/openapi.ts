@@ -70,6 +70,8 @@ export function errorCodesOf(route: RouteDoc): ErrorCode[] {
   if (route.auth !== 'none' && isPlatformAuth(route.auth)) codes.add('UNAUTHORIZED');
   if (route.body) ['PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'].forEach((c) => codes.add(c as ErrorCode));
   for (const code of route.errors ?? []) codes.add(code);
+  // Every route needs the database or the blob store: either being away is a 503 (see errors/outage.ts).
+  codes.add('DEPENDENCY_UNAVAILABLE');
   codes.add('INTERNAL');
   return [...codes];
 }

@@ -53,6 +53,13 @@ export const edgeCacheEvents = new client.Counter({
   registers: [registry],
 });
 
+export const dependencyUnavailableTotal = new client.Counter({
+  name: 'hostplane_dependency_unavailable_total',
+  help: 'Requests answered 503 because a dependency was unreachable, by dependency (database, blob store).',
+  labelNames: ['dependency'] as const,
+  registers: [registry],
+});
+
 export const quotaRejectionsTotal = new client.Counter({
   name: 'hostplane_quota_rejections_total',
   help: 'Writes refused because a plan limit would be exceeded, by limit.',

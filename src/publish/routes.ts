@@ -4,8 +4,8 @@ import type { RateLimiter } from '../ratelimit/index.js';
 import { z } from 'zod';
 import type { Config } from '../config/index.js';
 import { bodyRefusal, jsonBody, type RouteRegistry } from '../http/index.js';
-import { isAppError } from '../errors/index.js';
-import type { Logger } from '../observability/index.js';
+import { errorBodySchema, isAppError, outageError } from '../errors/index.js';
+import { dependencyUnavailableTotal, type Logger } from '../observability/index.js';
 import { MAX_TEMP_HTML_BYTES, TEMP_PAGE_TTL_MS, type PublishService } from './service.js';
 
 export const PUBLISH_RATE_LIMIT = { perMinute: 10 };
@@ -87,6 +87,13 @@ function publishErrors(shape: Shape, field: string, logger: Logger): ErrorReques
     }
     if (refused)
       return void res.status(refused.status).json(errorBody(shape, refused.status, refused.message));
+    const outage = isAppError(err, 'DEPENDENCY_UNAVAILABLE') ? err : outageError(err);
+    if (outage) {
+      dependencyUnavailableTotal.inc({ dependency: outage.params.dependency });
+      logger.warn({ reqId: req.id, cause: (err as Error).message }, outage.message);
+      res.set('Retry-After', String(outage.params.retryAfterSeconds));
+      return void res.status(503).json(errorBody(shape, 503, outage.message));
+    }
     logger.error({ err, reqId: req.id }, 'publish failed');
     res.status(500).json(errorBody(shape, 500, 'Publishing failed on our side; try again.'));
   };
@@ -159,7 +166,11 @@ export function publishRoutes(deps: {
           error: 'Too many pages published from this address; try again in a minute.',
         },
       },
-      503: { description: 'Publishing is at its platform-wide capacity (see Retry-After)', schema: aiError },
+      503: {
+        description:
+          'Publishing is at its platform-wide capacity, or the database is unreachable (see Retry-After)',
+        schema: aiError,
+      },
       500: { description: 'Publishing failed', schema: aiError },
     },
     handler: async ({ res, body }) => {
@@ -210,7 +221,8 @@ export function publishRoutes(deps: {
       415: { description: 'The body is not UTF-8 JSON', schema: demoError },
       429: { description: 'Rate limited (see Retry-After)', schema: demoError },
       503: {
-        description: 'Publishing is at its platform-wide capacity (see Retry-After)',
+        description:
+          'Publishing is at its platform-wide capacity, or the database is unreachable (see Retry-After)',
         schema: demoError,
       },
       500: { description: 'Publishing failed', schema: demoError },
@@ -249,6 +261,10 @@ export function publishRoutes(deps: {
         example: '<!doctype html><html><body><h1>Hello</h1></body></html>',
       },
       404: { description: 'No such page, or expired', contentType: 'text/html' },
+      503: {
+        description: 'The database is unreachable for now (see Retry-After)',
+        schema: errorBodySchema('DEPENDENCY_UNAVAILABLE'),
+      },
     },
     handler: async ({ req, res }) => {
       const html = await publish.view(String(req.params.id));

@@ -3,7 +3,7 @@ import https from 'node:https';
 import { timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import client from 'prom-client';
-import { AppError } from '../errors/index.js';
+import { AppError, outageError } from '../errors/index.js';
 import { registry, type Logger } from '../observability/index.js';
 import type { Shards } from './shards.js';
 import type { TokenGrants } from './grants.js';
@@ -30,6 +30,13 @@ const HOP_BY_HOP = new Set([
   'trailer',
   'host',
 ]);
+
+/** The hop to the owning shard failed (not this replica's dependencies). */
+class HopFailed extends Error {
+  constructor(cause: unknown) {
+    super('the hop to the owning shard failed', { cause });
+  }
+}
 
 const unavailable = () =>
   new AppError('CAPACITY', {
@@ -71,9 +78,14 @@ export function routeToOwner(deps: {
       if (forwarded !== undefined) throw unavailable(); // placed elsewhere meanwhile: no second hop
       const target = await shards.live(owner);
       if (!target) throw unavailable();
-      await forward(req, res, new URL(req.originalUrl, target.url), secret);
+      await forward(req, res, new URL(req.originalUrl, target.url), secret).catch((err: unknown) => {
+        throw new HopFailed(err);
+      });
       proxyHops.inc({ result: 'ok' });
     })().catch((err: unknown) => {
+      // The database away while looking up the owner: the same 503 as every other route answers.
+      const outage = err instanceof HopFailed ? undefined : outageError(err);
+      if (outage) return next(outage);
       if (!(err instanceof AppError)) {
         proxyHops.inc({ result: 'error' });
         deps.logger.warn({ err }, 'sqlite proxy hop failed');

@@ -1,9 +1,8 @@
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
 import { sql } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import type pg from 'pg';
+import { lockDataDir } from './data-dir-lock.js';
 import { seedFromTemplate } from './pglite-template.js';
 import * as schema from './schema.js';
 
@@ -64,9 +63,15 @@ async function openPostgres(url: string): Promise<Store> {
     import('pg'),
     import('drizzle-orm/node-postgres'),
   ]);
-  const pool = new pgModule.Pool({ connectionString: url, max: 10 });
-  // Idle clients can error when the server restarts; without a listener that would crash the process.
+  // A try to reach the database is bounded (a connect, or a wait for a free client): a request
+  // fails with a 503 rather than hanging while PostgreSQL is away.
+  const pool = new pgModule.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 10_000 });
+  // An 'error' event with no listener ends the process. The pool reports idle clients' errors
+  // here; checked-out clients (drizzle's transactions, LISTEN connections, sessions) emit on the
+  // client itself, so every client gets a listener as it is made. The query in flight on a lost
+  // connection fails on its own (and is answered 503, see errors/outage.ts).
   pool.on('error', () => undefined);
+  pool.on('connect', (client) => client.on('error', () => undefined));
   const db = drizzlePg(pool, { schema }) as unknown as Db;
   const subscriptions = new Set<{ stop(): Promise<void> }>();
   return {
@@ -109,47 +114,6 @@ async function openPostgres(url: string): Promise<Store> {
       await pool.end();
     },
   };
-}
-
-/** PGlite's folder is open in another live process (only one may open it). */
-export class DataDirLockedError extends Error {
-  readonly hint: string;
-  constructor(
-    readonly pid: number,
-    readonly dir: string,
-  ) {
-    super(`the embedded database in ${dir} is in use by process ${pid}`);
-    this.hint = `Stop process ${pid} first, or point HOSTPLANE_DATA_DIR at another folder.`;
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/** A pid file beside PGlite's folder; a stale one (dead pid) is taken over. */
-function lockDataDir(dir: string): () => void {
-  const lockFile = `${path.resolve(dir)}.lock`;
-  mkdirSync(path.dirname(lockFile), { recursive: true });
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      writeFileSync(lockFile, String(process.pid), { flag: 'wx', mode: 0o600 });
-      return () => rmSync(lockFile, { force: true });
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      const owner = Number(readFileSync(lockFile, 'utf8').trim());
-      if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && isAlive(owner)) {
-        throw new DataDirLockedError(owner, path.resolve(dir));
-      }
-      rmSync(lockFile, { force: true });
-    }
-  }
-  throw new Error(`could not lock ${lockFile}`);
 }
 
 /**
@@ -203,7 +167,8 @@ async function listenWithReconnect(
     retry.unref();
   };
 
-  await subscribe();
+  // The database lost between start-up and here: subscribe when it is back (as after any loss).
+  await subscribe().catch(() => scheduleResubscribe(250));
   return {
     async stop() {
       stopped = true;
@@ -215,7 +180,7 @@ async function listenWithReconnect(
 
 async function openPglite(dir: string, useTemplate: boolean): Promise<Store> {
   const inMemory = dir.startsWith('memory://');
-  const unlock = inMemory ? () => undefined : lockDataDir(dir);
+  const unlock = inMemory ? () => undefined : await lockDataDir(dir);
   let client: PGlite;
   let drizzlePglite: typeof import('drizzle-orm/pglite').drizzle;
   try {

@@ -1,9 +1,9 @@
-import http from 'node:http';
 import path from 'node:path';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../observability/index.js';
 import { openStore, type Store } from './db.js';
 import { migrate, schemaVersion, waitForSchema, type SchemaVersion } from './migrate.js';
+import { StandInProbes, untilReachable } from './start-up-wait.js';
 
 /**
  * What a process does about the schema when it opens the store:
@@ -21,6 +21,11 @@ export interface OpenForRoleOptions {
   store?: Store;
   /** While waiting, answer probes on the role's port: /healthz 200, /readyz 503. */
   probes?: Pick<Config, 'port' | 'host'>;
+  /**
+   * The stand-in that answers them, when the caller has more to wait for after this (it then
+   * closes it); by default one is made here from `probes` and closed on return.
+   */
+  standIn?: StandInProbes;
 }
 
 /** Opens the control-plane database for a role and brings it to a current schema (or fails). */
@@ -31,16 +36,26 @@ export async function openStoreForRole(
   const store =
     options.store ??
     (await openStore({ databaseUrl: config.databaseUrl, pgliteDir: path.join(config.dataDir, 'pglite') }));
+  const standIn = options.standIn ?? new StandInProbes(options.probes);
   try {
-    await prepareSchema(store, { ...options, waitMs: config.schemaWaitMs });
+    const prepare = () => prepareSchema(store, { ...options, standIn, waitMs: config.schemaWaitMs });
+    // The database away at start (a restart, a failover, pods started before it): wait for it,
+    // unready, rather than exit. The admin CLI (`check`) says so at once instead.
+    if (options.policy === 'check') await prepare();
+    else await untilReachable(prepare, { logger: options.logger, probes: standIn });
     return store;
   } catch (err) {
     if (!options.store) await store.close();
     throw err;
+  } finally {
+    if (!options.standIn) await standIn.down();
   }
 }
 
-async function prepareSchema(store: Store, options: OpenForRoleOptions & { waitMs: number }): Promise<void> {
+async function prepareSchema(
+  store: Store,
+  options: OpenForRoleOptions & { waitMs: number; standIn: StandInProbes },
+): Promise<void> {
   const { logger } = options;
   // The common case, and all of a warm start's schema work: one look, no lock, no migrator.
   const version = await schemaVersion(store);
@@ -60,7 +75,7 @@ async function prepareSchema(store: Store, options: OpenForRoleOptions & { waitM
     await waitForSchema(store, { timeoutMs: 0 });
     return;
   }
-  const stopProbes = options.probes ? await answerProbesWhileWaiting(options.probes) : undefined;
+  await options.standIn.up('waiting for the database schema');
   let logged = 0;
   const logBehind = (v: SchemaVersion) => {
     // Once, then every 30 s: a pod waiting for the Helm hook should say why, not flood its log.
@@ -72,32 +87,6 @@ async function prepareSchema(store: Store, options: OpenForRoleOptions & { waitM
     );
   };
   logBehind(version);
-  try {
-    await waitForSchema(store, { timeoutMs: options.waitMs, onBehind: logBehind });
-    logger.info('database schema is current; starting');
-  } finally {
-    await stopProbes?.();
-  }
-}
-
-/**
- * A stand-in on the role's port while it waits: alive (so liveness does not restart a pod that is
- * only early), not ready (so no traffic reaches it). Closed before the real server listens.
- */
-async function answerProbesWhileWaiting(where: Pick<Config, 'port' | 'host'>): Promise<() => Promise<void>> {
-  const server = http.createServer((req, res) => {
-    const alive = req.url === '/healthz';
-    res
-      .writeHead(alive ? 200 : 503, { 'content-type': 'application/json', 'retry-after': '5' })
-      .end(JSON.stringify(alive ? { status: 'ok' } : { status: 'waiting for the database schema' }));
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(where.port, where.host, resolve);
-  });
-  return () =>
-    new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    });
+  await waitForSchema(store, { timeoutMs: options.waitMs, onBehind: logBehind });
+  logger.info('database schema is current; starting');
 }

@@ -311,4 +311,29 @@ describe('S3BlobStore.ensureBucket', () => {
       store.client.destroy();
     }
   });
+
+  it('succeeds when another replica creates the bucket between its look and its create', async () => {
+    const bucket = `race-${randomBytes(6).toString('hex')}`;
+    const ours = s3Store(bucket);
+    const theirs = s3Store(bucket);
+    // Ours looks (404), then theirs creates it, then ours creates: the race of two replicas starting.
+    ours.client.middlewareStack.add(
+      (next, context) => async (args) => {
+        try {
+          return await next(args);
+        } catch (err) {
+          if (context.commandName === 'HeadBucketCommand') await theirs.ensureBucket();
+          throw err;
+        }
+      },
+      { step: 'initialize', name: 'raceTheCreate' },
+    );
+    try {
+      await ours.ensureBucket();
+      await expect(ours.ping()).resolves.toBeUndefined();
+    } finally {
+      ours.client.destroy();
+      theirs.client.destroy();
+    }
+  });
 });

@@ -1,5 +1,5 @@
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,6 +16,10 @@ export interface S3Env {
 }
 
 export interface MinioServer extends S3Env {
+  /** kill -9, keeping its data. */
+  kill(): Promise<void>;
+  /** Starts it again on the same port, data and credentials; resolves once it is live. */
+  restart(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -42,15 +46,8 @@ export async function startMinio(): Promise<MinioServer> {
   const secretAccessKey = randomBytes(18).toString('hex');
   const region = 'us-east-1';
 
-  // The free ports may be taken between probing and binding: retry a few times.
-  for (let attempt = 1; ; attempt++) {
-    const dataDir = mkdtempSync(path.join(tmpdir(), 'hostplane-minio-'));
-    const cleanupDir = (): void => rmSync(dataDir, { recursive: true, force: true });
-    const port = await freePort();
-    let consolePort = await freePort();
-    while (consolePort === port) consolePort = await freePort();
-    const endpoint = `http://127.0.0.1:${port}`;
-
+  /** Runs MinIO on `port` over `dataDir`; resolves once it is live (rejects with its output if not). */
+  const launch = async (dataDir: string, port: number, consolePort: number) => {
     const child = spawn(
       MINIO_BIN,
       [
@@ -76,24 +73,37 @@ export async function startMinio(): Promise<MinioServer> {
       },
     );
     const output = captureOutput(child);
+    try {
+      await waitUntilReady('minio', child, output, () => isLive(`http://127.0.0.1:${port}`));
+    } catch (err) {
+      await terminate(child, 'SIGKILL');
+      throw Object.assign(err as Error, { portTaken: /already in use/i.test(output()) });
+    }
+    return child;
+  };
 
+  // The free ports may be taken between probing and binding: retry a few times.
+  for (let attempt = 1; ; attempt++) {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'hostplane-minio-'));
+    const cleanupDir = (): void => rmSync(dataDir, { recursive: true, force: true });
+    const port = await freePort();
+    let consolePort = await freePort();
+    while (consolePort === port) consolePort = await freePort();
+    const endpoint = `http://127.0.0.1:${port}`;
+
+    let child: ChildProcess | undefined;
     // Should the test run die without calling stop(), do not leave a server behind.
     const onExit = (): void => {
-      child.kill('SIGKILL');
+      child?.kill('SIGKILL');
       cleanupDir();
     };
     process.once('exit', onExit);
-    const kill = async (): Promise<void> => {
-      process.removeListener('exit', onExit);
-      await terminate(child, 'SIGTERM');
-      cleanupDir();
-    };
-
     try {
-      await waitUntilReady('minio', child, output, () => isLive(endpoint));
+      child = await launch(dataDir, port, consolePort);
     } catch (err) {
-      await kill();
-      if (attempt < 3 && /already in use/i.test(output())) continue;
+      process.removeListener('exit', onExit);
+      cleanupDir();
+      if (attempt < 3 && (err as { portTaken?: boolean }).portTaken) continue;
       throw err;
     }
 
@@ -103,7 +113,19 @@ export async function startMinio(): Promise<MinioServer> {
       accessKeyId,
       secretAccessKey,
       region,
-      stop: () => (stopped ??= kill()),
+      async kill() {
+        if (child) await terminate(child, 'SIGKILL');
+        child = undefined;
+      },
+      async restart() {
+        child ??= await launch(dataDir, port, consolePort);
+      },
+      stop: () =>
+        (stopped ??= (async () => {
+          process.removeListener('exit', onExit);
+          if (child) await terminate(child, 'SIGTERM');
+          cleanupDir();
+        })()),
     };
   }
 }

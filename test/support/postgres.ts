@@ -9,6 +9,10 @@ import { captureOutput, exited, freePort, waitUntilReady } from './procs.js';
 export interface PostgresServer {
   /** Superuser URL to the `postgres` database (trust auth, no password). */
   url: string;
+  /** Shuts the server down, keeping its data: `fast` or `immediate` as in `pg_ctl stop -m`. */
+  halt(mode?: 'fast' | 'immediate'): Promise<void>;
+  /** Starts it again on the same port and data; resolves once it answers. */
+  resume(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -110,9 +114,10 @@ function signal(pid: number | undefined, sig: NodeJS.Signals): void {
 
 /**
  * Starts a throwaway PostgreSQL cluster on 127.0.0.1 in a fresh temp folder (trust auth,
- * durability off). `stop()` kills it and deletes the folder.
+ * durability off unless `durable`: then a commit survives an immediate shutdown). `stop()` kills it
+ * and deletes the folder.
  */
-export async function startPostgres(): Promise<PostgresServer> {
+export async function startPostgres(options: { durable?: boolean } = {}): Promise<PostgresServer> {
   const binDir = findBinDir();
   const runAs = runAsUser();
   const baseDir = mkdtempSync(path.join(tmpdir(), 'hostplane-pg-'));
@@ -141,9 +146,8 @@ export async function startPostgres(): Promise<PostgresServer> {
     throw err;
   }
 
-  // The free port may be taken between probing and binding: retry a few times.
-  for (let attempt = 1; ; attempt++) {
-    const port = await freePort();
+  /** Runs the postmaster on `port`; resolves once it answers (rejects with its output if not). */
+  const launch = async (port: number) => {
     const [file, args] = command(runAs, path.join(binDir, 'postgres'), [
       '-D',
       dataDir,
@@ -155,8 +159,8 @@ export async function startPostgres(): Promise<PostgresServer> {
       String(port),
       '-c',
       'fsync=off',
-      '-c',
-      'synchronous_commit=off',
+      // Durable commits where a test kills the server and counts what it acknowledged.
+      ...(options.durable ? [] : ['-c', 'synchronous_commit=off']),
       '-c',
       'full_page_writes=off',
       '-c',
@@ -167,21 +171,12 @@ export async function startPostgres(): Promise<PostgresServer> {
     const child = spawn(file, args, { cwd: baseDir, stdio: ['ignore', 'pipe', 'pipe'] });
     const output = captureOutput(child);
     const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
-
-    // Should the test run die without calling stop(), do not leave a server behind.
-    const onExit = (): void => {
-      signal(postmasterPid(dataDir) ?? child.pid, 'SIGQUIT');
-      cleanupDir();
-    };
-    process.once('exit', onExit);
-
-    const kill = async (): Promise<void> => {
-      process.removeListener('exit', onExit);
-      // Immediate shutdown of the postmaster itself: when run through runuser, `child` is
-      // runuser, which exits with it.
+    /** Shuts the postmaster down (SIGINT: `pg_ctl stop -m fast`, SIGQUIT: `-m immediate`). */
+    const halt = async (sig: NodeJS.Signals = 'SIGQUIT'): Promise<void> => {
+      // When run through runuser, `child` is runuser, which exits with the postmaster.
       const pid = postmasterPid(dataDir) ?? child.pid;
       const done = exited(child);
-      signal(pid, 'SIGQUIT');
+      signal(pid, sig);
       const timer = setTimeout(() => {
         signal(pid, 'SIGKILL');
         child.kill('SIGKILL');
@@ -189,22 +184,48 @@ export async function startPostgres(): Promise<PostgresServer> {
       await done;
       clearTimeout(timer);
     };
-
     try {
       await waitUntilReady('postgres', child, output, () => canQuery(url));
     } catch (err) {
-      await kill();
-      if (attempt < 3 && /already in use/i.test(output())) continue;
+      await halt();
+      throw Object.assign(err as Error, { portTaken: /already in use/i.test(output()) });
+    }
+    return { url, halt, pid: () => postmasterPid(dataDir) ?? child.pid };
+  };
+
+  // Should the test run die without calling stop(), do not leave a server behind.
+  const onExit = (): void => {
+    signal(postmasterPid(dataDir), 'SIGQUIT');
+    cleanupDir();
+  };
+  process.once('exit', onExit);
+
+  // The free port may be taken between probing and binding: retry a few times.
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    let running: Awaited<ReturnType<typeof launch>> | undefined;
+    try {
+      running = await launch(port);
+    } catch (err) {
+      if (attempt < 3 && (err as { portTaken?: boolean }).portTaken) continue;
+      process.removeListener('exit', onExit);
       cleanupDir();
       throw err;
     }
-
     let stopped: Promise<void> | undefined;
     return {
-      url,
+      url: running.url,
+      async halt(mode = 'immediate') {
+        await running?.halt(mode === 'fast' ? 'SIGINT' : 'SIGQUIT');
+        running = undefined;
+      },
+      async resume() {
+        running ??= await launch(port);
+      },
       stop: () =>
         (stopped ??= (async () => {
-          await kill();
+          process.removeListener('exit', onExit);
+          await running?.halt();
           cleanupDir();
         })()),
     };

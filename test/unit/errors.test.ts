@@ -28,6 +28,10 @@ const samples: { [C in ErrorCode]: AppError<C> } = {
   UNSUPPORTED_MEDIA_TYPE: new AppError('UNSUPPORTED_MEDIA_TYPE', { message: 'send JSON' }),
   RATE_LIMITED: new AppError('RATE_LIMITED', { message: 'slow down', retryAfterSeconds: 30 }),
   CAPACITY: new AppError('CAPACITY', { message: 'busy', retryAfterSeconds: 5 }),
+  DEPENDENCY_UNAVAILABLE: new AppError('DEPENDENCY_UNAVAILABLE', {
+    dependency: 'database',
+    retryAfterSeconds: 5,
+  }),
   INTERNAL: new AppError('INTERNAL'),
   INVALID_PATH: new AppError('INVALID_PATH', { message: 'bad path' }),
   INVALID_FILE_TYPE: new AppError('INVALID_FILE_TYPE', { message: 'bad type' }),

@@ -98,6 +98,15 @@ export const coreErrors = {
     extraSchema: { retry_after: z.int().describe('Seconds until a new attempt may succeed') },
     description: 'A platform-wide capacity limit is reached for now; see Retry-After',
   }),
+  DEPENDENCY_UNAVAILABLE: define<{ dependency: 'database' | 'blob store'; retryAfterSeconds: number }>({
+    status: 503,
+    error: 'Service Unavailable',
+    message: (p) => `The ${p.dependency} is not reachable right now; try again shortly.`,
+    extra: (p) => ({ retry_after: p.retryAfterSeconds }),
+    extraSchema: { retry_after: z.int().describe('Seconds until a new attempt may succeed') },
+    description:
+      'A dependency (the database or the blob store) is unreachable for now; nothing was changed; see Retry-After',
+  }),
   INTERNAL: define({
     status: 500,
     error: 'Internal server error',

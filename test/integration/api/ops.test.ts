@@ -317,6 +317,17 @@ describe.each(backends)('operational endpoints (%s)', (backend) => {
       expect(paths['/ai/publish']?.post?.security).toEqual([]);
     });
 
+    it('documents a 503 on every operation (a database or blob store away)', () => {
+      const operations = Object.entries(paths).flatMap(([path, methods]) =>
+        Object.entries(methods).map(([method, op]) => ({ name: `${method} ${path}`, op })),
+      );
+      expect(operations.length).toBeGreaterThan(20);
+      for (const { name, op } of operations) expect((op.responses as Json)['503'], name).toBeDefined();
+      const list = (paths['/api/v1/files/list']?.get?.responses as Record<string, Json>)['503'];
+      expect(list?.headers).toHaveProperty('Retry-After');
+      expect(JSON.stringify(list)).toContain('DEPENDENCY_UNAVAILABLE_error');
+    });
+
     it('has only $refs that resolve inside the document', () => {
       const refs = refsIn(doc);
       expect(refs.length).toBeGreaterThan(0);

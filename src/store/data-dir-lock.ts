@@ -1,0 +1,68 @@
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+
+/** PGlite's folder is open in another live process (only one may open it). */
+export class DataDirLockedError extends Error {
+  readonly hint: string;
+  constructor(
+    /** The holder's pid as it wrote it down (0 when unknown). */
+    readonly pid: number,
+    readonly dir: string,
+  ) {
+    const who = pid > 0 ? `process ${pid}` : 'another process';
+    super(`the embedded database in ${dir} is in use by ${who}`);
+    this.hint = `Stop ${who} first, or point HOSTPLANE_DATA_DIR at another folder.`;
+  }
+}
+
+/**
+ * Takes the data dir's lock, or throws DataDirLockedError while another live process holds it;
+ * resolves with the release function.
+ *
+ * The lock is a POSIX record lock (fcntl) that the kernel drops when its holder dies, whatever
+ * the pid becomes afterwards: a pid file could not tell a crashed holder from a new process that
+ * reuses its pid. Node has no flock/fcntl, so it is taken through SQLite, which we already ship:
+ * an exclusive transaction held open on a small lock database in exclusive locking mode. The pid
+ * beside it is only for the message.
+ */
+export async function lockDataDir(dir: string): Promise<() => void> {
+  const resolved = path.resolve(dir);
+  const lockFile = `${resolved}.lock.sqlite`;
+  const pidFile = `${resolved}.lock.pid`;
+  mkdirSync(path.dirname(lockFile), { recursive: true });
+  const [{ default: Database }, { locateNativeParts }] = await Promise.all([
+    import('better-sqlite3'),
+    import('../sqlite/engine/index.js'),
+  ]);
+  // timeout 0: a held lock is answered at once (SQLITE_BUSY), never waited for.
+  const db = new Database(lockFile, { nativeBinding: locateNativeParts().binding, timeout: 0 });
+  try {
+    db.pragma('locking_mode = EXCLUSIVE');
+    db.exec('BEGIN EXCLUSIVE');
+  } catch (err) {
+    db.close();
+    if ((err as { code?: unknown }).code === 'SQLITE_BUSY') {
+      throw new DataDirLockedError(readPid(pidFile), resolved);
+    }
+    throw err;
+  }
+  writeFileSync(pidFile, String(process.pid), { mode: 0o600 });
+  // A pid file of the versions before this lock: it no longer means anything.
+  rmSync(`${resolved}.lock`, { force: true });
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    rmSync(pidFile, { force: true });
+    db.close();
+  };
+}
+
+function readPid(pidFile: string): number {
+  try {
+    const pid = Number(readFileSync(pidFile, 'utf8').trim());
+    return Number.isInteger(pid) && pid > 0 ? pid : 0;
+  } catch {
+    return 0;
+  }
+}
