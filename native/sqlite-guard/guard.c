@@ -28,6 +28,9 @@ SQLITE_EXTENSION_INIT1
 
 #define SECRET_BYTES 32
 #define REASON_MAX 160
+/* The most bytes of one value (and one row) the engine's own statements handle; tenant statements
+   get less, per statement (see "tenant"). */
+#define ENGINE_LENGTH (8 * 1024 * 1024)
 
 typedef struct Guard {
   sqlite3 *db;
@@ -323,10 +326,20 @@ static void control(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   } else if (strcmp(op, "engine") == 0) {
     g->engine = 1;
     g->deadline_ns = 0;
+    sqlite3_limit(g->db, SQLITE_LIMIT_LENGTH, ENGINE_LENGTH);
     sqlite3_result_null(ctx);
-  } else if (strcmp(op, "tenant") == 0 && argc == 3) {
-    /* Deadline for the statements that follow (ms); the engine calls this before each one. */
+  } else if (strcmp(op, "tenant") == 0 && (argc == 3 || argc == 4)) {
+    /* Deadline for the statements that follow (ms); the engine calls this before each one. The
+       optional fourth argument caps each value they make or read (SQLITE_LIMIT_LENGTH, which also
+       caps a stored row): a query shares its response cap between its columns this way, so that
+       SQLite itself never builds a row larger than the answer may be. Back to ENGINE_LENGTH in
+       engine mode. */
     int64_t ms = sqlite3_value_int64(argv[2]);
+    if (argc == 4) {
+      int64_t cap = sqlite3_value_int64(argv[3]);
+      sqlite3_limit(g->db, SQLITE_LIMIT_LENGTH,
+                    cap < 1 ? 1 : cap > ENGINE_LENGTH ? ENGINE_LENGTH : (int)cap);
+    }
     g->engine = 0;
     g->timed_out = 0;
     g->reason[0] = 0;
@@ -361,7 +374,7 @@ static void control(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
 
 /* Limits for tenant SQL (sqlite.org/security.html, workerd); the engine may adjust some. */
 static void set_limits(sqlite3 *db) {
-  sqlite3_limit(db, SQLITE_LIMIT_LENGTH, 8 * 1024 * 1024);
+  sqlite3_limit(db, SQLITE_LIMIT_LENGTH, ENGINE_LENGTH);
   sqlite3_limit(db, SQLITE_LIMIT_SQL_LENGTH, 100000);
   sqlite3_limit(db, SQLITE_LIMIT_COLUMN, 200);
   sqlite3_limit(db, SQLITE_LIMIT_EXPR_DEPTH, 100);

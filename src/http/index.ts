@@ -7,3 +7,4 @@ export * from './body.js';
 export { bodyRefusal, errorHandler, errorResponse, notFoundHandler, toAppError } from './errors.js';
 export { plainJsonBody, rawRoute, readJsonBody, sendJson } from './raw.js';
 export { paginationJson } from './pagination.js';
+export { MAX_JSON_DEPTH, jsonNestsDeeper, jsonTooDeepMessage } from './json-depth.js';

@@ -17,6 +17,11 @@ import type {
 
 type Db = Database.Database;
 type Stmt = Database.Statement<BindValue[]>;
+/** A prepared tenant statement and its result columns (none for a statement without rows). */
+interface Prepared {
+  stmt: Stmt;
+  columns: string[];
+}
 
 /** Prepared tenant statements kept per database, by SQL text. */
 const STATEMENT_CACHE = 100;
@@ -52,7 +57,7 @@ export class GuardedDatabase {
   /** Objects with reserved names, all the platform's: a tenant write that adds one is undone. */
   private reservedObjects = 0;
   private schemaVersion = 0;
-  private readonly statements = new Map<string, Stmt>();
+  private readonly statements = new Map<string, Prepared>();
 
   // Plain fields, no parameter properties: the worker runs this file under Node's type stripping.
   readonly filePath: string;
@@ -75,7 +80,7 @@ export class GuardedDatabase {
       );
       const prep = (sql: string) => this.db.prepare<BindValue[]>(sql);
       this.internal = {
-        tenant: prep("SELECT _hp_guard(?, 'tenant', ?)"),
+        tenant: prep("SELECT _hp_guard(?, 'tenant', ?, ?)"),
         engine: prep("SELECT _hp_guard(?, 'engine')"),
         status: prep("SELECT _hp_guard(?, 'status')").pluck(),
         maintenance: prep("SELECT _hp_guard(?, 'maintenance', ?)"),
@@ -116,7 +121,8 @@ export class GuardedDatabase {
 
   query(sql: string, params: unknown): QueryResult {
     const values = decodeParams(params);
-    const stmt = this.prepareTenant(sql);
+    const { stmt, columns } = this.prepareTenant(sql, this.limits.statementTimeoutMs, true);
+    const valueCap = this.valueCap(columns, true);
     if (!stmt.reader || !stmt.readonly) {
       this.engineMode();
       throw new SqliteEngineError({
@@ -124,7 +130,6 @@ export class GuardedDatabase {
         message: 'query runs one read-only statement that returns rows; send writes to exec',
       });
     }
-    const columns = stmt.columns().map((c) => c.name);
     const rows: Record<string, SqlValue>[] = [];
     let bytes = 0;
     let truncated = false;
@@ -146,7 +151,10 @@ export class GuardedDatabase {
         rows.push(row);
       }
     } catch (err) {
-      throw this.tenantError(err);
+      // A value over the cap: the rows before it are the answer (cut), or the query gets a 400.
+      if (!isTooBig(err)) throw this.tenantError(err);
+      if (rows.length === 0) throw this.tooBigError(valueCap, columns.length);
+      truncated = true;
     } finally {
       this.engineMode();
       // The guard refuses BEGIN/SAVEPOINT, so this never holds; if it ever did, nothing stays open.
@@ -228,7 +236,7 @@ export class GuardedDatabase {
         try {
           const left = Math.floor(batchEnds - performance.now());
           if (left <= 0) throw this.timeoutError(this.limits.batchTimeoutMs, 'batch');
-          const stmt = this.prepareTenant(s.sql, Math.min(left, this.limits.statementTimeoutMs));
+          const { stmt } = this.prepareTenant(s.sql, Math.min(left, this.limits.statementTimeoutMs), false);
           // A read that returns rows belongs to query. (Some statements without rows count as
           // read-only for SQLite, e.g. REINDEX or PRAGMA defer_foreign_keys = ON: they run here.)
           if (stmt.reader && stmt.readonly) {
@@ -274,6 +282,8 @@ export class GuardedDatabase {
   private checkReservedNames(): void {
     const schemaVersion = Number(this.internal.schemaVersion.get());
     if (schemaVersion === this.schemaVersion) return;
+    // The cached statements' columns (and so their caps per value) may have changed: prepare anew.
+    this.statements.clear();
     if (Number(this.internal.reservedCount.get()) !== this.reservedObjects) {
       throw new SqliteEngineError({
         kind: 'denied',
@@ -289,31 +299,38 @@ export class GuardedDatabase {
    * Prepares tenant SQL in tenant mode (the authorizer judges it now), or takes it from the cache:
    * a cached statement was judged in tenant mode too, and when a schema change makes SQLite
    * re-prepare it, that happens while it runs, in tenant mode again. Preparing is most of the cost
-   * of a point read (~16 of ~23 µs), hence the cache.
+   * of a point read (~16 of ~23 µs), hence the cache. Leaves the connection in tenant mode with
+   * the deadline and the statement's cap per value set.
    */
-  private prepareTenant(sql: unknown, budgetMs = this.limits.statementTimeoutMs): Stmt {
+  private prepareTenant(sql: unknown, budgetMs: number, isQuery: boolean): Prepared {
     if (typeof sql !== 'string' || sql.trim() === '') {
       throw new SqliteEngineError({ kind: 'statement', message: 'sql must be a non-empty string' });
     }
-    this.internal.tenant.run(this.secret, BigInt(budgetMs));
     const cached = this.statements.get(sql);
     if (cached) {
+      this.internal.tenant.run(this.secret, BigInt(budgetMs), BigInt(this.valueCap(cached.columns, isQuery)));
       // Most recently used last: the Map's first key is the one to evict.
       this.statements.delete(sql);
       this.statements.set(sql, cached);
       return cached;
     }
+    const widest = this.limits.maxValueBytes;
+    this.internal.tenant.run(this.secret, BigInt(budgetMs), BigInt(widest));
+    let prepared: Prepared;
     try {
       const stmt = this.db.prepare<BindValue[]>(sql);
-      this.statements.set(sql, stmt);
-      if (this.statements.size > STATEMENT_CACHE)
-        this.statements.delete(this.statements.keys().next().value as string);
-      return stmt;
+      prepared = { stmt, columns: stmt.reader ? stmt.columns().map((c) => c.name) : [] };
     } catch (err) {
       const error = this.tenantError(err);
       this.engineMode();
       throw error;
     }
+    const valueCap = this.valueCap(prepared.columns, isQuery);
+    if (valueCap !== widest) this.internal.tenant.run(this.secret, BigInt(budgetMs), BigInt(valueCap));
+    this.statements.set(sql, prepared);
+    if (this.statements.size > STATEMENT_CACHE)
+      this.statements.delete(this.statements.keys().next().value as string);
+    return prepared;
   }
 
   /** Runs a prepared tenant statement (already in tenant mode), then returns to engine mode. */
@@ -352,6 +369,27 @@ export class GuardedDatabase {
     return new SqliteEngineError({ kind: 'sql', message, sqliteCode: err.code });
   }
 
+  /**
+   * The most bytes of one value a statement may make or read: maxValueBytes, and for a query the
+   * response cap shared by its columns too, so that SQLite never builds a row larger than an answer.
+   */
+  private valueCap(columns: string[], isQuery: boolean): number {
+    const widest = this.limits.maxValueBytes;
+    if (!isQuery || columns.length === 0) return widest;
+    return Math.max(1024, Math.min(widest, Math.floor(this.limits.maxResultBytes / columns.length)));
+  }
+
+  private tooBigError(valueCap: number, columns: number): SqliteEngineError {
+    return new SqliteEngineError({
+      kind: 'sql',
+      message:
+        `A value this query makes or reads is over its ${valueCap}-byte cap (${this.limits.maxValueBytes} bytes ` +
+        `per value, and a ${this.limits.maxResultBytes}-byte answer shared by its ${columns} columns): ` +
+        'select fewer columns or shorter values (e.g. substr)',
+      sqliteCode: 'SQLITE_TOOBIG',
+    });
+  }
+
   private timeoutError(ms = this.limits.statementTimeoutMs, what = 'statement'): SqliteEngineError {
     return new SqliteEngineError({
       kind: 'timeout',
@@ -385,6 +423,10 @@ export class GuardedDatabase {
   private measure(): number {
     return (Number(this.internal.pages.get()) - Number(this.internal.free.get())) * this.pageSize;
   }
+}
+
+function isTooBig(err: unknown): boolean {
+  return err instanceof Database.SqliteError && err.code === 'SQLITE_TOOBIG';
 }
 
 function withIndex(err: unknown, index: number): unknown {

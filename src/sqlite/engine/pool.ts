@@ -40,11 +40,16 @@ interface Pending {
   op: Operation;
 }
 
+/** The calls that a queue bound may refuse: tenant work (open, close and the rest always pass). */
+const BOUNDED = new Set<Operation>(['query', 'exec', 'batch', 'schema', 'vacuum']);
+
 /** One worker thread and what is pinned to it. */
 class Slot {
   readonly worker: Worker;
   readonly pending = new Map<number, Pending>();
   readonly databases = new Set<number>();
+  /** Calls sent and not answered yet, per database (for the queue bound). */
+  private readonly waiting = new Map<number, number>();
   private outbox: Request[] = [];
   dead = false;
 
@@ -60,6 +65,33 @@ class Slot {
     });
     this.worker.on('error', (err) => onDeath(this, err));
     this.worker.on('exit', (code) => onDeath(this, new Error(`SQLite worker exited with code ${code}`)));
+    // An answer that cannot be read names no call: fail them all rather than leave one waiting.
+    this.worker.on('messageerror', (err) => {
+      onDeath(this, err);
+      void this.worker.terminate();
+    });
+  }
+
+  /** Why a call of `dbId` cannot be queued now (a queue bound), or undefined. */
+  refusal(dbId: number, op: Operation, limits: EngineLimits): SqliteEngineError | undefined {
+    if (!BOUNDED.has(op)) return undefined;
+    // Retry-After: about when one deadline's worth of the queue has gone by.
+    const retryAfterSeconds = Math.max(1, Math.ceil(limits.statementTimeoutMs / 1000));
+    if ((this.waiting.get(dbId) ?? 0) >= limits.maxQueuedPerDatabase) {
+      return new SqliteEngineError({
+        kind: 'busy',
+        message: `This database already has ${limits.maxQueuedPerDatabase} calls waiting; try again shortly.`,
+        retryAfterSeconds,
+      });
+    }
+    if (this.pending.size >= limits.maxQueuedPerWorker) {
+      return new SqliteEngineError({
+        kind: 'overloaded',
+        message: 'The SQLite engine has too many calls waiting; try again shortly.',
+        retryAfterSeconds,
+      });
+    }
+    return undefined;
   }
 
   /**
@@ -69,13 +101,54 @@ class Slot {
    */
   send(request: Request, pending: Pending): void {
     this.pending.set(request.id, pending);
+    this.waiting.set(pending.dbId, (this.waiting.get(pending.dbId) ?? 0) + 1);
     this.outbox.push(request);
-    if (this.outbox.length === 1) {
-      setImmediate(() => {
-        const batch = this.outbox;
-        this.outbox = [];
-        if (!this.dead) this.worker.postMessage(batch);
-      });
+    if (this.outbox.length === 1) setImmediate(() => this.flush());
+  }
+
+  /** The pending call `id`, taken out of the books (undefined when already settled). */
+  take(id: number): Pending | undefined {
+    const pending = this.pending.get(id);
+    if (!pending) return undefined;
+    this.pending.delete(id);
+    const left = (this.waiting.get(pending.dbId) ?? 1) - 1;
+    if (left > 0) this.waiting.set(pending.dbId, left);
+    else this.waiting.delete(pending.dbId);
+    return pending;
+  }
+
+  /** Every pending call, taken out of the books (the worker died). */
+  takeAll(): Pending[] {
+    const all = [...this.pending.values()];
+    this.pending.clear();
+    this.waiting.clear();
+    return all;
+  }
+
+  /**
+   * Posts the outbox. Nothing thrown here may escape: this runs in a setImmediate, where an
+   * exception ends the process. A message that cannot be cloned (or nests so deep the clone
+   * overflows the stack) is retried call by call, and only the calls that cannot go are refused.
+   */
+  private flush(): void {
+    const batch = this.outbox;
+    this.outbox = [];
+    if (this.dead) return; // died() has refused them
+    try {
+      this.worker.postMessage(batch);
+    } catch {
+      for (const request of batch) {
+        try {
+          this.worker.postMessage([request]);
+        } catch (err) {
+          this.take(request.id)?.reject(
+            new SqliteEngineError({
+              kind: 'statement',
+              message: `The call cannot be sent to the SQLite engine (${err instanceof Error ? err.message : String(err)}): parameters are flat lists of values`,
+            }),
+          );
+        }
+      }
     }
   }
 }
@@ -162,6 +235,8 @@ export class SqlitePool {
     if (slot.dead) {
       return Promise.reject(new SqliteEngineError({ kind: 'closed', message: 'The SQLite worker stopped' }));
     }
+    const refused = slot.refusal(dbId, op, this.limits);
+    if (refused) return Promise.reject(refused);
     return new Promise((resolve, reject) => {
       const sentAt = performance.timeOrigin + performance.now();
       slot.send({ id: this.nextId++, op, dbId, args, sentAt }, { resolve, reject, dbId, op });
@@ -201,12 +276,19 @@ export class SqlitePool {
   }
 
   private answered(slot: Slot, response: Response): void {
-    const pending = slot.pending.get(response.id);
+    const pending = slot.take(response.id);
     if (!pending) return;
-    slot.pending.delete(response.id);
     const db = this.handles.get(pending.dbId);
     if (response.state && db) db.remember(response.state);
-    this.onCall?.({ op: pending.op, outcome: response.ok ? 'ok' : response.error.kind, ...response.timing });
+    try {
+      this.onCall?.({
+        op: pending.op,
+        outcome: response.ok ? 'ok' : response.error.kind,
+        ...response.timing,
+      });
+    } catch {
+      // Metrics must not lose the answer, nor throw out of the worker's message listener.
+    }
     if (response.ok) pending.resolve(response.value);
     else pending.reject(new SqliteEngineError(response.error));
   }
@@ -215,12 +297,11 @@ export class SqlitePool {
   private died(slot: Slot, err: Error): void {
     if (slot.dead && slot.pending.size === 0) return;
     slot.dead = true;
-    for (const pending of slot.pending.values()) {
+    for (const pending of slot.takeAll()) {
       pending.reject(
         new SqliteEngineError({ kind: 'closed', message: `The SQLite worker stopped: ${err.message}` }),
       );
     }
-    slot.pending.clear();
     for (const [key, entry] of this.byPath) {
       void entry.db.then(
         (db) => db.slotIs(slot) && this.byPath.delete(key),
@@ -308,6 +389,11 @@ export class SqliteDatabase {
   /** @internal */
   remember(state: VersionResult): void {
     this.known = state;
+  }
+
+  /** False once closed or its worker died: a new handle must be opened. */
+  get usable(): boolean {
+    return !this.closed && !this.slot.dead;
   }
 
   /** @internal */
