@@ -137,17 +137,26 @@ export class GuardedDatabase {
       stmt.raw(true).safeIntegers(true);
       const iterator = stmt.iterate(...values) as IterableIterator<unknown[]>;
       for (const raw of iterator) {
-        if (rows.length >= this.limits.maxRows || bytes >= this.limits.maxResultBytes) {
+        let rowBytes = 0;
+        const row: Record<string, SqlValue> = {};
+        if (rows.length < this.limits.maxRows) {
+          for (let i = 0; i < columns.length; i++) {
+            const cell = encodeCell(raw[i]);
+            row[columns[i] as string] = cell;
+            rowBytes += cellBytes(cell) + (columns[i] as string).length + 4;
+          }
+        }
+        // The row that would take the answer past a cap ends it. A first row always fits: each of
+        // its values is within the query's cap per value, which shares maxResultBytes.
+        if (
+          rows.length >= this.limits.maxRows ||
+          (rows.length > 0 && bytes + rowBytes > this.limits.maxResultBytes)
+        ) {
           truncated = true;
           iterator.return?.();
           break;
         }
-        const row: Record<string, SqlValue> = {};
-        for (let i = 0; i < columns.length; i++) {
-          const cell = encodeCell(raw[i]);
-          row[columns[i] as string] = cell;
-          bytes += cellBytes(cell) + (columns[i] as string).length + 4;
-        }
+        bytes += rowBytes;
         rows.push(row);
       }
     } catch (err) {
