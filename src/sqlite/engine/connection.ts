@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
-import { type BindValue, cellBytes, decodeParams, encodeCell, type SqlValue } from './encoding.js';
+import { type BindValue, decodeParams, type SqlValue } from './encoding.js';
 import { SqliteEngineError } from './errors.js';
+import { readRows, valueCap } from './rows.js';
 import { readSchema } from './schema.js';
 import { freesSpace } from './statement-kind.js';
 import type { NativeParts } from './native.js';
@@ -122,7 +123,6 @@ export class GuardedDatabase {
   query(sql: string, params: unknown): QueryResult {
     const values = decodeParams(params);
     const { stmt, columns } = this.prepareTenant(sql, this.limits.statementTimeoutMs, true);
-    const valueCap = this.valueCap(columns, true);
     if (!stmt.reader || !stmt.readonly) {
       this.engineMode();
       throw new SqliteEngineError({
@@ -130,45 +130,18 @@ export class GuardedDatabase {
         message: 'query runs one read-only statement that returns rows; send writes to exec',
       });
     }
-    const rows: Record<string, SqlValue>[] = [];
-    let bytes = 0;
-    let truncated = false;
+    let answer: { rows: Record<string, SqlValue>[]; truncated: boolean };
     try {
       stmt.raw(true).safeIntegers(true);
-      const iterator = stmt.iterate(...values) as IterableIterator<unknown[]>;
-      for (const raw of iterator) {
-        let rowBytes = 0;
-        const row: Record<string, SqlValue> = {};
-        if (rows.length < this.limits.maxRows) {
-          for (let i = 0; i < columns.length; i++) {
-            const cell = encodeCell(raw[i]);
-            row[columns[i] as string] = cell;
-            rowBytes += cellBytes(cell) + (columns[i] as string).length + 4;
-          }
-        }
-        // The row that would take the answer past a cap ends it. A first row always fits: each of
-        // its values is within the query's cap per value, which shares maxResultBytes.
-        if (
-          rows.length >= this.limits.maxRows ||
-          (rows.length > 0 && bytes + rowBytes > this.limits.maxResultBytes)
-        ) {
-          truncated = true;
-          iterator.return?.();
-          break;
-        }
-        bytes += rowBytes;
-        rows.push(row);
-      }
+      answer = readRows(stmt.iterate(...values) as IterableIterator<unknown[]>, columns, this.limits);
     } catch (err) {
-      // A value over the cap: the rows before it are the answer (cut), or the query gets a 400.
-      if (!isTooBig(err)) throw this.tenantError(err);
-      if (rows.length === 0) throw this.tooBigError(valueCap, columns.length);
-      truncated = true;
+      throw this.tenantError(err);
     } finally {
       this.engineMode();
       // The guard refuses BEGIN/SAVEPOINT, so this never holds; if it ever did, nothing stays open.
       if (this.db.inTransaction) this.internal.rollback.run();
     }
+    const { rows, truncated } = answer;
     return { columns, rows, rowCount: rows.length, truncated, version: this.version };
   }
 
@@ -317,7 +290,11 @@ export class GuardedDatabase {
     }
     const cached = this.statements.get(sql);
     if (cached) {
-      this.internal.tenant.run(this.secret, BigInt(budgetMs), BigInt(this.valueCap(cached.columns, isQuery)));
+      this.internal.tenant.run(
+        this.secret,
+        BigInt(budgetMs),
+        BigInt(valueCap(this.limits, cached.columns.length, isQuery)),
+      );
       // Most recently used last: the Map's first key is the one to evict.
       this.statements.delete(sql);
       this.statements.set(sql, cached);
@@ -334,8 +311,8 @@ export class GuardedDatabase {
       this.engineMode();
       throw error;
     }
-    const valueCap = this.valueCap(prepared.columns, isQuery);
-    if (valueCap !== widest) this.internal.tenant.run(this.secret, BigInt(budgetMs), BigInt(valueCap));
+    const cap = valueCap(this.limits, prepared.columns.length, isQuery);
+    if (cap !== widest) this.internal.tenant.run(this.secret, BigInt(budgetMs), BigInt(cap));
     this.statements.set(sql, prepared);
     if (this.statements.size > STATEMENT_CACHE)
       this.statements.delete(this.statements.keys().next().value as string);
@@ -378,27 +355,6 @@ export class GuardedDatabase {
     return new SqliteEngineError({ kind: 'sql', message, sqliteCode: err.code });
   }
 
-  /**
-   * The most bytes of one value a statement may make or read: maxValueBytes, and for a query the
-   * response cap shared by its columns too, so that SQLite never builds a row larger than an answer.
-   */
-  private valueCap(columns: string[], isQuery: boolean): number {
-    const widest = this.limits.maxValueBytes;
-    if (!isQuery || columns.length === 0) return widest;
-    return Math.max(1024, Math.min(widest, Math.floor(this.limits.maxResultBytes / columns.length)));
-  }
-
-  private tooBigError(valueCap: number, columns: number): SqliteEngineError {
-    return new SqliteEngineError({
-      kind: 'sql',
-      message:
-        `A value this query makes or reads is over its ${valueCap}-byte cap (${this.limits.maxValueBytes} bytes ` +
-        `per value, and a ${this.limits.maxResultBytes}-byte answer shared by its ${columns} columns): ` +
-        'select fewer columns or shorter values (e.g. substr)',
-      sqliteCode: 'SQLITE_TOOBIG',
-    });
-  }
-
   private timeoutError(ms = this.limits.statementTimeoutMs, what = 'statement'): SqliteEngineError {
     return new SqliteEngineError({
       kind: 'timeout',
@@ -432,10 +388,6 @@ export class GuardedDatabase {
   private measure(): number {
     return (Number(this.internal.pages.get()) - Number(this.internal.free.get())) * this.pageSize;
   }
-}
-
-function isTooBig(err: unknown): boolean {
-  return err instanceof Database.SqliteError && err.code === 'SQLITE_TOOBIG';
 }
 
 function withIndex(err: unknown, index: number): unknown {
