@@ -31,8 +31,8 @@ export class Slot {
     onDeath: (slot: Slot, err: Error) => void,
   ) {
     this.worker = startWorker(init);
-    this.worker.on('message', (responses: Response[]) => {
-      for (const response of responses) onAnswer(this, response);
+    this.worker.on('message', (responses: unknown) => {
+      if (Array.isArray(responses)) for (const response of responses as Response[]) onAnswer(this, response);
     });
     this.worker.on('error', (err) => onDeath(this, err));
     this.worker.on('exit', (code) => onDeath(this, new Error(`SQLite worker exited with code ${code}`)));
