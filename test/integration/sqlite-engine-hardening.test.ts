@@ -4,7 +4,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorResponse } from '../../src/http/index.js';
 import { createLogger } from '../../src/observability/index.js';
+import type { Worker } from 'node:worker_threads';
 import { engineError } from '../../src/sqlite/crud-ops.js';
+import { LocalShard, localDatabaseFiles } from '../../src/sqlite/index.js';
 import {
   type CallEvent,
   type SqliteDatabase,
@@ -89,6 +91,30 @@ describe('the dispatch survives every argument', () => {
     const deepest = await db.query('SELECT ? AS a', deep(100_000) as unknown[]).catch((e: unknown) => e);
     expect(deepest).toMatchObject({ kind: 'statement', message: expect.stringMatching(/cannot be sent/) });
     expect((await db.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+  });
+});
+
+describe('a worker that dies', () => {
+  it('fails its pending calls (closed, a 503) and the shard reopens the database on a new worker', async () => {
+    const shard = new LocalShard(
+      localDatabaseFiles(dir),
+      async () => true,
+      () => newPool({ size: 1 }),
+    );
+    const db = await shard.handle({ id: 1 }, null);
+    await db.exec('CREATE TABLE t (a)');
+    const pending = db.query(ENDLESS).catch((e: unknown) => e);
+    await (db as unknown as { slot: { worker: Worker } }).slot.worker.terminate();
+    const failed = await pending;
+    expect(failed).toMatchObject({ kind: 'closed' });
+    expect(errorResponse(engineError(failed), createLogger('silent'), 'r')).toMatchObject({
+      status: 503,
+      headers: { 'Retry-After': '1' },
+    });
+    expect(db.usable).toBe(false);
+    const again = await shard.handle({ id: 1 }, null);
+    expect(again.usable).toBe(true);
+    expect((await again.query('SELECT count(*) AS n FROM t')).rows).toEqual([{ n: 0 }]);
   });
 });
 
