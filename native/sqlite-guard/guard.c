@@ -39,6 +39,9 @@ SQLITE_EXTENSION_INIT1
 /* The last insert rowid while a tenant statement has inserted nothing (INT64_MIN: a rowid only a
    tenant that inserts it explicitly can have). The engine knows it as NO_ROWID too. */
 #define NO_ROWID ((sqlite3_int64)(-9223372036854775807LL - 1))
+/* The most bytes of one value (and one row) the engine's own statements handle; tenant statements
+   get less, per statement (see "tenant"). */
+#define ENGINE_LENGTH (8 * 1024 * 1024)
 
 typedef struct Guard {
   sqlite3 *db;
@@ -402,10 +405,20 @@ static void control(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     /* The tenant statement inserted nothing: the connection's value as it was before it. */
     if (sqlite3_last_insert_rowid(g->db) == NO_ROWID)
       sqlite3_set_last_insert_rowid(g->db, g->saved_rowid);
+    sqlite3_limit(g->db, SQLITE_LIMIT_LENGTH, ENGINE_LENGTH);
     sqlite3_result_null(ctx);
-  } else if (strcmp(op, "tenant") == 0 && argc == 3) {
-    /* Deadline for the statements that follow (ms); the engine calls this before each one. */
+  } else if (strcmp(op, "tenant") == 0 && (argc == 3 || argc == 4)) {
+    /* Deadline for the statements that follow (ms); the engine calls this before each one. The
+       optional fourth argument caps each value they make or read (SQLITE_LIMIT_LENGTH, which also
+       caps a stored row): a query shares its response cap between its columns this way, so that
+       SQLite itself never builds a row larger than the answer may be. Back to ENGINE_LENGTH in
+       engine mode. */
     int64_t ms = sqlite3_value_int64(argv[2]);
+    if (argc == 4) {
+      int64_t cap = sqlite3_value_int64(argv[3]);
+      sqlite3_limit(g->db, SQLITE_LIMIT_LENGTH,
+                    cap < 1 ? 1 : cap > ENGINE_LENGTH ? ENGINE_LENGTH : (int)cap);
+    }
     g->engine = 0;
     g->timed_out = 0;
     g->reason[0] = 0;
@@ -460,7 +473,7 @@ static void free_guard(void *arg) {
 
 /* Limits for tenant SQL (sqlite.org/security.html, workerd); the engine may adjust some. */
 static void set_limits(sqlite3 *db) {
-  sqlite3_limit(db, SQLITE_LIMIT_LENGTH, 8 * 1024 * 1024);
+  sqlite3_limit(db, SQLITE_LIMIT_LENGTH, ENGINE_LENGTH);
   sqlite3_limit(db, SQLITE_LIMIT_SQL_LENGTH, 100000);
   sqlite3_limit(db, SQLITE_LIMIT_COLUMN, 200);
   sqlite3_limit(db, SQLITE_LIMIT_EXPR_DEPTH, 100);

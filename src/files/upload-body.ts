@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import type { Request, RequestHandler } from 'express';
 import { AppError } from '../errors/index.js';
-import { jsonBody } from '../http/index.js';
+import { jsonBody, jsonNestsDeeper, jsonTooDeepMessage } from '../http/index.js';
 import { decodeContent, tooLarge } from './upload-rules.js';
 
 /*
@@ -89,6 +89,7 @@ function parseDirect(req: Request, raw: Buffer): unknown {
   if (!isUtf8(raw)) throw refusal(400, 'encoding.invalid', 'The request body is not valid UTF-8.');
   // iconv (behind express.json) drops a byte order mark: so does this.
   const body = raw[0] === 0xef && raw[1] === 0xbb && raw[2] === 0xbf ? raw.subarray(3) : raw;
+  if (jsonNestsDeeper(body)) throw refusal(400, 'entity.too.deep', jsonTooDeepMessage);
   const span = findContent(body);
   if (span && !hasEscapeOrControl(body, span.start, span.end)) {
     const rest = Buffer.concat([body.subarray(0, span.start), body.subarray(span.end)]);

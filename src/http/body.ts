@@ -1,6 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import express, { type RequestHandler } from 'express';
 import type { AppError } from '../errors/index.js';
+import { jsonNestsDeeper, jsonTooDeepMessage } from './json-depth.js';
 
 /** A body-parser style failure that bodyRefusal() maps to a registry code. */
 function refusal(status: number, type: string, message: string): Error {
@@ -9,13 +10,15 @@ function refusal(status: number, type: string, message: string): Error {
 
 /**
  * JSON is UTF-8 (RFC 8259): a body in another charset, or with bytes that are not UTF-8, is
- * refused rather than transcoded, so what is stored is exactly what was sent.
+ * refused rather than transcoded, so what is stored is exactly what was sent. A body nested deeper
+ * than MAX_JSON_DEPTH is refused before it is parsed.
  */
 function onlyUtf8(_req: unknown, _res: unknown, buf: Buffer, encoding: string): void {
   if (encoding.toLowerCase() !== 'utf-8') {
     throw refusal(415, 'charset.unsupported', 'Send the body as UTF-8 JSON.');
   }
   if (!isUtf8(buf)) throw refusal(400, 'encoding.invalid', 'The request body is not valid UTF-8.');
+  if (jsonNestsDeeper(buf)) throw refusal(400, 'entity.too.deep', jsonTooDeepMessage);
 }
 
 /**

@@ -8,3 +8,4 @@ export { bodyRefusal, errorHandler, errorResponse, notFoundHandler, toAppError }
 export { plainJsonBody, rawRoute, readJsonBody, sendJson } from './raw.js';
 export { paginationJson } from './pagination.js';
 export { hostOrigin, matchedOrigin, originHost } from './origins.js';
+export { MAX_JSON_DEPTH, jsonNestsDeeper, jsonTooDeepMessage } from './json-depth.js';

@@ -10,6 +10,7 @@ import {
   type Logger,
 } from '../observability/index.js';
 import { errorResponse } from './errors.js';
+import { jsonNestsDeeper, jsonTooDeepMessage } from './json-depth.js';
 
 // Routes served straight from node:http, without Express, for calls that come thousands of times
 // a second (a domain's `fastPath`): the same duties as the Express stack (request id, metrics,
@@ -64,6 +65,8 @@ export function readJsonBody(req: IncomingMessage, limitBytes: number): Promise<
       // character after JSON's own whitespace must open an object or an array.
       const text = buf.toString('utf8').replace(/^\uFEFF/, '');
       if (buf.length === 0) return resolve({});
+      if (jsonNestsDeeper(buf))
+        return reject(new AppError('INVALID_REQUEST', { message: jsonTooDeepMessage }));
       const first = /^[ \t\n\r]*(.)/s.exec(text)?.[1];
       if (first !== '{' && first !== '[') return reject(notJson());
       try {

@@ -14,7 +14,7 @@ import type { SessionCache } from './sessions.js';
 const statementsTotal = new client.Counter({
   name: 'hostplane_sqlite_statements_total',
   collect: foldTallies,
-  help: 'SQLite calls by operation and outcome (ok, sql, denied, statement, timeout, size, error)',
+  help: 'SQLite calls by operation and outcome (ok, sql, denied, statement, timeout, size, busy, overloaded, error)',
   labelNames: ['op', 'outcome'] as const,
   registers: [registry],
 });
@@ -72,7 +72,10 @@ async function measured<T>(op: CrudOp, fn: () => Promise<T>): Promise<T> {
   }
 }
 
-/** An engine failure as a registry code: the statement's fault is a 400, a full database a 413. */
+/**
+ * An engine failure as a registry code: the statement's fault is a 400, a full database a 413, a
+ * database's full queue a 429 and the worker's a 503 (both with Retry-After).
+ */
 export function engineError(err: unknown): unknown {
   if (!isSqliteEngineError(err)) return err;
   if (err.kind === 'size')
@@ -80,6 +83,16 @@ export function engineError(err: unknown): unknown {
       sizeBytes: err.sizeBytes ?? 0,
       limitBytes: err.limitBytes ?? 0,
       applied: err.applied ?? false,
+    });
+  if (err.kind === 'busy')
+    return new AppError('RATE_LIMITED', {
+      message: err.message,
+      retryAfterSeconds: err.retryAfterSeconds ?? 1,
+    });
+  if (err.kind === 'overloaded' || err.kind === 'closed')
+    return new AppError('CAPACITY', {
+      message: err.kind === 'closed' ? 'The SQLite engine restarted this database; try again.' : err.message,
+      retryAfterSeconds: err.retryAfterSeconds ?? 1,
     });
   if (err.kind === 'sql' || err.kind === 'denied' || err.kind === 'statement' || err.kind === 'timeout')
     return new AppError('SQL_ERROR', {

@@ -28,7 +28,13 @@ export function crudRoutes(deps: {
     'SQLITE_FORBIDDEN',
     'SQLITE_USER_TOKEN_MISSING',
     'SQLITE_SESSION_INVALID',
+    // The shard is moving the database, its worker restarted, or the worker's queue is full.
+    'CAPACITY',
   ];
+  /** Calls that queue SQL for the database: past its queue bound they get 429 with Retry-After. */
+  const queued: ErrorCode[] = [...common, 'RATE_LIMITED'];
+  const fairness =
+    ' Each database queues at most 128 calls (more: 429 with Retry-After) and a worker 1,024 (more: 503 with Retry-After); the databases of a worker take turns, one call each.';
 
   const run = (op: CrudOp, req: Request, body: unknown) =>
     runCrud({ sessions, shard }, op, grantOf(req), req.get('x-sqlite-user-token'), body);
@@ -39,11 +45,13 @@ export function crudRoutes(deps: {
     summary: 'Run one read-only statement',
     description:
       'One statement that only reads (SELECT, a read-only PRAGMA of the allowlist, WITH … SELECT). Writes, two statements, ATTACH, transaction control and the internal tables are refused with 400 `SQL error`. ' +
-      'A statement runs at most 2 s. At most 10,000 rows or 8 MB of JSON come back; beyond that the rows are cut and `truncated` is true. ' +
-      'Integers beyond 2^53 come as `{"$bigint": "…"}`, blobs as `{"$base64": "…"}`.',
+      'A statement runs at most 2 s. At most 10,000 rows or 8 MiB of JSON come back; the row that would go past that ends the answer and `truncated` is true. ' +
+      'One value (string or blob, made or read) is at most 2,000,000 bytes, and the columns of a query share the 8 MiB: each value at most 8 MiB ÷ columns; a first row over that is a 400 `SQL error` (code SQLITE_TOOBIG) that names the cap. ' +
+      'Integers beyond 2^53 come as `{"$bigint": "…"}`, blobs as `{"$base64": "…"}`.' +
+      fairness,
     tags,
     auth: 'sqliteTokenMaybeUser',
-    errors: [...common, 'SQL_ERROR'],
+    errors: [...queued, 'SQL_ERROR'],
     middleware: [scoped, body],
     body: s.statementBody,
     responses: { 200: { description: 'The rows', schema: s.queryResponse } },
@@ -60,10 +68,12 @@ export function crudRoutes(deps: {
       'One statement that writes (INSERT, UPDATE, DELETE, CREATE/DROP/ALTER …), in its own transaction; `version` increases. Read tokens get 403. ' +
       '`lastInsertRowId` is the rowid of the last row this statement inserted, 0 when it inserted none (never the rowid of an earlier statement). ' +
       'When the database is over its plan’s size cap, writes get 413 until DELETE or DROP frees space (then vacuum). ' +
-      'An AUTOINCREMENT counter at its maximum is a 400 SQL error (SQLITE_FULL), not the size cap.',
+      'An AUTOINCREMENT counter at its maximum is a 400 SQL error (SQLITE_FULL), not the size cap. ' +
+      'A value (and a stored row) is at most 2,000,000 bytes: more is a 400 `SQL error` (code SQLITE_TOOBIG).' +
+      fairness,
     tags,
     auth: 'sqliteTokenMaybeUser',
-    errors: [...common, 'SQL_ERROR', 'SQLITE_SIZE_LIMIT'],
+    errors: [...queued, 'SQL_ERROR', 'SQLITE_SIZE_LIMIT'],
     middleware: [scoped, body],
     body: s.statementBody,
     responses: { 200: { description: 'Applied', schema: s.execResponse } },
@@ -78,10 +88,11 @@ export function crudRoutes(deps: {
     summary: 'Run write statements in one all-or-nothing transaction',
     description:
       'The statements run in order in one IMMEDIATE transaction (at most 500). On any failure everything is rolled back and the 400 names the failing statement in `statementIndex` (0-based). ' +
-      'Each result’s `lastInsertRowId` is the rowid of the last row that statement inserted, or null when it inserted none.',
+      'Each result’s `lastInsertRowId` is the rowid of the last row that statement inserted, or null when it inserted none.' +
+      fairness,
     tags,
     auth: 'sqliteTokenMaybeUser',
-    errors: [...common, 'SQL_ERROR', 'SQLITE_SIZE_LIMIT'],
+    errors: [...queued, 'SQL_ERROR', 'SQLITE_SIZE_LIMIT'],
     middleware: [scoped, body],
     body: s.batchBody,
     responses: { 200: { description: 'Applied', schema: s.batchResponse } },
@@ -113,7 +124,7 @@ export function crudRoutes(deps: {
       'System tables and the internal tables are omitted. Each table also lists its columns and indexes (extension).',
     tags,
     auth: 'sqliteTokenMaybeUser',
-    errors: common,
+    errors: queued,
     middleware: [scoped],
     responses: { 200: { description: 'The schema', schema: s.schemaResponse } },
     handler: async ({ req, res }) => {
@@ -129,7 +140,7 @@ export function crudRoutes(deps: {
       'Holds the write lock while it runs. Read tokens get 403; when the token requires user auth, only an admin may vacuum (403 `VACUUM requires an admin user.`).',
     tags,
     auth: 'sqliteTokenMaybeUser',
-    errors: [...common, 'SQL_ERROR'],
+    errors: [...queued, 'SQL_ERROR'],
     middleware: [scoped],
     responses: { 200: { description: 'Vacuumed', schema: s.vacuumResponse } },
     handler: async ({ req, res }) => {

@@ -74,6 +74,11 @@ export class LocalShard {
       this.open.set(database.id, opening);
     }
     const db = await opening;
+    if (!db.usable) {
+      // Its worker died (the pool refused its calls meanwhile): open it again, on a new worker.
+      if (this.open.get(database.id) === opening) this.open.delete(database.id);
+      return this.handle(database, maxBytes);
+    }
     if (db.maxBytes !== maxBytes) await db.setMaxBytes(maxBytes);
     return db;
   }

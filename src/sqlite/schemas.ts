@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { databasePath } from '../files/index.js';
 import { queryParamDocs } from '../http/index.js';
+import { isParamShape } from './engine/index.js';
 
 // Request and response schemas of the SQLite API (spec 4.8-4.10, 2.10-2.12).
 
@@ -138,10 +139,16 @@ const tagged = (key: string, value: Record<string, unknown>) => ({
   additionalProperties: false,
 });
 /**
- * One parameter value. Checked by the engine (engine/encoding.ts), which answers a bad one with 400
- * `SQL error` naming it (and, in a batch, the statement); documented here as exactly what it takes.
+ * One parameter value. Its shape (a scalar or a one-key tagged object of a string) is checked here,
+ * so nothing nested reaches a worker; the engine (engine/encoding.ts) checks the rest and answers a
+ * bad one with 400 `SQL error` naming it. Documented here as exactly what it takes.
  */
-const paramValue = z.unknown();
+const paramValue = z
+  .unknown()
+  .refine(
+    isParamShape,
+    'must be a value: a string, number, boolean, null, or {"$bigint" | "$base64" | "$real": "…"}',
+  );
 paramValue.register(queryParamDocs, {
   description: 'A value: string, number, boolean (1/0), null, or a tagged big integer, blob or infinity',
   anyOf: [

@@ -102,4 +102,20 @@ describe.each(backends)('large upload bodies (%s)', (backend) => {
     expect((await stored('bom.txt'))?.length).toBe(big.length);
     for (const path of ['t.txt', 'c.txt', 'l.txt', 's.txt']) expect(await stored(path)).toBeUndefined();
   });
+
+  it('refuses a large body nested deeper than 64 levels with 400, as the small ones (issue 16)', async () => {
+    const deep = `${'['.repeat(5_000)}${']'.repeat(5_000)}`;
+    for (const body of [
+      `{"path":"deep.txt","content":"${'x'.repeat(2_000_000)}","x":${deep}}`,
+      `{"path":"deep.txt","content":"x","x":${deep}}`,
+    ]) {
+      const res = await send(body);
+      expect(res.status).toBe(400);
+      expect(await res.json()).toEqual({
+        error: 'Bad Request',
+        message: 'The request body nests objects and arrays more than 64 levels deep.',
+      });
+    }
+    expect(await stored('deep.txt')).toBeUndefined();
+  });
 });

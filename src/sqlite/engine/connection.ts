@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
-import { type BindValue, cellBytes, decodeParams, encodeCell, type SqlValue } from './encoding.js';
+import { type BindValue, decodeParams, type SqlValue } from './encoding.js';
 import { SqliteEngineError } from './errors.js';
+import { readRows, valueCap } from './rows.js';
 import { readSchema } from './schema.js';
 import { autoincrementExhausted, counterError, NO_ROWID } from './rowids.js';
 import { freesSpace } from './statement-kind.js';
@@ -19,6 +20,11 @@ import type {
 
 type Db = Database.Database;
 type Stmt = Database.Statement<BindValue[]>;
+/** A prepared tenant statement and its result columns (none for a statement without rows). */
+interface Prepared {
+  stmt: Stmt;
+  columns: string[];
+}
 
 /** Prepared tenant statements kept per database, by SQL text. */
 const STATEMENT_CACHE = 100;
@@ -54,7 +60,7 @@ export class GuardedDatabase {
   /** Objects with reserved names, all the platform's: a tenant write that adds one is undone. */
   private reservedObjects = 0;
   private schemaVersion = 0;
-  private readonly statements = new Map<string, Stmt>();
+  private readonly statements = new Map<string, Prepared>();
 
   // Plain fields, no parameter properties: the worker runs this file under Node's type stripping.
   readonly filePath: string;
@@ -77,7 +83,7 @@ export class GuardedDatabase {
       );
       const prep = (sql: string) => this.db.prepare<BindValue[]>(sql);
       this.internal = {
-        tenant: prep("SELECT _hp_guard(?, 'tenant', ?)"),
+        tenant: prep("SELECT _hp_guard(?, 'tenant', ?, ?)"),
         engine: prep("SELECT _hp_guard(?, 'engine')"),
         status: prep("SELECT _hp_guard(?, 'status')").pluck(),
         maintenance: prep("SELECT _hp_guard(?, 'maintenance', ?)"),
@@ -118,7 +124,7 @@ export class GuardedDatabase {
 
   query(sql: string, params: unknown): QueryResult {
     const values = decodeParams(params);
-    const stmt = this.prepareTenant(sql);
+    const { stmt, columns } = this.prepareTenant(sql, this.limits.statementTimeoutMs, true);
     if (!stmt.reader || !stmt.readonly) {
       this.engineMode();
       throw new SqliteEngineError({
@@ -126,27 +132,10 @@ export class GuardedDatabase {
         message: 'query runs one read-only statement that returns rows; send writes to exec',
       });
     }
-    const columns = stmt.columns().map((c) => c.name);
-    const rows: Record<string, SqlValue>[] = [];
-    let bytes = 0;
-    let truncated = false;
+    let answer: { rows: Record<string, SqlValue>[]; truncated: boolean };
     try {
       stmt.raw(true).safeIntegers(true);
-      const iterator = stmt.iterate(...values) as IterableIterator<unknown[]>;
-      for (const raw of iterator) {
-        if (rows.length >= this.limits.maxRows || bytes >= this.limits.maxResultBytes) {
-          truncated = true;
-          iterator.return?.();
-          break;
-        }
-        const row: Record<string, SqlValue> = {};
-        for (let i = 0; i < columns.length; i++) {
-          const cell = encodeCell(raw[i]);
-          row[columns[i] as string] = cell;
-          bytes += cellBytes(cell) + (columns[i] as string).length + 4;
-        }
-        rows.push(row);
-      }
+      answer = readRows(stmt.iterate(...values) as IterableIterator<unknown[]>, columns, this.limits);
     } catch (err) {
       throw this.tenantError(err);
     } finally {
@@ -154,6 +143,7 @@ export class GuardedDatabase {
       // The guard refuses BEGIN/SAVEPOINT, so this never holds; if it ever did, nothing stays open.
       if (this.db.inTransaction) this.internal.rollback.run();
     }
+    const { rows, truncated } = answer;
     return { columns, rows, rowCount: rows.length, truncated, version: this.version };
   }
 
@@ -231,7 +221,7 @@ export class GuardedDatabase {
         try {
           const left = Math.floor(batchEnds - performance.now());
           if (left <= 0) throw this.timeoutError(this.limits.batchTimeoutMs, 'batch');
-          const stmt = this.prepareTenant(s.sql, Math.min(left, this.limits.statementTimeoutMs));
+          const { stmt } = this.prepareTenant(s.sql, Math.min(left, this.limits.statementTimeoutMs), false);
           // A read that returns rows belongs to query. (Some statements without rows count as
           // read-only for SQLite, e.g. REINDEX or PRAGMA defer_foreign_keys = ON: they run here.)
           if (stmt.reader && stmt.readonly) {
@@ -285,6 +275,8 @@ export class GuardedDatabase {
   private checkReservedNames(): void {
     const schemaVersion = Number(this.internal.schemaVersion.get());
     if (schemaVersion === this.schemaVersion) return;
+    // The cached statements' columns (and so their caps per value) may have changed: prepare anew.
+    this.statements.clear();
     if (Number(this.internal.reservedCount.get()) !== this.reservedObjects) {
       throw new SqliteEngineError({
         kind: 'denied',
@@ -300,31 +292,42 @@ export class GuardedDatabase {
    * Prepares tenant SQL in tenant mode (the authorizer judges it now), or takes it from the cache:
    * a cached statement was judged in tenant mode too, and when a schema change makes SQLite
    * re-prepare it, that happens while it runs, in tenant mode again. Preparing is most of the cost
-   * of a point read (~16 of ~23 µs), hence the cache.
+   * of a point read (~16 of ~23 µs), hence the cache. Leaves the connection in tenant mode with
+   * the deadline and the statement's cap per value set.
    */
-  private prepareTenant(sql: unknown, budgetMs = this.limits.statementTimeoutMs): Stmt {
+  private prepareTenant(sql: unknown, budgetMs: number, isQuery: boolean): Prepared {
     if (typeof sql !== 'string' || sql.trim() === '') {
       throw new SqliteEngineError({ kind: 'statement', message: 'sql must be a non-empty string' });
     }
-    this.internal.tenant.run(this.secret, BigInt(budgetMs));
     const cached = this.statements.get(sql);
     if (cached) {
+      this.internal.tenant.run(
+        this.secret,
+        BigInt(budgetMs),
+        BigInt(valueCap(this.limits, cached.columns.length, isQuery)),
+      );
       // Most recently used last: the Map's first key is the one to evict.
       this.statements.delete(sql);
       this.statements.set(sql, cached);
       return cached;
     }
+    const widest = this.limits.maxValueBytes;
+    this.internal.tenant.run(this.secret, BigInt(budgetMs), BigInt(widest));
+    let prepared: Prepared;
     try {
       const stmt = this.db.prepare<BindValue[]>(sql);
-      this.statements.set(sql, stmt);
-      if (this.statements.size > STATEMENT_CACHE)
-        this.statements.delete(this.statements.keys().next().value as string);
-      return stmt;
+      prepared = { stmt, columns: stmt.reader ? stmt.columns().map((c) => c.name) : [] };
     } catch (err) {
       const error = this.tenantError(err);
       this.engineMode();
       throw error;
     }
+    const cap = valueCap(this.limits, prepared.columns.length, isQuery);
+    if (cap !== widest) this.internal.tenant.run(this.secret, BigInt(budgetMs), BigInt(cap));
+    this.statements.set(sql, prepared);
+    if (this.statements.size > STATEMENT_CACHE)
+      this.statements.delete(this.statements.keys().next().value as string);
+    return prepared;
   }
 
   /** Runs a prepared tenant statement (already in tenant mode), then returns to engine mode. */

@@ -68,6 +68,23 @@ export function decodeParam(value: unknown, index: number): BindValue {
   }
 }
 
+/**
+ * Whether `value` has the shape of one parameter (a scalar, or an object of one tagged key with a
+ * string): a cheap check the HTTP layer runs before anything goes to a worker, so that no nested
+ * structure is ever cloned there. decodeParam checks the rest (the tag's name and text).
+ */
+export function isParamShape(value: unknown): boolean {
+  if (value === null) return true;
+  const type = typeof value;
+  if (type === 'string' || type === 'number' || type === 'boolean') return true;
+  if (type !== 'object' || Array.isArray(value)) return false;
+  let keys = 0;
+  for (const key in value as object) {
+    if (++keys > 1 || typeof (value as Record<string, unknown>)[key] !== 'string') return false;
+  }
+  return keys === 1;
+}
+
 export function decodeParams(params: unknown): BindValue[] {
   if (params === undefined || params === null) return [];
   if (!Array.isArray(params)) {

@@ -1,7 +1,8 @@
 /**
  * The engine's typed failures. The engine knows nothing of HTTP: the SQLite domain maps each kind
  * to a registry code (`sql`, `denied`, `statement` and `timeout` → 400 "SQL error"; `size` → 413
- * "SQLite size limit exceeded"; `closed` and `internal` → 500).
+ * "SQLite size limit exceeded"; `busy` → 429, `overloaded` and `closed` → 503, with Retry-After;
+ * `internal` → 500).
  */
 export type SqliteEngineErrorKind =
   /** SQLite refused or failed the statement (syntax, constraint, no such table, …). */
@@ -14,6 +15,10 @@ export type SqliteEngineErrorKind =
   | 'timeout'
   /** The database is over its size cap (`applied` says whether this write went in first). */
   | 'size'
+  /** The database already has its most calls waiting (a queue bound): try again later. */
+  | 'busy'
+  /** Its worker already has its most calls waiting, all databases together: try again later. */
+  | 'overloaded'
   /** The database handle or the pool was closed (or its worker died). */
   | 'closed'
   /** A bug or an environment failure (the native build missing, a worker crash). */
@@ -36,6 +41,8 @@ export interface SqliteEngineErrorData {
   applied?: boolean;
   /** The database version after the call (set when known, e.g. on an applied `size` error). */
   version?: number;
+  /** `busy`, `overloaded`: when a new attempt may succeed. */
+  retryAfterSeconds?: number;
 }
 
 export class SqliteEngineError extends Error {
@@ -47,6 +54,7 @@ export class SqliteEngineError extends Error {
   readonly limitBytes: number | undefined;
   readonly applied: boolean | undefined;
   readonly version: number | undefined;
+  readonly retryAfterSeconds: number | undefined;
 
   constructor(data: SqliteEngineErrorData) {
     super(data.message);
@@ -59,6 +67,7 @@ export class SqliteEngineError extends Error {
     this.limitBytes = data.limitBytes;
     this.applied = data.applied;
     this.version = data.version;
+    this.retryAfterSeconds = data.retryAfterSeconds;
   }
 
   /** A bounded label for metrics: the first word of the guard's reason ("pragma", "function", …). */
@@ -76,6 +85,7 @@ export class SqliteEngineError extends Error {
       'limitBytes',
       'applied',
       'version',
+      'retryAfterSeconds',
     ] as const) {
       if (this[key] !== undefined) (data as unknown as Record<string, unknown>)[key] = this[key];
     }

@@ -10,7 +10,14 @@ export {
   type SqliteEngineErrorKind,
   type SqliteEngineErrorData,
 } from './errors.js';
-export { decodeParam, decodeParams, encodeCell, type SqlValue, type SqlParam } from './encoding.js';
+export {
+  decodeParam,
+  decodeParams,
+  encodeCell,
+  isParamShape,
+  type SqlValue,
+  type SqlParam,
+} from './encoding.js';
 export { locateNativeParts, type NativeParts } from './native.js';
 export {
   DEFAULT_LIMITS,

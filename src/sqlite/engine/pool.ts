@@ -1,9 +1,9 @@
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
-import { Worker } from 'node:worker_threads';
 import { SqliteEngineError } from './errors.js';
 import { locateNativeParts, type NativeParts } from './native.js';
-import type { Operation, Request, Response, Timing, WorkerInit } from './protocol.js';
+import type { Operation, Response, Timing, WorkerInit } from './protocol.js';
+import { Slot } from './slot.js';
 import {
   type BatchResult,
   DEFAULT_LIMITS,
@@ -31,53 +31,6 @@ export interface CallEvent extends Timing {
   op: Operation;
   /** 'ok', or the error's kind. */
   outcome: 'ok' | SqliteEngineError['kind'];
-}
-
-interface Pending {
-  resolve: (value: unknown) => void;
-  reject: (err: unknown) => void;
-  dbId: number;
-  op: Operation;
-}
-
-/** One worker thread and what is pinned to it. */
-class Slot {
-  readonly worker: Worker;
-  readonly pending = new Map<number, Pending>();
-  readonly databases = new Set<number>();
-  private outbox: Request[] = [];
-  dead = false;
-
-  // No parameter properties in this folder: its files also run under Node's type stripping.
-  constructor(
-    init: WorkerInit,
-    onAnswer: (slot: Slot, response: Response) => void,
-    onDeath: (slot: Slot, err: Error) => void,
-  ) {
-    this.worker = startWorker(init);
-    this.worker.on('message', (responses: Response[]) => {
-      for (const response of responses) onAnswer(this, response);
-    });
-    this.worker.on('error', (err) => onDeath(this, err));
-    this.worker.on('exit', (code) => onDeath(this, new Error(`SQLite worker exited with code ${code}`)));
-  }
-
-  /**
-   * Queues a request; everything queued until the event loop's check phase goes to the worker as
-   * one message: all the calls parsed from the sockets that were ready in one poll, not one
-   * message per call (a postMessage round trip costs more than most statements).
-   */
-  send(request: Request, pending: Pending): void {
-    this.pending.set(request.id, pending);
-    this.outbox.push(request);
-    if (this.outbox.length === 1) {
-      setImmediate(() => {
-        const batch = this.outbox;
-        this.outbox = [];
-        if (!this.dead) this.worker.postMessage(batch);
-      });
-    }
-  }
 }
 
 /**
@@ -162,6 +115,8 @@ export class SqlitePool {
     if (slot.dead) {
       return Promise.reject(new SqliteEngineError({ kind: 'closed', message: 'The SQLite worker stopped' }));
     }
+    const refused = slot.refusal(dbId, op, this.limits);
+    if (refused) return Promise.reject(refused);
     return new Promise((resolve, reject) => {
       const sentAt = performance.timeOrigin + performance.now();
       slot.send({ id: this.nextId++, op, dbId, args, sentAt }, { resolve, reject, dbId, op });
@@ -201,12 +156,19 @@ export class SqlitePool {
   }
 
   private answered(slot: Slot, response: Response): void {
-    const pending = slot.pending.get(response.id);
+    const pending = slot.take(response.id);
     if (!pending) return;
-    slot.pending.delete(response.id);
     const db = this.handles.get(pending.dbId);
     if (response.state && db) db.remember(response.state);
-    this.onCall?.({ op: pending.op, outcome: response.ok ? 'ok' : response.error.kind, ...response.timing });
+    try {
+      this.onCall?.({
+        op: pending.op,
+        outcome: response.ok ? 'ok' : response.error.kind,
+        ...response.timing,
+      });
+    } catch {
+      // Metrics must not lose the answer, nor throw out of the worker's message listener.
+    }
     if (response.ok) pending.resolve(response.value);
     else pending.reject(new SqliteEngineError(response.error));
   }
@@ -215,12 +177,11 @@ export class SqlitePool {
   private died(slot: Slot, err: Error): void {
     if (slot.dead && slot.pending.size === 0) return;
     slot.dead = true;
-    for (const pending of slot.pending.values()) {
+    for (const pending of slot.takeAll()) {
       pending.reject(
         new SqliteEngineError({ kind: 'closed', message: `The SQLite worker stopped: ${err.message}` }),
       );
     }
-    slot.pending.clear();
     for (const [key, entry] of this.byPath) {
       void entry.db.then(
         (db) => db.slotIs(slot) && this.byPath.delete(key),
@@ -310,6 +271,11 @@ export class SqliteDatabase {
     this.known = state;
   }
 
+  /** False once closed or its worker died: a new handle must be opened. */
+  get usable(): boolean {
+    return !this.closed && !this.slot.dead;
+  }
+
   /** @internal */
   slotIs(slot: Slot): boolean {
     return this.slot === slot;
@@ -321,27 +287,4 @@ export class SqliteDatabase {
     }
     return this.pool.call(this.slot, this.dbId, op, args);
   }
-}
-
-/**
- * Starts a worker on worker.js beside this file. Under the TypeScript sources (tests), Node strips
- * the types itself; a resolve hook maps the sources' `./x.js` imports to `./x.ts`.
- */
-function startWorker(init: WorkerInit): Worker {
-  const here = import.meta.url;
-  if (!here.endsWith('.ts')) return new Worker(new URL('./worker.js', here), { workerData: init });
-  const entry = new URL('./worker.ts', here).href;
-  const bootstrap = `
-    const { registerHooks } = require('node:module');
-    registerHooks({
-      resolve(specifier, context, next) {
-        if (/^\\.\\.?\\//.test(specifier) && specifier.endsWith('.js') && context.parentURL?.endsWith('.ts')) {
-          return next(specifier.slice(0, -3) + '.ts', context);
-        }
-        return next(specifier, context);
-      },
-    });
-    import(${JSON.stringify(entry)});
-  `;
-  return new Worker(bootstrap, { eval: true, workerData: init });
 }

@@ -14,6 +14,16 @@ export interface EngineLimits {
   maxResultBytes: number;
   /** Statements per batch. */
   maxBatchStatements: number;
+  /**
+   * Bytes of one value a tenant statement may make or read (SQLITE_LIMIT_LENGTH while it runs; also
+   * the most bytes of one stored row). A query shares `maxResultBytes` between its columns too, so
+   * one row cannot outgrow the response cap: each value at most min(this, maxResultBytes / columns).
+   */
+  maxValueBytes: number;
+  /** Calls of one database waiting in or for its worker; more are refused (`busy`, 429). */
+  maxQueuedPerDatabase: number;
+  /** Calls waiting for one worker, all its databases together; more are refused (`overloaded`, 503). */
+  maxQueuedPerWorker: number;
 }
 
 export const DEFAULT_LIMITS: EngineLimits = {
@@ -23,6 +33,9 @@ export const DEFAULT_LIMITS: EngineLimits = {
   maxRows: 10_000,
   maxResultBytes: 8 * 1024 * 1024,
   maxBatchStatements: 500,
+  maxValueBytes: 2_000_000,
+  maxQueuedPerDatabase: 128,
+  maxQueuedPerWorker: 1024,
 };
 
 export interface OpenOptions {

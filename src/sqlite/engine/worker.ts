@@ -1,4 +1,4 @@
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort, receiveMessageOnPort, workerData, type MessagePort } from 'node:worker_threads';
 import { GuardedDatabase } from './connection.js';
 import { SqliteEngineError } from './errors.js';
 import type { Request, Response, WorkerInit } from './protocol.js';
@@ -7,7 +7,9 @@ import type { Request, Response, WorkerInit } from './protocol.js';
  * A worker of the pool: owns the connections of the databases pinned to it and runs their SQL one
  * call at a time, so a database's writes are serialized and the main event loop runs none of it.
  * Requests arrive in batches (one message per turn of the main thread's event loop); answers go
- * back one by one.
+ * back one by one. Each database has its own queue and the worker serves them in turn, one call
+ * each, so one database's long queue delays another's call by about one statement, not by all of
+ * its queue.
  */
 const init = workerData as WorkerInit;
 const databases = new Map<number, GuardedDatabase>();
@@ -68,9 +70,74 @@ function answer(request: Request): Response {
   }
 }
 
+/** Calls waiting, per database in arrival order; `turns` holds the databases with some, in turn order. */
+const queues = new Map<number, Request[]>();
+const turns: number[] = [];
+let running = false;
+/** Calls that came in while one ran are read between calls at most this often (ms). */
+const DRAIN_EVERY_MS = 1;
+
+function enqueue(requests: unknown): void {
+  if (!Array.isArray(requests)) return;
+  for (const request of requests as Request[]) {
+    const queue = queues.get(request.dbId);
+    if (queue) queue.push(request);
+    else {
+      queues.set(request.dbId, [request]);
+      turns.push(request.dbId);
+    }
+  }
+}
+
+/** Messages the main thread sent meanwhile, read now rather than when the worker is idle. */
+function drain(port: MessagePort): void {
+  for (let m = receiveMessageOnPort(port); m; m = receiveMessageOnPort(port)) enqueue(m.message);
+}
+
 // Each answer goes back as soon as it is ready, not with its batch: the main thread writes the
 // first responses while this thread runs the rest (answering a batch at once left each thread
 // idle while the other worked; point reads +20-45 % in bench/sqlite).
-parentPort?.on('message', (requests: Request[]) => {
-  for (const request of requests) parentPort?.postMessage([answer(request)]);
+function reply(port: MessagePort, response: Response): void {
+  try {
+    port.postMessage([response]);
+  } catch (err) {
+    // A value that cannot be cloned: the call still gets its answer, as a failure.
+    const error = new SqliteEngineError({
+      kind: 'internal',
+      message: `The answer could not be sent: ${err instanceof Error ? err.message : String(err)}`,
+    });
+    port.postMessage([
+      { id: response.id, ok: false, error: error.toData(), state: response.state, timing: response.timing },
+    ]);
+  }
+}
+
+/** Serves the queues round-robin, one call per database per turn, until all are empty. */
+function serve(port: MessagePort): void {
+  if (running) return;
+  running = true;
+  try {
+    let drained = performance.now();
+    while (turns.length > 0) {
+      const dbId = turns.shift() as number;
+      const queue = queues.get(dbId) as Request[];
+      reply(port, answer(queue.shift() as Request));
+      const at = performance.now();
+      if (at - drained >= DRAIN_EVERY_MS) {
+        drain(port);
+        drained = at;
+      }
+      // After the drain: a database that waited during this call goes before this one's next.
+      if (queue.length > 0) turns.push(dbId);
+      else queues.delete(dbId);
+    }
+  } finally {
+    running = false;
+  }
+}
+
+const port = parentPort;
+port?.on('message', (requests: unknown) => {
+  enqueue(requests);
+  serve(port);
 });
