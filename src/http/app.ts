@@ -6,6 +6,7 @@ import type { Config } from '../config/index.js';
 import { normalizeHost, type Edge, type HostRoute } from '../edge/index.js';
 import type { Logger } from '../observability/index.js';
 import type { Store } from '../store/index.js';
+import { guardBodies } from './body-deadline.js';
 import { errorHandler, notFoundHandler } from './errors.js';
 import { requestLogging, requestMetrics, requestTracing } from './middleware.js';
 import type { Authenticators, DomainModule } from './module.js';
@@ -81,7 +82,9 @@ export function createApp(parts: AppParts, role: Role): RequestListener {
   }
   app.use(errorHandler(logger));
   const api = role === 'edge' ? app : fastPathsFirst(app, parts, role);
-  return role === 'api' ? api : siteHostsFirst(api, parts, role);
+  const served = role === 'api' ? api : siteHostsFirst(api, parts, role);
+  // Outermost, so every body reader of every role is held to the body deadline.
+  return guardBodies(served, config.requests.body, logger);
 }
 
 /** The domains' fast paths (their hottest API calls, without Express), then Express. */

@@ -7,3 +7,4 @@ export * from './body.js';
 export { bodyRefusal, errorHandler, errorResponse, notFoundHandler, toAppError } from './errors.js';
 export { plainJsonBody, rawRoute, readJsonBody, sendJson } from './raw.js';
 export { paginationJson } from './pagination.js';
+export { answerBodyTimeoutWith } from './body-deadline.js';
