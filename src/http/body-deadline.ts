@@ -88,8 +88,8 @@ export function guardBodies(
     const { req, res } = w;
     const message =
       reason === 'stalled'
-        ? `No part of the request body arrived for ${windowSeconds} seconds.`
-        : `The request body arrived slower than ${limits.minBytesPerSecond} bytes a second over ${windowSeconds} seconds.`;
+        ? `No part of the request body arrived for ${windowSeconds} s.`
+        : `The request body arrived slower than ${limits.minBytesPerSecond} bytes a second over ${windowSeconds} s.`;
     const reqId = res.getHeader('x-request-id');
     logger.warn(
       { reqId, method: req.method, path: req.url?.split('?')[0], reason, windowBytes: w.windowBytes },
