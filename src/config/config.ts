@@ -232,7 +232,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     requests: {
       headersTimeoutMs: c.HOSTPLANE_HEADERS_TIMEOUT_SECONDS * 1000,
       requestTimeoutMs: c.HOSTPLANE_REQUEST_TIMEOUT_SECONDS * 1000,
-      body: { windowMs: c.HOSTPLANE_BODY_TIMEOUT_SECONDS * 1000, minBytesPerSecond: c.HOSTPLANE_BODY_MIN_RATE },
+      body: {
+        windowMs: c.HOSTPLANE_BODY_TIMEOUT_SECONDS * 1000,
+        minBytesPerSecond: c.HOSTPLANE_BODY_MIN_RATE,
+      },
     },
     edge: {
       traceSampleRatio: c.HOSTPLANE_EDGE_TRACE_SAMPLE_RATIO,

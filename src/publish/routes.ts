@@ -52,11 +52,11 @@ function errorBody(shape: Shape, status: number, message: string) {
       ? 'Too many requests'
       : status === 408
         ? 'Request timeout'
-      : status === 503
-        ? 'Service unavailable'
-        : status >= 500
-          ? 'Internal server error'
-          : 'Invalid request';
+        : status === 503
+          ? 'Service unavailable'
+          : status >= 500
+            ? 'Internal server error'
+            : 'Invalid request';
   return { success: false, message, error };
 }
 
@@ -118,7 +118,9 @@ export function publishRoutes(deps: {
   const json = jsonBody('4mb');
   // A body too slow to arrive is answered 408 in each endpoint's own error shape too.
   const body: RequestHandler = (req, res, next) => {
-    answerBodyTimeoutWith(req, (message) => errorBody(req.path === '/ai/publish' ? 'ai' : 'demo', 408, message));
+    answerBodyTimeoutWith(req, (message) =>
+      errorBody(req.path === '/ai/publish' ? 'ai' : 'demo', 408, message),
+    );
     json(req, res, next);
   };
 

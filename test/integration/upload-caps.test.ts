@@ -226,7 +226,10 @@ describe.each(backends)('upload body deadline (%s)', (backend) => {
       sendFirst: 20,
       everyMs: 100, // 10 bytes a second, under 1024
     });
-    await eventually('the upload holds the slot', async () => (await metric(hp, 'hostplane_uploads_in_flight')) === 1);
+    await eventually(
+      'the upload holds the slot',
+      async () => (await metric(hp, 'hostplane_uploads_in_flight')) === 1,
+    );
     expect((await uploadNow('refused.txt')).status).toBe(503);
 
     const answer = await trickle.answer;
