@@ -137,8 +137,15 @@ export function guardBodies(
         w.windowMs -= old.ms;
         w.windowBytes -= old.bytes;
       }
-      if (w.windowMs >= limits.windowMs && w.windowBytes < needed)
-        abort(w, w.windowBytes === 0 ? 'stalled' : 'slow');
+      if (w.windowMs >= limits.windowMs && w.windowBytes < needed) {
+        try {
+          abort(w, w.windowBytes === 0 ? 'stalled' : 'slow');
+        } catch (err) {
+          // A timer callback that throws ends the process: an answer that cannot be written only cuts the connection.
+          logger.error({ err }, 'body deadline answer not written');
+          w.socket.destroy();
+        }
+      }
     }
     if (watched.size === 0) {
       clearInterval(timer);
