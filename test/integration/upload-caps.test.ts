@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Readable } from 'node:stream';
 import type { BlobStore } from '../../src/blob/index.js';
 import { eventually } from '../support/eventually.js';
 import {
@@ -295,5 +296,51 @@ describe.each(backends)('upload body deadline (%s)', (backend) => {
     expect((await uploadNow('after-video.txt')).status).toBe(200);
     await eventually('no slot held', async () => (await metric(hp, 'hostplane_uploads_in_flight')) === 0);
     expect(await hp.services.files.find(site.siteId, 'clip.mp4')).toBeUndefined();
+  });
+});
+
+describe.each(backends)('body deadline while the server is the slow one (%s)', (backend) => {
+  let hp: TestHostplane;
+  let site: TestSite;
+  let release: () => void = () => undefined;
+  let held: () => void = () => undefined;
+  const streamHeld = new Promise<void>((resolve) => (held = resolve));
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  beforeAll(async () => {
+    hp = await startHostplane(backend, {
+      // The blob store takes no byte of the video until the gate opens: the server stops reading.
+      wrapBlobs: (real) =>
+        new Proxy(real, {
+          get(target, prop, receiver) {
+            if (prop !== 'putStream') return Reflect.get(target, prop, receiver);
+            return async (key: string, body: Readable) => {
+              held();
+              await gate;
+              return target.putStream(key, body);
+            };
+          },
+        }),
+      env: { HOSTPLANE_BODY_TIMEOUT_SECONDS: '1', HOSTPLANE_BODY_MIN_RATE: '1024' },
+    });
+    site = await hp.createSite('backpressure');
+  });
+  afterAll(() => hp?.stop());
+
+  it('does not count time the server itself is not reading (a paused pipe) against the body', async () => {
+    const form = new FormData();
+    form.append('path', 'big.mp4');
+    form.append('file', new Blob([new Uint8Array(8 * 1024 * 1024)], { type: 'video/mp4' }), 'big.mp4');
+    const response = hp.request('/api/v1/videos/upload', {
+      method: 'POST',
+      headers: apiKeyHeader(site),
+      form,
+    });
+    await streamHeld;
+    // Time passing is what is tested here (three windows while the store holds the stream), not an order of events.
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    release();
+    const res = await response;
+    expect(res.status).toBe(200);
+    expect(await hp.services.files.find(site.siteId, 'big.mp4')).toBeDefined();
   });
 });
