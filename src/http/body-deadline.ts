@@ -95,7 +95,14 @@ export function guardBodies(
       { reqId, method: req.method, path: req.url?.split('?')[0], reason, windowBytes: w.windowBytes },
       'request body too slow: answered 408, connection closed',
     );
-    if (res.headersSent || res.writableEnded) return void w.socket.destroy();
+    // Once the request's answer is out, Node no longer tells its readers that the connection is
+    // gone: destroying the request does (they settle as aborted instead of waiting forever).
+    const settleReaders = () => req.complete || req.destroy();
+    if (res.headersSent || res.writableEnded) {
+      settleReaders();
+      return void w.socket.destroy();
+    }
+    res.once('close', settleReaders);
     const answer = errorResponse(
       new AppError('REQUEST_TIMEOUT', { message }),
       logger,
@@ -104,7 +111,7 @@ export function guardBodies(
     const own = answers.get(req);
     const text = JSON.stringify(own ? own(message) : answer.body);
     // Connection: close makes Node end the socket once the answer is out; the readers then see
-    // the request aborted, and answer nothing more (their answer is already sent).
+    // the request aborted (settleReaders), and answer nothing more (their answer is already sent).
     res.writeHead(408, {
       ...answer.headers,
       Connection: 'close',

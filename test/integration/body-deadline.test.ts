@@ -1,5 +1,6 @@
 import net from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { eventually } from '../support/eventually.js';
 import { formsApi } from '../support/forms-api.js';
 import {
   apiKeyHeader,
@@ -8,6 +9,7 @@ import {
   type TestHostplane,
   type TestSite,
 } from '../support/hostplane.js';
+import { createDatabase } from '../support/postgres.js';
 import { slowRequest } from '../support/slow-client.js';
 import { sqliteApi } from '../support/sqlite-api.js';
 
@@ -84,6 +86,9 @@ describe.each(backends)('request body and header deadlines (%s)', (backend) => {
   it('answers a slow body on the SQLite fast path 408', async () => {
     const sqlite = sqliteApi(hp, site);
     const token = await sqlite.token();
+    const answered408 = () =>
+      metricSum(hp, 'hostplane_http_requests_total', ['route="/api/v1/sqlite/query"', 'status="408"']);
+    const before = await answered408();
     const answer = await trickle(
       '/api/v1/sqlite/query',
       { 'x-sqlite-token': token, origin: sqlite.origin, 'content-type': 'application/json' },
@@ -92,6 +97,8 @@ describe.each(backends)('request body and header deadlines (%s)', (backend) => {
     expect(answer.status).toBe(408);
     expect(JSON.parse(answer.body)).toMatchObject({ error: 'Request Timeout' });
     expect(answer.headers['access-control-allow-origin']).toBe(sqlite.origin);
+    // The fast path's reader learns the request is over and its handler ends (counted as answered).
+    await eventually('the fast path’s handler settled', async () => (await answered408()) === before + 1);
   });
 
   it('closes a connection whose headers trickle (slowloris) after the headers deadline', async () => {
@@ -112,3 +119,72 @@ describe.each(backends)('request body and header deadlines (%s)', (backend) => {
     expect(performance.now() - started).toBeLessThan(4000);
   }, 10_000);
 });
+
+describe('request body deadline through a SQLite proxy hop', () => {
+  let databaseUrl: string;
+  let a: TestHostplane;
+  let b: TestHostplane;
+  let site: TestSite;
+  const shard = (name: string) =>
+    startHostplane('postgres+s3', {
+      env: {
+        DATABASE_URL: databaseUrl,
+        HOSTPLANE_SQLITE_SHARD_NAME: name,
+        HOSTPLANE_BODY_TIMEOUT_SECONDS: '1',
+        HOSTPLANE_BODY_MIN_RATE: '1024',
+      },
+    });
+  beforeAll(async () => {
+    databaseUrl = await createDatabase(inject('postgresUrl'));
+    a = await shard('deadline-a');
+    b = await shard('deadline-b');
+    site = await a.createSite('hop-deadline');
+  });
+  afterAll(async () => {
+    await a?.stop();
+    await b?.stop();
+  });
+
+  it('answers a slow body sent to a replica that forwards it 408, and both replicas carry on', async () => {
+    const viaA = sqliteApi(a, site);
+    const viaB = sqliteApi(b, site);
+    const token = await viaA.token({ path: 'hop.sqlite', name: 'hop', requireUserAuth: false });
+    expect((await viaA.scoped(token, 'POST', '/api/v1/sqlite/query', { sql: 'SELECT 1' })).status).toBe(200);
+    // The owner's answers to queries (the forwarding replica labels the hop "unmatched").
+    const answered = (status: string) =>
+      metricSum(a, 'hostplane_http_requests_total', ['route="/api/v1/sqlite/query"', `status="${status}`]);
+    const [refusedBefore, failedBefore] = [await answered('4'), await answered('5')];
+    // Through B, which does not own the database: B's fast path hands it to Express, which forwards it.
+    const answer = await slowRequest(b.port, {
+      path: '/api/v1/sqlite/query',
+      headers: { 'x-sqlite-token': token, origin: viaB.origin, 'content-type': 'application/json' },
+      body: JSON.stringify({ sql: 'SELECT 1', pad: 'x'.repeat(2000) }),
+      sendFirst: 10,
+      everyMs: 100,
+    }).answer;
+    expect(answer.status).toBe(408);
+    expect(JSON.parse(answer.body)).toMatchObject({ error: 'Request Timeout' });
+    // The owner's end of the hop ends too (cut with the client, or by its own deadline), never as a 500 …
+    await eventually(
+      'the owner’s end of the hop over',
+      async () => (await answered('4')) === refusedBefore + 1,
+    );
+    expect(await answered('5')).toBe(failedBefore);
+    // … and neither replica is the worse for it.
+    expect(
+      (await viaB.scoped(token, 'POST', '/api/v1/sqlite/query', { sql: 'SELECT 2 AS x' })).body.rows,
+    ).toEqual([{ x: 2 }]);
+    expect((await viaA.scoped(token, 'POST', '/api/v1/sqlite/query', { sql: 'SELECT 3 AS x' })).status).toBe(
+      200,
+    );
+  });
+});
+
+/** The sum of a metric's samples whose labels contain every one of `parts`. */
+async function metricSum(hp: TestHostplane, name: string, parts: string[]): Promise<number> {
+  const text = await (await fetch(`${hp.metricsUrl}/metrics`)).text();
+  return text
+    .split('\n')
+    .filter((line) => line.startsWith(`${name}{`) && parts.every((part) => line.includes(part)))
+    .reduce((sum, line) => sum + Number(line.split(' ').pop()), 0);
+}

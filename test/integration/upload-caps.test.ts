@@ -296,6 +296,12 @@ describe.each(backends)('upload body deadline (%s)', (backend) => {
     expect((await uploadNow('after-video.txt')).status).toBe(200);
     await eventually('no slot held', async () => (await metric(hp, 'hostplane_uploads_in_flight')) === 0);
     expect(await hp.services.files.find(site.siteId, 'clip.mp4')).toBeUndefined();
+    // The reader learns the request is over: its staged bytes are dropped, not left half-written.
+    await eventually('no staged blob left', async () => {
+      const staged: unknown[] = [];
+      for await (const blob of hp.services.blobs.list('tmp/')) staged.push(blob);
+      return staged.length === 0;
+    });
   });
 });
 
