@@ -171,6 +171,10 @@ describe.each(backends)('slow uploads and per-site caps (%s)', (backend) => {
       trickles.forEach((t, i) => void t.answer.then((answer) => answer.status === 429 && refused.push(i)));
       await eventually('each site’s second upload refused', () => refused.length === 2);
       expect(refused.map((i) => [a, a, b, b][i]!.slug).sort()).toEqual(['slow-a', 'slow-b']);
+      const refusal = await trickles[refused[0]!]!.answer;
+      expect(JSON.parse(refusal.body).message).toBe(
+        'At most 1 upload to one site at a time; wait for one to finish.',
+      );
 
       // While the other two still trickle, another site's upload goes through.
       const other = await hp.request('/api/v1/files/upload', {
