@@ -160,7 +160,17 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     { config, logger, store, blobs, edge, authenticators: authenticators(platform), modules },
     role,
   );
-  const server = http.createServer(app);
+  const { headersTimeoutMs, requestTimeoutMs } = config.requests;
+  const server = http.createServer(
+    {
+      // A slowloris on the request line and headers holds a socket: Node's own deadlines, checked
+      // every second (its default: every 30 s) so they hold near their value.
+      headersTimeout: headersTimeoutMs,
+      requestTimeout: requestTimeoutMs,
+      connectionsCheckingInterval: Math.min(1000, headersTimeoutMs),
+    },
+    app,
+  );
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

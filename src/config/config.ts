@@ -42,7 +42,19 @@ export const configSchema = z.object({
   // Uploads (files and videos) received at once by one process, and for one site: beyond either
   // the request is refused before its body is read (503 / 429 with Retry-After). A memory bound.
   HOSTPLANE_UPLOADS_MAX_CONCURRENT: z.coerce.number().int().min(1).max(10_000).default(4),
-  HOSTPLANE_UPLOADS_MAX_PER_SITE: z.coerce.number().int().min(1).max(10_000).default(3),
+  // Unset: a quarter of the process's slots (at least 1), so a few sites cannot take every slot.
+  HOSTPLANE_UPLOADS_MAX_PER_SITE: z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    z.coerce.number().int().min(1).max(10_000).optional(),
+  ),
+  // Request bodies (every reader: uploads, videos, JSON, forms): while the server waits for the
+  // body, each window of this many seconds must bring at least MIN_RATE bytes a second (and at
+  // least one byte); else 408 and the connection is closed. Headers and whole requests have
+  // Node's deadlines, set here.
+  HOSTPLANE_BODY_TIMEOUT_SECONDS: z.coerce.number().min(0.1).max(3600).default(20),
+  HOSTPLANE_BODY_MIN_RATE: z.coerce.number().int().min(0).max(1_073_741_824).default(1024),
+  HOSTPLANE_HEADERS_TIMEOUT_SECONDS: z.coerce.number().min(0.1).max(3600).default(20),
+  HOSTPLANE_REQUEST_TIMEOUT_SECONDS: z.coerce.number().min(0.1).max(86_400).default(300),
   // Notification mail (src/mail): unset SMTP_URL keeps mail in the outbox and only logs it.
   SMTP_URL: z
     .string()
@@ -105,12 +117,23 @@ export interface Config {
   tempPages: { maxPages: number; maxBytes: number };
   /** Uploads one process receives at once, in all and per site (a memory bound, per process). */
   uploads: { maxConcurrent: number; maxPerSite: number };
+  /** Deadlines of the request itself: headers, body progress, the whole request. */
+  requests: RequestDeadlines;
   /** The edge's hot path: sampling of spans and access logs, cache memory, compression. */
   edge: EdgeConfig;
   /** How long a role that may not migrate waits for a current schema (see src/store/schema-gate.ts). */
   schemaWaitMs: number;
   /** Set in cluster mode (HOSTPLANE_KUBERNETES=true). */
   kubernetes: KubernetesConfig | undefined;
+}
+
+export interface RequestDeadlines {
+  /** Node's headersTimeout: the request line and headers must arrive within it. */
+  headersTimeoutMs: number;
+  /** Node's requestTimeout: the whole request (headers and body) must arrive within it. */
+  requestTimeoutMs: number;
+  /** Each window of waiting for the body must bring `minBytesPerSecond` × the window (at least 1 byte). */
+  body: { windowMs: number; minBytesPerSecond: number };
 }
 
 export interface EdgeConfig {
@@ -158,6 +181,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }
   const c = parsed.data;
+  // Node refuses a headers deadline past the request deadline: say so at start, in these words.
+  if (c.HOSTPLANE_HEADERS_TIMEOUT_SECONDS > c.HOSTPLANE_REQUEST_TIMEOUT_SECONDS)
+    throw new ConfigError(
+      'invalid configuration:\n  HOSTPLANE_HEADERS_TIMEOUT_SECONDS: must not exceed HOSTPLANE_REQUEST_TIMEOUT_SECONDS',
+    );
   const baseUrl = new URL(c.HOSTPLANE_BASE_URL);
   return {
     port: c.PORT,
@@ -198,7 +226,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     uploads: {
       maxConcurrent: c.HOSTPLANE_UPLOADS_MAX_CONCURRENT,
-      maxPerSite: c.HOSTPLANE_UPLOADS_MAX_PER_SITE,
+      maxPerSite:
+        c.HOSTPLANE_UPLOADS_MAX_PER_SITE ?? Math.max(1, Math.floor(c.HOSTPLANE_UPLOADS_MAX_CONCURRENT / 4)),
+    },
+    requests: {
+      headersTimeoutMs: c.HOSTPLANE_HEADERS_TIMEOUT_SECONDS * 1000,
+      requestTimeoutMs: c.HOSTPLANE_REQUEST_TIMEOUT_SECONDS * 1000,
+      body: {
+        windowMs: c.HOSTPLANE_BODY_TIMEOUT_SECONDS * 1000,
+        minBytesPerSecond: c.HOSTPLANE_BODY_MIN_RATE,
+      },
     },
     edge: {
       traceSampleRatio: c.HOSTPLANE_EDGE_TRACE_SAMPLE_RATIO,

@@ -11,7 +11,9 @@ const RETRY_AFTER_SECONDS = 2;
  * credential check and before the body is read, so a refused upload never costs its body's memory.
  *
  * The counts are per process on purpose: what they bound is this process's memory. (A site's
- * uploads spread over N replicas may run N × maxPerSite at once.)
+ * uploads spread over N replicas may run N × maxPerSite at once.) By default a site may hold a
+ * quarter of the slots (src/config), and a body that stops arriving loses its slot within the body
+ * deadline (src/http/body-deadline.ts): slow clients of a few sites cannot hold every slot.
  */
 export class UploadSlots {
   private inFlight = 0;
@@ -41,7 +43,7 @@ export class UploadSlots {
       uploadRefusalsTotal.inc({ cap: 'site' });
       next(
         new AppError('RATE_LIMITED', {
-          message: `At most ${this.limits.maxPerSite} uploads to one site at a time; wait for one to finish.`,
+          message: `At most ${this.limits.maxPerSite} upload${this.limits.maxPerSite === 1 ? '' : 's'} to one site at a time; wait for one to finish.`,
           retryAfterSeconds: RETRY_AFTER_SECONDS,
         }),
       );

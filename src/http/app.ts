@@ -6,6 +6,7 @@ import type { Config } from '../config/index.js';
 import { normalizeHost, type Edge, type HostRoute } from '../edge/index.js';
 import { boundRequestMetrics, type Logger } from '../observability/index.js';
 import type { Store } from '../store/index.js';
+import { guardBodies } from './body-deadline.js';
 import { errorHandler, notFoundHandler } from './errors.js';
 import { requestLogging, requestMetrics, requestTracing } from './middleware.js';
 import type { Authenticators, DomainModule } from './module.js';
@@ -82,11 +83,13 @@ export function createApp(parts: AppParts, role: Role): RequestListener {
   }
   app.use(errorHandler(logger));
   const api = role === 'edge' ? app : fastPathsFirst(app, parts, role);
-  const listener = role === 'api' ? api : siteHostsFirst(api, parts, role);
+  const served = role === 'api' ? api : siteHostsFirst(api, parts, role);
+  // Every body reader of every role is held to the body deadline.
+  const guarded = guardBodies(served, config.requests.body, logger);
   // An absolute-form target's authority is the request's host (RFC 9112 §3.2.2), for every role.
   const refused = boundRequestMetrics(role, 'request_target');
   return (req, res) => {
-    if (toOriginForm(req, res)) listener(req, res);
+    if (toOriginForm(req, res)) guarded(req, res);
     else refused(req.method ?? 'GET', 400, 0);
   };
 }

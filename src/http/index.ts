@@ -9,3 +9,4 @@ export { plainJsonBody, rawRoute, readJsonBody, sendJson } from './raw.js';
 export { paginationJson } from './pagination.js';
 export { hostOrigin, matchedOrigin, originHost } from './origins.js';
 export { MAX_JSON_DEPTH, jsonNestsDeeper, jsonTooDeepMessage } from './json-depth.js';
+export { answerBodyTimeoutWith } from './body-deadline.js';

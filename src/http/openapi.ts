@@ -69,6 +69,8 @@ export function errorCodesOf(route: RouteDoc): ErrorCode[] {
   // SQLite kinds list their own 401 codes (SQLITE_TOKEN_INVALID, …): the platform's never answers there.
   if (route.auth !== 'none' && isPlatformAuth(route.auth)) codes.add('UNAUTHORIZED');
   if (route.body) ['PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'].forEach((c) => codes.add(c as ErrorCode));
+  // Every body is held to the body deadline (src/http/body-deadline.ts).
+  if (route.body || route.multipart) codes.add('REQUEST_TIMEOUT');
   for (const code of route.errors ?? []) codes.add(code);
   // Every route needs the database or the blob store: either being away is a 503 (see errors/outage.ts).
   codes.add('DEPENDENCY_UNAVAILABLE');

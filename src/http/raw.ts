@@ -50,12 +50,11 @@ export function readJsonBody(req: IncomingMessage, limitBytes: number): Promise<
         reject(new AppError('PAYLOAD_TOO_LARGE'));
       } else chunks.push(chunk);
     });
-    req.on('error', reject);
-    // A client gone before the end: nothing will come, and nobody waits for the answer.
-    req.on(
-      'close',
-      () => req.complete || reject(new AppError('INVALID_REQUEST', { message: 'The request was aborted.' })),
-    );
+    // A client gone before the end (the request's only errors are its connection's): nothing will
+    // come, and nobody waits for the answer; a 400 for the metrics, never a logged 500.
+    const aborted = () => reject(new AppError('INVALID_REQUEST', { message: 'The request was aborted.' }));
+    req.on('error', aborted);
+    req.on('close', () => req.complete || aborted());
     req.on('end', () => {
       if (size > limitBytes) return;
       const buf = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);

@@ -3,7 +3,7 @@ import { ipKeyGenerator } from 'express-rate-limit';
 import type { RateLimiter } from '../ratelimit/index.js';
 import { z } from 'zod';
 import type { Config } from '../config/index.js';
-import { bodyRefusal, jsonBody, type RouteRegistry } from '../http/index.js';
+import { answerBodyTimeoutWith, bodyRefusal, jsonBody, type RouteRegistry } from '../http/index.js';
 import { errorBodySchema, isAppError, outageError } from '../errors/index.js';
 import { dependencyUnavailableTotal, type Logger } from '../observability/index.js';
 import { MAX_TEMP_HTML_BYTES, TEMP_PAGE_TTL_MS, type PublishService } from './service.js';
@@ -50,11 +50,13 @@ function errorBody(shape: Shape, status: number, message: string) {
   const error =
     status === 429
       ? 'Too many requests'
-      : status === 503
-        ? 'Service unavailable'
-        : status >= 500
-          ? 'Internal server error'
-          : 'Invalid request';
+      : status === 408
+        ? 'Request timeout'
+        : status === 503
+          ? 'Service unavailable'
+          : status >= 500
+            ? 'Internal server error'
+            : 'Invalid request';
   return { success: false, message, error };
 }
 
@@ -120,7 +122,14 @@ export function publishRoutes(deps: {
       res.status(429).json(errorBody(req.path === '/ai/publish' ? 'ai' : 'demo', 429, message));
     }, next);
   };
-  const body = jsonBody('4mb');
+  const json = jsonBody('4mb');
+  // A body too slow to arrive is answered 408 in each endpoint's own error shape too.
+  const body: RequestHandler = (req, res, next) => {
+    answerBodyTimeoutWith(req, (message) =>
+      errorBody(req.path === '/ai/publish' ? 'ai' : 'demo', 408, message),
+    );
+    json(req, res, next);
+  };
 
   const pageUrl = (id: string) => `${config.baseUrl}/demo/view/${id}`;
   const exampleUrl = 'http://localhost:8080/demo/view/q3Xr8vN2kLp0aZ7T';
@@ -157,6 +166,7 @@ export function publishRoutes(deps: {
         schema: aiError,
         example: { success: false, error: 'html is required and must be a non-empty string' },
       },
+      408: { description: 'The body stalled or arrived below the minimum rate', schema: aiError },
       415: { description: 'The body is not UTF-8 JSON', schema: aiError },
       429: {
         description: 'Rate limited (see Retry-After)',
@@ -218,6 +228,7 @@ export function publishRoutes(deps: {
           error: 'Invalid request',
         },
       },
+      408: { description: 'The body stalled or arrived below the minimum rate', schema: demoError },
       415: { description: 'The body is not UTF-8 JSON', schema: demoError },
       429: { description: 'Rate limited (see Retry-After)', schema: demoError },
       503: {

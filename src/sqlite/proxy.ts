@@ -115,7 +115,14 @@ function forward(
     for (const [name, value] of Object.entries(req.headers)) if (!HOP_BY_HOP.has(name)) headers[name] = value;
     headers[SHARD_SECRET_HEADER] = secret.toString('base64url');
     const send = url.protocol === 'https:' ? https.request : http.request;
+    let answered = false;
     const upstream = send(url, { method: req.method, headers, timeout: 30_000 }, (answer) => {
+      answered = true;
+      // Answered here already (the body deadline's 408): the owner's answer has nowhere to go.
+      if (res.headersSent) {
+        answer.resume();
+        return resolve();
+      }
       const out: http.OutgoingHttpHeaders = {};
       for (const [name, value] of Object.entries(answer.headers))
         if (!HOP_BY_HOP.has(name)) out[name] = value;
@@ -126,6 +133,8 @@ function forward(
     });
     upstream.on('timeout', () => upstream.destroy(new Error('shard did not answer in time')));
     upstream.on('error', reject);
+    // The client gone or answered before the owner did: the hop has nothing left to carry.
+    res.once('close', () => answered || upstream.destroy());
     req.pipe(upstream);
   });
 }

@@ -75,6 +75,34 @@ describe('configuration', () => {
     expect(() => loadConfig({ HOSTPLANE_TRUST_PROXY: 'everyone' })).toThrow(/HOSTPLANE_TRUST_PROXY/);
   });
 
+  it('sets request deadlines and derives the per-site upload cap from the process cap unless set', () => {
+    expect(loadConfig({}).requests).toEqual({
+      headersTimeoutMs: 20_000,
+      requestTimeoutMs: 300_000,
+      body: { windowMs: 20_000, minBytesPerSecond: 1024 },
+    });
+    expect(loadConfig({}).uploads).toEqual({ maxConcurrent: 4, maxPerSite: 1 });
+    expect(loadConfig({ HOSTPLANE_UPLOADS_MAX_CONCURRENT: '16' }).uploads.maxPerSite).toBe(4);
+    expect(loadConfig({ HOSTPLANE_UPLOADS_MAX_CONCURRENT: '2' }).uploads.maxPerSite).toBe(1);
+    expect(loadConfig({ HOSTPLANE_UPLOADS_MAX_PER_SITE: '3' }).uploads.maxPerSite).toBe(3);
+    expect(loadConfig({ HOSTPLANE_UPLOADS_MAX_PER_SITE: '' }).uploads.maxPerSite).toBe(1);
+    const custom = loadConfig({
+      HOSTPLANE_BODY_TIMEOUT_SECONDS: '1.5',
+      HOSTPLANE_BODY_MIN_RATE: '0',
+      HOSTPLANE_HEADERS_TIMEOUT_SECONDS: '5',
+      HOSTPLANE_REQUEST_TIMEOUT_SECONDS: '600',
+    }).requests;
+    expect(custom).toEqual({
+      headersTimeoutMs: 5_000,
+      requestTimeoutMs: 600_000,
+      body: { windowMs: 1_500, minBytesPerSecond: 0 },
+    });
+    expect(() =>
+      loadConfig({ HOSTPLANE_HEADERS_TIMEOUT_SECONDS: '60', HOSTPLANE_REQUEST_TIMEOUT_SECONDS: '30' }),
+    ).toThrow(/HOSTPLANE_HEADERS_TIMEOUT_SECONDS: must not exceed HOSTPLANE_REQUEST_TIMEOUT_SECONDS/);
+    expect(() => loadConfig({ HOSTPLANE_BODY_TIMEOUT_SECONDS: '0' })).toThrow(ConfigError);
+  });
+
   it('refuses invalid values with a message naming each variable', () => {
     expect(() => loadConfig({ PORT: 'eighty', HOSTPLANE_TRUST_PROXY: 'always' })).toThrow(ConfigError);
     expect(() => loadConfig({ PORT: 'eighty' })).toThrow(/PORT/);

@@ -26,6 +26,9 @@ const samples: { [C in ErrorCode]: AppError<C> } = {
   SLUG_TAKEN: new AppError('SLUG_TAKEN', { slug: 'blog' }),
   PAYLOAD_TOO_LARGE: new AppError('PAYLOAD_TOO_LARGE'),
   UNSUPPORTED_MEDIA_TYPE: new AppError('UNSUPPORTED_MEDIA_TYPE', { message: 'send JSON' }),
+  REQUEST_TIMEOUT: new AppError('REQUEST_TIMEOUT', {
+    message: 'No part of the request body arrived for 20 seconds.',
+  }),
   RATE_LIMITED: new AppError('RATE_LIMITED', { message: 'slow down', retryAfterSeconds: 30 }),
   CAPACITY: new AppError('CAPACITY', { message: 'busy', retryAfterSeconds: 5 }),
   DEPENDENCY_UNAVAILABLE: new AppError('DEPENDENCY_UNAVAILABLE', {

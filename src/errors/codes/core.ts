@@ -82,6 +82,12 @@ export const coreErrors = {
     message: (p) => p.message,
     description: 'The body is not UTF-8 JSON (or not the documented media type)',
   }),
+  REQUEST_TIMEOUT: define<WithMessage>({
+    status: 408,
+    error: 'Request Timeout',
+    message: (p) => p.message,
+    description: 'The request body stalled or arrived below the minimum rate; the connection is closed',
+  }),
   RATE_LIMITED: define<{ message: string; retryAfterSeconds: number }>({
     status: 429,
     error: 'Too Many Requests',

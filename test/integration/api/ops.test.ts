@@ -277,6 +277,16 @@ describe.each(backends)('operational endpoints (%s)', (backend) => {
       expect(paths[path]?.[method]).toBeDefined();
     });
 
+    it('documents 408 on every operation that reads a body (the body deadline)', () => {
+      const withBody = Object.entries(paths).flatMap(([path, ops]) =>
+        Object.entries(ops)
+          .filter(([, op]) => op.requestBody !== undefined)
+          .map(([method, op]) => [`${method} ${path}`, op.responses as Json] as const),
+      );
+      expect(withBody.length).toBeGreaterThan(20);
+      for (const [name, responses] of withBody) expect(responses['408'], name).toBeDefined();
+    });
+
     it('documents per_page from its zod schema: an integer of at most 100', () => {
       const parameters = paths['/api/v1/files/list']?.get?.parameters as Array<{
         name: string;
