@@ -33,46 +33,68 @@ interface Row {
   name: string;
   kind: 'file' | 'folder' | 'database';
   size: string | number;
-  parent: string | null;
   depth: number;
-  /** Place in the index's order (bigint: a string from PostgreSQL). */
-  n: string | number;
 }
+
+const parentOf = (path: string): string | null => {
+  const slash = path.lastIndexOf('/');
+  return slash < 0 ? null : path.slice(0, slash);
+};
 
 const rowsOf = <R>(result: unknown): R[] => (result as { rows: R[] }).rows;
 
 /**
- * The keys of one page, read off `site_files_order_idx` (tables.ts) in the list's order or its
- * reverse, skipping `skip` entries: the index holds every column this reads, so a skip costs an
- * index entry, not a row, and nothing is sorted but the page. The WHERE repeats the index's own
- * predicate word for word (that is how PostgreSQL knows the index covers the query): keep them
- * equal. The order is depth, folders before files, the name ignoring case then exactly (byte order,
- * COLLATE "C", whatever the server's locale), and the path to break ties between folders.
+ * One page read off `site_files_order_idx` (tables.ts) in the list's order or its reverse,
+ * skipping `skip` entries. The index holds every column this reads, so a skipped entry costs an
+ * index entry, not a row, and nothing is sorted. The WHERE repeats the index's own predicate word
+ * for word (that is how PostgreSQL knows the index covers the query): keep them equal. The order
+ * is depth, folders before files, the name ignoring case then exactly (byte order, COLLATE "C",
+ * whatever the server's locale), and the path to break ties between folders.
  */
-export function pageKeysSql(siteId: number, skip: number, limit: number, backward: boolean): SQL {
+export function pageSql(siteId: number, skip: number, limit: number, backward: boolean): SQL {
   const dir = sql.raw(backward ? 'desc' : 'asc');
-  return sql`select path from site_files
+  return sql`select path, name, kind, size, depth from site_files
     where site_id = ${siteId}::int and (kind <> 'file' or name <> '.gitkeep')
     order by depth ${dir}, (kind <> 'folder') ${dir}, (lower(name) collate "C") ${dir},
       name collate "C" ${dir}, path collate "C" ${dir}
     limit ${limit}::int offset ${skip}::int`;
 }
 
-/**
- * The page's rows, a primary-key lookup each, numbered in the order the index gave them (`n`):
- * the caller puts them in order, so the plan has no sort at all (see listFiles).
- */
-export function pageSql(siteId: number, skip: number, limit: number, backward: boolean): SQL {
-  return sql`select f.path, f.name, f.kind, f.size, f.parent, f.depth, p.n
-    from (select k.path, row_number() over () as n from (${pageKeysSql(siteId, skip, limit, backward)}) as k) as p
-    join site_files f on f.site_id = ${siteId}::int and f.path = p.path`;
+/** The statements of one page: the planner settings for its transaction, then the page. */
+export interface PageStatements {
+  settings: SQL;
+  page: SQL;
+  backward: boolean;
 }
 
 /**
- * One page of the site's entries, in the spec's order. A page in the second half of the list is
- * read from the end backwards, so the last page costs what the first does and the middle one
- * (the worst) skips half the site's index entries. `total` is the counters' (listedTotal).
+ * The statements that read a page, or undefined when the page is past the end. A page in the
+ * second half of the list is read from the end backwards, so the last page costs what the first
+ * does and the middle one (the worst) skips half the site's index entries.
  */
+export function pageStatements(
+  site: ListedCounts,
+  page: number,
+  perPage: number,
+): PageStatements | undefined {
+  const total = listedTotal(site);
+  const offset = (page - 1) * perPage;
+  if (offset >= total) return undefined;
+  const limit = Math.min(perPage, total - offset);
+  const after = total - offset - limit;
+  const backward = after < offset;
+  return {
+    // The index is the only plan that does not read the whole site, whatever the statistics say:
+    // PGlite never gathers any (no autovacuum), and without them the planner sorts the site for
+    // any page past the first few. With sorting off in this transaction only, it cannot. (The page
+    // statement needs no sort at all: a disabled one would cost enough to wake the JIT.)
+    settings: sql`select set_config('enable_sort', 'off', true)`,
+    page: pageSql(site.id, backward ? after : offset, limit, backward),
+    backward,
+  };
+}
+
+/** One page of the site's entries, in the spec's order; `total` is the counters' (listedTotal). */
 export async function listFiles(
   db: Db,
   site: ListedCounts,
@@ -80,23 +102,15 @@ export async function listFiles(
   perPage: number,
 ): Promise<{ total: number; entries: ListedEntry[] }> {
   const total = listedTotal(site);
-  const offset = (page - 1) * perPage;
-  if (offset >= total) return { total, entries: [] };
-  const limit = Math.min(perPage, total - offset);
-  const after = total - offset - limit;
-  const backward = after < offset;
-  const statement = pageSql(site.id, backward ? after : offset, limit, backward);
+  const statements = pageStatements(site, page, perPage);
+  if (!statements) return { total, entries: [] };
   const rows = await dbOp('list_files', () =>
     db.transaction(async (tx) => {
-      // The index is the only plan that does not read the whole site, whatever the statistics say:
-      // PGlite never gathers any (no autovacuum), and without them the planner sorts the site for
-      // any page past the first few. With sorting off in this transaction only, it cannot. (The
-      // statement has no sort of its own: a disabled one would cost enough to wake the JIT.)
-      await tx.execute(sql`select set_config('enable_sort', 'off', true)`);
-      return rowsOf<Row>(await tx.execute(statement));
+      await tx.execute(statements.settings);
+      return rowsOf<Row>(await tx.execute(statements.page));
     }),
   );
-  rows.sort((a, b) => (backward ? Number(b.n) - Number(a.n) : Number(a.n) - Number(b.n)));
+  if (statements.backward) rows.reverse();
   return {
     total,
     entries: rows.map((r) => ({
@@ -104,7 +118,8 @@ export async function listFiles(
       name: r.name,
       type: r.kind === 'folder' ? ('folder' as const) : ('file' as const),
       size: r.kind === 'file' ? Number(r.size) : 0,
-      parent: r.parent,
+      // What the stored parent column holds (see pathParts), and not in the index.
+      parent: parentOf(r.path),
       depth: r.depth,
       database: r.kind === 'database',
     })),

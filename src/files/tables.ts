@@ -28,7 +28,8 @@ export const siteFiles = pgTable(
     primaryKey({ columns: [t.siteId, t.path] }),
     // The files list's order (spec 2.1: depth, folders first, name; see listing.ts), so that a page
     // is read off the index instead of sorting the whole site. Only listed rows (.gitkeep files are
-    // not). `kind` last: never decides the order (path is unique) but lets the scan skip the heap.
+    // not). `kind` and `size` last: they never decide the order (path is unique) but make the index
+    // hold every column a page shows, so a page is one index scan, with no lookup per row.
     index('site_files_order_idx')
       .on(
         t.siteId,
@@ -38,6 +39,7 @@ export const siteFiles = pgTable(
         sql`${t.name} collate "C"`,
         sql`${t.path} collate "C"`,
         t.kind,
+        t.size,
       )
       .where(sql`${t.kind} <> 'file' or ${t.name} <> '.gitkeep'`),
     index('site_files_blob_idx').on(t.blobKey),

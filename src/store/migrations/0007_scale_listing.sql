@@ -13,4 +13,4 @@ FROM (
   FROM "site_files" GROUP BY "site_id"
 ) AS "c"
 WHERE "c"."site_id" = "sites"."id";--> statement-breakpoint
-CREATE INDEX "site_files_order_idx" ON "site_files" USING btree ("site_id","depth",("kind" <> 'folder'),(lower("name") collate "C"),"name" collate "C","path" collate "C","kind") WHERE "site_files"."kind" <> 'file' or "site_files"."name" <> '.gitkeep';
+CREATE INDEX "site_files_order_idx" ON "site_files" USING btree ("site_id","depth",("kind" <> 'folder'),(lower("name") collate "C"),"name" collate "C","path" collate "C","kind","size") WHERE "site_files"."kind" <> 'file' or "site_files"."name" <> '.gitkeep';
