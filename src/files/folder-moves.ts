@@ -1,10 +1,26 @@
-import { sql } from 'drizzle-orm';
+import { and, eq, gte, lt, or, sql } from 'drizzle-orm';
 import type { Db } from '../store/index.js';
 import type { PathParts } from './paths.js';
+import { siteFiles } from './tables.js';
 
 type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 
 const rowsOf = <R>(result: unknown): R[] => (result as { rows: R[] }).rows;
+
+/**
+ * The folder and everything in it. Paths compare byte by byte (collation "C", see tables.ts), so
+ * what lies below `a/b` is the key range [`a/b/`, `a/b0`) ('0' follows '/'): a range scan of the
+ * primary key, whatever the size of the rest of the site.
+ */
+export function inFolder(siteId: number, folderPath: string) {
+  return and(
+    eq(siteFiles.siteId, siteId),
+    or(
+      eq(siteFiles.path, folderPath),
+      and(gte(siteFiles.path, `${folderPath}/`), lt(siteFiles.path, `${folderPath}0`)),
+    ),
+  );
+}
 
 /**
  * Moves a folder's row and every row below it to `newPath` in one statement: the folder itself

@@ -2,7 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import { createHash, randomUUID } from 'node:crypto';
 import { pipeline, Transform, type Readable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
-import { and, eq, gte, inArray, lt, ne, or, sql } from 'drizzle-orm';
+import { and, eq, inArray, ne } from 'drizzle-orm';
 import { blobKeyForHash, type BlobStore } from '../blob/index.js';
 import { AppError } from '../errors/index.js';
 import { dbOp } from '../observability/index.js';
@@ -24,7 +24,7 @@ import { ancestors, pathParts } from './paths.js';
 import { HIDDEN_FILE_NAME, listFiles, type ListedCounts, type ListedEntry } from './listing.js';
 export type { ListedEntry } from './listing.js';
 import { databaseRefusal, registerDatabaseFile } from './database-files.js';
-import { moveFolderRows } from './folder-moves.js';
+import { inFolder, moveFolderRows } from './folder-moves.js';
 
 export const MAX_FILE_BYTES = 10 * 1024 * 1024;
 export const MAX_VIDEO_BYTES = 50 * 1024 * 1024;
@@ -82,13 +82,17 @@ export class FilesService {
   }
 
   async find(siteId: number, sitePath: string): Promise<SiteFileRow | undefined> {
-    const [row] = await dbOp('find_file', () =>
+    return (await this.findAll(siteId, [sitePath]))[0];
+  }
+
+  /** The rows at these paths (those that exist), in one primary-key lookup. */
+  findAll(siteId: number, sitePaths: string[]): Promise<SiteFileRow[]> {
+    return dbOp('find_file', () =>
       this.db
         .select()
         .from(siteFiles)
-        .where(and(eq(siteFiles.siteId, siteId), eq(siteFiles.path, sitePath))),
+        .where(and(eq(siteFiles.siteId, siteId), inArray(siteFiles.path, sitePaths))),
     );
-    return row;
   }
 
   /** Reads a file for the API: text as UTF-8, anything else (or text that is not UTF-8) as base64. */
@@ -313,21 +317,6 @@ export class FilesService {
     });
   }
 
-  /**
-   * The folder and everything in it. Paths compare byte by byte (collation "C", see tables.ts), so
-   * what lies below `a/b` is the key range [`a/b/`, `a/b0`) ('0' follows '/'): a range scan of the
-   * primary key, whatever the size of the rest of the site.
-   */
-  private inFolder(siteId: number, folderPath: string) {
-    return and(
-      eq(siteFiles.siteId, siteId),
-      or(
-        eq(siteFiles.path, folderPath),
-        and(gte(siteFiles.path, `${folderPath}/`), lt(siteFiles.path, `${folderPath}0`)),
-      ),
-    );
-  }
-
   /** Moves a folder and everything in it; returns how many files moved. */
   async renameFolder(siteId: number, oldPath: string, newPath: string): Promise<number> {
     return this.write(siteId, 'rename_folder', async (tx, usage) => {
@@ -344,7 +333,7 @@ export class FilesService {
       const [clash] = await tx
         .select({ path: siteFiles.path })
         .from(siteFiles)
-        .where(this.inFolder(siteId, newPath))
+        .where(inFolder(siteId, newPath))
         .limit(1);
       if (clash) throw new AppError('CONFLICT', { message: `Something already exists at ${newPath}` });
       await this.assertNoFileAncestor(tx, siteId, newPath);
@@ -362,7 +351,7 @@ export class FilesService {
       if (!source || source.kind !== 'folder')
         throw new AppError('NOT_FOUND', { message: `Folder not found: ${folderPath}` });
       await this.assertNoDatabaseIn(tx, siteId, folderPath);
-      const rows = await tx.delete(siteFiles).where(this.inFolder(siteId, folderPath)).returning();
+      const rows = await tx.delete(siteFiles).where(inFolder(siteId, folderPath)).returning();
       const files = rows.filter((r) => r.kind === 'file');
       const bytes = files.reduce((sum, r) => sum + r.size, 0);
       const folders = rows.length - files.length;
@@ -382,7 +371,7 @@ export class FilesService {
     const [database] = await tx
       .select({ path: siteFiles.path })
       .from(siteFiles)
-      .where(and(this.inFolder(siteId, folderPath), eq(siteFiles.kind, 'database')))
+      .where(and(inFolder(siteId, folderPath), eq(siteFiles.kind, 'database')))
       .limit(1);
     if (database) throw databaseRefusal(database.path);
   }

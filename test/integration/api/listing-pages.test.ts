@@ -53,11 +53,18 @@ class Model {
   }
   moveFolder(from: string, to: string) {
     const move = (p: string) => to + p.slice(from.length);
-    for (const [p, size] of [...this.files])
-      if (under(p, from)) (this.files.delete(p), this.files.set(move(p), size));
-    for (const p of [...this.folders])
-      if (under(p, from)) (this.folders.delete(p), this.folders.add(move(p)));
-    for (const p of [...this.hidden]) if (under(p, from)) (this.hidden.delete(p), this.hidden.add(move(p)));
+    for (const [p, size] of [...this.files]) {
+      if (!under(p, from)) continue;
+      this.files.delete(p);
+      this.files.set(move(p), size);
+    }
+    for (const set of [this.folders, this.hidden]) {
+      for (const p of [...set]) {
+        if (!under(p, from)) continue;
+        set.delete(p);
+        set.add(move(p));
+      }
+    }
     this.addFolder(to);
   }
   dropFolder(folder: string) {
