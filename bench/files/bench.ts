@@ -79,7 +79,7 @@ async function measure(
     await call('GET', `/api/v1/files/list?page=${n}&per_page=${PER_PAGE}`);
   };
   // A fresh server (PGlite's restarted after the seed): warm its code paths and caches first.
-  for (let i = 0; i < 10; i++) await page(1 + ((i * 7) % pages));
+  for (let i = 0; i < 40; i++) await page(1 + ((i * 7) % pages));
   const series = async (fn: (i: number) => Promise<void>, reps: number) => {
     for (let i = 0; i < 3; i++) await fn(-1 - i); // warm-up
     const out: number[] = [];
