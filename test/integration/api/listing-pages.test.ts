@@ -226,6 +226,10 @@ describe.each(backends)('files list pages and totals (%s)', (backend) => {
     expect((await api.renameFolder({ old_path: 'f3', new_path: 'new/a/b/f3' })).status).toBe(200);
     model.moveFolder('f3', 'new/a/b/f3');
     await expectSite(api, model);
+    // Into folders that do not exist yet: rename-folder creates them.
+    expect((await api.renameFolder({ old_path: 'f6', new_path: 'fresh/place/f6' })).status).toBe(200);
+    model.moveFolder('f6', 'fresh/place/f6');
+    await expectSite(api, model);
     expect((await api.renameFolder({ old_path: 'new/a', new_path: 'top' })).status).toBe(200);
     model.moveFolder('new/a', 'top');
     await expectSite(api, model);
