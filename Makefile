@@ -58,10 +58,13 @@ bench-sqlite: build ## SQLite API point reads and inserts against PocketBase (bu
 	  $$([ "$$(id -u)" -eq 0 ] || echo sudo) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends wrk; }
 	npx tsx bench/sqlite/bench.ts $(BENCH_ARGS)
 
+bench-files: build ## The files index at 1,000 / 10,000 / 100,000 files in one site (PostgreSQL and PGlite)
+	npx tsx bench/files/bench.ts $(BENCH_ARGS)
+
 clean: ## Remove build output and tool caches (not ./data)
 	rm -rf dist .cache native/build
 
-.PHONY: help node install build run test-tools lint test fuzz bench-edge bench-sqlite clean
+.PHONY: help node install build run test-tools lint test fuzz bench-edge bench-sqlite bench-files clean
 
 # --- Cluster: container image, chart lint, a local kind cluster --------------------------------------
 # kind-up needs Docker, kind, kubectl and helm on the PATH (none of it runs in CI or the test suite).

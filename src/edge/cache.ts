@@ -164,43 +164,67 @@ export class EdgeCache {
     // SQLite database files are never served, under any spelling of their path.
     if (sitePath === undefined || namesDatabaseFile(sitePath)) return this.notFound(siteId);
     const target = sitePath === '' || sitePath.endsWith('/') ? `${sitePath}index.html` : sitePath;
-    const entry = await this.entry(siteId, target);
-    if (entry.kind === 'file') return { type: 'file', entry };
     // `/blog` → `/blog/` when blog/ has an index, like every static host.
-    if (!sitePath.endsWith('/') && sitePath !== '') {
-      const index = await this.entry(siteId, `${sitePath}/index.html`);
-      // One leading slash only: `//evil.example` must stay a path, not become another host.
-      if (index.kind === 'file') return { type: 'redirect', path: `/${urlPath.replace(/^\/+/, '')}/` };
-    }
-    return this.notFound(siteId);
-  }
-
-  private async notFound(siteId: number): Promise<Resolution> {
-    const page = await this.entry(siteId, '404.html');
+    const redirects = !sitePath.endsWith('/') && sitePath !== '';
+    const cached = this.cachedEntry(siteId, target);
+    if (cached?.kind === 'file') return { type: 'file', entry: cached };
+    // Every path this URL may need, in one query: a miss costs one round trip, not up to three.
+    const paths = redirects ? [target, `${sitePath}/index.html`, '404.html'] : [target, '404.html'];
+    const entries = await this.entries(siteId, paths, [cached]);
+    const entry = entries[0]!;
+    if (entry.kind === 'file') return { type: 'file', entry };
+    // One leading slash only: `//evil.example` must stay a path, not become another host.
+    if (redirects && entries[1]!.kind === 'file')
+      return { type: 'redirect', path: `/${urlPath.replace(/^\/+/, '')}/` };
+    const page = entries.at(-1)!;
     return { type: 'notFound', page: page.kind === 'file' ? page : undefined };
   }
 
-  private async entry(siteId: number, sitePath: string): Promise<ManifestEntry> {
-    const key = this.routeKey(siteId, sitePath);
-    const cached = this.manifests.get(key);
-    if (cached) {
-      cacheEvents.manifestHit.inc();
-      return cached;
-    }
-    cacheEvents.manifestMiss.inc();
-    const row = await this.files.find(siteId, sitePath);
-    // A SQLite database's entry has no bytes here and is never served.
-    const entry =
-      !row || row.kind === 'database'
-        ? MISSING
-        : row.kind === 'folder'
-          ? FOLDER
-          : fileEntry(row, {
-              maxInMemoryBytes: this.maxCachedBlobBytes,
-              compression: this.config.edge.compression,
-            });
-    this.manifests.set(key, entry);
-    return entry;
+  private async notFound(siteId: number): Promise<Resolution> {
+    const [page] = await this.entries(siteId, ['404.html']);
+    return { type: 'notFound', page: page?.kind === 'file' ? page : undefined };
+  }
+
+  /** A cached entry (counted as a hit), or undefined. */
+  private cachedEntry(siteId: number, sitePath: string): ManifestEntry | undefined {
+    const cached = this.manifests.get(this.routeKey(siteId, sitePath));
+    if (cached) cacheEvents.manifestHit.inc();
+    return cached;
+  }
+
+  /**
+   * The entries of some paths of a site: from memory where cached, the rest in one query. The
+   * caller passes what it already looked up in the cache for the first paths as `known`.
+   */
+  private async entries(
+    siteId: number,
+    paths: string[],
+    known: Array<ManifestEntry | undefined> = [],
+  ): Promise<ManifestEntry[]> {
+    // Keys before the query: an entry read across a change is filed under the old generation.
+    const keys = paths.map((p) => this.routeKey(siteId, p));
+    const found = paths.map((p, i) => (i < known.length ? known[i] : this.cachedEntry(siteId, p)));
+    const missing = paths.filter((_, i) => !found[i]);
+    if (missing.length === 0) return found as ManifestEntry[];
+    for (const _ of missing) cacheEvents.manifestMiss.inc();
+    const rows = new Map((await this.files.findAll(siteId, missing)).map((r) => [r.path, r]));
+    return paths.map((p, i) => {
+      const hit = found[i];
+      if (hit) return hit;
+      const row = rows.get(p);
+      // A SQLite database's entry has no bytes here and is never served.
+      const entry =
+        !row || row.kind === 'database'
+          ? MISSING
+          : row.kind === 'folder'
+            ? FOLDER
+            : fileEntry(row, {
+                maxInMemoryBytes: this.maxCachedBlobBytes,
+                compression: this.config.edge.compression,
+              });
+      this.manifests.set(keys[i]!, entry);
+      return entry;
+    });
   }
 
   /** The bytes of a blob when they are in memory (counted as a hit). */

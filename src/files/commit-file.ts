@@ -6,6 +6,7 @@ import type { Db } from '../store/index.js';
 import { claimStateSql, type ClaimState } from './blob-claims.js';
 import { assertWithinQuota } from './quota.js';
 import { ancestors, pathParts } from './paths.js';
+import { HIDDEN_FILE_NAME } from './listing.js';
 
 type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 type Executor = Db | Tx;
@@ -66,7 +67,14 @@ interface Verdict {
   file_ancestor: string | null;
   written: number;
   folders_created: number;
-  folders_before: number | null;
+}
+
+/** What a commit did to the site's counters (see UsageChange). */
+export interface CommitDeltas {
+  files: number;
+  bytes: number;
+  folders: number;
+  hiddenFiles: number;
 }
 
 /**
@@ -80,7 +88,7 @@ export async function commitFileRow(
   usage: SiteUsage,
   upgradeUrl: string,
   input: CommitInput,
-): Promise<{ filesDelta: number; bytesDelta: number }> {
+): Promise<CommitDeltas> {
   const { siteId, sitePath, hash, size, contentType, generation } = input;
   const { site, plan } = usage;
   const parts = pathParts(sitePath);
@@ -144,9 +152,7 @@ export async function commitFileRow(
       )
       select blob_kept, existing_kind, existing_size::text as existing_size, file_ancestor,
         (select count(*) from upserted)::int as written,
-        (select count(*) from folders)::int as folders_created,
-        case when exists (select 1 from folders)
-          then (select count(*) from site_files where site_id = ${siteId} and kind = 'folder')::int end as folders_before
+        (select count(*) from folders)::int as folders_created
       from verdict`),
   );
   if (!verdict) throw new Error('the commit statement returned no row');
@@ -167,8 +173,10 @@ export async function commitFileRow(
     assertWithinQuota(usage, upgradeUrl, filesDelta, bytesDelta);
     throw new Error(`the commit of ${sitePath} wrote nothing and no check explains why`);
   }
-  assertFolderLimit(usage, upgradeUrl, verdict.folders_created, verdict.folders_before);
-  return { filesDelta, bytesDelta };
+  // The site's folder count was read under the lock: exact, and no count over the site's rows.
+  assertFolderLimit(usage, upgradeUrl, verdict.folders_created, site.folderCount);
+  const hiddenFiles = filesDelta === 1 && parts.name === HIDDEN_FILE_NAME ? 1 : 0;
+  return { files: filesDelta, bytes: bytesDelta, folders: verdict.folders_created, hiddenFiles };
 }
 
 /**
@@ -180,10 +188,10 @@ export function assertFolderLimit(
   usage: SiteUsage,
   upgradeUrl: string,
   created: number,
-  before: number | null,
+  before: number,
 ): void {
   const limit = usage.plan.maxFiles;
-  if (created === 0 || limit === null || before === null) return;
+  if (created === 0 || limit === null) return;
   if (before + created <= limit) return;
   quotaRejectionsTotal.inc({ limit: 'folders' });
   throw new AppError('FOLDER_LIMIT', {

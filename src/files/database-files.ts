@@ -20,22 +20,22 @@ export function databaseRefusal(path: string): AppError {
 
 /**
  * Adds the database's entry (and its missing folders) under the site lock the caller holds.
- * Returns false when the database was already there; refuses a file or folder at the path, a file
- * among its parents, and a site at its file limit.
+ * Returns null when the database was already there, else how many folders it created; refuses a
+ * file or folder at the path, a file among its parents, and a site at its file limit.
  */
 export async function registerDatabaseFile(
   tx: Tx,
   usage: SiteUsage,
   path: string,
   upgradeUrl: string,
-  createFolders: (tx: Tx, usage: SiteUsage, folders: string[]) => Promise<void>,
-): Promise<boolean> {
+  createFolders: (tx: Tx, usage: SiteUsage, folders: string[]) => Promise<number>,
+): Promise<{ foldersCreated: number } | null> {
   const siteId = usage.site.id;
   const [existing] = await tx
     .select({ kind: siteFiles.kind })
     .from(siteFiles)
     .where(and(eq(siteFiles.siteId, siteId), eq(siteFiles.path, path)));
-  if (existing?.kind === 'database') return false;
+  if (existing?.kind === 'database') return null;
   if (existing) throw new AppError('CONFLICT', { message: `A ${existing.kind} already exists at ${path}` });
   for (const parent of ancestors(path)) {
     const [row] = await tx
@@ -54,6 +54,5 @@ export async function registerDatabaseFile(
     size: 0,
     contentType: 'application/vnd.sqlite3',
   });
-  await createFolders(tx, usage, ancestors(path));
-  return true;
+  return { foldersCreated: await createFolders(tx, usage, ancestors(path)) };
 }

@@ -44,7 +44,7 @@ export function filesRoutes(deps: {
     responses: { 200: { description: 'One page of entries', schema: s.listResponse, ...fileDocs.list.ok } },
     handler: async ({ req, res, query }) => {
       const site = await siteForRequest(req, platform, query.site_id);
-      const { total, entries } = await files.list(site.id, query.page, query.per_page);
+      const { total, entries } = await files.list(site, query.page, query.per_page);
       res.json({
         success: true,
         storage_folder: {

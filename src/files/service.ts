@@ -2,7 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import { createHash, randomUUID } from 'node:crypto';
 import { pipeline, Transform, type Readable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
-import { and, count, eq, inArray, ne, or, sql } from 'drizzle-orm';
+import { and, eq, inArray, ne } from 'drizzle-orm';
 import { blobKeyForHash, type BlobStore } from '../blob/index.js';
 import { AppError } from '../errors/index.js';
 import { dbOp } from '../observability/index.js';
@@ -21,9 +21,10 @@ import {
 import { blobClaimEventsTotal } from './metrics.js';
 import { assertWithinQuota } from './quota.js';
 import { ancestors, pathParts } from './paths.js';
-import { listFiles, type ListedEntry } from './listing.js';
+import { HIDDEN_FILE_NAME, listFiles, type ListedCounts, type ListedEntry } from './listing.js';
 export type { ListedEntry } from './listing.js';
 import { databaseRefusal, registerDatabaseFile } from './database-files.js';
+import { inFolder, moveFolderRows } from './folder-moves.js';
 
 export const MAX_FILE_BYTES = 10 * 1024 * 1024;
 export const MAX_VIDEO_BYTES = 50 * 1024 * 1024;
@@ -48,7 +49,9 @@ export interface StagedBlob {
   size: number;
 }
 
-const startsWith = (column: typeof siteFiles.path, prefix: string) => sql`starts_with(${column}, ${prefix})`;
+/** Files named .gitkeep are counted apart (never listed): +1/-1 for one such file, else 0. */
+const hidden = (row: { kind: string; name: string }) =>
+  row.kind === 'file' && row.name === HIDDEN_FILE_NAME ? 1 : 0;
 
 /** The per-site file index and its bytes: every write is one transaction under the site's lock. */
 export class FilesService {
@@ -69,18 +72,27 @@ export class FilesService {
     return result;
   }
 
-  list(siteId: number, page: number, perPage: number): Promise<{ total: number; entries: ListedEntry[] }> {
-    return listFiles(this.db, siteId, page, perPage);
+  /** One page of the list; `site` as read for the request (its counters give the total). */
+  list(
+    site: ListedCounts,
+    page: number,
+    perPage: number,
+  ): Promise<{ total: number; entries: ListedEntry[] }> {
+    return listFiles(this.db, site, page, perPage);
   }
 
   async find(siteId: number, sitePath: string): Promise<SiteFileRow | undefined> {
-    const [row] = await dbOp('find_file', () =>
+    return (await this.findAll(siteId, [sitePath]))[0];
+  }
+
+  /** The rows at these paths (those that exist), in one primary-key lookup. */
+  findAll(siteId: number, sitePaths: string[]): Promise<SiteFileRow[]> {
+    return dbOp('find_file', () =>
       this.db
         .select()
         .from(siteFiles)
-        .where(and(eq(siteFiles.siteId, siteId), eq(siteFiles.path, sitePath))),
+        .where(and(eq(siteFiles.siteId, siteId), inArray(siteFiles.path, sitePaths))),
     );
-    return row;
   }
 
   /** Reads a file for the API: text as UTF-8, anything else (or text that is not UTF-8) as base64. */
@@ -179,8 +191,11 @@ export class FilesService {
       try {
         return await this.write(siteId, 'commit_file', async (tx, locked) => {
           const input = { siteId, sitePath, hash, size, contentType, generation: before.generation };
-          const { filesDelta, bytesDelta } = await commitFileRow(tx, locked, this.upgradeUrl, input);
-          await this.platform.recordChange(tx, siteId, filesDelta, bytesDelta);
+          await this.platform.recordChange(
+            tx,
+            siteId,
+            await commitFileRow(tx, locked, this.upgradeUrl, input),
+          );
           return { path: sitePath, size, blobKey: hash, contentType };
         });
       } catch (err) {
@@ -227,9 +242,13 @@ export class FilesService {
       throw new AppError('CONFLICT', { message: `${file.path} is a file, so it cannot contain ${sitePath}` });
   }
 
-  /** Creates missing folders, within the plan's folder limit (see assertFolderLimit). */
-  private async createFolders(tx: Tx, usage: SiteUsage, folders: string[]): Promise<void> {
-    if (folders.length === 0) return;
+  /**
+   * Creates missing folders, within the plan's folder limit (see assertFolderLimit); returns how
+   * many it created, for the caller to record. Counts against the folder count the caller's lock
+   * read, so the caller must not have changed the site's folders before in its transaction.
+   */
+  private async createFolders(tx: Tx, usage: SiteUsage, folders: string[]): Promise<number> {
+    if (folders.length === 0) return 0;
     const siteId = usage.site.id;
     const created = await tx
       .insert(siteFiles)
@@ -238,14 +257,8 @@ export class FilesService {
       )
       .onConflictDoNothing()
       .returning({ path: siteFiles.path });
-    const limit = usage.plan.maxFiles;
-    if (created.length === 0 || limit === null) return;
-    const [row] = await tx
-      .select({ folders: count() })
-      .from(siteFiles)
-      .where(and(eq(siteFiles.siteId, siteId), eq(siteFiles.kind, 'folder')));
-    const folderCount = row?.folders ?? 0;
-    assertFolderLimit(usage, this.upgradeUrl, created.length, folderCount - created.length);
+    assertFolderLimit(usage, this.upgradeUrl, created.length, usage.site.folderCount);
+    return created.length;
   }
 
   async rename(siteId: number, oldPath: string, newPath: string): Promise<void> {
@@ -267,8 +280,9 @@ export class FilesService {
           updatedAt: new Date(),
         })
         .where(and(eq(siteFiles.siteId, siteId), eq(siteFiles.path, oldPath)));
-      await this.createFolders(tx, usage, ancestors(newPath));
-      await this.platform.recordChange(tx, siteId, 0, 0);
+      const folders = await this.createFolders(tx, usage, ancestors(newPath));
+      const hiddenFiles = hidden({ kind: 'file', name: pathParts(newPath).name }) - hidden(source);
+      await this.platform.recordChange(tx, siteId, { folders, hiddenFiles });
     });
   }
 
@@ -280,7 +294,11 @@ export class FilesService {
         .where(and(eq(siteFiles.siteId, siteId), eq(siteFiles.path, sitePath), eq(siteFiles.kind, 'file')))
         .returning();
       if (!row) throw new AppError('NOT_FOUND', { message: `File not found: ${sitePath}` });
-      await this.platform.recordChange(tx, siteId, -1, -row.size);
+      await this.platform.recordChange(tx, siteId, {
+        files: -1,
+        bytes: -row.size,
+        hiddenFiles: -hidden(row),
+      });
     });
   }
 
@@ -293,17 +311,10 @@ export class FilesService {
         throw new AppError('CONFLICT', { message: `A file already exists at ${folderPath}` });
       if (existing) return false;
       await this.assertNoFileAncestor(tx, siteId, folderPath);
-      await this.createFolders(tx, usage, [...ancestors(folderPath), folderPath]);
-      await this.platform.recordChange(tx, siteId, 0, 0);
+      const folders = await this.createFolders(tx, usage, [...ancestors(folderPath), folderPath]);
+      await this.platform.recordChange(tx, siteId, { folders });
       return true;
     });
-  }
-
-  private inFolder(siteId: number, folderPath: string) {
-    return and(
-      eq(siteFiles.siteId, siteId),
-      or(eq(siteFiles.path, folderPath), startsWith(siteFiles.path, `${folderPath}/`)),
-    );
   }
 
   /** Moves a folder and everything in it; returns how many files moved. */
@@ -322,24 +333,14 @@ export class FilesService {
       const [clash] = await tx
         .select({ path: siteFiles.path })
         .from(siteFiles)
-        .where(this.inFolder(siteId, newPath))
+        .where(inFolder(siteId, newPath))
         .limit(1);
       if (clash) throw new AppError('CONFLICT', { message: `Something already exists at ${newPath}` });
       await this.assertNoFileAncestor(tx, siteId, newPath);
-      const rows = await tx.delete(siteFiles).where(this.inFolder(siteId, oldPath)).returning();
-      const moved = rows.map((row) => {
-        const path = newPath + row.path.slice(oldPath.length);
-        return {
-          ...row,
-          path,
-          ...pathParts(path),
-          contentType: row.kind === 'file' ? contentTypeFor(path) : null,
-        };
-      });
-      for (let i = 0; i < moved.length; i += 500) await tx.insert(siteFiles).values(moved.slice(i, i + 500));
-      await this.createFolders(tx, usage, ancestors(newPath));
-      await this.platform.recordChange(tx, siteId, 0, 0);
-      return rows.filter((r) => r.kind === 'file').length;
+      const moved = await moveFolderRows(tx, siteId, oldPath, newPath, pathParts(newPath));
+      const folders = await this.createFolders(tx, usage, ancestors(newPath));
+      await this.platform.recordChange(tx, siteId, { folders });
+      return moved;
     });
   }
 
@@ -350,10 +351,17 @@ export class FilesService {
       if (!source || source.kind !== 'folder')
         throw new AppError('NOT_FOUND', { message: `Folder not found: ${folderPath}` });
       await this.assertNoDatabaseIn(tx, siteId, folderPath);
-      const rows = await tx.delete(siteFiles).where(this.inFolder(siteId, folderPath)).returning();
+      const rows = await tx.delete(siteFiles).where(inFolder(siteId, folderPath)).returning();
       const files = rows.filter((r) => r.kind === 'file');
       const bytes = files.reduce((sum, r) => sum + r.size, 0);
-      await this.platform.recordChange(tx, siteId, -files.length, -bytes);
+      const folders = rows.length - files.length;
+      const hiddenFiles = files.reduce((sum, r) => sum + hidden(r), 0);
+      await this.platform.recordChange(tx, siteId, {
+        files: -files.length,
+        bytes: -bytes,
+        folders: -folders,
+        hiddenFiles: -hiddenFiles,
+      });
       return files.length;
     });
   }
@@ -363,7 +371,7 @@ export class FilesService {
     const [database] = await tx
       .select({ path: siteFiles.path })
       .from(siteFiles)
-      .where(and(this.inFolder(siteId, folderPath), eq(siteFiles.kind, 'database')))
+      .where(and(inFolder(siteId, folderPath), eq(siteFiles.kind, 'database')))
       .limit(1);
     if (database) throw databaseRefusal(database.path);
   }
@@ -374,8 +382,8 @@ export class FilesService {
       const added = await registerDatabaseFile(tx, usage, path, this.upgradeUrl, (t, u, f) =>
         this.createFolders(t, u, f),
       );
-      if (added) await this.platform.recordChange(tx, siteId, 1, 0);
-      return added;
+      if (added) await this.platform.recordChange(tx, siteId, { files: 1, folders: added.foldersCreated });
+      return added !== null;
     });
   }
 
@@ -386,7 +394,7 @@ export class FilesService {
         .delete(siteFiles)
         .where(and(eq(siteFiles.siteId, siteId), eq(siteFiles.path, path), eq(siteFiles.kind, 'database')))
         .returning({ path: siteFiles.path });
-      if (gone.length > 0) await this.platform.recordChange(tx, siteId, -1, 0);
+      if (gone.length > 0) await this.platform.recordChange(tx, siteId, { files: -1 });
     });
   }
 

@@ -2,6 +2,7 @@
 // and usage. Other domains import from here only.
 export { Platform } from './service.js';
 export type { Site, SiteUsage, Principal } from './types.js';
+export type { UsageChange } from './usage.js';
 export { ROUTES_CHANGED, SITE_CHANGED_CHANNEL } from './types.js';
 export { newApiKey, TEMP_KEY_DEFAULT_SECONDS, TEMP_KEY_MAX_SECONDS, TEMP_KEY_MIN_SECONDS } from './keys.js';
 export { ACCOUNT_SESSION_SECONDS } from './accounts.js';

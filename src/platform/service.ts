@@ -6,7 +6,7 @@ import { Routing, type RoutingResult, type SiteRouting } from './routing.js';
 import { Sites, type CreatedSite, type NewSite } from './sites.js';
 import type { PlanType } from './plans.js';
 import type { Executor, Principal, Site, SiteUsage } from './types.js';
-import { Usage } from './usage.js';
+import { Usage, type UsageChange } from './usage.js';
 
 /**
  * The platform domain's one service: accounts and sessions, API keys, sites and routing, plans
@@ -68,8 +68,8 @@ export class Platform {
   lockUsage(tx: Executor, siteId: number): Promise<SiteUsage> {
     return this.usage.lock(tx, siteId);
   }
-  recordChange(tx: Executor, siteId: number, filesDelta: number, bytesDelta: number): Promise<void> {
-    return this.usage.recordChange(tx, siteId, filesDelta, bytesDelta);
+  recordChange(tx: Executor, siteId: number, change: UsageChange): Promise<void> {
+    return this.usage.recordChange(tx, siteId, change);
   }
   listSiteRouting(): Promise<SiteRouting[]> {
     return this.routing.listSiteRouting();

@@ -21,6 +21,10 @@ export const sites = pgTable(
     // Quota counters, changed only in the same transaction as the file index (row-locked).
     fileCount: integer('file_count').notNull().default(0),
     storageBytes: bigint('storage_bytes', { mode: 'number' }).notNull().default(0),
+    // Kept beside the quota counters so that a files list needs no count over the site: folder
+    // rows (also the folder limit's count) and files named .gitkeep (never listed).
+    folderCount: integer('folder_count').notNull().default(0),
+    hiddenFileCount: integer('hidden_file_count').notNull().default(0),
     // Bumped on every change to the site's files; edges key their manifest caches on it.
     version: bigint('version', { mode: 'number' }).notNull().default(0),
     // Cluster mode: set when the Site resource was deleted with deletionPolicy Retain. The site keeps

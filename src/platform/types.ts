@@ -8,6 +8,10 @@ export interface Site {
   name: string;
   fileCount: number;
   storageBytes: number;
+  /** Folder rows of the site's file index. */
+  folderCount: number;
+  /** Files named .gitkeep: counted in fileCount, never listed. */
+  hiddenFileCount: number;
   version: number;
 }
 

@@ -5,6 +5,16 @@ import { planFor } from './plans.js';
 import { accounts, sites } from './tables.js';
 import { SITE_CHANGED_CHANNEL, type Executor, type SiteUsage } from './types.js';
 
+/** What a change did to a site's counters (each 0 when left out). */
+export interface UsageChange {
+  /** Files and SQLite databases (the plan's file count). */
+  files?: number;
+  bytes?: number;
+  folders?: number;
+  /** Files named .gitkeep (counted as files, never listed). */
+  hiddenFiles?: number;
+}
+
 /**
  * Per-site usage against the account's plan. Every change to a site's files runs under
  * `lock`, so quota checks and counter updates cannot interleave.
@@ -40,12 +50,15 @@ export class Usage {
    * Adds to the usage counters and bumps the site version; NOTIFY fires when `tx` commits. One
    * statement (one round trip): the notification is sent only if the site row was updated.
    */
-  async recordChange(tx: Executor, siteId: number, filesDelta: number, bytesDelta: number): Promise<void> {
+  async recordChange(tx: Executor, siteId: number, change: UsageChange): Promise<void> {
+    const { files = 0, bytes = 0, folders = 0, hiddenFiles = 0 } = change;
     await tx.execute(sql`
       with changed as (
         update ${sites}
-        set file_count = file_count + ${filesDelta}::int,
-            storage_bytes = storage_bytes + ${bytesDelta}::bigint,
+        set file_count = file_count + ${files}::int,
+            storage_bytes = storage_bytes + ${bytes}::bigint,
+            folder_count = folder_count + ${folders}::int,
+            hidden_file_count = hidden_file_count + ${hiddenFiles}::int,
             version = version + 1
         where id = ${siteId}::int
         returning id
