@@ -193,6 +193,55 @@ describe('fair turns between databases', () => {
     for (const outcome of await Promise.all(slow)) expect(outcome).toMatchObject({ kind: 'timeout' });
   });
 
+  it('another database’s calls run between the statements of a long batch, which still commits them all', async () => {
+    const pool = newPool({ size: 1 }); // the default deadlines: 2 s per statement, 10 s per batch
+    const noisy = await pool.open(file(), { maxBytes: null });
+    const quiet = await pool.open(file(), { maxBytes: null });
+    await noisy.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, a)');
+    await quiet.exec('CREATE TABLE u (id INTEGER PRIMARY KEY, a)');
+    const versionBefore = (await noisy.exec('INSERT INTO t (id, a) VALUES (100, 0)')).version;
+    await noisy.exec('DELETE FROM t');
+
+    // Statements of about 600 ms (a third of their deadline), measured on this machine now.
+    const count = (limit: number) =>
+      `WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT ${limit}) SELECT max(x) FROM c`;
+    let started = performance.now();
+    await quiet.query(count(300_000));
+    const limit = Math.max(10_000, Math.round((300_000 * 600) / (performance.now() - started)));
+    const slowInsert = { sql: `INSERT INTO t (a) ${count(limit)}` };
+    const statements: StatementInput[] = [
+      ...Array.from({ length: 8 }, () => slowInsert),
+      { sql: 'UPDATE t SET a = a WHERE id = 1' }, // inserts nothing: no rowid, whatever ran between
+      { sql: 'INSERT INTO t (a) VALUES (last_insert_rowid())' }, // the batch's own last rowid: 8
+    ];
+
+    // Sent together (one message): the batch runs first, the quiet call after one statement.
+    started = performance.now();
+    const batch = noisy.batch(statements);
+    await quiet.query('SELECT 1');
+    const firstWait = performance.now() - started;
+    // Sent while the batch runs: served at its next pause; a write on another connection meanwhile.
+    started = performance.now();
+    const written = await quiet.exec('INSERT INTO u (id, a) VALUES (1000, 1)');
+    const secondWait = performance.now() - started;
+    const result = await batch;
+    const batchMs = performance.now() - started + firstWait;
+
+    expect(batchMs).toBeGreaterThan(3_000); // it was long: the waits below are not just a short batch
+    expect(firstWait).toBeLessThan(2_500);
+    expect(secondWait).toBeLessThan(2_500);
+    expect(written).toMatchObject({ rowsAffected: 1, lastInsertRowId: 1000 });
+    expect(result.results).toEqual([
+      ...Array.from({ length: 8 }, (_, i) => ({ rowsAffected: 1, lastInsertRowId: i + 1 })),
+      { rowsAffected: 1, lastInsertRowId: null },
+      { rowsAffected: 1, lastInsertRowId: 9 },
+    ]);
+    expect(result.version).toBe(versionBefore + 2);
+    expect((await noisy.query('SELECT a FROM t WHERE id = 9')).rows).toEqual([{ a: 8 }]);
+    expect((await noisy.query('SELECT count(*) AS n FROM t')).rows).toEqual([{ n: 9 }]);
+    expect((await quiet.query('SELECT count(*) AS n FROM u')).rows).toEqual([{ n: 1 }]);
+  });
+
   it('bounds each database’s queue (busy, 429) and the worker’s (overloaded, 503), with Retry-After', async () => {
     const pool = newPool({
       size: 1,

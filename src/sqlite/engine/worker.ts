@@ -9,9 +9,10 @@ import type { Request, Response, WorkerInit } from './protocol.js';
  * Requests arrive in batches (one message per turn of the main thread's event loop); answers go
  * back one by one. Each database has its own queue and the worker serves them in turn, one call
  * each, so one database's long queue delays another's call by about one statement, not by all of
- * its queue.
+ * its queue. A long batch lets the others have their turn between its statements (its hook).
  */
 const init = workerData as WorkerInit;
+const port = parentPort;
 const databases = new Map<number, GuardedDatabase>();
 
 function handle(request: Request): unknown {
@@ -29,7 +30,11 @@ function handle(request: Request): unknown {
     case 'exec':
       return db.exec(a as string, b);
     case 'batch':
-      return db.batch(a as Parameters<GuardedDatabase['batch']>[0]);
+      // A batch served inside another batch's hook just runs: the hooks do not nest.
+      return db.batch(
+        a as Parameters<GuardedDatabase['batch']>[0],
+        yielding || !port ? undefined : () => othersTurn(port, request.dbId),
+      );
     case 'schema':
       return db.schema();
     case 'vacuum':
@@ -74,6 +79,8 @@ function answer(request: Request): Response {
 const queues = new Map<number, Request[]>();
 const turns: number[] = [];
 let running = false;
+/** Inside a batch's hook, serving the other databases. */
+let yielding = false;
 /** Calls that came in while one ran are read between calls at most this often (ms). */
 const DRAIN_EVERY_MS = 1;
 
@@ -136,7 +143,29 @@ function serve(port: MessagePort): void {
   }
 }
 
-const port = parentPort;
+/**
+ * Between two statements of a long batch of `batchDbId` (its transaction open on its own
+ * connection): one round of the other databases' queues, one call each, so a batch of 10 s holds
+ * another database's call for about one statement, not the whole batch. Never the batch's own
+ * database: its calls wait for the batch, in order.
+ */
+function othersTurn(port: MessagePort, batchDbId: number): void {
+  yielding = true;
+  try {
+    drain(port);
+    for (const dbId of turns.filter((id) => id !== batchDbId)) {
+      turns.splice(turns.indexOf(dbId), 1);
+      const queue = queues.get(dbId) as Request[];
+      reply(port, answer(queue.shift() as Request));
+      drain(port);
+      if (queue.length > 0) turns.push(dbId);
+      else queues.delete(dbId);
+    }
+  } finally {
+    yielding = false;
+  }
+}
+
 port?.on('message', (requests: unknown) => {
   enqueue(requests);
   serve(port);
