@@ -242,6 +242,27 @@ describe('fair turns between databases', () => {
     expect((await quiet.query('SELECT count(*) AS n FROM u')).rows).toEqual([{ n: 1 }]);
   });
 
+  it('does not count the time it lets other databases have against the batch’s own deadline', async () => {
+    const pool = newPool({ size: 1, limits: { statementTimeoutMs: 600, batchTimeoutMs: 2_000 } });
+    const noisy = await pool.open(file(), { maxBytes: null });
+    const quiet = await pool.open(file(), { maxBytes: null });
+    await noisy.exec('CREATE TABLE t (a)');
+    const count = (limit: number) =>
+      `WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT ${limit}) SELECT max(x) FROM c`;
+    const started = performance.now();
+    await noisy.query(count(150_000));
+    const limit = Math.max(10_000, Math.round((150_000 * 250) / (performance.now() - started)));
+    // Five statements of about 250 ms (1.25 s of the batch's 2 s), and four of another database's
+    // calls served between them, 600 ms each (its deadline): 3.7 s in all, and the batch commits.
+    const batch = noisy
+      .batch(Array.from({ length: 5 }, () => ({ sql: `INSERT INTO t (a) ${count(limit)}` })))
+      .catch((e: unknown) => e);
+    const others = Array.from({ length: 4 }, () => quiet.query(ENDLESS).catch((e: unknown) => e));
+    for (const outcome of await Promise.all(others)) expect(outcome).toMatchObject({ kind: 'timeout' });
+    expect(await batch).toMatchObject({ results: Array.from({ length: 5 }, () => ({ rowsAffected: 1 })) });
+    expect((await noisy.query('SELECT count(*) AS n FROM t')).rows).toEqual([{ n: 5 }]);
+  });
+
   it('bounds each database’s queue (busy, 429) and the worker’s (overloaded, 503), with Retry-After', async () => {
     const pool = newPool({
       size: 1,
