@@ -231,17 +231,15 @@ static int collect_refused_modules(Guard *g) {
   return SQLITE_OK;
 }
 
-/* The refused module a table name reaches, or 0. SQLite resolves a name to a table of the schema
-   first and to an eponymous virtual table (`SELECT * FROM dbstat`) only when there is none, so a
-   tenant's own table that happens to be called `dbstat` stays readable. (A view or CTE of that name
-   read without naming a column, e.g. count(*), is refused: the authorizer cannot tell it apart.) */
+/* The refused module a table name is, or 0. Refused whatever the name resolves to: a tenant's own
+   table of that name cannot be told apart from the eponymous one, since SQLite resolves
+   `temp.dbstat` (no such temp table) to the eponymous table, which it files under "main" for the
+   authorizer, where the tenant's table would make it look like the tenant's. Creating a table or a
+   view of such a name is refused too (see authorize), so the name only ever means the module. */
 static const char *refused_virtual_table(Guard *g, const char *table) {
   if (table == 0) return 0;
-  for (int i = 0; i < g->refused_count; i++) {
-    if (strcasecmp(table, g->refused_modules[i]) != 0) continue;
-    if (sqlite3_table_column_metadata(g->db, "main", table, 0, 0, 0, 0, 0, 0) == SQLITE_OK) return 0;
-    return g->refused_modules[i];
-  }
+  for (int i = 0; i < g->refused_count; i++)
+    if (strcasecmp(table, g->refused_modules[i]) == 0) return g->refused_modules[i];
   return 0;
 }
 
@@ -311,12 +309,15 @@ static int authorize(void *arg, int action, const char *a1, const char *a2, cons
     case SQLITE_READ:
       return is_reserved(a1) ? deny(g, "reserved table", a1) : SQLITE_OK;
 
+    case SQLITE_CREATE_TABLE:
+    case SQLITE_CREATE_VIEW:
+      if (refused_virtual_table(g, a1) != 0) return deny(g, "virtual table module name", a1);
+      return writable_name(a1) ? SQLITE_OK : deny(g, "reserved table", a1);
+
     case SQLITE_INSERT:
     case SQLITE_UPDATE:
     case SQLITE_DELETE:
-    case SQLITE_CREATE_TABLE:
     case SQLITE_DROP_TABLE:
-    case SQLITE_CREATE_VIEW:
     case SQLITE_DROP_VIEW:
     case SQLITE_REINDEX:
     case SQLITE_ALTER_TABLE:
