@@ -147,6 +147,16 @@ describe('a row cannot outgrow the answer', () => {
     expect(result.rows[0]!.c0).toBe('small');
   });
 
+  it('counts the answer as JSON: a first row whose escapes take it past the cap is refused, not answered', async () => {
+    // 1,500,000 control characters: 1.5 MB for SQLite, 9 MB written as JSON (\u0001 each).
+    const controls = "replace(hex(zeroblob(750000)), '0', char(1))";
+    const err = await db.query(`SELECT ${controls} AS a`).catch((e: unknown) => e);
+    expect(err).toMatchObject({ kind: 'sql', sqliteCode: 'SQLITE_TOOBIG' });
+    // Within the cap as JSON: answered whole.
+    const small = await db.query("SELECT replace(hex(zeroblob(500)), '0', char(1)) AS a");
+    expect(small.rows[0]?.a).toHaveLength(1000);
+  });
+
   it('keeps each value within 2,000,000 bytes for one column, and the answer near its cap', async () => {
     expect((await db.query("SELECT printf('%.1999999c', 'x') AS a")).rows[0]!.a).toHaveLength(1_999_999);
     const over = await db.query("SELECT printf('%.2000001c', 'x') AS a").catch((e: unknown) => e);
@@ -278,8 +288,13 @@ describe('fair turns between databases', () => {
       b.query(ENDLESS).catch((e: unknown) => e),
       b.query(ENDLESS).catch((e: unknown) => e),
     );
+    // The worker is full, but a database with nothing waiting is admitted (one account's full
+    // queues do not shut every other database out); its second call is not.
+    const first = c.query('SELECT 1 AS x');
     const overloaded = await c.query('SELECT 1').catch((e: unknown) => e);
     expect(overloaded).toMatchObject({ kind: 'overloaded', retryAfterSeconds: 1 });
+    expect(await b.query('SELECT 1').catch((e: unknown) => e)).toMatchObject({ kind: 'overloaded' });
+    expect((await first).rows).toEqual([{ x: 1 }]);
     await Promise.all(queued);
     // Drained: both take calls again.
     expect((await a.query('SELECT 1 AS x')).rows).toEqual([{ x: 1 }]);

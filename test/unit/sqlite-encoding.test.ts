@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { decodeParam, decodeParams, encodeCell, SqliteEngineError } from '../../src/sqlite/engine/index.js';
 import { freesSpace } from '../../src/sqlite/engine/statement-kind.js';
+import { cellBytes } from '../../src/sqlite/engine/encoding.js';
 
 describe('SQLite value encoding', () => {
   it('binds whole numbers as integers, others as reals, booleans as 1/0', () => {
@@ -71,5 +72,20 @@ describe('statements a database over its cap still runs', () => {
     ['-- DELETE\nINSERT INTO t VALUES (1)', false],
   ])('%j → %s', (sql, expected) => {
     expect(freesSpace(sql)).toBe(expected);
+  });
+});
+
+describe('cellBytes counts the JSON the answer writes', () => {
+  it('counts escapes: six bytes a control character, two a quote, backslash or newline', () => {
+    for (const value of [
+      'plain',
+      'a "quoted" \\ path',
+      'tab\tnew\nline',
+      '\u0001\u0002\u001f',
+      'é ✓ 😀',
+      '',
+    ]) {
+      expect(cellBytes(value), JSON.stringify(value)).toBe(Buffer.byteLength(JSON.stringify(value)));
+    }
   });
 });

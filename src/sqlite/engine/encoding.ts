@@ -110,11 +110,30 @@ export function encodeCell(value: unknown): SqlValue {
   return String(value);
 }
 
-/** Roughly the bytes a cell takes in the JSON response (for the per-response byte cap). */
+/** Characters JSON writes escaped: `"`, `\\` and the control characters. */
+const ESCAPED = /["\\\u0000-\u001f]/g;
+
+/**
+ * The bytes a cell takes in the JSON response (for the per-response byte cap), escapes included:
+ * a control character is written as six (`\u0001`), so a string of them is six times its length.
+ */
 export function cellBytes(value: SqlValue): number {
   if (value === null) return 4;
   if (typeof value === 'number') return 24;
-  if (typeof value === 'string') return Buffer.byteLength(value) + 2;
+  if (typeof value === 'string') {
+    let bytes = Buffer.byteLength(value) + 2;
+    ESCAPED.lastIndex = 0;
+    if (!ESCAPED.test(value)) return bytes;
+    ESCAPED.lastIndex = 0;
+    for (let m = ESCAPED.exec(value); m; m = ESCAPED.exec(value)) {
+      const c = m[0].charCodeAt(0);
+      bytes +=
+        c === 0x22 || c === 0x5c || c === 0x0a || c === 0x0d || c === 0x09 || c === 0x08 || c === 0x0c
+          ? 1
+          : 5;
+    }
+    return bytes;
+  }
   if ('$base64' in value) return value.$base64.length + 14;
   return 40;
 }

@@ -43,10 +43,12 @@ export function readRows(
         row[columns[i] as string] = cell;
         rowBytes += cellBytes(cell) + (columns[i] as string).length + 4;
       }
-      // A first row always fits: each of its values is within the cap, which shares maxResultBytes.
-      if (rows.length > 0 && bytes + rowBytes > limits.maxResultBytes) {
+      // SQLite's cap counts raw bytes; the answer counts JSON (escapes, base64), which can be up to
+      // six times more: a first row over the cap on its own is refused, never answered.
+      if (bytes + rowBytes > limits.maxResultBytes) {
         iterator.return?.();
-        return { rows, truncated: true };
+        if (rows.length > 0) return { rows, truncated: true };
+        throw tooBig(limits, columns.length);
       }
       bytes += rowBytes;
       rows.push(row);
@@ -54,15 +56,19 @@ export function readRows(
   } catch (err) {
     if (!(err instanceof Database.SqliteError && err.code === 'SQLITE_TOOBIG')) throw err;
     if (rows.length > 0) return { rows, truncated: true };
-    const cap = valueCap(limits, columns.length, true);
-    throw new SqliteEngineError({
-      kind: 'sql',
-      message:
-        `A value this query makes or reads is over its ${cap}-byte cap (${limits.maxValueBytes} bytes ` +
-        `per value, and a ${limits.maxResultBytes}-byte answer shared by its ${columns.length} columns): ` +
-        'select fewer columns or shorter values (e.g. substr)',
-      sqliteCode: 'SQLITE_TOOBIG',
-    });
+    throw tooBig(limits, columns.length);
   }
   return { rows, truncated: false };
+}
+
+function tooBig(limits: EngineLimits, columns: number): SqliteEngineError {
+  const cap = valueCap(limits, columns, true);
+  return new SqliteEngineError({
+    kind: 'sql',
+    message:
+      `A value or row this query makes or reads is over its cap (${cap} bytes a value or sorted row: ` +
+      `${limits.maxValueBytes} bytes, and a ${limits.maxResultBytes}-byte answer in JSON shared by its ` +
+      `${columns} columns): select fewer columns or shorter values`,
+    sqliteCode: 'SQLITE_TOOBIG',
+  });
 }

@@ -55,7 +55,10 @@ export class Slot {
         retryAfterSeconds,
       });
     }
-    if (this.pending.size >= limits.maxQueuedPerWorker) {
+    // A database with nothing waiting is always admitted, so one account's queues (several
+    // databases, each at its own bound) cannot fill the worker and shut every other tenant out:
+    // the worker's queue stays within its bound plus one call per database pinned to it.
+    if (this.pending.size >= limits.maxQueuedPerWorker && (this.waiting.get(dbId) ?? 0) > 0) {
       return new SqliteEngineError({
         kind: 'overloaded',
         message: 'The SQLite engine has too many calls waiting; try again shortly.',
