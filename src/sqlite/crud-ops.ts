@@ -89,7 +89,7 @@ export function engineError(err: unknown): unknown {
       message: err.message,
       retryAfterSeconds: err.retryAfterSeconds ?? 1,
     });
-  if (err.kind === 'overloaded' || err.kind === 'closed')
+  if (err.kind === 'overloaded' || err.kind === 'closed' || err.kind === 'storage')
     return new AppError('CAPACITY', {
       message: err.kind === 'closed' ? 'The SQLite engine restarted this database; try again.' : err.message,
       retryAfterSeconds: err.retryAfterSeconds ?? 1,

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -472,6 +473,34 @@ describe('size cap', () => {
       await db.exec("UPDATE sqlite_sequence SET seq = 5 WHERE name = 'a'");
       expect(await failure(() => db.exec('INSERT INTO a (x) VALUES (4)'))).toMatchObject({ kind: 'sql' });
       expect((await db.query('SELECT count(*) AS n FROM a')).rows).toEqual([{ n: 2 }]);
+    }
+  });
+
+  it('a full disk is the server’s fault (storage, a 503), not the tenant’s SQL nor the size cap', async (ctx) => {
+    for (const maxBytes of [null, 50 * 1024 * 1024]) {
+      // A real full filesystem: a 2 MiB tmpfs each (mounting needs root, which CI has).
+      const mountPoint = mkdtempSync(path.join(tmpdir(), 'hp-full-disk-'));
+      try {
+        execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=2m', 'tmpfs', mountPoint], { stdio: 'pipe' });
+      } catch (err) {
+        rmSync(mountPoint, { recursive: true, force: true });
+        if (process.env.CI) throw new Error(`cannot mount a tmpfs for the full-disk test: ${String(err)}`);
+        ctx.skip();
+        return;
+      }
+      const db = await pool.open(path.join(mountPoint, 'app.sqlite'), { maxBytes });
+      try {
+        await db.exec('CREATE TABLE t (b BLOB)');
+        const err = await failure(async () => {
+          for (let i = 0; i < 100; i++) await db.exec('INSERT INTO t VALUES (randomblob(100000))');
+        });
+        expect(err, String(maxBytes)).toMatchObject({ kind: 'storage', sqliteCode: 'SQLITE_FULL' });
+        expect(err.retryAfterSeconds).toBeGreaterThan(0);
+      } finally {
+        await db.close().catch(() => undefined);
+        execFileSync('umount', ['-l', mountPoint]);
+        rmSync(mountPoint, { recursive: true, force: true });
+      }
     }
   });
 });

@@ -1,5 +1,6 @@
 import Database from 'better-sqlite3';
 import { type BindValue, decodeParams, type SqlValue } from './encoding.js';
+import { diskFullError, diskNearlyFull } from './disk.js';
 import { SqliteEngineError } from './errors.js';
 import { readRows, valueCap } from './rows.js';
 import { readSchema } from './schema.js';
@@ -266,7 +267,13 @@ export class GuardedDatabase {
       const version = Number(this.internal.bump.get());
       this.internal.commit.run();
       this.version = version;
-    } catch (err) {
+    } catch (thrown) {
+      // A tenant statement's failure arrives classified; the engine's own COMMIT's (the WAL append,
+      // where a full disk usually shows) as SQLite's.
+      const err =
+        thrown instanceof Database.SqliteError && thrown.code === 'SQLITE_FULL'
+          ? new SqliteEngineError({ kind: 'sql', message: thrown.message, sqliteCode: thrown.code })
+          : thrown;
       const full = err instanceof SqliteEngineError && err.sqliteCode === 'SQLITE_FULL';
       // SQLITE_FULL is also an AUTOINCREMENT counter at its maximum: look before the rollback too
       // (when SQLite kept the transaction, a counter raised earlier in this batch is still there).
@@ -276,8 +283,10 @@ export class GuardedDatabase {
         this.sizeBytes = this.measure();
         exhausted ||= autoincrementExhausted(this.db);
         if (exhausted) throw counterError(err);
-        // max_page_count (the cap's backstop) is what is left; with no cap there is none to reach.
-        if (this.maxBytes !== null) throw this.sizeError(false, err.index);
+        // max_page_count (the cap's backstop) is what is left, unless the disk itself is full;
+        // with no cap there is no backstop to reach.
+        if (this.maxBytes === null || diskNearlyFull(this.filePath)) throw diskFullError(err);
+        throw this.sizeError(false, err.index);
       }
       throw err;
     }

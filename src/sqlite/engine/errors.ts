@@ -1,7 +1,7 @@
 /**
  * The engine's typed failures. The engine knows nothing of HTTP: the SQLite domain maps each kind
  * to a registry code (`sql`, `denied`, `statement` and `timeout` → 400 "SQL error"; `size` → 413
- * "SQLite size limit exceeded"; `busy` → 429, `overloaded` and `closed` → 503, with Retry-After;
+ * "SQLite size limit exceeded"; `busy` → 429, `overloaded`, `closed` and `storage` → 503, with Retry-After;
  * `internal` → 500).
  */
 export type SqliteEngineErrorKind =
@@ -21,6 +21,8 @@ export type SqliteEngineErrorKind =
   | 'overloaded'
   /** The database handle or the pool was closed (or its worker died). */
   | 'closed'
+  /** The server's disk is full (SQLITE_FULL not caused by the size cap): nothing was written. */
+  | 'storage'
   /** A bug or an environment failure (the native build missing, a worker crash). */
   | 'internal';
 
