@@ -111,6 +111,7 @@ export function encodeCell(value: unknown): SqlValue {
 }
 
 /** Characters JSON writes escaped: `"`, `\\` and the control characters. */
+// eslint-disable-next-line no-control-regex -- the control characters are what JSON escapes
 const ESCAPED = /["\\\u0000-\u001f]/g;
 
 /**
