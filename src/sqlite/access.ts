@@ -2,8 +2,8 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Config } from '../config/index.js';
 import { AppError } from '../errors/index.js';
 import { matchedOrigin, originHost } from '../http/index.js';
-import type { Platform } from '../platform/index.js';
 import type { Grant, TokenGrants } from './grants.js';
+import type { SiteHosts } from './site-hosts.js';
 import type { SignedIn, UserPools } from './users.js';
 
 declare module 'express-serve-static-core' {
@@ -45,27 +45,20 @@ export function scopedToken(deps: { grants: TokenGrants }): RequestHandler {
  * CORS preflight for /api/v1/sqlite/*: a browser sends no credential on a preflight, so the real
  * check happens on the call itself (token and Origin above); the preflight only lets it be sent,
  * and only from the exact origin of a site (its subdomain or a custom domain). Any other Origin
- * gets the 204 without CORS headers, so the browser sends nothing.
+ * gets the 204 without CORS headers, so the browser sends nothing. Whether a host is a site's is
+ * answered from memory after the first preflight (SiteHosts): a preflight costs no query.
  */
 export function sqlitePreflight(deps: {
-  config: Pick<Config, 'baseUrl' | 'sitesDomain'>;
-  platform: Pick<Platform, 'siteBySlug' | 'siteByCustomDomain'>;
+  config: Pick<Config, 'baseUrl'>;
+  siteHosts: Pick<SiteHosts, 'isSiteHost'>;
 }): RequestHandler {
-  const sitesSuffix = `.${deps.config.sitesDomain.toLowerCase()}`;
-  const isSiteHost = async (host: string): Promise<boolean> => {
-    if (host.endsWith(sitesSuffix)) {
-      const slug = host.slice(0, -sitesSuffix.length);
-      return !slug.includes('.') && (await deps.platform.siteBySlug(slug)) !== undefined;
-    }
-    return (await deps.platform.siteByCustomDomain(host)) !== undefined;
-  };
   return (req, res, next) => {
     if (req.method !== 'OPTIONS' || !req.path.startsWith('/api/v1/sqlite/')) return next();
     const origin = req.get('origin');
     const host = originHost(deps.config.baseUrl, origin);
     if (origin !== undefined) res.vary('Origin');
     if (host === undefined) return void res.status(204).end();
-    isSiteHost(host).then((site) => {
+    deps.siteHosts.isSiteHost(host).then((site) => {
       if (site) {
         res.set('Access-Control-Allow-Origin', origin);
         res.set('Access-Control-Allow-Methods', 'GET, POST, PATCH, DELETE');

@@ -8,6 +8,7 @@ import { crudRoutes } from './crud-routes.js';
 import { sqliteFastPath } from './fast-path.js';
 import { routeToOwner } from './proxy.js';
 import type { Shards } from './shards.js';
+import type { SiteHosts } from './site-hosts.js';
 import type { Logger } from '../observability/index.js';
 import type { LocalShard } from './local-shard.js';
 import { tokenRoutes, type DatabaseFileIndex } from './token-routes.js';
@@ -32,6 +33,7 @@ export function sqliteModule(deps: {
   shards: Shards;
   logger: Logger;
   files: DatabaseFileIndex;
+  siteHosts: SiteHosts;
 }): DomainModule {
   const secret = () => deps.platform.serverSecret('sqlite_shard_proxy');
   return {

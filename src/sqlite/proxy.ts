@@ -31,6 +31,13 @@ const HOP_BY_HOP = new Set([
   'host',
 ]);
 
+/** The client went away before its answer was whole: not the owner's failure. */
+class ClientClosed extends Error {
+  constructor() {
+    super('the client closed the connection before its answer was whole');
+  }
+}
+
 /** The hop to the owning shard failed (not this replica's dependencies). */
 class HopFailed extends Error {
   constructor(cause: unknown) {
@@ -78,11 +85,17 @@ export function routeToOwner(deps: {
       if (forwarded !== undefined) throw unavailable(); // placed elsewhere meanwhile: no second hop
       const target = await shards.live(owner);
       if (!target) throw unavailable();
-      await forward(req, res, new URL(req.originalUrl, target.url), secret).catch((err: unknown) => {
-        throw new HopFailed(err);
-      });
-      proxyHops.inc({ result: 'ok' });
+      const result = await forward(req, res, new URL(req.originalUrl, target.url), secret).catch(
+        (err: unknown) => {
+          throw err instanceof ClientClosed ? err : new HopFailed(err);
+        },
+      );
+      proxyHops.inc({ result });
     })().catch((err: unknown) => {
+      if (err instanceof ClientClosed) {
+        proxyHops.inc({ result: 'client_closed' });
+        return void deps.logger.debug('sqlite proxy hop cut: the client closed the connection');
+      }
       // The database away while looking up the owner: the same 503 as every other route answers.
       const outage = err instanceof HopFailed ? undefined : outageError(err);
       if (outage) return next(outage);
@@ -109,32 +122,47 @@ function forward(
   res: http.ServerResponse,
   url: URL,
   secret: Buffer,
-): Promise<void> {
+): Promise<'ok' | 'answered_here'> {
   return new Promise((resolve, reject) => {
     const headers: http.OutgoingHttpHeaders = {};
     for (const [name, value] of Object.entries(req.headers)) if (!HOP_BY_HOP.has(name)) headers[name] = value;
     headers[SHARD_SECRET_HEADER] = secret.toString('base64url');
     const send = url.protocol === 'https:' ? https.request : http.request;
-    let answered = false;
+    let [answered, carried] = [false, false];
     const upstream = send(url, { method: req.method, headers, timeout: 30_000 }, (answer) => {
       answered = true;
       // Answered here already (the body deadline's 408): the owner's answer has nowhere to go.
       if (res.headersSent) {
         answer.resume();
-        return resolve();
+        return resolve('answered_here');
       }
       const out: http.OutgoingHttpHeaders = {};
       for (const [name, value] of Object.entries(answer.headers))
         if (!HOP_BY_HOP.has(name)) out[name] = value;
       res.writeHead(answer.statusCode ?? 502, out);
       answer.pipe(res);
-      answer.on('end', resolve);
+      answer.on('end', () => {
+        carried = true;
+        resolve('ok');
+      });
       answer.on('error', reject);
     });
     upstream.on('timeout', () => upstream.destroy(new Error('shard did not answer in time')));
     upstream.on('error', reject);
-    // The client gone or answered before the owner did: the hop has nothing left to carry.
-    res.once('close', () => answered || upstream.destroy());
+    // The client gone before its answer was whole (before the owner answered or while the answer
+    // streams back): cut the hop at once, so the owner's connection is not held by a paused answer.
+    const clientClosed = () => {
+      reject(new ClientClosed()); // settles first: the hang-up that follows is not the owner's failure
+      upstream.destroy();
+    };
+    if (res.destroyed || req.socket.destroyed) return clientClosed();
+    res.once('close', () => {
+      if (carried) return;
+      if (!res.writableFinished) return clientClosed();
+      if (answered) return;
+      resolve('answered_here'); // e.g. the body deadline's 408: the owner's answer has nowhere to go
+      upstream.destroy();
+    });
     req.pipe(upstream);
   });
 }

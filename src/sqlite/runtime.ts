@@ -13,6 +13,7 @@ import type { DatabaseFileIndex } from './token-routes.js';
 import { SqliteTokens } from './tokens.js';
 import { AUTH_RATE_LIMITS } from './user-routes.js';
 import { SessionCache } from './sessions.js';
+import { SiteHosts } from './site-hosts.js';
 import { UserPools } from './users.js';
 
 /** The SQLite domain in a running server: its module, and the shard's start and stop. */
@@ -37,6 +38,8 @@ export async function sqliteRuntime(deps: {
   const tokens = new SqliteTokens(store.db, platform);
   const grants = new TokenGrants({ config, platform, tokens, logger });
   await grants.listen(store, deps.events);
+  const siteHosts = new SiteHosts({ config, platform });
+  siteHosts.listen(deps.events);
   // The pool tells the cache of this process at once; other replicas hear it by NOTIFY.
   const users = new UserPools(store.db, (databaseId) => sessions.forgetDatabase(databaseId));
   const sessions = new SessionCache(users);
@@ -60,6 +63,7 @@ export async function sqliteRuntime(deps: {
       shards,
       logger,
       files: deps.files,
+      siteHosts,
     }),
     async startShard(url) {
       self.url ||= url;
@@ -71,6 +75,7 @@ export async function sqliteRuntime(deps: {
         await shards.stop().catch((err: unknown) => logger.warn({ err }, 'sqlite shard stop incomplete'));
       await shard.close();
       await grants.close();
+      siteHosts.close();
       await sessions.close();
     },
   };

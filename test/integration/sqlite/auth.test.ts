@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { eq } from 'drizzle-orm';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { sqliteSessions, sqliteTokens } from '../../../src/sqlite/tables.js';
+import { eventually } from '../../support/eventually.js';
 import { hostplaneWithFreshSites } from '../../support/files-api.js';
 import { backends } from '../../support/hostplane.js';
 import { sqliteApi, type Json } from '../../support/sqlite-api.js';
@@ -193,6 +194,51 @@ describe.each(backends)('SQLite tokens and end users on %s', (backend) => {
       headers: { origin: api.origin, 'access-control-request-method': 'POST' },
     });
     expect(preflight.headers.get('access-control-allow-origin')).toBe(api.origin);
+  });
+
+  it('answers repeated preflights from memory, and grants a new site or domain promptly', async () => {
+    const api = await fresh();
+    const { platform } = fixture.hp.services;
+    const bySlug = vi.spyOn(platform, 'siteBySlug');
+    const byDomain = vi.spyOn(platform, 'siteByCustomDomain');
+    const lookups = (spy: typeof bySlug, arg: string) => spy.mock.calls.filter(([a]) => a === arg).length;
+    const preflight = async (origin: string) =>
+      (
+        await api.call('OPTIONS', '/api/v1/sqlite/query', {
+          headers: { origin, 'access-control-request-method': 'POST' },
+        })
+      ).headers.get('access-control-allow-origin');
+    try {
+      const newSlug = `${api.site.slug}-later`;
+      const domain = `${api.site.slug}.shop.example`;
+      const origins = [api.origin, `http://${newSlug}.localhost:8080`, `http://${domain}:8080`];
+      // Ten rounds at once and one after another: one lookup per host, the negative answers too.
+      await Promise.all(origins.map(preflight));
+      for (let round = 0; round < 10; round++) await Promise.all(origins.map(preflight));
+      expect(await preflight(api.origin)).toBe(api.origin);
+      expect(lookups(bySlug, api.site.slug)).toBe(1);
+      expect(lookups(bySlug, newSlug)).toBe(1);
+      expect(lookups(byDomain, domain)).toBe(1);
+      expect(await preflight(origins[1]!)).toBeNull();
+      expect(await preflight(origins[2]!)).toBeNull();
+      // A site created meanwhile (announced to no one) is granted within seconds, …
+      await fixture.hp.createSite(newSlug);
+      await eventually(
+        'the new site’s preflight granted',
+        async () => (await preflight(origins[1]!)) !== null,
+        5_000,
+      );
+      // … a domain attached at once (its NOTIFY drops every answer kept).
+      await platform.applyRouting(api.site.siteId, api.site.slug, [domain]);
+      await eventually(
+        'the new domain’s preflight granted',
+        async () => (await preflight(origins[2]!)) !== null,
+        1_000,
+      );
+    } finally {
+      bySlug.mockRestore();
+      byDomain.mockRestore();
+    }
   });
 
   it('registers: never public, the first user by the master key is admin, later ones users', async () => {
