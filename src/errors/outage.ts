@@ -48,6 +48,10 @@ const S3_UNAVAILABLE_NAMES = new Set([
 
 interface Inspectable {
   code?: unknown;
+  syscall?: unknown;
+  type?: unknown;
+  status?: unknown;
+  severity?: unknown;
   name?: unknown;
   message?: unknown;
   cause?: unknown;
@@ -58,12 +62,15 @@ interface Inspectable {
 }
 
 /** Which dependency `err` says is unreachable, or undefined when it is some other failure. */
-export function unreachableDependency(err: unknown, depth = 0): Dependency | undefined {
+export function unreachableDependency(err: unknown, depth = 0, viaDatabase = false): Dependency | undefined {
   if (!err || typeof err !== 'object' || depth > 5) return undefined;
   const e = err as Inspectable;
-  if (e instanceof AppError) return undefined;
+  if (e instanceof AppError || fromClientRequest(e)) return undefined;
   // The AWS SDK's errors carry $metadata (a service answer) or $fault.
   const fromS3 = e.$metadata !== undefined || e.$fault !== undefined;
+  // Positively the database's: below drizzle's wrapper (it names the failed query), or one of
+  // pg's server errors (a severity beside the SQLSTATE).
+  const fromDatabase = viaDatabase || isDrizzleQueryError(e) || typeof e.severity === 'string';
   const code = typeof e.code === 'string' ? e.code : undefined;
   const name = typeof e.name === 'string' ? e.name : '';
   const message = typeof e.message === 'string' ? e.message : '';
@@ -77,20 +84,35 @@ export function unreachableDependency(err: unknown, depth = 0): Dependency | und
     return 'database';
   } else if (PG_MESSAGES.some((text) => message.includes(text))) {
     return 'database';
-  } else if (code && NETWORK_CODES.has(code)) {
-    // A bare socket error that the S3 SDK did not tag ($metadata): the blob store's when its stack
-    // says so, else the database's (pg reports a refused or reset connection as the socket's error).
-    return isS3Stack(err) ? 'blob store' : 'database';
+  } else if (code && NETWORK_CODES.has(code) && (fromDatabase || typeof e.syscall === 'string')) {
+    // A socket error of a connection we opened (it names its syscall; a client's aborted request
+    // does not) that the S3 SDK did not tag ($metadata): the blob store's when its stack says so,
+    // else the database's (pg reports a refused or reset connection as the socket's error).
+    return !fromDatabase && isS3Stack(err) ? 'blob store' : 'database';
   }
   if (Array.isArray(e.errors)) {
     for (const inner of e.errors) {
-      const found = unreachableDependency(inner, depth + 1);
+      const found = unreachableDependency(inner, depth + 1, fromDatabase);
       if (found) return found;
     }
   }
   // drizzle wraps driver errors (DrizzleQueryError), lib-storage and our code may wrap too.
-  return unreachableDependency(e.cause, depth + 1);
+  return unreachableDependency(e.cause, depth + 1, fromDatabase);
 }
+
+/**
+ * The client's own failure to send its request, never a dependency's: body-parser / raw-body
+ * errors (`type` 'request.aborted', 'entity.too.large'…, a 4xx `status`) and Node's 'aborted'
+ * from the incoming socket (ECONNRESET without a syscall).
+ */
+const fromClientRequest = (e: Inspectable): boolean =>
+  (typeof e.type === 'string' && /^(request|entity|encoding|charset)\./.test(e.type)) ||
+  (typeof e.status === 'number' && e.status >= 400 && e.status < 500) ||
+  (e.message === 'aborted' && e.syscall === undefined);
+
+const isDrizzleQueryError = (e: Inspectable): boolean =>
+  e.name === 'DrizzleQueryError' ||
+  (e.constructor as { name?: unknown } | undefined)?.name === 'DrizzleQueryError';
 
 const isS3Stack = (err: unknown): boolean => {
   const stack = (err as { stack?: unknown }).stack;

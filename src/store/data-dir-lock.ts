@@ -46,9 +46,16 @@ export async function lockDataDir(dir: string): Promise<() => void> {
     }
     throw err;
   }
-  writeFileSync(pidFile, String(process.pid), { mode: 0o600 });
-  // A pid file of the versions before this lock: it no longer means anything.
+  // The pid file that versions before this lock used as their only lock: a process of such a
+  // version still running holds nothing else, so while its pid lives it is refused as a holder
+  // (for one release; a dead pid, or ours, is a leftover and removed).
+  const legacyHolder = readPid(`${resolved}.lock`);
+  if (legacyHolder > 0 && legacyHolder !== process.pid && isAlive(legacyHolder)) {
+    db.close();
+    throw new DataDirLockedError(legacyHolder, resolved);
+  }
   rmSync(`${resolved}.lock`, { force: true });
+  writeFileSync(pidFile, String(process.pid), { mode: 0o600 });
   let released = false;
   return () => {
     if (released) return;
@@ -56,6 +63,16 @@ export async function lockDataDir(dir: string): Promise<() => void> {
     rmSync(pidFile, { force: true });
     db.close();
   };
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: it exists, under another user.
+    return (err as { code?: unknown }).code === 'EPERM';
+  }
 }
 
 function readPid(pidFile: string): number {

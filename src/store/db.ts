@@ -128,7 +128,14 @@ async function listenWithReconnect(
   onReconnect?: () => void,
 ): Promise<{ stop(): Promise<void> }> {
   let stopped = false;
+  /**
+   * The one retry chain: set from the moment a resubscription is scheduled until it succeeds.
+   * A connection lost mid-LISTEN both rejects the query and emits 'error'; without this, each
+   * path would start its own chain and each chain would end holding a connection.
+   */
   let retry: NodeJS.Timeout | undefined;
+  /** The attempt under way, so that stop() can release what it ends up holding. */
+  let attempt: Promise<void> | undefined;
   /** Drops the current listening connection; it is destroyed, never reused (that also ends LISTEN). */
   let dropCurrent: (() => void) | undefined;
 
@@ -145,8 +152,11 @@ async function listenWithReconnect(
       if (msg.channel === channel) onPayload(msg.payload ?? '');
     });
     conn.on('error', (err) => {
+      // Only the connection that finished subscribing schedules; a failed LISTEN is retried by
+      // the chain that attempted it.
+      const wasListening = dropCurrent === drop;
       drop(err);
-      if (!stopped) scheduleResubscribe(250);
+      if (wasListening) scheduleResubscribe(250);
     });
     try {
       await conn.query(`LISTEN ${quoteIdent(channel)}`);
@@ -154,25 +164,42 @@ async function listenWithReconnect(
       drop(err as Error);
       throw err;
     }
-    if (stopped) return drop();
+    if (stopped || released) {
+      drop();
+      if (!stopped) throw new Error('the listening connection was lost');
+      return;
+    }
     dropCurrent = drop;
   };
+  const attemptSubscribe = (): Promise<void> => {
+    attempt = subscribe();
+    return attempt.finally(() => (attempt = undefined));
+  };
   const scheduleResubscribe = (delayMs: number) => {
+    if (stopped || retry) return;
     retry = setTimeout(() => {
-      subscribe().then(
-        () => onReconnect?.(),
-        () => !stopped && scheduleResubscribe(Math.min(delayMs * 2, 10_000)),
+      attemptSubscribe().then(
+        () => {
+          retry = undefined;
+          if (!stopped) onReconnect?.();
+        },
+        () => {
+          retry = undefined;
+          scheduleResubscribe(Math.min(delayMs * 2, 10_000));
+        },
       );
     }, delayMs);
     retry.unref();
   };
 
   // The database lost between start-up and here: subscribe when it is back (as after any loss).
-  await subscribe().catch(() => scheduleResubscribe(250));
+  await attemptSubscribe().catch(() => scheduleResubscribe(250));
   return {
     async stop() {
       stopped = true;
       clearTimeout(retry);
+      // An attempt under way releases its connection itself once it sees `stopped`.
+      await attempt?.catch(() => undefined);
       dropCurrent?.();
     },
   };

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -41,13 +42,35 @@ describe('the data dir lock', () => {
     for (const name of files) {
       if (!name.endsWith('.sqlite')) await writeFile(path.join(first.dataDir, name), String(process.pid));
     }
-    // Today's pid file, as older versions wrote it, names the same live process.
-    await writeFile(path.join(first.dataDir, 'pglite.lock'), String(process.pid));
 
     const restarted = { ...first, port: await freePort(), serverLog: [] as string[] };
     restarted.env = { ...first.env, PORT: String(restarted.port) };
     instances.push(restarted);
     await startServe(restarted);
     expect(await stopServe(restarted)).toBe(0);
+  });
+
+  it("refuses while the previous release's pid file names a live process; removes it once that pid is dead", async () => {
+    if (!existsSync(bin)) throw new Error(`${bin} is missing: run \`npm run build\` first`);
+    const instance = await newInstance();
+    instances.push(instance);
+    // A process of the previous release holds only `<dir>.lock`, with its pid: here a live child.
+    const holder = spawn('sleep', ['600'], { stdio: 'ignore' });
+    const legacyLock = path.join(instance.dataDir, 'pglite.lock');
+    try {
+      await writeFile(legacyLock, String(holder.pid));
+      const refused = await cli(instance, ['serve']);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain(`is in use by process ${holder.pid}`);
+      expect(existsSync(legacyLock)).toBe(true);
+    } finally {
+      holder.kill('SIGKILL');
+      await exited(holder);
+    }
+
+    // The same file naming a dead pid is a leftover: the start proceeds and removes it.
+    await startServe(instance);
+    expect(existsSync(legacyLock)).toBe(false);
+    expect(await stopServe(instance)).toBe(0);
   });
 });

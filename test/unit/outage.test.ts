@@ -1,4 +1,5 @@
 import { S3ServiceException } from '@aws-sdk/client-s3';
+import { DrizzleQueryError } from 'drizzle-orm/errors';
 import { describe, expect, it } from 'vitest';
 import { AppError, outageError, unreachableDependency } from '../../src/errors/index.js';
 import { errorResponse, toAppError } from '../../src/http/errors.js';
@@ -30,6 +31,10 @@ describe('unreachableDependency', () => {
     ['starting up 57P03', pgError('57P03', 'the database system is starting up')],
     ['class 08', pgError('08006', 'connection failure')],
     ['refused on every address', new AggregateError([errno('ECONNREFUSED'), errno('ECONNREFUSED')])],
+    [
+      'a reset below drizzle',
+      new DrizzleQueryError('select 1', [], Object.assign(new Error('reset'), { code: 'ECONNRESET' })),
+    ],
     [
       'wrapped by drizzle',
       new Error('Failed query: select 1', { cause: new Error('Connection terminated unexpectedly') }),
@@ -65,6 +70,25 @@ describe('unreachableDependency', () => {
     ['an S3 access denial', s3Error('AccessDenied', 403)],
     ['a missing key', s3Error('NoSuchKey', 404)],
     ['not an error', 'text'],
+    // The client's own aborted request: body-parser's (raw-body's) error, and Node's from the socket.
+    [
+      'a request body aborted by the client (body-parser)',
+      Object.assign(new Error('request aborted'), {
+        code: 'ECONNABORTED',
+        type: 'request.aborted',
+        status: 400,
+        expected: 100,
+        received: 10,
+      }),
+    ],
+    ['a request stream aborted by the client', Object.assign(new Error('aborted'), { code: 'ECONNRESET' })],
+    ['a socket code with no syscall', Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' })],
+    [
+      'a wrapped client abort',
+      new Error('upload failed', {
+        cause: Object.assign(new Error('request aborted'), { code: 'ECONNABORTED', type: 'request.aborted' }),
+      }),
+    ],
   ])('not an outage: %s', (_name, err) => {
     expect(unreachableDependency(err)).toBeUndefined();
     expect(outageError(err)).toBeUndefined();
