@@ -134,6 +134,10 @@ describe('the counter recount racing an upload (postgres)', () => {
       // An upload of the current release: under the site lock, a new folder and its counter.
       await upload.query('begin');
       await upload.query('select id from sites where id = $1 for update', [siteId]);
+      // Also the index's table: a pass that read the counters without waiting for the site lock
+      // would stop here before its count, and count the upload's rows against counters read
+      // before them.
+      await upload.query('lock table site_files in access exclusive mode');
       await upload.query(
         `insert into site_files (site_id, path, kind, name, parent, depth) values ($1, 'new', 'folder', 'new', null, 0)`,
         [siteId],
@@ -155,5 +159,38 @@ describe('the counter recount racing an upload (postgres)', () => {
       folder_count: 13,
       hidden_file_count: 12,
     });
+  });
+});
+
+describe('a files list during a change (postgres)', () => {
+  it('reads its total and its page in one snapshot: a change committed in between shows in neither', async () => {
+    const store = await openBackend('postgres');
+    const [siteId] = await seedSites(store, ['snapshot']);
+    const before = await listFiles(store.db, siteId!, 1, PER_PAGE);
+    await store.session(async (change) => {
+      // Holds the page's table, so the list stops after reading the counters, before its page.
+      await change.query('begin');
+      await change.query('lock table site_files in access exclusive mode');
+      const listed = listFiles(store.db, siteId!, 1, PER_PAGE);
+      await eventually('the list waiting for its page', async () => {
+        const result = await store.db.execute(
+          sql`select count(*)::int as n from pg_stat_activity
+              where datname = current_database() and wait_event_type = 'Lock'`,
+        );
+        return (result as unknown as { rows: Array<{ n: number }> }).rows[0]!.n === 1;
+      });
+      // Five folders that sort first, with their counter, committed while the list waits.
+      await change.query(
+        `insert into site_files (site_id, path, kind, name, parent, depth)
+         select $1, 'a' || i, 'folder', 'a' || i, null, 0 from generate_series(1, 5) i`,
+        [siteId],
+      );
+      await change.query('update sites set folder_count = folder_count + 5 where id = $1', [siteId]);
+      await change.query('commit');
+      const page = await listed;
+      expect(page.total).toBe(108);
+      expect(page.entries).toEqual(before.entries);
+    });
+    expect((await listFiles(store.db, siteId!, 1, PER_PAGE)).entries[0]!.path).toBe('a1');
   });
 });
