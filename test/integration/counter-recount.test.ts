@@ -66,7 +66,10 @@ async function seedSites(store: Store, slugs: string[]): Promise<number[]> {
 const PER_PAGE = 10;
 const PAGES = [1, 6, 11]; // first, middle (read forwards or backwards), last of 108 entries
 
-async function pages(store: Store, siteId: number): Promise<Array<{ total: number; entries: ListedEntry[] }>> {
+async function pages(
+  store: Store,
+  siteId: number,
+): Promise<Array<{ total: number; entries: ListedEntry[] }>> {
   return Promise.all(PAGES.map((page) => listFiles(store.db, siteId, page, PER_PAGE)));
 }
 
