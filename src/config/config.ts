@@ -39,6 +39,10 @@ export const configSchema = z.object({
   // Platform-wide ceiling on live anonymous temporary pages (count and megabytes of HTML).
   HOSTPLANE_TEMP_PAGES_MAX: z.coerce.number().int().min(1).max(10_000_000).default(10_000),
   HOSTPLANE_TEMP_PAGES_MAX_MB: z.coerce.number().int().min(1).max(1_048_576).default(1024),
+  // How often each api replica recounts the file counters of a batch of sites (the oldest checked),
+  // and how many sites a pass takes: counters a previous release's replicas left wrong heal.
+  HOSTPLANE_COUNTER_RECOUNT_SECONDS: z.coerce.number().min(1).max(86_400).default(60),
+  HOSTPLANE_COUNTER_RECOUNT_BATCH: z.coerce.number().int().min(1).max(10_000).default(50),
   // Uploads (files and videos) received at once by one process, and for one site: beyond either
   // the request is refused before its body is read (503 / 429 with Retry-After). A memory bound.
   HOSTPLANE_UPLOADS_MAX_CONCURRENT: z.coerce.number().int().min(1).max(10_000).default(4),
@@ -115,6 +119,8 @@ export interface Config {
   sqliteShard: { name: string; url: string | undefined };
   /** Ceiling on live temporary pages across the platform. */
   tempPages: { maxPages: number; maxBytes: number };
+  /** The periodic recount of the sites' file counters (files/counters.ts): interval, sites per pass. */
+  counterRecount: { everyMs: number; batch: number };
   /** Uploads one process receives at once, in all and per site (a memory bound, per process). */
   uploads: { maxConcurrent: number; maxPerSite: number };
   /** Deadlines of the request itself: headers, body progress, the whole request. */
@@ -223,6 +229,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     tempPages: {
       maxPages: c.HOSTPLANE_TEMP_PAGES_MAX,
       maxBytes: c.HOSTPLANE_TEMP_PAGES_MAX_MB * 1024 * 1024,
+    },
+    counterRecount: {
+      everyMs: c.HOSTPLANE_COUNTER_RECOUNT_SECONDS * 1000,
+      batch: c.HOSTPLANE_COUNTER_RECOUNT_BATCH,
     },
     uploads: {
       maxConcurrent: c.HOSTPLANE_UPLOADS_MAX_CONCURRENT,

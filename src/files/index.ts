@@ -17,6 +17,13 @@ export function filesModule(deps: { config: Config; platform: Platform; files: F
   return {
     name: 'files',
     routes: (registry) => filesRoutes({ ...deps, registry }),
-    sweeps: [{ name: 'orphan_blobs', everyMs: HOUR, run: () => deps.files.sweepOrphanBlobs(HOUR) }],
+    sweeps: [
+      { name: 'orphan_blobs', everyMs: HOUR, run: () => deps.files.sweepOrphanBlobs(HOUR) },
+      {
+        name: 'counter_recount',
+        everyMs: deps.config.counterRecount.everyMs,
+        run: () => deps.files.recountCounters(deps.config.counterRecount.batch),
+      },
+    ],
   };
 }

@@ -94,25 +94,44 @@ export function pageStatements(
   };
 }
 
-/** One page of the site's entries, in the spec's order; `total` is the counters' (listedTotal). */
+/** The site's counters as a list reads them (in the page's snapshot). */
+export type ListCounters = Omit<ListedCounts, 'id'> & { storageBytes: number };
+
+/**
+ * One page of the site's entries, in the spec's order; `total` is the counters' (listedTotal). The
+ * counters are read in the page's own transaction, one REPEATABLE READ snapshot for both, so the
+ * total, the page's bounds and direction, and the rows agree even while the site changes.
+ */
 export async function listFiles(
   db: Db,
-  site: ListedCounts,
+  siteId: number,
   page: number,
   perPage: number,
-): Promise<{ total: number; entries: ListedEntry[] }> {
-  const total = listedTotal(site);
-  const statements = pageStatements(site, page, perPage);
-  if (!statements) return { total, entries: [] };
-  const rows = await dbOp('list_files', () =>
-    db.transaction(async (tx) => {
-      await tx.execute(statements.settings);
-      return rowsOf<Row>(await tx.execute(statements.page));
-    }),
+): Promise<{ total: number; counters: ListCounters; entries: ListedEntry[] }> {
+  const { counters, statements, rows } = await dbOp('list_files', () =>
+    db.transaction(
+      async (tx) => {
+        const [read] = rowsOf<ListCounters>(
+          await tx.execute(sql`select file_count::int as "fileCount",
+              folder_count::int as "folderCount", hidden_file_count::int as "hiddenFileCount",
+              storage_bytes::float8 as "storageBytes"
+            from sites where id = ${siteId}::int`),
+        );
+        // The site was read for the request: gone since, it has nothing to list.
+        const counters = read ?? { fileCount: 0, folderCount: 0, hiddenFileCount: 0, storageBytes: 0 };
+        const statements = pageStatements({ id: siteId, ...counters }, page, perPage);
+        if (!statements) return { counters, statements, rows: [] };
+        await tx.execute(statements.settings);
+        return { counters, statements, rows: rowsOf<Row>(await tx.execute(statements.page)) };
+      },
+      { isolationLevel: 'repeatable read', accessMode: 'read only' },
+    ),
   );
-  if (statements.backward) rows.reverse();
+  const total = listedTotal({ id: siteId, ...counters });
+  if (statements?.backward) rows.reverse();
   return {
     total,
+    counters,
     entries: rows.map((r) => ({
       path: r.path,
       name: r.name,

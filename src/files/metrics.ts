@@ -34,3 +34,11 @@ export type BlobClaimEvent =
   | 'sweeper_deadline_passed'
   | 'upload_waited'
   | 'upload_rewrote';
+
+/** Site counters the periodic recount found wrong and corrected (files/counters.ts), by counter. */
+export const counterCorrectionsTotal = new client.Counter({
+  name: 'hostplane_files_counter_corrections_total',
+  help: 'Site file counters found wrong by the periodic recount and corrected, by counter.',
+  labelNames: ['counter'] as const,
+  registers: [registry],
+});

@@ -44,15 +44,15 @@ export function filesRoutes(deps: {
     responses: { 200: { description: 'One page of entries', schema: s.listResponse, ...fileDocs.list.ok } },
     handler: async ({ req, res, query }) => {
       const site = await siteForRequest(req, platform, query.site_id);
-      const { total, entries } = await files.list(site, query.page, query.per_page);
+      const { total, counters, entries } = await files.list(site.id, query.page, query.per_page);
       res.json({
         success: true,
         storage_folder: {
           slug: site.slug,
           name: site.name,
-          file_count: site.fileCount,
-          storage_used: site.storageBytes,
-          storage_used_formatted: formatBytes(site.storageBytes),
+          file_count: counters.fileCount,
+          storage_used: counters.storageBytes,
+          storage_used_formatted: formatBytes(counters.storageBytes),
         },
         pagination: paginationJson(query.page, query.per_page, total),
         files: entries.map((e) => ({

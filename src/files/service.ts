@@ -11,6 +11,7 @@ import type { Db } from '../store/index.js';
 import { siteFiles, type SiteFileRow } from './tables.js';
 import { contentTypeFor, isTextPath } from './file-types.js';
 import { sweepOrphanBlobs } from './blob-sweep.js';
+import { recountCounters } from './counters.js';
 import {
   assertFolderLimit,
   BlobReclaimed,
@@ -21,7 +22,7 @@ import {
 import { blobClaimEventsTotal } from './metrics.js';
 import { assertWithinQuota } from './quota.js';
 import { ancestors, pathParts } from './paths.js';
-import { HIDDEN_FILE_NAME, listFiles, type ListedCounts, type ListedEntry } from './listing.js';
+import { HIDDEN_FILE_NAME, listFiles } from './listing.js';
 export type { ListedEntry } from './listing.js';
 import { databaseRefusal, registerDatabaseFile } from './database-files.js';
 import { inFolder, moveFolderRows } from './folder-moves.js';
@@ -72,13 +73,9 @@ export class FilesService {
     return result;
   }
 
-  /** One page of the list; `site` as read for the request (its counters give the total). */
-  list(
-    site: ListedCounts,
-    page: number,
-    perPage: number,
-  ): Promise<{ total: number; entries: ListedEntry[] }> {
-    return listFiles(this.db, site, page, perPage);
+  /** One page of the list, with the site's counters read in the same snapshot (see listFiles). */
+  list(siteId: number, page: number, perPage: number) {
+    return listFiles(this.db, siteId, page, perPage);
   }
 
   async find(siteId: number, sitePath: string): Promise<SiteFileRow | undefined> {
@@ -401,5 +398,12 @@ export class FilesService {
   /** Deletes staged uploads and blobs no file references, older than `graceMs` (see blob-sweep.ts). */
   sweepOrphanBlobs(graceMs: number): Promise<number> {
     return sweepOrphanBlobs(this.db, this.blobs, graceMs);
+  }
+
+  /** Recounts the file counters of `batch` sites, correcting wrong ones (see counters.ts). */
+  async recountCounters(batch: number): Promise<number> {
+    const corrected = await recountCounters(this.db, this.platform, batch);
+    for (const siteId of corrected) this.events.changed(siteId);
+    return corrected.length;
   }
 }

@@ -71,6 +71,9 @@ export class Platform {
   recordChange(tx: Executor, siteId: number, change: UsageChange): Promise<void> {
     return this.usage.recordChange(tx, siteId, change);
   }
+  claimCounterChecks(limit: number): Promise<number[]> {
+    return this.usage.claimCounterChecks(limit);
+  }
   listSiteRouting(): Promise<SiteRouting[]> {
     return this.routing.listSiteRouting();
   }

@@ -25,6 +25,9 @@ export const sites = pgTable(
     // rows (also the folder limit's count) and files named .gitkeep (never listed).
     folderCount: integer('folder_count').notNull().default(0),
     hiddenFileCount: integer('hidden_file_count').notNull().default(0),
+    // When the counter reconciliation last recounted the site (counters.ts): sites are visited
+    // oldest first, so every site comes round and replicas claim different ones.
+    countersCheckedAt: timestamp('counters_checked_at', { withTimezone: true }).notNull().defaultNow(),
     // Bumped on every change to the site's files; edges key their manifest caches on it.
     version: bigint('version', { mode: 'number' }).notNull().default(0),
     // Cluster mode: set when the Site resource was deleted with deletionPolicy Retain. The site keeps
@@ -39,6 +42,7 @@ export const sites = pgTable(
     uniqueIndex('sites_slug_key').on(t.slug),
     index('sites_account_idx').on(t.accountId),
     uniqueIndex('sites_resource_uid_key').on(t.resourceUid),
+    index('sites_counters_checked_idx').on(t.countersCheckedAt),
   ],
 );
 

@@ -47,6 +47,22 @@ export class Usage {
   }
 
   /**
+   * Claims up to `limit` sites for a recount of their counters: those checked longest ago, marked
+   * checked now in the same statement, so the next pass (of any replica) takes the next ones. Rows
+   * another transaction has locked (an upload, another replica's claim) are skipped, not waited for.
+   */
+  async claimCounterChecks(limit: number): Promise<number[]> {
+    const result = await this.db.execute(sql`
+      update ${sites} set counters_checked_at = now()
+      where id in (
+        select id from ${sites} order by counters_checked_at, id limit ${limit}::int
+        for update skip locked
+      )
+      returning id`);
+    return (result as unknown as { rows: Array<{ id: number }> }).rows.map((r) => r.id);
+  }
+
+  /**
    * Adds to the usage counters and bumps the site version; NOTIFY fires when `tx` commits. One
    * statement (one round trip): the notification is sent only if the site row was updated.
    */

@@ -13,4 +13,7 @@ FROM (
   FROM "site_files" GROUP BY "site_id"
 ) AS "c"
 WHERE "c"."site_id" = "sites"."id";--> statement-breakpoint
-CREATE INDEX "site_files_order_idx" ON "site_files" USING btree ("site_id","depth",("kind" <> 'folder'),(lower("name") collate "C"),"name" collate "C","path" collate "C","kind","size") WHERE "site_files"."kind" <> 'file' or "site_files"."name" <> '.gitkeep';
+CREATE INDEX "site_files_order_idx" ON "site_files" USING btree ("site_id","depth",("kind" <> 'folder'),(lower("name") collate "C"),"name" collate "C","path" collate "C","kind","size") WHERE "site_files"."kind" <> 'file' or "site_files"."name" <> '.gitkeep';--> statement-breakpoint
+-- For the periodic recount of the counters (src/platform/counters.ts): sites oldest-checked first.
+ALTER TABLE "sites" ADD COLUMN "counters_checked_at" timestamp with time zone DEFAULT now() NOT NULL;--> statement-breakpoint
+CREATE INDEX "sites_counters_checked_idx" ON "sites" USING btree ("counters_checked_at");
