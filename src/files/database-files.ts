@@ -4,6 +4,7 @@ import type { Db } from '../store/index.js';
 import type { SiteUsage } from '../platform/index.js';
 import { ancestors, pathParts } from './paths.js';
 import { assertWithinQuota } from './quota.js';
+import { inFolder } from './folder-moves.js';
 import { siteFiles } from './tables.js';
 
 type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
@@ -55,4 +56,14 @@ export async function registerDatabaseFile(
     contentType: 'application/vnd.sqlite3',
   });
   return { foldersCreated: await createFolders(tx, usage, ancestors(path)) };
+}
+
+/** SQLite databases move and go through the SQLite API only: a folder holding one stays put. */
+export async function assertNoDatabaseIn(tx: Tx, siteId: number, folderPath: string): Promise<void> {
+  const [database] = await tx
+    .select({ path: siteFiles.path })
+    .from(siteFiles)
+    .where(and(inFolder(siteId, folderPath), eq(siteFiles.kind, 'database')))
+    .limit(1);
+  if (database) throw databaseRefusal(database.path);
 }

@@ -24,7 +24,7 @@ import { assertWithinQuota } from './quota.js';
 import { ancestors, pathParts } from './paths.js';
 import { HIDDEN_FILE_NAME, listFiles } from './listing.js';
 export type { ListedEntry } from './listing.js';
-import { databaseRefusal, registerDatabaseFile } from './database-files.js';
+import { assertNoDatabaseIn, databaseRefusal, registerDatabaseFile } from './database-files.js';
 import { inFolder, moveFolderRows } from './folder-moves.js';
 
 export const MAX_FILE_BYTES = 10 * 1024 * 1024;
@@ -326,7 +326,7 @@ export class FilesService {
         throw new AppError('CONFLICT', { message: 'new_path is the same as old_path' });
       if (newPath.startsWith(`${oldPath}/`))
         throw new AppError('CONFLICT', { message: 'A folder cannot be moved into itself' });
-      await this.assertNoDatabaseIn(tx, siteId, oldPath);
+      await assertNoDatabaseIn(tx, siteId, oldPath);
       const [clash] = await tx
         .select({ path: siteFiles.path })
         .from(siteFiles)
@@ -347,7 +347,7 @@ export class FilesService {
       const source = await this.rowAt(tx, siteId, folderPath);
       if (!source || source.kind !== 'folder')
         throw new AppError('NOT_FOUND', { message: `Folder not found: ${folderPath}` });
-      await this.assertNoDatabaseIn(tx, siteId, folderPath);
+      await assertNoDatabaseIn(tx, siteId, folderPath);
       const rows = await tx.delete(siteFiles).where(inFolder(siteId, folderPath)).returning();
       const files = rows.filter((r) => r.kind === 'file');
       const bytes = files.reduce((sum, r) => sum + r.size, 0);
@@ -361,16 +361,6 @@ export class FilesService {
       });
       return files.length;
     });
-  }
-
-  /** SQLite databases move and go through the SQLite API only: a folder holding one stays put. */
-  private async assertNoDatabaseIn(tx: Tx, siteId: number, folderPath: string): Promise<void> {
-    const [database] = await tx
-      .select({ path: siteFiles.path })
-      .from(siteFiles)
-      .where(and(inFolder(siteId, folderPath), eq(siteFiles.kind, 'database')))
-      .limit(1);
-    if (database) throw databaseRefusal(database.path);
   }
 
   /** Records a SQLite database at `path` (counted as a file, no bytes); false when it was there. */

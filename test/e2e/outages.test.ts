@@ -4,7 +4,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bin, cli, newInstance, startServe, type Instance } from '../support/cli.js';
 import { eventually } from '../support/eventually.js';
-import { rawRequest } from '../support/hostplane.js';
+import { jsonRequest, rawRequest } from '../support/hostplane.js';
 import { startMinio, type MinioServer } from '../support/minio.js';
 import { createDatabase, startPostgres, type PostgresServer } from '../support/postgres.js';
 import { exited } from '../support/procs.js';
@@ -41,23 +41,11 @@ describe('a dependency outage under load: 503, never a crash', () => {
   const acked: Record<Kind, string[]> = { upload: [], submit: [], sqlite: [] };
 
   const request = async (replica: number, path: string, headers: Record<string, string>, json?: unknown) => {
-    const instance = replicas[replica]!;
-    const res = await rawRequest(instance.port, path, {
-      method: json === undefined ? 'GET' : 'POST',
-      headers: {
-        host: `localhost:${replicas[0]!.port}`,
-        ...(json === undefined ? {} : { 'content-type': 'application/json' }),
-        ...headers,
-      },
-      body: json === undefined ? undefined : JSON.stringify(json),
+    const { res, body } = await jsonRequest(replicas[replica]!.port, path, {
+      host: `localhost:${replicas[0]!.port}`,
+      headers,
+      json,
     });
-    const text = await res.text();
-    let body: Record<string, unknown> = {};
-    try {
-      body = text ? (JSON.parse(text) as Record<string, unknown>) : {};
-    } catch {
-      body = { text };
-    }
     return { status: res.status, retryAfter: res.headers.get('retry-after'), body };
   };
 

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { eventually } from '../support/eventually.js';
-import { rawRequest } from '../support/hostplane.js';
+import { jsonRequest } from '../support/hostplane.js';
 import { createBucket } from '../support/minio.js';
 import { createDatabase } from '../support/postgres.js';
 import { exited } from '../support/procs.js';
@@ -68,22 +68,12 @@ describe('two SQLite shard processes behind one round-robin proxy', () => {
 
   /** A call through the proxy: which backend answered, the status, headers and JSON body. */
   async function call(method: string, pathAndQuery: string, headers: Record<string, string>, json?: unknown) {
-    const res = await rawRequest(proxy.port, pathAndQuery, {
+    const { res, body } = await jsonRequest(proxy.port, pathAndQuery, {
       method,
-      headers: {
-        host: `localhost:${proxy.port}`,
-        ...(json === undefined ? {} : { 'content-type': 'application/json' }),
-        ...headers,
-      },
-      body: json === undefined ? undefined : JSON.stringify(json),
+      host: `localhost:${proxy.port}`,
+      headers,
+      json,
     });
-    const text = await res.text();
-    let body: Record<string, unknown> = {};
-    try {
-      body = text ? (JSON.parse(text) as Record<string, unknown>) : {};
-    } catch {
-      body = { text };
-    }
     return {
       backend: Number(res.headers.get(BACKEND_HEADER)),
       status: res.status,

@@ -1,28 +1,21 @@
 import { sql } from 'drizzle-orm';
-import { afterEach, describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { recountCounters, recountSite } from '../../src/files/counters.js';
 import { listFiles, type ListedEntry } from '../../src/files/listing.js';
 import { counterCorrectionsTotal } from '../../src/files/metrics.js';
 import { Platform } from '../../src/platform/index.js';
-import { migrate, openStore, type Store } from '../../src/store/index.js';
+import { migrate, type Store } from '../../src/store/index.js';
 import { eventually } from '../support/eventually.js';
-import { createDatabase } from '../support/postgres.js';
+import { storesClosedAfterEach, type Backend } from '../support/stores.js';
 
 // The per-site counters (file, folder, .gitkeep) that a list's total and page direction trust
 // heal: a replica of the previous release (a rolling upgrade) changes files without keeping the
 // newer counters, and the periodic recount (src/files/counters.ts) puts them right.
 
-const opened: Store[] = [];
-afterEach(async () => {
-  await Promise.all(opened.splice(0).map((s) => s.close()));
-});
+const openStore = storesClosedAfterEach();
 
-async function openBackend(backend: 'postgres' | 'pglite'): Promise<Store> {
-  const store =
-    backend === 'postgres'
-      ? await openStore({ databaseUrl: await createDatabase(inject('postgresUrl')) })
-      : await openStore({ pgliteDir: 'memory://', pgliteTemplate: false });
-  opened.push(store);
+async function openBackend(backend: Backend): Promise<Store> {
+  const store = await openStore(backend);
   await migrate(store);
   return store;
 }

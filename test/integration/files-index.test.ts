@@ -2,34 +2,16 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PgDialect } from 'drizzle-orm/pg-core';
-import { afterEach, describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { pageStatements } from '../../src/files/listing.js';
-import {
-  migrate,
-  migrationsFolder,
-  openStore,
-  type Store,
-  type StoreSession,
-} from '../../src/store/index.js';
-import { createDatabase } from '../support/postgres.js';
+import { migrate, migrationsFolder, type StoreSession } from '../../src/store/index.js';
+import { storesClosedAfterEach } from '../support/stores.js';
 
 // What a files list costs the database does not grow with the site: checked on the plans
 // themselves (EXPLAIN ANALYZE counts rows, not time), on PostgreSQL and on PGlite. And the
 // migration that brought the index fills the new counters for the files already there.
 
-const opened: Store[] = [];
-afterEach(async () => {
-  await Promise.all(opened.splice(0).map((s) => s.close()));
-});
-
-async function openBackend(backend: 'postgres' | 'pglite'): Promise<Store> {
-  const store =
-    backend === 'postgres'
-      ? await openStore({ databaseUrl: await createDatabase(inject('postgresUrl')) })
-      : await openStore({ pgliteDir: 'memory://', pgliteTemplate: false });
-  opened.push(store);
-  return store;
-}
+const openBackend = storesClosedAfterEach();
 
 /** A site of `folders` folders holding 100 files each (rows as uploads make them); its id. */
 async function seedSite(s: StoreSession, folders: number): Promise<number> {

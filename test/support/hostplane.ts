@@ -169,6 +169,35 @@ export async function upload(
 }
 
 /**
+ * A JSON call through rawRequest (free Host header): the body sent as JSON when given (POST, unless
+ * `method` says otherwise), the answer parsed as JSON (`{ text }` when it is not).
+ */
+export async function jsonRequest(
+  port: number,
+  pathAndQuery: string,
+  init: { method?: string; host: string; headers?: Record<string, string>; json?: unknown },
+): Promise<{ res: Response; body: Record<string, unknown> }> {
+  const { json } = init;
+  const res = await rawRequest(port, pathAndQuery, {
+    method: init.method ?? (json === undefined ? 'GET' : 'POST'),
+    headers: {
+      host: init.host,
+      ...(json === undefined ? {} : { 'content-type': 'application/json' }),
+      ...init.headers,
+    },
+    body: json === undefined ? undefined : JSON.stringify(json),
+  });
+  const text = await res.text();
+  let body: Record<string, unknown> = {};
+  try {
+    body = text ? (JSON.parse(text) as Record<string, unknown>) : {};
+  } catch {
+    body = { text };
+  }
+  return { res, body };
+}
+
+/**
  * An HTTP request with a free choice of Host header (fetch forbids setting it), answered as a
  * standard Response. Redirects are not followed.
  */

@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { type BindValue, decodeParams, type SqlValue } from './encoding.js';
 import { diskFullError, diskNearlyFull } from './disk.js';
+import { prepareEngineStatements, type EngineStatements } from './engine-statements.js';
 import { SqliteEngineError } from './errors.js';
 import { readRows, valueCap } from './rows.js';
 import { readSchema } from './schema.js';
@@ -44,21 +45,7 @@ const YIELD_EVERY_MS = 20;
 export class GuardedDatabase {
   private readonly db: Db;
   private readonly secret: string;
-  private readonly internal: Record<
-    | 'tenant'
-    | 'engine'
-    | 'status'
-    | 'maintenance'
-    | 'begin'
-    | 'commit'
-    | 'rollback'
-    | 'bump'
-    | 'pages'
-    | 'free'
-    | 'schemaVersion'
-    | 'reservedCount',
-    Stmt
-  >;
+  private readonly internal: EngineStatements;
   private readonly pageSize: number;
   private maxBytes: number | null;
   private version = 0;
@@ -87,23 +74,7 @@ export class GuardedDatabase {
         'CREATE TABLE IF NOT EXISTS _meta (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL);' +
           'INSERT OR IGNORE INTO _meta (id, version) VALUES (1, 0);',
       );
-      const prep = (sql: string) => this.db.prepare<BindValue[]>(sql);
-      this.internal = {
-        tenant: prep("SELECT _hp_guard(?, 'tenant', ?, ?)"),
-        engine: prep("SELECT _hp_guard(?, 'engine')"),
-        status: prep("SELECT _hp_guard(?, 'status')").pluck(),
-        maintenance: prep("SELECT _hp_guard(?, 'maintenance', ?)"),
-        begin: prep('BEGIN IMMEDIATE'),
-        commit: prep('COMMIT'),
-        rollback: prep('ROLLBACK'),
-        bump: prep('UPDATE _meta SET version = version + 1 WHERE id = 1 RETURNING version').pluck(),
-        pages: prep('PRAGMA page_count').pluck(),
-        free: prep('PRAGMA freelist_count').pluck(),
-        schemaVersion: prep('PRAGMA schema_version').pluck(),
-        reservedCount: prep(
-          "SELECT count(*) FROM sqlite_schema WHERE name LIKE '\\_hp\\_%' ESCAPE '\\' OR name LIKE '\\_litestream\\_%' ESCAPE '\\' OR lower(name) = '_meta'",
-        ).pluck(),
-      };
+      this.internal = prepareEngineStatements(this.db);
       this.pageSize = this.db.pragma('page_size', { simple: true }) as number;
       this.maxBytes = null;
       this.setMaxBytes(options.maxBytes);
