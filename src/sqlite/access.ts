@@ -23,9 +23,10 @@ export function grantOf(req: Request): Grant {
 }
 
 /**
- * Admits a call with a scoped token — on the fast path, the Express routes and so before the
- * proxy: the token must be valid (401) and the request's `Origin` one of the site's origins,
- * exactly as serialised (403, spec 5.6). That origin is granted CORS on the answer.
+ * Admits a call with a scoped token, wherever it arrives (the fast path's gate, the Express
+ * routes) and before anything else, the hop to the owning shard included: the token must be
+ * valid (401) and the request's `Origin` one of the site's origins, exactly as serialised (403,
+ * spec 5.6). That origin is granted CORS on the answer.
  */
 export function admitScoped(grants: TokenGrants, req: IncomingMessage, res: ServerResponse): Promise<Grant> {
   const token = req.headers['x-sqlite-token'];
