@@ -9,10 +9,11 @@ import type { Store } from '../store/index.js';
 import { guardBodies } from './body-deadline.js';
 import { errorHandler, notFoundHandler } from './errors.js';
 import { requestLogging, requestMetrics, requestTracing } from './middleware.js';
-import type { Authenticators, DomainModule } from './module.js';
+import type { Authenticators, DomainModule, FastPath } from './module.js';
 import { docsRoutes } from './docs.js';
 import { buildOpenApi } from './openapi.js';
 import { toOriginForm } from './request-target.js';
+import { rawDispatch } from './raw-dispatch.js';
 import { methodNotAllowed, RouteRegistry } from './route.js';
 
 /** Roles served by createApp; the `controller` role has its own small app (createControllerApp). */
@@ -60,6 +61,7 @@ export function createApp(parts: AppParts, role: Role): RequestListener {
     }
   });
 
+  let fastPath: FastPath | undefined;
   if (role === 'edge') {
     // Reached only by hosts that are not sites (see siteHostsFirst): nothing else answers there.
     app.use(notFoundHandler);
@@ -68,6 +70,7 @@ export function createApp(parts: AppParts, role: Role): RequestListener {
     const routers = parts.modules.flatMap((module) => (module.routes ? [module.routes(registry)] : []));
     app.use(methodNotAllowed(registry.docs));
     for (const router of routers) app.use(router);
+    fastPath = rawDispatch(registry, { role, logger });
     const openapi = buildOpenApi(registry.docs, config.baseUrl, registry.components);
     app.get('/api/v1/openapi.json', (_req, res) => void res.json(openapi));
     const apiHost = new URL(config.baseUrl).hostname;
@@ -82,7 +85,7 @@ export function createApp(parts: AppParts, role: Role): RequestListener {
     app.use(notFoundHandler);
   }
   app.use(errorHandler(logger));
-  const api = role === 'edge' ? app : fastPathsFirst(app, parts, role);
+  const api = fastPath ? fastPathFirst(app, fastPath) : app;
   const served = role === 'api' ? api : siteHostsFirst(api, parts, role);
   // Every body reader of every role is held to the body deadline.
   const guarded = guardBodies(served, config.requests.body, logger);
@@ -94,16 +97,11 @@ export function createApp(parts: AppParts, role: Role): RequestListener {
   };
 }
 
-/** The domains' fast paths (their hottest API calls, without Express), then Express. */
-function fastPathsFirst(app: Express, parts: AppParts, role: Role): RequestListener {
-  const paths = parts.modules.flatMap((module) =>
-    module.fastPath ? [module.fastPath({ role, logger: parts.logger })] : [],
-  );
-  if (paths.length === 0) return app;
+/** The routes served raw (the hottest API calls, without Express), then Express. */
+function fastPathFirst(app: Express, fastPath: FastPath): RequestListener {
   return (req, res) => {
     const toExpress = () => void app(req, res);
-    for (const path of paths) if (path(req, res, toExpress)) return;
-    toExpress();
+    if (!fastPath(req, res, toExpress)) toExpress();
   };
 }
 

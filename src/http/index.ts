@@ -6,6 +6,7 @@ export * from './module.js';
 export * from './body.js';
 export { bodyRefusal, errorHandler, errorResponse, notFoundHandler, toAppError } from './errors.js';
 export { plainJsonBody, rawRoute, readJsonBody, sendJson } from './raw.js';
+export { rawDispatch } from './raw-dispatch.js';
 export { paginationJson } from './pagination.js';
 export { hostOrigin, matchedOrigin, originHost } from './origins.js';
 export { MAX_JSON_DEPTH, jsonNestsDeeper, jsonTooDeepMessage } from './json-depth.js';

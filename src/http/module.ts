@@ -1,6 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestHandler, Router } from 'express';
-import type { Logger } from '../observability/index.js';
 import type { PlatformAuthKind, RouteRegistry } from './route.js';
 
 /**
@@ -10,13 +9,12 @@ import type { PlatformAuthKind, RouteRegistry } from './route.js';
 export interface DomainModule {
   name: string;
   routes?(registry: RouteRegistry): Router;
-  /** Its hottest calls served ahead of Express (see FastPath); its routes still document them. */
-  fastPath?(ctx: { role: string; logger: Logger }): FastPath;
   sweeps?: Sweep[];
 }
 
 /**
- * Serves some requests straight from node:http, ahead of Express. Returns false to leave the
+ * Serves some requests straight from node:http, ahead of Express (built from the routes
+ * registered with `raw`, see raw-dispatch.ts). Returns false to leave the
  * request to Express; after returning true it answers the request itself, or hands it on by
  * calling `toExpress` (which it may do later, as long as it has not read the body).
  */

@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response, Router } from 'express';
 import { z } from 'zod';
 import { AppError, type ErrorCode } from '../errors/index.js';
@@ -83,24 +84,76 @@ export interface RouteDoc {
   responses: Record<number, RouteResponse>;
 }
 
-export interface Route<Q, B> extends RouteDoc {
+export interface Route<Q, B, A = never> extends RouteDoc {
   query?: z.ZodType<Q>;
   body?: z.ZodType<B>;
   middleware?: RequestHandler[];
   handler: (ctx: { req: Request; res: Response; query: Q; body: B }) => Promise<void> | void;
+  /** The route may also be served on the raw fast path, ahead of Express (raw-dispatch.ts). */
+  raw?: RawServing<A, B>;
+}
+
+/**
+ * How a route is served without Express, with the same answers as its Express route: `gate`
+ * admits the call (its refusal is answered on the route, with its registry body), then `handler`
+ * answers 200 with what it returns. No query string is parsed; a body only with `bodyLimit`.
+ */
+export interface RawServing<A, B> {
+  gate: RawGate<A>;
+  /** The JSON body's limit in bytes: the same as the route's Express body parser. */
+  bodyLimit?: number;
+  handler(admitted: A, body: B, req: IncomingMessage): Promise<unknown>;
+}
+
+/** The admission of raw calls, shared by the routes of one credential (see RawServing). */
+export interface RawGate<A> {
+  /** Admits a call before its body is read; a rejection is the refusal. */
+  admit(req: IncomingMessage, res: ServerResponse): Promise<A>;
+  /**
+   * Sends an admitted call on when another process answers it (e.g. the shard that owns its
+   * data), streaming that answer back: false when it is served here (known at once), else a
+   * promise of whether it was sent on. Runs in the route's lifecycle; a rejection is answered there.
+   */
+  sendOn?(req: IncomingMessage, res: ServerResponse, admitted: A): false | Promise<boolean>;
+  /**
+   * Leaves the admission on the request for the route's Express middleware, which then admits
+   * nothing again: a body the raw reader cannot read (compressed, not UTF-8) goes to Express.
+   */
+  carry(req: IncomingMessage, admitted: A): void;
+}
+
+/** A route the raw dispatcher serves (see RawServing). */
+export interface RawRouteEntry {
+  method: Method;
+  path: string;
+  body?: z.ZodType;
+  raw: RawServing<unknown, unknown>;
 }
 
 /** Collects routes so the same zod schemas validate requests and generate /api/v1/openapi.json. */
 export class RouteRegistry {
   readonly docs: RouteDoc[] = [];
+  /** The routes that may also be served on the raw fast path (raw-dispatch.ts builds it from these). */
+  readonly raw: RawRouteEntry[] = [];
   /** Schemas documented on their own (e.g. the allowed extensions as an enum), by component id. */
   readonly components = new Map<string, z.ZodType>();
 
   constructor(private readonly authMiddleware: Record<PlatformAuthKind, RequestHandler[]>) {}
 
-  add<Q = undefined, B = undefined>(router: Router, route: Route<Q, B>): void {
-    const { handler, middleware = [], ...doc } = route;
+  add<Q = undefined, B = undefined, A = never>(router: Router, route: Route<Q, B, A>): void {
+    const { handler, middleware = [], raw, ...doc } = route;
     this.docs.push(doc);
+    if (raw) {
+      if (
+        route.path.includes(':') ||
+        route.query ||
+        (route.body !== undefined) !== (raw.bodyLimit !== undefined)
+      )
+        throw new Error(
+          `${route.path}: a raw route has a literal path, no query, and a body limit with its body`,
+        );
+      this.raw.push({ method: route.method, path: route.path, body: route.body, raw });
+    }
     const validate = async (req: Request, res: Response, next: NextFunction) => {
       try {
         const query = route.query ? parseOrThrow(route.query, req.query, 'query') : (undefined as Q);

@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Config } from '../config/index.js';
 import { AppError } from '../errors/index.js';
@@ -8,7 +9,7 @@ import type { SignedIn, UserPools } from './users.js';
 
 declare module 'express-serve-static-core' {
   interface Request {
-    /** The scoped token behind `X-Sqlite-Token`, set by `scopedToken`. */
+    /** The scoped token behind `X-Sqlite-Token`, set by `scopedToken` (or the fast path's gate). */
     sqlite?: Grant;
   }
 }
@@ -22,19 +23,33 @@ export function grantOf(req: Request): Grant {
 }
 
 /**
- * Every call with a scoped token: the token must be valid (401) and the request's `Origin` one of
- * the site's origins, exactly as serialised (403, spec 5.6). That origin is granted CORS on the answer.
+ * Admits a call with a scoped token, wherever it arrives (the fast path's gate, the Express
+ * routes) and before anything else, the hop to the owning shard included: the token must be
+ * valid (401) and the request's `Origin` one of the site's origins, exactly as serialised (403,
+ * spec 5.6). That origin is granted CORS on the answer.
  */
+export function admitScoped(grants: TokenGrants, req: IncomingMessage, res: ServerResponse): Promise<Grant> {
+  const token = req.headers['x-sqlite-token'];
+  return grants.resolve(typeof token === 'string' ? token : undefined).then((grant) => {
+    const origin = matchedOrigin(req.headers.origin, grant.origins);
+    if (origin === undefined)
+      throw new AppError('SQLITE_FORBIDDEN', { message: 'Request Origin is not permitted for this token.' });
+    res.setHeader('Vary', 'Origin');
+    res.setHeader('Access-Control-Allow-Origin', origin);
+    return grant;
+  });
+}
+
+/** Leaves a call's admission on the request, for its Express route (see `scopedToken`). */
+export function carryGrant(req: IncomingMessage, grant: Grant): void {
+  (req as Request).sqlite = grant;
+}
+
+/** Every Express route with a scoped token: admits the call, unless the fast path already did. */
 export function scopedToken(deps: { grants: TokenGrants }): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {
-    deps.grants.resolve(req.get('x-sqlite-token')).then((grant) => {
-      const origin = matchedOrigin(req.get('origin'), grant.origins);
-      if (origin === undefined)
-        return next(
-          new AppError('SQLITE_FORBIDDEN', { message: 'Request Origin is not permitted for this token.' }),
-        );
-      res.vary('Origin');
-      res.set('Access-Control-Allow-Origin', origin);
+    if (req.sqlite) return next();
+    admitScoped(deps.grants, req, res).then((grant) => {
       req.sqlite = grant;
       next();
     }, next);

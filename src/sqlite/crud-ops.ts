@@ -35,16 +35,6 @@ const guardRefusals = new client.Counter({
 
 export type CrudOp = 'query' | 'exec' | 'batch' | 'version' | 'schema' | 'vacuum';
 
-/** Each call: its method, path and body schema (none: no body is read). */
-export const CRUD_CALLS: Record<CrudOp, { method: 'GET' | 'POST'; path: string; body?: z.ZodType }> = {
-  query: { method: 'POST', path: '/api/v1/sqlite/query', body: s.statementBody },
-  exec: { method: 'POST', path: '/api/v1/sqlite/exec', body: s.statementBody },
-  batch: { method: 'POST', path: '/api/v1/sqlite/batch', body: s.batchBody },
-  version: { method: 'GET', path: '/api/v1/sqlite/version' },
-  schema: { method: 'GET', path: '/api/v1/sqlite/schema' },
-  vacuum: { method: 'POST', path: '/api/v1/sqlite/vacuum' },
-};
-
 const OPS: CrudOp[] = ['query', 'exec', 'batch', 'version', 'schema', 'vacuum'];
 // Bound once per operation: the common outcome costs an addition per call, not a label hash.
 const okCount = Object.fromEntries(

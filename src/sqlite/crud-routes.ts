@@ -1,28 +1,38 @@
-import { Router, type Request } from 'express';
+import type { IncomingMessage } from 'node:http';
+import { Router, type Request, type Response } from 'express';
 import type { ErrorCode } from '../errors/index.js';
-import { jsonBody, type RouteRegistry } from '../http/index.js';
+import { jsonBody, type RawServing, type RouteRegistry } from '../http/index.js';
 import { grantOf, scopedToken } from './access.js';
 import { runCrud, type CrudOp } from './crud-ops.js';
-import type { TokenGrants } from './grants.js';
+import { scopedGate } from './fast-path.js';
+import type { Grant, TokenGrants } from './grants.js';
 import type { LocalShard } from './local-shard.js';
+import type { ShardProxy } from './proxy.js';
 import * as s from './schemas.js';
 import type { SessionCache } from './sessions.js';
 
+/** The JSON body limit of the CRUD calls, on Express and on the fast path. */
+const BODY_LIMIT = 1024 * 1024;
+
 /**
- * CRUD over a scoped token (spec 4.9), served by this process's shard: validated and documented
- * here; the same calls usually arrive through the fast path (fast-path.ts), which runs them alike.
+ * CRUD over a scoped token (spec 4.9), answered by the shard that owns the database: validated
+ * and documented here, and declared `raw`, so the same calls are usually served on the fast path
+ * (fast-path.ts), with the same admission and answers.
  */
 export function crudRoutes(deps: {
   grants: TokenGrants;
   sessions: SessionCache;
   shard: LocalShard;
+  proxy: ShardProxy;
   registry: RouteRegistry;
 }): Router {
   const { sessions, shard, registry } = deps;
   const router = Router();
   const tags = ['SQLite'];
   const scoped = scopedToken(deps);
-  const body = jsonBody('1mb');
+  const { toOwner } = deps.proxy;
+  const body = jsonBody(`${BODY_LIMIT}b`);
+  const gate = scopedGate(deps);
   const common: ErrorCode[] = [
     'SQLITE_TOKEN_INVALID',
     'SQLITE_FORBIDDEN',
@@ -36,8 +46,24 @@ export function crudRoutes(deps: {
   const fairness =
     ' Each database queues at most 128 calls (more: 429 with Retry-After) and a worker 1,024 (more: 503 with Retry-After); the databases of a worker take turns, one call each.';
 
-  const run = (op: CrudOp, req: Request, body: unknown) =>
-    runCrud({ sessions, shard }, op, grantOf(req), req.get('x-sqlite-user-token'), body);
+  /** One call, the same on the fast path (`raw`) and on Express (`handler`). */
+  const call = (op: CrudOp, bodyLimit?: number) => {
+    const serve = (grant: Grant, body: unknown, req: IncomingMessage) => {
+      const userToken = req.headers['x-sqlite-user-token'];
+      return runCrud(
+        { sessions, shard },
+        op,
+        grant,
+        typeof userToken === 'string' ? userToken : undefined,
+        body,
+      );
+    };
+    const raw: RawServing<Grant, unknown> = { gate, bodyLimit, handler: serve };
+    const handler = async ({ req, res, body }: { req: Request; res: Response; body: unknown }) => {
+      res.json(await serve(grantOf(req), body, req));
+    };
+    return { raw, handler };
+  };
 
   registry.add(router, {
     method: 'post',
@@ -52,12 +78,10 @@ export function crudRoutes(deps: {
     tags,
     auth: 'sqliteTokenMaybeUser',
     errors: [...queued, 'SQL_ERROR'],
-    middleware: [scoped, body],
+    middleware: [scoped, toOwner, body],
     body: s.statementBody,
     responses: { 200: { description: 'The rows', schema: s.queryResponse } },
-    handler: async ({ req, res, body }) => {
-      res.json(await run('query', req, body));
-    },
+    ...call('query', BODY_LIMIT),
   });
 
   registry.add(router, {
@@ -74,12 +98,10 @@ export function crudRoutes(deps: {
     tags,
     auth: 'sqliteTokenMaybeUser',
     errors: [...queued, 'SQL_ERROR', 'SQLITE_SIZE_LIMIT'],
-    middleware: [scoped, body],
+    middleware: [scoped, toOwner, body],
     body: s.statementBody,
     responses: { 200: { description: 'Applied', schema: s.execResponse } },
-    handler: async ({ req, res, body }) => {
-      res.json(await run('exec', req, body));
-    },
+    ...call('exec', BODY_LIMIT),
   });
 
   registry.add(router, {
@@ -93,12 +115,10 @@ export function crudRoutes(deps: {
     tags,
     auth: 'sqliteTokenMaybeUser',
     errors: [...queued, 'SQL_ERROR', 'SQLITE_SIZE_LIMIT'],
-    middleware: [scoped, body],
+    middleware: [scoped, toOwner, body],
     body: s.batchBody,
     responses: { 200: { description: 'Applied', schema: s.batchResponse } },
-    handler: async ({ req, res, body }) => {
-      res.json(await run('batch', req, body));
-    },
+    ...call('batch', BODY_LIMIT),
   });
 
   registry.add(router, {
@@ -109,11 +129,9 @@ export function crudRoutes(deps: {
     tags,
     auth: 'sqliteTokenMaybeUser',
     errors: common,
-    middleware: [scoped],
+    middleware: [scoped, toOwner],
     responses: { 200: { description: 'Version and size', schema: s.versionResponse } },
-    handler: async ({ req, res }) => {
-      res.json(await run('version', req, undefined));
-    },
+    ...call('version'),
   });
 
   registry.add(router, {
@@ -125,11 +143,9 @@ export function crudRoutes(deps: {
     tags,
     auth: 'sqliteTokenMaybeUser',
     errors: queued,
-    middleware: [scoped],
+    middleware: [scoped, toOwner],
     responses: { 200: { description: 'The schema', schema: s.schemaResponse } },
-    handler: async ({ req, res }) => {
-      res.json(await run('schema', req, undefined));
-    },
+    ...call('schema'),
   });
 
   registry.add(router, {
@@ -141,11 +157,9 @@ export function crudRoutes(deps: {
     tags,
     auth: 'sqliteTokenMaybeUser',
     errors: [...queued, 'SQL_ERROR'],
-    middleware: [scoped],
+    middleware: [scoped, toOwner],
     responses: { 200: { description: 'Vacuumed', schema: s.vacuumResponse } },
-    handler: async ({ req, res }) => {
-      res.json(await run('vacuum', req, undefined));
-    },
+    ...call('vacuum'),
   });
   return router;
 }

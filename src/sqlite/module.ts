@@ -5,8 +5,7 @@ import type { Platform } from '../platform/index.js';
 import type { RateLimiter } from '../ratelimit/index.js';
 import { sqlitePreflight } from './access.js';
 import { crudRoutes } from './crud-routes.js';
-import { sqliteFastPath } from './fast-path.js';
-import { routeToOwner } from './proxy.js';
+import { shardProxy } from './proxy.js';
 import type { Shards } from './shards.js';
 import type { SiteHosts } from './site-hosts.js';
 import type { Logger } from '../observability/index.js';
@@ -35,24 +34,19 @@ export function sqliteModule(deps: {
   files: DatabaseFileIndex;
   siteHosts: SiteHosts;
 }): DomainModule {
-  const secret = () => deps.platform.serverSecret('sqlite_shard_proxy');
+  const proxy = shardProxy({
+    shards: deps.shards,
+    secret: () => deps.platform.serverSecret('sqlite_shard_proxy'),
+    logger: deps.logger,
+  });
   return {
     name: 'sqlite',
-    fastPath: sqliteFastPath({ ...deps, secret }),
     routes: (registry) => {
       const router = Router();
       router.use(sqlitePreflight(deps));
-      router.use(
-        routeToOwner({
-          grants: deps.grants,
-          shards: deps.shards,
-          secret,
-          logger: deps.logger,
-        }),
-      );
       router.use(tokenRoutes({ ...deps, registry }));
       router.use(userRoutes({ ...deps, limiters: deps.authLimiters, registry }));
-      router.use(crudRoutes({ ...deps, registry }));
+      router.use(crudRoutes({ ...deps, proxy, registry }));
       return router;
     },
     sweeps: [{ name: 'sqlite_sessions', everyMs: HOUR, run: () => deps.users.sweepExpired() }],

@@ -5,8 +5,9 @@ import type { RequestHandler } from 'express';
 import client from 'prom-client';
 import { AppError, outageError } from '../errors/index.js';
 import { registry, type Logger } from '../observability/index.js';
+import { grantOf } from './access.js';
 import type { Shards } from './shards.js';
-import type { TokenGrants } from './grants.js';
+import type { Grant } from './grants.js';
 
 const proxyHops = new client.Counter({
   name: 'hostplane_sqlite_proxy_hops_total',
@@ -18,8 +19,6 @@ const proxyHops = new client.Counter({
 /** Marks a call forwarded by another replica; its value is the shared shard secret. */
 export const SHARD_SECRET_HEADER = 'x-hostplane-shard-secret';
 
-/** The CRUD calls that need the database file, so only its owner can answer them. */
-const OWNER_PATHS = new Set(['/query', '/exec', '/batch', '/version', '/schema', '/vacuum']);
 const HOP_BY_HOP = new Set([
   'connection',
   'keep-alive',
@@ -51,62 +50,82 @@ const unavailable = () =>
     retryAfterSeconds: 5,
   });
 
+/** Where the admitted calls of a database go: served here by its owner, or forwarded to it. */
+export interface ShardProxy {
+  /**
+   * Sends the call on to the shard that owns its database and streams the answer back (true),
+   * or leaves it to this process when it is the owner (false, at once when the grant knows it).
+   */
+  sendOn(req: http.IncomingMessage, res: http.ServerResponse, grant: Grant): false | Promise<boolean>;
+  /** The same as Express middleware of a route, after its `scopedToken`. */
+  toOwner: RequestHandler;
+}
+
 /**
- * Sends a CRUD call to the shard that owns its database: served here when this process is the
- * owner, else forwarded over the owner's internal URL with the shared secret (every replica has
- * it from PostgreSQL). A forwarded call is never forwarded again. Token, Origin and session are
- * checked by the owner, as for any call (the token resolution here is the same cached one).
+ * Sends a call that needs the database file to the shard that owns it: served here when this
+ * process is the owner, else forwarded over the owner's internal URL with the shared secret (every
+ * replica has it from PostgreSQL). A forwarded call is never forwarded again. The call is admitted
+ * (token and Origin) before it comes here; the owner admits it again, and checks the session.
  */
-export function routeToOwner(deps: {
-  grants: TokenGrants;
+export function shardProxy(deps: {
   shards: Shards;
   secret: () => Promise<Buffer>;
   logger: Logger;
-}): RequestHandler {
-  const { grants, shards } = deps;
-  return (req, res, next) => {
-    if (!req.path.startsWith('/api/v1/sqlite/') || req.method === 'OPTIONS') return next();
-    if (!OWNER_PATHS.has(req.path.slice('/api/v1/sqlite'.length))) return next();
-    const token = req.get('x-sqlite-token');
-    if (!token) return next();
-    (async () => {
-      const grant = await grants.resolve(token).catch(() => undefined);
-      if (!grant) return next(); // answered 401 by the token check
-      const { database } = grant;
-      const owner = await shards.placementOf(database.id, database.shard);
-      if (!owner) throw unavailable();
-      // Placement never moves, so the grant in memory may keep it (no placement read next time).
-      database.shard ??= owner;
-      const secret = await deps.secret();
-      const forwarded = req.get(SHARD_SECRET_HEADER);
-      if (forwarded !== undefined && !sameSecret(forwarded, secret))
-        throw new AppError('SQLITE_FORBIDDEN', { message: 'Invalid shard credential.' });
-      if (owner === shards.self.name) return next();
-      if (forwarded !== undefined) throw unavailable(); // placed elsewhere meanwhile: no second hop
-      const target = await shards.live(owner);
-      if (!target) throw unavailable();
-      const result = await forward(req, res, new URL(req.originalUrl, target.url), secret).catch(
-        (err: unknown) => {
-          throw err instanceof ClientClosed ? err : new HopFailed(err);
-        },
-      );
-      proxyHops.inc({ result });
-    })().catch((err: unknown) => {
+}): ShardProxy {
+  const { shards } = deps;
+  const route = async (req: http.IncomingMessage, res: http.ServerResponse, grant: Grant, path: string) => {
+    const { database } = grant;
+    const owner = await shards.placementOf(database.id, database.shard);
+    if (!owner) throw unavailable();
+    // Placement never moves, so the grant in memory may keep it (no placement read next time).
+    database.shard ??= owner;
+    const secret = await deps.secret();
+    const forwarded = req.headers[SHARD_SECRET_HEADER];
+    if (forwarded !== undefined && !(typeof forwarded === 'string' && sameSecret(forwarded, secret)))
+      throw new AppError('SQLITE_FORBIDDEN', { message: 'Invalid shard credential.' });
+    if (owner === shards.self.name) return false;
+    if (forwarded !== undefined) throw unavailable(); // placed elsewhere meanwhile: no second hop
+    const target = await shards.live(owner);
+    if (!target) throw unavailable();
+    const result = await forward(req, res, new URL(path, target.url), secret).catch((err: unknown) => {
+      throw err instanceof ClientClosed ? err : new HopFailed(err);
+    });
+    proxyHops.inc({ result });
+    return true;
+  };
+  const settled = (req: http.IncomingMessage, res: http.ServerResponse, grant: Grant, path: string) =>
+    route(req, res, grant, path).catch((err: unknown) => {
       if (err instanceof ClientClosed) {
         proxyHops.inc({ result: 'client_closed' });
-        return void deps.logger.debug('sqlite proxy hop cut: the client closed the connection');
+        deps.logger.debug('sqlite proxy hop cut: the client closed the connection');
+        return true;
       }
       // The database away while looking up the owner: the same 503 as every other route answers.
       const outage = err instanceof HopFailed ? undefined : outageError(err);
-      if (outage) return next(outage);
+      if (outage) throw outage;
       if (!(err instanceof AppError)) {
         proxyHops.inc({ result: 'error' });
         deps.logger.warn({ err }, 'sqlite proxy hop failed');
-        if (res.headersSent) return void res.destroy();
-        return next(unavailable());
+        if (!res.headersSent) throw unavailable();
+        res.destroy();
+        return true;
       }
-      next(err);
+      throw err;
     });
+  /** `path`: the request's target as it came (Express may have rewritten `req.url`). */
+  const sendOn = (req: http.IncomingMessage, res: http.ServerResponse, grant: Grant, path: string) =>
+    grant.database.shard === shards.self.name && req.headers[SHARD_SECRET_HEADER] === undefined
+      ? false
+      : settled(req, res, grant, path);
+  return {
+    sendOn: (req, res, grant) => sendOn(req, res, grant, req.url ?? '/'),
+    toOwner: (req, res, next) => {
+      const sent = sendOn(req, res, grantOf(req), req.originalUrl);
+      if (sent === false) return next();
+      sent.then((done) => {
+        if (!done) next();
+      }, next);
+    },
   };
 }
 

@@ -10,10 +10,11 @@ import {
 import { sqliteApi, type SqliteApi } from '../../support/sqlite-api.js';
 
 /**
- * The CRUD calls a process owns are served without Express (src/sqlite/fast-path.ts); a gzip body
- * still goes the Express way (its parser inflates it). Every body rule answers alike on both
- * paths — the same input sent plain and gzipped gets the same answer — and the fast path keeps
- * the API's request id, CORS and request metrics.
+ * The CRUD calls a process owns are served without Express (the routes declared `raw`, served by
+ * src/http/raw-dispatch.ts); a gzip body still goes the Express way (its parser inflates it). Every
+ * body rule answers alike on both paths — the same input sent plain and gzipped gets the same
+ * answer — and the fast path keeps the API's request id, CORS and request metrics. A refused call
+ * is answered on the fast path, its grant resolved once.
  */
 describe('SQLite CRUD without Express: the same answers as the Express routes', () => {
   let hp: TestHostplane;
@@ -142,5 +143,46 @@ describe('SQLite CRUD without Express: the same answers as the Express routes', 
     expect(evil.headers.get('access-control-allow-origin')).toBeNull();
     const version = await api.scoped(token, 'GET', '/api/v1/sqlite/version');
     expect(version.body).toMatchObject({ success: true, version: 2 });
+  });
+
+  it('answers a bad token and a refused Origin itself, as Express answers them, and resolves a grant once', async () => {
+    const lookups = async () => {
+      const text = await scrapeMetrics(hp);
+      return (
+        metricValue(text, 'hostplane_sqlite_grant_lookups_total', { result: 'hit' }) +
+        metricValue(text, 'hostplane_sqlite_grant_lookups_total', { result: 'miss' })
+      );
+    };
+    const answered = (status: string) =>
+      scrapeMetrics(hp).then((text) =>
+        metricValue(text, 'hostplane_http_requests_total', {
+          role: 'all',
+          method: 'POST',
+          route: '/api/v1/sqlite/query',
+          status,
+        }),
+      );
+    const query = Buffer.from('{"sql":"SELECT 1"}');
+    const refusals: Array<[string, Record<string, string>, number]> = [
+      ['an unknown token', { 'x-sqlite-token': 'not-a-token-of-this-site-at-all' }, 401],
+      ['a refused Origin', { origin: 'https://evil.example' }, 403],
+    ];
+    for (const [what, headers, status] of refusals) {
+      // The trailing slash is not a raw route: Express answers it (the same route, non-strict).
+      const viaExpress = await send('/api/v1/sqlite/query/', query, false, headers);
+      const [lookupsBefore, answeredBefore] = [await lookups(), await answered(String(status))];
+      const raw = await send('/api/v1/sqlite/query', query, false, headers);
+      expect(raw.status, what).toBe(status);
+      expect(await lookups(), what).toBe(lookupsBefore + 1);
+      expect(await answered(String(status)), what).toBe(answeredBefore + 1);
+      expect(raw.body, what).toEqual(viaExpress.body);
+      expect(viaExpress.status, what).toBe(status);
+      for (const header of ['content-type', 'content-length', 'vary', 'access-control-allow-origin'])
+        expect(raw.headers.get(header), `${what}: ${header}`).toBe(viaExpress.headers.get(header));
+    }
+    // A gzip body goes to Express with the grant the fast path resolved: not resolved again there.
+    const before = await lookups();
+    expect((await send('/api/v1/sqlite/query', query, true)).status).toBe(200);
+    expect(await lookups()).toBe(before + 1);
   });
 });
