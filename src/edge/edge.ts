@@ -2,16 +2,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { BlobStore } from '../blob/index.js';
 import type { Config } from '../config/index.js';
 import type { FilesService } from '../files/index.js';
-import {
-  accessLogDecider,
-  boundRequestMetrics,
-  logRequestCompleted,
-  requestIdOf,
-  startSampledServerSpan,
-  withSampledSpan,
-  type Logger,
-  type SampledSpan,
-} from '../observability/index.js';
+import { lifecycleHandler } from '../http/index.js';
+import type { Logger } from '../observability/index.js';
 import type { Platform, SiteEvents } from '../platform/index.js';
 import { EdgeCache, type EdgeOptions, type HostRoute, type Resolution, type SiteRef } from './cache.js';
 import { sendEntry, sendFixed, sendRedirect } from './respond.js';
@@ -47,34 +39,10 @@ export class Edge {
     this.cache.close();
   }
 
-  /** The request handler of a role, with its metrics, sampled spans and access log. */
+  /** The request handler of a role, in the request lifecycle with sampled spans and access log. */
   createHandler(logger: Logger, role: string): SiteHandler {
     const cache = this.cache;
-    const record = boundRequestMetrics(role, 'edge');
     const { traceSampleRatio, accessLog, accessLogSampleRatio } = this.config.edge;
-    const logThis = accessLogDecider(accessLog, accessLogSampleRatio);
-
-    const finish = (
-      req: IncomingMessage,
-      status: number,
-      started: number,
-      requestId: string,
-      sampled: SampledSpan | undefined,
-    ) => {
-      const ms = performance.now() - started;
-      record(req.method ?? 'GET', status, ms / 1000);
-      if (sampled) {
-        sampled.span.setAttribute('http.response.status_code', status);
-        sampled.span.end();
-      }
-      if (status >= 500 || logThis())
-        logRequestCompleted(
-          logger,
-          { id: requestId, method: req.method, url: req.url, headers: req.headers },
-          status,
-          ms,
-        );
-    };
 
     const answer = (
       req: IncomingMessage,
@@ -109,35 +77,31 @@ export class Edge {
       return sendFixed(res, 404, requestId, 'noPage', head);
     };
 
+    const failed = (req: IncomingMessage, res: ServerResponse, requestId: string, err: unknown): number => {
+      logger.error({ err, reqId: requestId }, 'edge request failed');
+      if (!res.headersSent) return sendFixed(res, 503, requestId, 'unavailable', req.method === 'HEAD');
+      res.destroy();
+      return 503;
+    };
+
+    const serve = lifecycleHandler(
+      {
+        role,
+        logger,
+        route: 'edge',
+        spans: { sampleRatio: traceSampleRatio },
+        accessLog: { mode: accessLog, sampleRatio: accessLogSampleRatio },
+        // Every answer writes X-Request-Id in its one writeHead (respond.ts).
+        handlerWritesRequestId: true,
+      },
+      answer,
+      failed,
+    );
+
     return {
       cachedHost: (hostHeader) => cache.cachedHost(hostHeader),
       lookupHost: (hostHeader) => cache.lookupHost(hostHeader),
-      serve(req, res, site) {
-        const started = performance.now();
-        const requestId = requestIdOf(req.headers);
-        const sampled = startSampledServerSpan(`${req.method} edge`, req.headers, traceSampleRatio, () => ({
-          'http.request.method': req.method ?? '',
-          'url.path': (req.url ?? '').split('?')[0] ?? '',
-        }));
-        const failed = (err: unknown) => {
-          logger.error({ err, reqId: requestId }, 'edge request failed');
-          if (!res.headersSent) return sendFixed(res, 503, requestId, 'unavailable', req.method === 'HEAD');
-          res.destroy();
-          return 503;
-        };
-        let status: number | Promise<number>;
-        try {
-          status = withSampledSpan(sampled, () => answer(req, res, site, requestId));
-        } catch (err) {
-          status = failed(err);
-        }
-        if (typeof status === 'number') finish(req, status, started, requestId, sampled);
-        else
-          status.then(
-            (s) => finish(req, s, started, requestId, sampled),
-            (err: unknown) => finish(req, failed(err), started, requestId, sampled),
-          );
-      },
+      serve,
     };
   }
 }

@@ -2,7 +2,8 @@ import { z } from 'zod';
 
 /**
  * One code's definition: the HTTP status, the spec's `error` text (section 7), a message built
- * from the params, and the extra fields its body carries (with their schema, for the document).
+ * from the params, the extra fields its body carries (with their schema, for the document), and
+ * the headers its answer carries.
  */
 export interface Definition<P> {
   status: number;
@@ -15,7 +16,14 @@ export interface Definition<P> {
   extraSchema?: z.ZodRawShape;
   /** What the code means, for the OpenAPI document. */
   description: string;
+  /** Headers every answer with this code carries (Retry-After, Allow): fixed, or built from the params. */
+  headers?: Record<string, string> | ((params: P) => Record<string, string>);
 }
+
+/** The Retry-After header of a code whose params say when to try again. */
+export const retryAfter = (p: { retryAfterSeconds: number }) => ({
+  'Retry-After': String(p.retryAfterSeconds),
+});
 
 /** Types a definition by its params, so `AppError` asks for exactly those. */
 export const define = <P = Record<never, never>>(d: Definition<P>): Definition<P> => d;

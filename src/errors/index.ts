@@ -74,6 +74,12 @@ export class AppError<C extends ErrorCode = ErrorCode> extends Error {
     return errorDefinitions[this.code].status;
   }
 
+  /** The headers its definition declares for every answer with this code (none: `{}`). */
+  get headers(): Record<string, string> {
+    const { headers } = errorDefinitions[this.code] as Definition<ParamsOf<C>>;
+    return typeof headers === 'function' ? headers(this.params) : { ...headers };
+  }
+
   /** The response body: `{error, message, ...extra}`. */
   get body(): ErrorBody {
     const definition = errorDefinitions[this.code] as Definition<ParamsOf<C>>;

@@ -176,8 +176,7 @@ export function publicFormRoutes(deps: {
       });
     }
     if (res.headersSent || !wantsHtml(req)) return next(known);
-    if (known.code === 'RATE_LIMITED' || known.code === 'DEPENDENCY_UNAVAILABLE')
-      res.set('Retry-After', String(known.params.retryAfterSeconds));
+    res.set(known.headers);
     res
       .status(known.status)
       .type('html')

@@ -8,7 +8,7 @@ import { boundRequestMetrics, type Logger } from '../observability/index.js';
 import type { Store } from '../store/index.js';
 import { guardBodies } from './body-deadline.js';
 import { errorHandler, notFoundHandler } from './errors.js';
-import { requestLogging, requestMetrics, requestTracing } from './middleware.js';
+import { requestLifecycle } from './lifecycle.js';
 import type { Authenticators, DomainModule, FastPath } from './module.js';
 import { docsRoutes } from './docs.js';
 import { buildOpenApi } from './openapi.js';
@@ -40,9 +40,7 @@ export function createApp(parts: AppParts, role: Role): RequestListener {
   app.disable('x-powered-by');
   app.set('trust proxy', config.trustProxy);
   app.set('query parser', 'simple');
-  app.use(requestMetrics(role));
-  app.use(requestTracing());
-  app.use(requestLogging(logger));
+  app.use(requestLifecycle({ role, logger, spans: 'all' }));
 
   app.get('/healthz', (_req, res) => void res.json({ status: 'ok' }));
   // Readiness: the api (and all) roles need the database and the blob store for every request,
@@ -146,8 +144,7 @@ export function createControllerApp(
 ): Express {
   const app = express();
   app.disable('x-powered-by');
-  app.use(requestMetrics('controller'));
-  app.use(requestLogging(logger));
+  app.use(requestLifecycle({ role: 'controller', logger, spans: 'off' }));
   app.get('/healthz', (_req, res) => {
     if (isHealthy()) res.json({ status: 'ok' });
     else

@@ -36,11 +36,7 @@ export function errorResponse(
     const cause = known.cause as { message?: unknown; code?: unknown } | undefined;
     logger.warn({ code: known.code, reqId, cause: cause?.message, causeCode: cause?.code }, known.message);
   } else if (known.status >= 500) logger.error({ err: known.cause ?? err, reqId }, known.message);
-  const headers: Record<string, string> = {};
-  if (known.code === 'RATE_LIMITED' || known.code === 'CAPACITY' || known.code === 'DEPENDENCY_UNAVAILABLE')
-    headers['Retry-After'] = String(known.params.retryAfterSeconds);
-  if (known.code === 'METHOD_NOT_ALLOWED') headers.Allow = known.params.allow.join(', ');
-  return { status: known.status, headers, body: known.body };
+  return { status: known.status, headers: known.headers, body: known.body };
 }
 
 /**

@@ -1,20 +1,14 @@
 import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { AppError } from '../errors/index.js';
-import {
-  boundRequestMetrics,
-  logRequestCompleted,
-  requestIdOf,
-  tracer,
-  type Logger,
-} from '../observability/index.js';
+import type { Logger } from '../observability/index.js';
 import { errorResponse } from './errors.js';
 import { jsonNestsDeeper, jsonTooDeepMessage } from './json-depth.js';
+import { lifecycleHandler } from './lifecycle.js';
 
 // Routes served straight from node:http, without Express, for calls that come thousands of times
-// a second (a domain's `fastPath`): the same duties as the Express stack (request id, metrics,
-// span, log line, registry error bodies, JSON body rules) at a fraction of its cost per call.
+// a second (a domain's `fastPath`): the same duties as the Express stack (the request lifecycle,
+// registry error bodies, JSON body rules) at a fraction of its cost per call.
 
 /**
  * Whether the body can be read by `readJsonBody`: no content coding and UTF-8 (or no charset).
@@ -89,51 +83,40 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
   res.end(text);
 }
 
+/** What a raw route's handler answers: a JSON body, or undefined when it wrote the answer itself. */
+export type RawAnswer = Promise<{ status: number; body: unknown } | undefined>;
+
 /**
  * A route served without Express: `serve(req, res, handle)` runs `handle` inside the request's
- * span and answers what it returns as JSON (a thrown error as its registry body), then records
- * the request like the Express middleware does (hostplane_http_* with this route, log line).
+ * lifecycle (request id, span, metrics with this route, log line) and answers what it returns as
+ * JSON, a thrown error as its registry body.
  */
 export function rawRoute(opts: { role: string; logger: Logger; route: string }) {
-  const { logger, route } = opts;
-  const record = boundRequestMetrics(opts.role, route);
-  return (
-    req: IncomingMessage,
+  const { logger } = opts;
+  const answerJson = (
+    _req: IncomingMessage,
     res: ServerResponse,
-    /** The answer, or undefined when `handle` wrote it itself (e.g. streamed from elsewhere). */
-    handle: (requestId: string) => Promise<{ status: number; body: unknown } | undefined>,
-    started = performance.now(),
-  ): void => {
-    const method = req.method ?? 'GET';
-    const requestId = requestIdOf(req.headers);
-    res.setHeader('X-Request-Id', requestId);
-    const span = tracer.startSpan(`${method} ${route}`, {
-      kind: SpanKind.SERVER,
-      attributes: { 'http.request.method': method, 'url.path': route },
+    handle: (requestId: string) => RawAnswer,
+    requestId: string,
+  ): Promise<number> =>
+    handle(requestId).then((answer) => {
+      if (answer) sendJson(res, answer.status, answer.body);
+      return res.statusCode;
     });
-    const finish = () => {
-      const status = res.statusCode;
-      const ms = performance.now() - started;
-      record(method, status, ms / 1000);
-      span.setAttribute('http.response.status_code', status);
-      if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
-      span.end();
-      logRequestCompleted(logger, { id: requestId, method, url: req.url, headers: req.headers }, status, ms);
-    };
-    const fail = (err: unknown) => {
-      if (res.headersSent) return void res.destroy();
-      const answer = errorResponse(err, logger, requestId);
-      for (const [name, value] of Object.entries(answer.headers)) res.setHeader(name, value);
-      sendJson(res, answer.status, answer.body);
-    };
-    context
-      .with(trace.setSpan(context.active(), span), () => handle(requestId))
-      .then((answer) => answer && sendJson(res, answer.status, answer.body))
-      .catch(fail) // the handler's failure, or an answer that could not be written
-      .catch((err: unknown) => {
-        logger.error({ err, reqId: requestId }, 'answer not written');
-        res.destroy();
-      })
-      .finally(finish);
+  // The handler's failure, or an answer that could not be written.
+  const fail = (_req: IncomingMessage, res: ServerResponse, requestId: string, err: unknown): number => {
+    try {
+      if (res.headersSent) res.destroy();
+      else {
+        const answer = errorResponse(err, logger, requestId);
+        for (const [name, value] of Object.entries(answer.headers)) res.setHeader(name, value);
+        sendJson(res, answer.status, answer.body);
+      }
+    } catch (unwritten) {
+      logger.error({ err: unwritten, reqId: requestId }, 'answer not written');
+      res.destroy();
+    }
+    return res.statusCode;
   };
+  return lifecycleHandler({ ...opts, spans: 'all' }, answerJson, fail);
 }

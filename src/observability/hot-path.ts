@@ -1,22 +1,8 @@
-import { randomUUID } from 'node:crypto';
-import type { IncomingHttpHeaders } from 'node:http';
-import {
-  context,
-  propagation,
-  ROOT_CONTEXT,
-  SpanKind,
-  trace,
-  type Attributes,
-  type Context,
-  type Span,
-} from '@opentelemetry/api';
 import type { Counter, Histogram, LabelValues } from 'prom-client';
 import { foldBeforeCollect, httpRequestDuration, httpRequestsTotal } from './metrics.js';
-import type { Logger } from './logger.js';
-import { tracer } from './tracing.js';
 
-// Helpers for paths that answer tens of thousands of requests a second per core (the edge):
-// label children bound once, spans and log lines decided per request before anything is built.
+// Metrics for paths that answer tens of thousands of requests a second per core (the edge, the
+// fast paths): label children bound once, tallies folded into prom-client when it is read.
 
 /** Requests of one (method, status) since the last scrape: a count, a sum and bucket counts. */
 interface Tally {
@@ -172,84 +158,4 @@ export function tallyCounter<T extends string>(counter: Counter<T>, labels: Labe
     pending = 0;
   });
   return { inc: () => void (pending += 1) };
-}
-
-/** A server span for a request when it is traced, undefined when it is not (the common case). */
-export interface SampledSpan {
-  span: Span;
-  /** The context with the span active (run work in it so child spans nest). */
-  context: Context;
-}
-
-/**
- * Parent-based sampling decided before OpenTelemetry is touched: a request that carries a W3C
- * `traceparent` is traced when its parent was sampled; any other request with probability `ratio`.
- */
-export function startSampledServerSpan(
-  name: string,
-  headers: IncomingHttpHeaders,
-  ratio: number,
-  /** Built only for a request that is traced. */
-  attributes: () => Attributes,
-): SampledSpan | undefined {
-  const traceparent = headers.traceparent;
-  let parent: Context = ROOT_CONTEXT;
-  if (typeof traceparent === 'string') {
-    // Flags are the last two hex digits; their lowest bit says the parent was sampled.
-    if ((parseInt(traceparent.slice(-1), 16) & 1) !== 1) return undefined;
-    parent = propagation.extract(ROOT_CONTEXT, headers);
-  } else if (ratio <= 0 || (ratio < 1 && Math.random() >= ratio)) {
-    return undefined;
-  }
-  const span = tracer.startSpan(name, { kind: SpanKind.SERVER, attributes: attributes() }, parent);
-  return { span, context: trace.setSpan(parent, span) };
-}
-
-/** Runs `fn` with the sampled span active, or plainly when there is none. */
-export function withSampledSpan<T>(sampled: SampledSpan | undefined, fn: () => T): T {
-  return sampled ? context.with(sampled.context, fn) : fn();
-}
-
-/** Whether to write an access log line: none, a sampled share, or all. */
-export function accessLogDecider(mode: 'off' | 'sampled' | 'all', ratio: number): () => boolean {
-  if (mode === 'all') return () => true;
-  if (mode === 'off' || ratio <= 0) return () => false;
-  return () => Math.random() < ratio;
-}
-
-const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
-
-/** A request's id: its X-Request-Id when sane, else a new one (echoed by every way of serving). */
-export function requestIdOf(headers: IncomingHttpHeaders): string {
-  const incoming = headers['x-request-id'];
-  return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
-}
-
-/**
- * The one "request completed" line of every way of serving (Express, the edge, fast paths), at
- * error for 5xx, warn for 4xx, else info. Never headers beyond host and user agent, so no
- * credential reaches a log line.
- */
-export function logRequestCompleted(
-  logger: Logger,
-  req: { id: string; method: string | undefined; url: string | undefined; headers: IncomingHttpHeaders },
-  status: number,
-  ms: number,
-): void {
-  const level = status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info';
-  if (!logger.isLevelEnabled(level)) return;
-  logger[level](
-    {
-      req: {
-        id: req.id,
-        method: req.method,
-        url: req.url,
-        host: req.headers.host,
-        userAgent: req.headers['user-agent'],
-      },
-      res: { statusCode: status },
-      responseTime: Math.round(ms),
-    },
-    'request completed',
-  );
 }

@@ -4,7 +4,7 @@ import type { RateLimiter } from '../ratelimit/index.js';
 import { z } from 'zod';
 import type { Config } from '../config/index.js';
 import { answerBodyTimeoutWith, bodyRefusal, jsonBody, type RouteRegistry } from '../http/index.js';
-import { errorBodySchema, isAppError, outageError } from '../errors/index.js';
+import { AppError, errorBodySchema, isAppError, outageError } from '../errors/index.js';
 import { dependencyUnavailableTotal, type Logger } from '../observability/index.js';
 import { MAX_TEMP_HTML_BYTES, TEMP_PAGE_TTL_MS, type PublishService } from './service.js';
 
@@ -77,7 +77,7 @@ function publishErrors(shape: Shape, field: string, logger: Logger): ErrorReques
   return (err: unknown, req, res, _next) => {
     if (res.headersSent) return void res.destroy();
     if (isAppError(err) && (err.status < 500 || err.code === 'CAPACITY')) {
-      if (err.code === 'CAPACITY') res.set('Retry-After', String(err.params.retryAfterSeconds));
+      res.set(err.headers);
       return void res.status(err.status).json(errorBody(shape, err.status, err.message));
     }
     const refused = bodyRefusal(err);
@@ -93,7 +93,7 @@ function publishErrors(shape: Shape, field: string, logger: Logger): ErrorReques
     if (outage) {
       dependencyUnavailableTotal.inc({ dependency: outage.params.dependency });
       logger.warn({ reqId: req.id, cause: (err as Error).message }, outage.message);
-      res.set('Retry-After', String(outage.params.retryAfterSeconds));
+      res.set(outage.headers);
       return void res.status(503).json(errorBody(shape, 503, outage.message));
     }
     logger.error({ err, reqId: req.id }, 'publish failed');
@@ -117,9 +117,14 @@ export function publishRoutes(deps: {
     // IPv6 clients count per /56 (one customer's block), as express-rate-limit does.
     deps.limiter.consume(ipKeyGenerator(req.ip ?? 'unknown', 56)).then((verdict) => {
       if (verdict.allowed) return next();
-      const message = 'Too many pages published from this address; try again in a minute.';
-      res.set('Retry-After', String(verdict.retryAfterSeconds));
-      res.status(429).json(errorBody(req.path === '/ai/publish' ? 'ai' : 'demo', 429, message));
+      const limited = new AppError('RATE_LIMITED', {
+        message: 'Too many pages published from this address; try again in a minute.',
+        retryAfterSeconds: verdict.retryAfterSeconds,
+      });
+      res.set(limited.headers);
+      res
+        .status(limited.status)
+        .json(errorBody(req.path === '/ai/publish' ? 'ai' : 'demo', limited.status, limited.message));
     }, next);
   };
   const json = jsonBody('4mb');

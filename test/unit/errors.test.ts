@@ -6,6 +6,8 @@ import {
   statusOf,
   type ErrorCode,
 } from '../../src/errors/index.js';
+import { errorResponse } from '../../src/http/errors.js';
+import { createLogger } from '../../src/observability/logger.js';
 
 const upgrade = { plan: 'free', upgradeUrl: 'https://hostplane.example/upgrade' };
 
@@ -129,6 +131,23 @@ describe('the error registry', () => {
     });
     expect(samples.RATE_LIMITED.status).toBe(429);
     expect(samples.RATE_LIMITED.body.retry_after).toBe(30);
+  });
+
+  it('answers with the headers its definition declares, built from the params', () => {
+    const logger = createLogger('silent');
+    const headersOf = (err: AppError) => errorResponse(err, logger, 'req-1').headers;
+    expect(headersOf(samples.RATE_LIMITED)).toEqual({ 'Retry-After': '30' });
+    expect(headersOf(samples.CAPACITY)).toEqual({ 'Retry-After': '5' });
+    expect(headersOf(samples.DEPENDENCY_UNAVAILABLE)).toEqual({ 'Retry-After': '5' });
+    expect(headersOf(samples.METHOD_NOT_ALLOWED)).toEqual({ Allow: 'GET, POST' });
+    const withHeaders = Object.values(samples).filter((err) => Object.keys(headersOf(err)).length > 0);
+    expect(withHeaders.map((err) => err.code).sort()).toEqual([
+      'CAPACITY',
+      'DEPENDENCY_UNAVAILABLE',
+      'METHOD_NOT_ALLOWED',
+      'RATE_LIMITED',
+    ]);
+    for (const err of Object.values(samples)) expect(headersOf(err)).toEqual(err.headers);
   });
 
   it('keeps the cause it is given', () => {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { define, type WithMessage } from '../define.js';
+import { define, retryAfter, type WithMessage } from '../define.js';
 
 /**
  * Codes every domain may answer with: malformed requests, credentials, lookups, conflicts, limits on
@@ -57,6 +57,7 @@ export const coreErrors = {
     error: 'Method Not Allowed',
     message: (p) => `${p.method} is not allowed here; use ${p.allow.join(', ')}.`,
     description: 'The path exists but not with this method (see the Allow header)',
+    headers: (p) => ({ Allow: p.allow.join(', ') }),
   }),
   CONFLICT: define<WithMessage>({
     status: 409,
@@ -95,6 +96,7 @@ export const coreErrors = {
     extra: (p) => ({ retry_after: p.retryAfterSeconds }),
     extraSchema: { retry_after: z.int().describe('Seconds until a new attempt can succeed') },
     description: 'Too many requests from this address; see Retry-After',
+    headers: retryAfter,
   }),
   CAPACITY: define<{ message: string; retryAfterSeconds: number }>({
     status: 503,
@@ -103,6 +105,7 @@ export const coreErrors = {
     extra: (p) => ({ retry_after: p.retryAfterSeconds }),
     extraSchema: { retry_after: z.int().describe('Seconds until a new attempt may succeed') },
     description: 'A platform-wide capacity limit is reached for now; see Retry-After',
+    headers: retryAfter,
   }),
   DEPENDENCY_UNAVAILABLE: define<{ dependency: 'database' | 'blob store'; retryAfterSeconds: number }>({
     status: 503,
@@ -112,6 +115,7 @@ export const coreErrors = {
     extraSchema: { retry_after: z.int().describe('Seconds until a new attempt may succeed') },
     description:
       'A dependency (the database or the blob store) is unreachable for now; nothing was changed; see Retry-After',
+    headers: retryAfter,
   }),
   INTERNAL: define({
     status: 500,
