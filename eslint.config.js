@@ -4,7 +4,8 @@ import tseslint from 'typescript-eslint';
 /**
  * The domain boundary: a folder under src/ is imported by others through its index.ts only.
  * (A domain's tables.ts may name another's table for a foreign key, and src/store/schema.ts
- * gathers every tables.ts for drizzle; the entry points at src/ level assemble everything.)
+ * gathers every tables.ts for drizzle; the composition root, src/server/, starts the controllers
+ * through controllers/manager.ts.)
  */
 const boundary = (depth) => {
   const up = '../'.repeat(depth);

@@ -4,7 +4,8 @@ import { siteUrl, type Config } from '../config/index.js';
 import type { ErrorBody } from '../errors/index.js';
 import { createLogger } from '../observability/index.js';
 import { DataDirLockedError } from '../store/index.js';
-import { adminCommands, callAdminSocket, createSiteInput, sessionInput } from './admin-socket.js';
+import { adminCommands, clusterSiteHook, createSiteInput, sessionInput } from '../server/index.js';
+import { callAdminSocket } from './admin-client.js';
 import { CommandFailed, UsageError } from './errors.js';
 
 export type AdminCommand = 'create-site' | 'session';
@@ -97,10 +98,9 @@ async function callServerOrRunLocally(config: Config, parsed: Parsed): Promise<R
 
 async function runLocally(config: Config, parsed: Parsed): Promise<Record<string, unknown>> {
   // Loaded on this path only: most admin calls go to the running server's socket.
-  const [{ openStoreForRole }, { Platform }, { clusterSiteHook }] = await Promise.all([
+  const [{ openStoreForRole }, { Platform }] = await Promise.all([
     import('../store/index.js'),
     import('../platform/index.js'),
-    import('../wiring.js'),
   ]);
   // stderr: stdout carries the command's (JSON) output.
   const logger = createLogger(config.logLevel, process.stderr);

@@ -1,6 +1,5 @@
 import { ConfigError, loadConfig } from '../config/index.js';
 import { CommandFailed, hintOf, registryError, UsageError } from './errors.js';
-import { parseServeArgs } from './serve.js';
 import { usages, version, type CommandName } from './usage.js';
 
 // Exit codes: 0 done, 1 the command failed (one line and a hint on stderr), 2 the command line
@@ -34,8 +33,8 @@ async function main(argv: string[], ctx: Context): Promise<number> {
     case 'serve': {
       ctx.command = 'serve';
       if (wantsHelp(rest)) return help('serve');
+      const { parseServeArgs, serve } = await import('./serve.js');
       const role = parseServeArgs(rest);
-      const { serve } = await import('./serve.js');
       return serve(loadConfig(), role);
     }
     case 'migrate': {
@@ -43,7 +42,7 @@ async function main(argv: string[], ctx: Context): Promise<number> {
       if (wantsHelp(rest)) return help('migrate');
       if (rest.length)
         throw new UsageError(`migrate takes no arguments (got "${rest.join(' ')}")`, 'migrate');
-      const { migrateCommand } = await import('./serve.js');
+      const { migrateCommand } = await import('./migrate.js');
       return migrateCommand(loadConfig());
     }
     case 'admin': {

@@ -16,3 +16,4 @@ export {
   type WaitOptions,
 } from './migrate.js';
 export { openStoreForRole, type OpenForRoleOptions, type SchemaPolicy } from './schema-gate.js';
+export { StandInProbes, untilReachable } from './start-up-wait.js';
