@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { siteUrl, type Config } from '../config/index.js';
 import { createLogger } from '../observability/index.js';
 import { ROLES, startController, startServer, type Role } from '../server/index.js';
-import { UsageError } from './errors.js';
+import { usageError } from './errors.js';
 
 export function parseServeArgs(args: string[]): Role {
   let role: string;
@@ -11,10 +11,10 @@ export function parseServeArgs(args: string[]): Role {
       values: { role },
     } = parseArgs({ args, options: { role: { type: 'string', default: 'all' } }, strict: true }));
   } catch (err) {
-    throw new UsageError((err as Error).message, 'serve');
+    throw usageError((err as Error).message, 'serve');
   }
   if (!(ROLES as readonly string[]).includes(role)) {
-    throw new UsageError(`unknown role "${role}" (one of ${ROLES.join(', ')})`, 'serve');
+    throw usageError(`unknown role "${role}" (one of ${ROLES.join(', ')})`, 'serve');
   }
   return role as Role;
 }

@@ -15,6 +15,8 @@ export interface Definition<P> {
   extraSchema?: z.ZodRawShape;
   /** What the code means, for the OpenAPI document. */
   description: string;
+  /** What to do about it, printed under the message by the CLI (start-up and command-line codes). */
+  hint?: (params: P) => string;
 }
 
 /** Types a definition by its params, so `AppError` asks for exactly those. */

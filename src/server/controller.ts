@@ -4,7 +4,8 @@ import type { KubeConfig } from '@kubernetes/client-node';
 // controllers/ is a layer beside this one, not a domain: its manager.ts is its face.
 // eslint-disable-next-line no-restricted-imports
 import type { ControllerManager } from '../../controllers/manager.js';
-import { ConfigError, type Config } from '../config/index.js';
+import type { Config } from '../config/index.js';
+import { AppError } from '../errors/index.js';
 import { FormsService } from '../forms/index.js';
 import { createLogger, type Logger, type MetricsServer } from '../observability/index.js';
 import { Platform } from '../platform/index.js';
@@ -22,7 +23,10 @@ export async function startController(
   options: StartControllerOptions = {},
 ): Promise<RunningController> {
   const kube = config.kubernetes;
-  if (!kube) throw new ConfigError('the controller role needs cluster mode: set HOSTPLANE_KUBERNETES=true');
+  if (!kube)
+    throw new AppError('CONFIG_INVALID', {
+      message: 'the controller role needs cluster mode: set HOSTPLANE_KUBERNETES=true',
+    });
   const logger = options.logger ?? createLogger(config.logLevel);
   const ownsStore = !options.store;
   const store = await openStoreForRole(config, {
