@@ -174,8 +174,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   });
   const port = (server.address() as AddressInfo).port;
   const metrics = await metricsBeside(server, config);
-  // Standalone processes are SQLite shards; the cluster's shards are the next issue's StatefulSet.
-  // The database lost since start-up began: /readyz says 503 meanwhile (it pings the store).
+  // A standalone process is its own SQLite shard. Should the database be lost since start-up
+  // began, registering waits for it, with /readyz at 503 meanwhile (it pings the store).
   if (role === 'all') await untilReachable(() => sqlite.startShard(`http://127.0.0.1:${port}`), { logger });
 
   const stops: Array<() => Promise<void> | void> = [];
