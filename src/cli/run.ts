@@ -90,6 +90,7 @@ function report(err: unknown, ctx: Context): number {
     console.error(`${prefix}: ${err.message}\n${err.hint}`);
     return exitCodeOf(err);
   }
+  // The API's own codes (no hint: their body says it all), from the admin socket or a local run.
   const known = err instanceof CommandFailed ? err.body : isAppError(err) && !err.hint ? err.body : undefined;
   if (known) {
     if (ctx.json) console.log(JSON.stringify(known));

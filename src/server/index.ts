@@ -19,7 +19,7 @@ export {
 export { clusterSiteHook } from './wiring.js';
 
 // Start-up loads every domain (~0.3 s): only a process that serves pays for it, not `hostplane
-// admin`, and `hostplane serve` handles its signals before it starts loading.
+// admin`, and `hostplane serve` handles its signals before loading it.
 
 /** Wires the services for a role and starts listening (see start.ts). */
 export async function startServer(config: Config, options?: StartOptions): Promise<RunningServer> {
