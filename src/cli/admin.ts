@@ -1,11 +1,11 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { z } from 'zod';
 import { siteUrl, type Config } from '../config/index.js';
-import type { ErrorBody } from '../errors/index.js';
+import { isAppError, type ErrorBody } from '../errors/index.js';
 import { createLogger } from '../observability/index.js';
-import { DataDirLockedError } from '../store/index.js';
-import { adminCommands, callAdminSocket, createSiteInput, sessionInput } from './admin-socket.js';
-import { CommandFailed, UsageError } from './errors.js';
+import { adminCommands, clusterSiteHook, createSiteInput, sessionInput } from '../server/index.js';
+import { callAdminSocket } from './admin-client.js';
+import { CommandFailed, usageError } from './errors.js';
 
 export type AdminCommand = 'create-site' | 'session';
 
@@ -17,7 +17,7 @@ type Parsed =
       json: boolean;
     };
 
-/** Parses `admin <command> …`; a bad flag or value is a UsageError (exit 2). */
+/** Parses `admin <command> …`; a bad flag or value is a USAGE error (exit 2). */
 export function parseAdminArgs(command: AdminCommand, args: string[]): Parsed {
   const usageName = `admin ${command}`;
   const str = { type: 'string' } as const;
@@ -29,14 +29,14 @@ export function parseAdminArgs(command: AdminCommand, args: string[]): Parsed {
   try {
     parsedValues = parseArgs({ args, options, strict: true, allowPositionals: false }).values;
   } catch (err) {
-    throw new UsageError((err as Error).message, usageName);
+    throw usageError((err as Error).message, usageName);
   }
   const values = parsedValues as Partial<Record<'slug' | 'email' | 'plan' | 'name', string>> & {
     json?: boolean;
   };
   const json = values.json === true;
   const flagIssues = (issues: z.ZodError['issues']) =>
-    new UsageError(
+    usageError(
       issues
         .map((i) => {
           const flag = i.path.join('.');
@@ -89,7 +89,7 @@ async function callServerOrRunLocally(config: Config, parsed: Parsed): Promise<R
       return await runLocally(config, parsed);
     } catch (err) {
       // A server is starting on this data dir: its admin socket appears once it is ready.
-      if (!(err instanceof DataDirLockedError) || Date.now() > deadline) throw err;
+      if (!isAppError(err, 'DATA_DIR_LOCKED') || Date.now() > deadline) throw err;
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
   }
@@ -97,10 +97,9 @@ async function callServerOrRunLocally(config: Config, parsed: Parsed): Promise<R
 
 async function runLocally(config: Config, parsed: Parsed): Promise<Record<string, unknown>> {
   // Loaded on this path only: most admin calls go to the running server's socket.
-  const [{ openStoreForRole }, { Platform }, { clusterSiteHook }] = await Promise.all([
+  const [{ openStoreForRole }, { Platform }] = await Promise.all([
     import('../store/index.js'),
     import('../platform/index.js'),
-    import('../wiring.js'),
   ]);
   // stderr: stdout carries the command's (JSON) output.
   const logger = createLogger(config.logLevel, process.stderr);

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
+import { AppError } from '../errors/index.js';
 
 const booleanFromEnv = z
   .enum(['true', 'false', '1', '0', 'yes', 'no', ''])
@@ -178,20 +179,19 @@ export interface KubernetesConfig {
   requestTimeoutMs: number;
 }
 
-export class ConfigError extends Error {}
-
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = configSchema.safeParse(env);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
-    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+    throw new AppError('CONFIG_INVALID', { message: `invalid configuration:\n${lines.join('\n')}` });
   }
   const c = parsed.data;
   // Node refuses a headers deadline past the request deadline: say so at start, in these words.
   if (c.HOSTPLANE_HEADERS_TIMEOUT_SECONDS > c.HOSTPLANE_REQUEST_TIMEOUT_SECONDS)
-    throw new ConfigError(
-      'invalid configuration:\n  HOSTPLANE_HEADERS_TIMEOUT_SECONDS: must not exceed HOSTPLANE_REQUEST_TIMEOUT_SECONDS',
-    );
+    throw new AppError('CONFIG_INVALID', {
+      message:
+        'invalid configuration:\n  HOSTPLANE_HEADERS_TIMEOUT_SECONDS: must not exceed HOSTPLANE_REQUEST_TIMEOUT_SECONDS',
+    });
   const baseUrl = new URL(c.HOSTPLANE_BASE_URL);
   return {
     port: c.PORT,

@@ -2,11 +2,12 @@ import { LRUCache } from 'lru-cache';
 import { blobKeyForHash, type BlobStore } from '../blob/index.js';
 import type { Config } from '../config/index.js';
 import type { FilesService } from '../files/index.js';
+import { normalizeHost, type HostRoute as RouteOf } from '../http/index.js';
 import { edgeCacheEvents, tallyCounter } from '../observability/index.js';
 import type { Platform, SiteEvents } from '../platform/index.js';
 import { compress, type Encoding } from './compression.js';
 import { FOLDER, MISSING, fileEntry, type FileEntry, type ManifestEntry } from './entries.js';
-import { decodeSitePath, namesDatabaseFile, normalizeHost } from './paths.js';
+import { decodeSitePath, namesDatabaseFile } from './paths.js';
 
 export interface EdgeOptions {
   /** Blobs up to this size are kept in memory. */
@@ -21,8 +22,8 @@ export interface SiteRef {
   id: number;
 }
 
-/** What a Host header means: a site host (served by the edge, site known or not), or anything else. */
-export type HostRoute = { serve: false } | { serve: true; site: SiteRef | undefined };
+/** What a Host header means to the edge (see the HostHandler it implements). */
+export type HostRoute = RouteOf<SiteRef>;
 const NOT_A_SITE_HOST: HostRoute = { serve: false };
 const NO_SUCH_SITE: HostRoute = { serve: true, site: undefined };
 

@@ -2,20 +2,14 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { BlobStore } from '../blob/index.js';
 import type { Config } from '../config/index.js';
 import type { FilesService } from '../files/index.js';
-import { lifecycleHandler } from '../http/index.js';
+import { lifecycleHandler, type HostHandler } from '../http/index.js';
 import type { Logger } from '../observability/index.js';
 import type { Platform, SiteEvents } from '../platform/index.js';
-import { EdgeCache, type EdgeOptions, type HostRoute, type Resolution, type SiteRef } from './cache.js';
+import { EdgeCache, type EdgeOptions, type Resolution, type SiteRef } from './cache.js';
 import { sendEntry, sendFixed, sendRedirect } from './respond.js';
 
-/** Serves one request for a site host; what createSiteHandler returns. */
-export interface SiteHandler {
-  /** The meaning of a Host header when it is cached (the common case), else undefined. */
-  cachedHost(hostHeader: string | undefined): HostRoute | undefined;
-  lookupHost(hostHeader: string | undefined): Promise<HostRoute>;
-  /** Answers a request for a site host (`site` undefined: a sites-domain host that names no site). */
-  serve(req: IncomingMessage, res: ServerResponse, site: SiteRef | undefined): void;
-}
+/** Serves the requests of site hosts; what createHandler returns. */
+export type SiteHandler = HostHandler<SiteRef>;
 
 /**
  * Serves sites by Host, straight on node:http (no Express on this path): host → site, path →

@@ -3,18 +3,6 @@ import { MAX_PATH_BYTES, MAX_SEGMENT_BYTES, namesDatabaseFile } from '../files/i
 // One rule for what the files API refuses to create and what the edge refuses to serve.
 export { namesDatabaseFile };
 
-const HOSTNAME = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*$/;
-
-/** A Host header's lower-cased hostname without port or trailing dot; undefined unless it is a DNS name. */
-export function normalizeHost(hostHeader: string | undefined): string | undefined {
-  if (!hostHeader || hostHeader.length > 300) return undefined;
-  const hostname = hostHeader
-    .replace(/:\d{1,5}$/, '')
-    .replace(/\.$/, '')
-    .toLowerCase();
-  return HOSTNAME.test(hostname) ? hostname : undefined;
-}
-
 /** URL path → site path ('' for the root; trailing slash kept); undefined when it can name no file. */
 export function decodeSitePath(urlPath: string): string | undefined {
   // Longer than any stored path can be (1024 bytes, percent-encoded at most 3 bytes a byte).

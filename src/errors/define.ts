@@ -18,6 +18,8 @@ export interface Definition<P> {
   description: string;
   /** Headers every answer with this code carries (Retry-After, Allow): fixed, or built from the params. */
   headers?: Record<string, string> | ((params: P) => Record<string, string>);
+  /** What to do about it, printed under the message by the CLI (start-up and command-line codes). */
+  hint?: (params: P) => string;
 }
 
 /** The Retry-After header of a code whose params say when to try again. */

@@ -4,13 +4,15 @@ import { fileErrors } from './codes/files.js';
 import { formErrors } from './codes/forms.js';
 import { quotaErrors } from './codes/quota.js';
 import { sqliteErrors } from './codes/sqlite.js';
+import { startupErrors } from './codes/startup.js';
 import type { Definition } from './define.js';
 
 /**
  * The one registry of error codes, in the spirit of Fastify's `lib/errors.js`. Domains throw
  * `new AppError(code, params)` and know nothing of HTTP; the HTTP error middleware, the admin
- * socket and the CLI each map a code in one place, and the OpenAPI document describes every
- * route's error bodies from here.
+ * socket and the CLI (messages, hints, exit codes) each map a code in one place, and the OpenAPI
+ * document describes every route's error bodies from here. Start-up and command-line failures are
+ * codes too (codes/startup.ts).
  *
  * The definitions live by group in codes/ (see define.ts for what one holds); this gathers them.
  */
@@ -20,6 +22,7 @@ export const errorDefinitions = {
   ...quotaErrors,
   ...formErrors,
   ...sqliteErrors,
+  ...startupErrors,
 } as const;
 
 // A code defined in two groups would silently replace the other in the spread: make it a type error.
@@ -29,6 +32,7 @@ type Groups = [
   typeof quotaErrors,
   typeof formErrors,
   typeof sqliteErrors,
+  typeof startupErrors,
 ];
 type KeysOfEach<U> = U extends unknown ? keyof U : never;
 type SharedCodes<G extends unknown[]> = G extends [infer First, ...infer Rest]
@@ -78,6 +82,12 @@ export class AppError<C extends ErrorCode = ErrorCode> extends Error {
   get headers(): Record<string, string> {
     const { headers } = errorDefinitions[this.code] as Definition<ParamsOf<C>>;
     return typeof headers === 'function' ? headers(this.params) : { ...headers };
+  }
+
+  /** What to do about it, when the code says (start-up and command-line codes). */
+  get hint(): string | undefined {
+    const definition = errorDefinitions[this.code] as Definition<ParamsOf<C>>;
+    return definition.hint?.(this.params);
   }
 
   /** The response body: `{error, message, ...extra}`. */

@@ -14,7 +14,7 @@ const landing = page(
   'Hostplane API',
   '<style>body{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:4rem auto;padding:0 1rem;color:#222}code{background:#f3f3f3;padding:0 .25em}</style>',
   `<h1>Hostplane API</h1>
-<p>Static sites, files, folders, videos, storage quotas and temporary publishing over HTTP.</p>
+<p>Static sites, files, folders, videos, storage quotas, temporary publishing, forms with their submissions and notification mail, and per-site SQLite databases with end-user accounts, over HTTP.</p>
 <ul>
 <li><a href="/docs">API reference</a> (rendered from the OpenAPI document)</li>
 <li><a href="/api/v1/openapi.json">OpenAPI document</a> (<code>/api/v1/openapi.json</code>)</li>

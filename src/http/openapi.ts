@@ -279,7 +279,7 @@ export function buildOpenApi(
       title: 'Hostplane hosting API',
       version: '1.0.0',
       description:
-        'Static sites, files, folders, videos, storage quotas and temporary publishing. ' +
+        'Static sites, files, folders, videos, storage quotas, temporary publishing, forms with their submissions and notification mail, and per-site SQLite databases with end-user accounts. ' +
         'A request whose target is in absolute-form (`GET http://host/path`) is served for the host it names, not its `Host` header (RFC 9112 section 3.2.2); ' +
         'an absolute target that is not an http(s) URL naming a host (another scheme, userinfo, no host) is answered 400 `{error: "Bad Request", message}` on every path.',
     },

@@ -13,12 +13,12 @@ import { Usage, type UsageChange } from './usage.js';
  * and usage. Each concern lives in its own module; this face keeps the calls other domains make.
  */
 export class Platform {
-  readonly accounts: Accounts;
-  readonly keys: Keys;
-  readonly sites: Sites;
-  readonly usage: Usage;
-  readonly routing: Routing;
-  readonly secrets: ServerSecrets;
+  private readonly accounts: Accounts;
+  private readonly keys: Keys;
+  private readonly sites: Sites;
+  private readonly usage: Usage;
+  private readonly routing: Routing;
+  private readonly secrets: ServerSecrets;
 
   constructor(db: Db) {
     this.accounts = new Accounts(db);

@@ -1,22 +1,12 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { AppError } from '../errors/index.js';
 
-/** PGlite's folder is open in another live process (only one may open it). */
-export class DataDirLockedError extends Error {
-  readonly hint: string;
-  constructor(
-    /** The holder's pid as it wrote it down (0 when unknown). */
-    readonly pid: number,
-    readonly dir: string,
-  ) {
-    const who = pid > 0 ? `process ${pid}` : 'another process';
-    super(`the embedded database in ${dir} is in use by ${who}`);
-    this.hint = `Stop ${who} first, or point HOSTPLANE_DATA_DIR at another folder.`;
-  }
-}
+/** PGlite's folder is open in another live process (only one may open it); `pid` 0: unknown. */
+const locked = (pid: number, dir: string) => new AppError('DATA_DIR_LOCKED', { pid, dir });
 
 /**
- * Takes the data dir's lock, or throws DataDirLockedError while another live process holds it;
+ * Takes the data dir's lock, or throws DATA_DIR_LOCKED while another live process holds it;
  * resolves with the release function.
  *
  * The lock is a POSIX record lock (fcntl) that the kernel drops when its holder dies, whatever
@@ -42,7 +32,7 @@ export async function lockDataDir(dir: string): Promise<() => void> {
   } catch (err) {
     db.close();
     if ((err as { code?: unknown }).code === 'SQLITE_BUSY') {
-      throw new DataDirLockedError(readPid(pidFile), resolved);
+      throw locked(readPid(pidFile), resolved);
     }
     throw err;
   }
@@ -52,7 +42,7 @@ export async function lockDataDir(dir: string): Promise<() => void> {
   const legacyHolder = readPid(`${resolved}.lock`);
   if (legacyHolder > 0 && legacyHolder !== process.pid && isAlive(legacyHolder)) {
     db.close();
-    throw new DataDirLockedError(legacyHolder, resolved);
+    throw locked(legacyHolder, resolved);
   }
   rmSync(`${resolved}.lock`, { force: true });
   writeFileSync(pidFile, String(process.pid), { mode: 0o600 });

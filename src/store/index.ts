@@ -1,13 +1,11 @@
 // The control-plane database's public face: opening it (PostgreSQL or PGlite), and its schema
 // migrations as an explicit, locked step (see migrate.ts and schema-gate.ts).
-export { DataDirLockedError } from './data-dir-lock.js';
 export { openStore, type Db, type OpenStoreOptions, type Store, type StoreSession } from './db.js';
 export {
   journal,
   migrate,
   MIGRATION_LOCK_KEY,
   migrationsFolder,
-  SchemaNotCurrentError,
   schemaVersion,
   waitForSchema,
   type MigrateOptions,
@@ -16,3 +14,4 @@ export {
   type WaitOptions,
 } from './migrate.js';
 export { openStoreForRole, type OpenForRoleOptions, type SchemaPolicy } from './schema-gate.js';
+export { StandInProbes, untilReachable } from './start-up-wait.js';

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { AppError } from '../errors/index.js';
 import type { Store, StoreSession } from './db.js';
 
 /**
@@ -112,20 +113,8 @@ export async function migrate(store: Store, options: MigrateOptions = {}): Promi
 }
 
 /** The database lacks migrations this build needs, and this process may not apply them. */
-export class SchemaNotCurrentError extends Error {
-  readonly hint =
-    'Run `hostplane migrate` against this database (the Helm chart runs it before every upgrade).';
-  constructor(
-    readonly version: SchemaVersion,
-    waitedMs?: number,
-  ) {
-    const waited = waitedMs ? ` after waiting ${Math.round(waitedMs / 1000)} s` : '';
-    super(
-      `the database schema is not current${waited}: ${version.pending.length} of ${journal().length} ` +
-        `migrations not applied (${version.pending.join(', ')})`,
-    );
-  }
-}
+const schemaNotCurrent = (version: SchemaVersion, waitedMs: number) =>
+  new AppError('SCHEMA_NOT_CURRENT', { pending: version.pending, total: journal().length, waitedMs });
 
 export interface WaitOptions {
   /** Give up after this long (0: check once). */
@@ -136,7 +125,7 @@ export interface WaitOptions {
   onBehind?: (version: SchemaVersion) => void;
 }
 
-/** Resolves once the schema is current; throws SchemaNotCurrentError when the wait runs out. */
+/** Resolves once the schema is current; throws SCHEMA_NOT_CURRENT when the wait runs out. */
 export async function waitForSchema(store: Store, options: WaitOptions): Promise<SchemaVersion> {
   const started = Date.now();
   const interval = options.intervalMs ?? 2_000;
@@ -144,7 +133,7 @@ export async function waitForSchema(store: Store, options: WaitOptions): Promise
     const version = await schemaVersion(store);
     if (version.current) return version;
     const left = started + options.timeoutMs - Date.now();
-    if (left <= 0) throw new SchemaNotCurrentError(version, options.timeoutMs);
+    if (left <= 0) throw schemaNotCurrent(version, options.timeoutMs);
     options.onBehind?.(version);
     await new Promise((resolve) => setTimeout(resolve, Math.min(interval, left)));
   }

@@ -1,7 +1,7 @@
 import { and, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/observability/logger.js';
-import { startServer, type RunningServer } from '../../src/server.js';
+import { startServer, type RunningServer } from '../../src/server/index.js';
 import { openStore, type Store } from '../../src/store/db.js';
 import { siteFiles } from '../../src/store/schema.js';
 import { eventually } from '../support/eventually.js';

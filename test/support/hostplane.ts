@@ -7,7 +7,7 @@ import { FsBlobStore, InstrumentedBlobStore, S3BlobStore, type BlobStore } from 
 import { loadConfig, type Config } from '../../src/config/config.js';
 import { createLogger } from '../../src/observability/logger.js';
 import type { PlanType } from '../../src/platform/plans.js';
-import { startServer, type RunningServer, type StartOptions } from '../../src/server.js';
+import { startServer, type RunningServer, type StartOptions } from '../../src/server/index.js';
 import { openStore } from '../../src/store/db.js';
 import { createBucket } from './minio.js';
 import { createDatabase } from './postgres.js';

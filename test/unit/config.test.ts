@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, siteUrl } from '../../src/config/config.js';
+import { loadConfig, siteUrl } from '../../src/config/config.js';
+
+/** The registry code of an invalid configuration (exit 2 from the CLI). */
+const configInvalid = expect.objectContaining({ name: 'AppError', code: 'CONFIG_INVALID' });
 
 describe('configuration', () => {
   it('uses the embedded defaults when nothing is set', () => {
@@ -45,8 +48,8 @@ describe('configuration', () => {
     expect(() =>
       loadConfig({ HOSTPLANE_KUBERNETES: 'true', HOSTPLANE_EDGE_SERVICE: 'Edge_Service' }),
     ).toThrow(/HOSTPLANE_EDGE_SERVICE: must be a Service name/);
-    expect(() => loadConfig({ HOSTPLANE_NAMESPACE: '../etc' })).toThrow(ConfigError);
-    expect(() => loadConfig({ HOSTPLANE_RESYNC_SECONDS: '1' })).toThrow(ConfigError);
+    expect(() => loadConfig({ HOSTPLANE_NAMESPACE: '../etc' })).toThrow(configInvalid);
+    expect(() => loadConfig({ HOSTPLANE_RESYNC_SECONDS: '1' })).toThrow(configInvalid);
   });
 
   it('selects PostgreSQL and S3 when their variables are set', () => {
@@ -100,11 +103,11 @@ describe('configuration', () => {
     expect(() =>
       loadConfig({ HOSTPLANE_HEADERS_TIMEOUT_SECONDS: '60', HOSTPLANE_REQUEST_TIMEOUT_SECONDS: '30' }),
     ).toThrow(/HOSTPLANE_HEADERS_TIMEOUT_SECONDS: must not exceed HOSTPLANE_REQUEST_TIMEOUT_SECONDS/);
-    expect(() => loadConfig({ HOSTPLANE_BODY_TIMEOUT_SECONDS: '0' })).toThrow(ConfigError);
+    expect(() => loadConfig({ HOSTPLANE_BODY_TIMEOUT_SECONDS: '0' })).toThrow(configInvalid);
   });
 
   it('refuses invalid values with a message naming each variable', () => {
-    expect(() => loadConfig({ PORT: 'eighty', HOSTPLANE_TRUST_PROXY: 'always' })).toThrow(ConfigError);
+    expect(() => loadConfig({ PORT: 'eighty', HOSTPLANE_TRUST_PROXY: 'always' })).toThrow(configInvalid);
     expect(() => loadConfig({ PORT: 'eighty' })).toThrow(/PORT/);
     expect(() => loadConfig({ HOSTPLANE_BASE_URL: 'not a url' })).toThrow(/HOSTPLANE_BASE_URL/);
     expect(() => loadConfig({ HOSTPLANE_SITES_DOMAIN: 'bad domain/' })).toThrow(/HOSTPLANE_SITES_DOMAIN/);

@@ -92,6 +92,19 @@ const samples: { [C in ErrorCode]: AppError<C> } = {
     sqliteCode: 'SQLITE_ERROR',
     statementIndex: 1,
   }),
+  USAGE: new AppError('USAGE', { message: 'unknown role "x"', command: 'serve' }),
+  CONFIG_INVALID: new AppError('CONFIG_INVALID', { message: 'invalid configuration:\n  PORT: bad' }),
+  DATA_DIR_LOCKED: new AppError('DATA_DIR_LOCKED', { pid: 42, dir: '/data/pglite' }),
+  SCHEMA_NOT_CURRENT: new AppError('SCHEMA_NOT_CURRENT', {
+    pending: ['0007_x'],
+    total: 8,
+    waitedMs: 300_000,
+  }),
+  PORT_IN_USE: new AppError('PORT_IN_USE', { port: 8080, address: '127.0.0.1', variable: 'PORT' }),
+  PORT_NOT_ALLOWED: new AppError('PORT_NOT_ALLOWED', { port: 80 }),
+  DATABASE_UNREACHABLE: new AppError('DATABASE_UNREACHABLE', {
+    message: 'connect ECONNREFUSED 127.0.0.1:5432',
+  }),
 };
 
 describe('the error registry', () => {
@@ -148,6 +161,31 @@ describe('the error registry', () => {
       'RATE_LIMITED',
     ]);
     for (const err of Object.values(samples)) expect(headersOf(err)).toEqual(err.headers);
+  });
+
+  // The CLI prints a start-up or command-line code's message, then its hint (src/cli/run.ts).
+  it('start-up and command-line codes say what to do; the API codes leave that to their body', () => {
+    expect(samples.DATA_DIR_LOCKED.message).toBe(
+      'the embedded database in /data/pglite is in use by process 42',
+    );
+    expect(samples.DATA_DIR_LOCKED.hint).toBe(
+      'Stop process 42 first, or point HOSTPLANE_DATA_DIR at another folder.',
+    );
+    expect(new AppError('DATA_DIR_LOCKED', { pid: 0, dir: '/d' }).hint).toMatch(
+      /^Stop another process first/,
+    );
+    expect(samples.SCHEMA_NOT_CURRENT.message).toBe(
+      'the database schema is not current after waiting 300 s: 1 of 8 migrations not applied (0007_x)',
+    );
+    expect(samples.USAGE.hint).toBe('Run `hostplane serve --help` for usage.');
+    expect(samples.PORT_IN_USE.body).toEqual({
+      error: 'Failed',
+      message: 'port 8080 on 127.0.0.1 is already in use',
+    });
+    for (const code of ['USAGE', 'CONFIG_INVALID', 'DATA_DIR_LOCKED', 'SCHEMA_NOT_CURRENT'] as const)
+      expect(samples[code].hint).toBeTruthy();
+    expect(samples.UNAUTHORIZED.hint).toBeUndefined();
+    expect(samples.SLUG_TAKEN.hint).toBeUndefined();
   });
 
   it('keeps the cause it is given', () => {

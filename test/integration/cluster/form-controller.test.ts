@@ -12,7 +12,7 @@ import {
   type ResourceClient,
   type SiteResource,
 } from '../../../src/kube/index.js';
-import type { RunningController } from '../../../src/server.js';
+import type { RunningController } from '../../../src/server/index.js';
 import { eventually, startClusterFixture, type ClusterFixture } from '../../kube/cluster.js';
 import { installChartRbac } from '../../kube/helm.js';
 import { contactFields, formsApi, type FormsApi, type Json } from '../../support/forms-api.js';

@@ -9,7 +9,7 @@ import { SiteReconciler } from '../../../controllers/site/reconciler.js';
 import { kubeClients } from '../../../src/kube/client.js';
 import type { SiteResource } from '../../../src/kube/resources.js';
 import { createLogger } from '../../../src/observability/logger.js';
-import type { RunningController } from '../../../src/server.js';
+import type { RunningController } from '../../../src/server/index.js';
 import { eventually, startClusterFixture, type ClusterFixture } from '../../kube/cluster.js';
 import { serviceAccountWithRole } from '../../kube/envtest.js';
 

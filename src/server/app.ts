@@ -3,21 +3,28 @@ import { isIP } from 'node:net';
 import express, { type Express } from 'express';
 import type { BlobStore } from '../blob/index.js';
 import type { Config } from '../config/index.js';
-import { normalizeHost, type Edge, type HostRoute } from '../edge/index.js';
+import type { Edge, SiteRef } from '../edge/index.js';
+import {
+  buildOpenApi,
+  docsRoutes,
+  errorHandler,
+  guardBodies,
+  methodNotAllowed,
+  normalizeHost,
+  notFoundHandler,
+  rawDispatch,
+  requestLifecycle,
+  RouteRegistry,
+  toOriginForm,
+  type Authenticators,
+  type DomainModule,
+  type FastPath,
+  type HostRoute,
+} from '../http/index.js';
 import { boundRequestMetrics, type Logger } from '../observability/index.js';
 import type { Store } from '../store/index.js';
-import { guardBodies } from './body-deadline.js';
-import { errorHandler, notFoundHandler } from './errors.js';
-import { requestLifecycle } from './lifecycle.js';
-import type { Authenticators, DomainModule, FastPath } from './module.js';
-import { docsRoutes } from './docs.js';
-import { buildOpenApi } from './openapi.js';
-import { toOriginForm } from './request-target.js';
-import { rawDispatch } from './raw-dispatch.js';
-import { methodNotAllowed, RouteRegistry } from './route.js';
-
-/** Roles served by createApp; the `controller` role has its own small app (createControllerApp). */
-export type Role = 'all' | 'api' | 'edge';
+import { readiness } from './probes.js';
+import type { AppRole } from './roles.js';
 
 /** What the app is assembled from: the shared parts, the edge, and the list of domain modules. */
 export interface AppParts {
@@ -34,7 +41,7 @@ export interface AppParts {
  * The HTTP app of a role. `all` serves the API on the base host and sites on their own hosts
  * (subdomains of the sites domain and custom domains); health and metrics answer on every other host.
  */
-export function createApp(parts: AppParts, role: Role): RequestListener {
+export function createApp(parts: AppParts, role: AppRole): RequestListener {
   const { config, logger, store, blobs } = parts;
   const app = express();
   app.disable('x-powered-by');
@@ -43,21 +50,7 @@ export function createApp(parts: AppParts, role: Role): RequestListener {
   app.use(requestLifecycle({ role, logger, spans: 'all' }));
 
   app.get('/healthz', (_req, res) => void res.json({ status: 'ok' }));
-  // Readiness: the api (and all) roles need the database and the blob store for every request,
-  // so they are unready without them. The edge stays ready through a database or S3 blip: it
-  // still serves what it has cached, and taking every edge pod out of its Service at once would
-  // turn a blip into an outage. It reports itself degraded instead.
-  app.get('/readyz', async (_req, res) => {
-    try {
-      await withDeadline(Promise.all([store.ping(), blobs.ping()]), 2_000);
-      res.json({ status: 'ok' });
-    } catch (err) {
-      logger.warn({ err }, role === 'edge' ? 'degraded: serving from cache' : 'not ready');
-      if (role === 'edge')
-        res.json({ status: 'degraded', message: 'database or blob store unreachable; serving from cache' });
-      else res.status(503).json({ status: 'unavailable', message: 'database or blob store unreachable' });
-    }
-  });
+  app.get('/readyz', readiness(store, blobs, logger, role));
 
   let fastPath: FastPath | undefined;
   if (role === 'edge') {
@@ -109,9 +102,9 @@ function fastPathFirst(app: Express, fastPath: FastPath): RequestListener {
  * health, and the hot path pays for no middleware. Probes reach the pod by IP or the API host.
  * The `edge` role answers every other path of a non-site host with the edge's 404 page too.
  */
-function siteHostsFirst(app: RequestListener, parts: AppParts, role: Role): RequestListener {
+function siteHostsFirst(app: RequestListener, parts: AppParts, role: AppRole): RequestListener {
   const edge = parts.edge.createHandler(parts.logger, role);
-  const dispatch = (req: IncomingMessage, res: ServerResponse, route: HostRoute) => {
+  const dispatch = (req: IncomingMessage, res: ServerResponse, route: HostRoute<SiteRef>) => {
     if (route.serve) return edge.serve(req, res, route.site);
     if (role === 'edge' && !isProbe(req.url)) return edge.serve(req, res, undefined);
     void app(req, res);
@@ -135,40 +128,3 @@ const isProbe = (url: string | undefined) => {
   const path = (url ?? '/').split('?')[0];
   return path === '/healthz' || path === '/readyz';
 };
-
-/** The controller role's HTTP surface: health, readiness and metrics only. */
-export function createControllerApp(
-  logger: Logger,
-  isReady: () => Promise<boolean>,
-  isHealthy: () => boolean,
-): Express {
-  const app = express();
-  app.disable('x-powered-by');
-  app.use(requestLifecycle({ role: 'controller', logger, spans: 'off' }));
-  app.get('/healthz', (_req, res) => {
-    if (isHealthy()) res.json({ status: 'ok' });
-    else
-      res.status(503).json({ status: 'unhealthy', message: 'leading, but the caches could not be filled' });
-  });
-  app.get('/readyz', async (_req, res) => {
-    const ready = await isReady().catch((err: unknown) => {
-      logger.warn({ err }, 'not ready');
-      return false;
-    });
-    if (ready) res.json({ status: 'ok' });
-    else
-      res.status(503).json({ status: 'unavailable', message: 'database unreachable or caches not filled' });
-  });
-  app.use(notFoundHandler);
-  app.use(errorHandler(logger));
-  return app;
-}
-
-/** Rejects when `promise` has not settled within `ms` (a hung dependency must not hang a probe). */
-function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
-}

@@ -1,34 +1,30 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { openBlobStore, type BlobStore } from './blob/index.js';
-import { adminCommands, startAdminSocket } from './cli/admin-socket.js';
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { ControllerManager } from '../controllers/manager.js';
-import { ConfigError, siteUrl, type Config } from './config/config.js';
-import { Edge, type EdgeOptions } from './edge/index.js';
-import { FilesService, filesModule } from './files/index.js';
+import { openBlobStore, type BlobStore } from '../blob/index.js';
+import { siteUrl, type Config } from '../config/index.js';
+import { Edge, type EdgeOptions } from '../edge/index.js';
+import { FilesService, filesModule } from '../files/index.js';
 import {
   ClusterFormsService,
   FormsService,
   formsModule,
   Submissions,
   SUBMIT_RATE_LIMIT,
-} from './forms/index.js';
-import { MailOutbox, mailModule } from './mail/index.js';
-import { createApp, createControllerApp, type Role } from './http/app.js';
-import type { DomainModule } from './http/module.js';
-import { createLogger, type Logger } from './observability/logger.js';
-import { startMetricsServer, type MetricsServer } from './observability/metrics-server.js';
-import { authenticators, Platform, platformModule, SiteEvents } from './platform/index.js';
-import { PUBLISH_RATE_LIMIT, PublishService, publishModule } from './publish/index.js';
-import { createRateLimiter, sweepRateLimits } from './ratelimit/index.js';
-import { sqliteRuntime } from './sqlite/index.js';
-import type { Store } from './store/db.js';
-import { openStoreForRole } from './store/schema-gate.js';
-import { StandInProbes, untilReachable } from './store/start-up-wait.js';
+} from '../forms/index.js';
+import type { DomainModule } from '../http/index.js';
+import { MailOutbox, mailModule } from '../mail/index.js';
+import { createLogger, type Logger } from '../observability/index.js';
+import { authenticators, Platform, platformModule, SiteEvents } from '../platform/index.js';
+import { PUBLISH_RATE_LIMIT, PublishService, publishModule } from '../publish/index.js';
+import { createRateLimiter, sweepRateLimits } from '../ratelimit/index.js';
+import { sqliteRuntime } from '../sqlite/index.js';
+import { openStoreForRole, StandInProbes, untilReachable, type Store } from '../store/index.js';
+import { adminCommands, startAdminSocket } from './admin-socket.js';
+import { createApp } from './app.js';
+import { closeNow, metricsBeside } from './listen.js';
+import type { AppRole } from './roles.js';
 import { clusterSiteHook, formsHooks, notifyByMail } from './wiring.js';
-
-export { clusterSiteHook } from './wiring.js';
 
 /** The services of a running server (tests reach into them). */
 export interface Services {
@@ -54,7 +50,7 @@ export interface RunningServer {
 }
 
 export interface StartOptions {
-  role?: Role;
+  role?: AppRole;
   logger?: Logger;
   /** Injected by tests that share one store or blob store; otherwise opened from config. */
   store?: Store;
@@ -178,8 +174,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   });
   const port = (server.address() as AddressInfo).port;
   const metrics = await metricsBeside(server, config);
-  // Standalone processes are SQLite shards; the cluster's shards are the next issue's StatefulSet.
-  // The database lost since start-up began: /readyz says 503 meanwhile (it pings the store).
+  // A standalone process is its own SQLite shard. Should the database be lost since start-up
+  // began, registering waits for it, with /readyz at 503 meanwhile (it pings the store).
   if (role === 'all') await untilReachable(() => sqlite.startShard(`http://127.0.0.1:${port}`), { logger });
 
   const stops: Array<() => Promise<void> | void> = [];
@@ -230,96 +226,6 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   };
 }
 
-/**
- * The `controller` role: leader-elected reconcilers plus /healthz, /readyz and /metrics. Needs
- * cluster mode (HOSTPLANE_KUBERNETES=true) and the control-plane database.
- */
-export async function startController(
-  config: Config,
-  options: {
-    logger?: Logger;
-    store?: Store;
-    kubeConfig?: KubeConfig;
-    leaderElection?: boolean;
-    cacheSyncDeadlineMs?: number;
-  } = {},
-): Promise<RunningController> {
-  const kube = config.kubernetes;
-  if (!kube) throw new ConfigError('the controller role needs cluster mode: set HOSTPLANE_KUBERNETES=true');
-  const logger = options.logger ?? createLogger(config.logLevel);
-  const ownsStore = !options.store;
-  const store = await openStoreForRole(config, {
-    policy: 'wait',
-    logger,
-    store: options.store,
-    probes: config,
-  });
-  // Loaded here: the Kubernetes client takes ~0.4 s to load, and standalone never needs it.
-  const [{ startControllerManager }, { kubeConfigFromEnvironment }] = await Promise.all([
-    import('../controllers/manager.js'),
-    import('./kube/client.js'),
-  ]);
-  const platform = new Platform(store.db);
-  const manager = startControllerManager({
-    config: { ...config, kubernetes: kube },
-    kubeConfig: options.kubeConfig ?? kubeConfigFromEnvironment(),
-    platform,
-    forms: new FormsService(store.db, platform, formsHooks(`${config.baseUrl}/account/upgrade`)),
-    logger,
-    leaderElection: options.leaderElection,
-    cacheSyncDeadlineMs: options.cacheSyncDeadlineMs,
-    requestTimeoutMs: kube.requestTimeoutMs,
-  });
-  const app = createControllerApp(
-    logger,
-    async () => {
-      await store.ping();
-      return manager.isReady();
-    },
-    () => manager.isHealthy(),
-  );
-  const server = http.createServer(app);
-  let metrics: MetricsServer;
-  try {
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(config.port, config.host, resolve);
-    });
-    metrics = await metricsBeside(server, config);
-  } catch (err) {
-    // A controller that cannot serve its probes must not keep leading (it would hold the Lease).
-    await manager.stop();
-    if (ownsStore) await store.close();
-    throw err;
-  }
-  const port = (server.address() as AddressInfo).port;
-  logger.info(
-    { role: 'controller', port, namespace: kube.namespace, identity: kube.podName },
-    'hostplane listening',
-  );
-  return {
-    url: `http://127.0.0.1:${port}`,
-    port,
-    metricsUrl: metrics.url,
-    manager,
-    async close() {
-      await manager.stop();
-      await closeNow(server);
-      await metrics.close();
-      if (ownsStore) await store.close();
-    },
-  };
-}
-
-export interface RunningController {
-  url: string;
-  port: number;
-  /** Where /metrics answers (its own port). */
-  metricsUrl: string;
-  manager: ControllerManager;
-  close(): Promise<void>;
-}
-
 /** Background duties of the api role: each sweep is idempotent, so several replicas may run them. */
 function startSweeps(modules: DomainModule[], logger: Logger): () => void {
   const timers = modules
@@ -335,20 +241,4 @@ function startSweeps(modules: DomainModule[], logger: Logger): () => void {
       return timer;
     });
   return () => timers.forEach(clearInterval);
-}
-
-/** The metrics port of a role; if it cannot listen, the public server is closed too. */
-async function metricsBeside(server: http.Server, config: Config): Promise<MetricsServer> {
-  try {
-    return await startMetricsServer(config.metricsPort, config.host);
-  } catch (err) {
-    await closeNow(server);
-    throw err;
-  }
-}
-
-/** Stops a server at once: open connections are cut, not drained. */
-async function closeNow(server: http.Server): Promise<void> {
-  server.closeAllConnections();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
 }

@@ -3,15 +3,14 @@ import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
 import { z } from 'zod';
-import { AppError, type ErrorBody } from '../errors/index.js';
+import { AppError, isAppError, type ErrorBody } from '../errors/index.js';
 import type { Logger } from '../observability/index.js';
 import { planTypes, type Platform } from '../platform/index.js';
-import { registryError } from './errors.js';
 
 /**
  * The operator's channel to a running server: an HTTP server on a unix socket in the data dir,
  * guarded by a secret file there (owner-only). It lets `hostplane admin …` act while the server
- * holds PGlite, which only one process may open.
+ * holds PGlite, which only one process may open. The client is the CLI's (cli/admin-client.ts).
  */
 export const adminSocketPath = (dataDir: string) => path.join(dataDir, 'admin.sock');
 export const adminSecretPath = (dataDir: string) => path.join(dataDir, 'admin.secret');
@@ -121,8 +120,7 @@ export async function startAdminSocket(
 
 /** The admin socket's one error mapping: registry codes as the HTTP API answers them. */
 function socketError(err: unknown, logger: Logger): { status: number; body: ErrorBody } {
-  const known = registryError(err);
-  if (known) return known;
+  if (isAppError(err)) return { status: err.status, body: err.body };
   if (err instanceof z.ZodError || err instanceof SyntaxError) {
     const invalid = new AppError('INVALID_REQUEST', { message: err.message });
     return { status: invalid.status, body: invalid.body };
@@ -130,39 +128,4 @@ function socketError(err: unknown, logger: Logger): { status: number; body: Erro
   logger.error({ err }, 'admin command failed');
   const internal = new AppError('INTERNAL');
   return { status: internal.status, body: internal.body };
-}
-
-/** Client side: sends a command to the running server; undefined when no server is listening. */
-export async function callAdminSocket(
-  dataDir: string,
-  command: 'create-site' | 'session',
-  body: unknown,
-): Promise<{ status: number; body: Record<string, unknown> } | undefined> {
-  const secret = await readFile(adminSecretPath(dataDir), 'utf8').catch(() => undefined);
-  if (!secret) return undefined;
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      {
-        socketPath: adminSocketPath(dataDir),
-        path: `/${command}`,
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-admin-secret': secret.trim() },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 500,
-            body: JSON.parse(Buffer.concat(chunks).toString('utf8')),
-          }),
-        );
-      },
-    );
-    req.on('error', (err: NodeJS.ErrnoException) => {
-      if (err.code === 'ENOENT' || err.code === 'ECONNREFUSED') resolve(undefined);
-      else reject(err);
-    });
-    req.end(JSON.stringify(body));
-  });
 }

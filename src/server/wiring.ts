@@ -1,13 +1,12 @@
 // Glue between domains that only the composition root knows: forms send their notices through
 // the mail outbox, and `admin create-site` creates the Site resource in cluster mode. Kept out of
-// server.ts so the admin CLI can load it without the whole server.
-import type { SiteCreatedHook } from './cli/admin-socket.js';
-import type { Config } from './config/config.js';
-import type { Notify, PurgeHook } from './forms/index.js';
-import type { SiteResources } from './kube/client.js';
-import type { createSiteResource } from './kube/site-resource.js';
-import { composeSubmissionMail, enqueue, messageIdFor, purgeBySource } from './mail/index.js';
-import type { Logger } from './observability/logger.js';
+// start.ts so the admin CLI can load it without the whole server.
+import type { Config } from '../config/index.js';
+import type { Notify, PurgeHook } from '../forms/index.js';
+import type { createSiteResource, SiteResources } from '../kube/index.js';
+import { composeSubmissionMail, enqueue, messageIdFor, purgeBySource } from '../mail/index.js';
+import type { Logger } from '../observability/index.js';
+import type { SiteCreatedHook } from './admin-socket.js';
 
 /** The owner's mail about an accepted submission, queued in the submission's transaction. */
 export function notifyByMail(config: Config): Notify {
@@ -45,17 +44,14 @@ export function clusterSiteHook(config: Config, logger: Logger): SiteCreatedHook
   type Client = { resources: SiteResources; createSiteResource: typeof createSiteResource };
   let client: Promise<Client> | undefined;
   const load = async () => {
-    const [kubeClient, siteResource] = await Promise.all([
-      import('./kube/client.js'),
-      import('./kube/site-resource.js'),
-    ]);
+    const kubeClient = await import('../kube/index.js');
     const resources = new kubeClient.SiteResources(
       kubeClient.kubeConfigFromEnvironment(),
       kube.namespace,
       'hostplane-api',
       { requestTimeoutMs: kube.requestTimeoutMs },
     );
-    return { resources, createSiteResource: siteResource.createSiteResource };
+    return { resources, createSiteResource: kubeClient.createSiteResource };
   };
   return async (site) => {
     try {

@@ -1,0 +1,110 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { KubeConfig } from '@kubernetes/client-node';
+// controllers/ is a layer beside this one, not a domain: its manager.ts is its face.
+// eslint-disable-next-line no-restricted-imports
+import type { ControllerManager } from '../../controllers/manager.js';
+import type { Config } from '../config/index.js';
+import { AppError } from '../errors/index.js';
+import { FormsService } from '../forms/index.js';
+import { createLogger, type Logger, type MetricsServer } from '../observability/index.js';
+import { Platform } from '../platform/index.js';
+import { openStoreForRole, type Store } from '../store/index.js';
+import { closeNow, metricsBeside } from './listen.js';
+import { createControllerApp } from './probes.js';
+import { formsHooks } from './wiring.js';
+
+/**
+ * The `controller` role: leader-elected reconcilers plus /healthz, /readyz and /metrics. Needs
+ * cluster mode (HOSTPLANE_KUBERNETES=true) and the control-plane database.
+ */
+export async function startController(
+  config: Config,
+  options: StartControllerOptions = {},
+): Promise<RunningController> {
+  const kube = config.kubernetes;
+  if (!kube)
+    throw new AppError('CONFIG_INVALID', {
+      message: 'the controller role needs cluster mode: set HOSTPLANE_KUBERNETES=true',
+    });
+  const logger = options.logger ?? createLogger(config.logLevel);
+  const ownsStore = !options.store;
+  const store = await openStoreForRole(config, {
+    policy: 'wait',
+    logger,
+    store: options.store,
+    probes: config,
+  });
+  // Loaded here: the Kubernetes client takes ~0.4 s to load, and standalone never needs it.
+  const [{ startControllerManager }, { kubeConfigFromEnvironment }] = await Promise.all([
+    import('../../controllers/manager.js'),
+    import('../kube/index.js'),
+  ]);
+  const platform = new Platform(store.db);
+  const manager = startControllerManager({
+    config: { ...config, kubernetes: kube },
+    kubeConfig: options.kubeConfig ?? kubeConfigFromEnvironment(),
+    platform,
+    forms: new FormsService(store.db, platform, formsHooks(`${config.baseUrl}/account/upgrade`)),
+    logger,
+    leaderElection: options.leaderElection,
+    cacheSyncDeadlineMs: options.cacheSyncDeadlineMs,
+    requestTimeoutMs: kube.requestTimeoutMs,
+  });
+  const app = createControllerApp(
+    logger,
+    async () => {
+      await store.ping();
+      return manager.isReady();
+    },
+    () => manager.isHealthy(),
+  );
+  const server = http.createServer(app);
+  let metrics: MetricsServer;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.port, config.host, resolve);
+    });
+    metrics = await metricsBeside(server, config);
+  } catch (err) {
+    // A controller that cannot serve its probes must not keep leading (it would hold the Lease).
+    await manager.stop();
+    if (ownsStore) await store.close();
+    throw err;
+  }
+  const port = (server.address() as AddressInfo).port;
+  logger.info(
+    { role: 'controller', port, namespace: kube.namespace, identity: kube.podName },
+    'hostplane listening',
+  );
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    metricsUrl: metrics.url,
+    manager,
+    async close() {
+      await manager.stop();
+      await closeNow(server);
+      await metrics.close();
+      if (ownsStore) await store.close();
+    },
+  };
+}
+
+export interface StartControllerOptions {
+  logger?: Logger;
+  store?: Store;
+  kubeConfig?: KubeConfig;
+  leaderElection?: boolean;
+  cacheSyncDeadlineMs?: number;
+}
+
+export interface RunningController {
+  url: string;
+  port: number;
+  /** Where /metrics answers (its own port). */
+  metricsUrl: string;
+  manager: ControllerManager;
+  close(): Promise<void>;
+}
