@@ -3,8 +3,8 @@
 //   src/server/, controllers/       the composition roots: start-up, roles, app assembly, wiring
 //   domains                         platform, files, edge, publish, forms, sqlite, mail, ratelimit
 //   framework and infrastructure    http, store, blob, kube, observability, config, errors, version
-// Each layer imports only layers below it, and no import runs in a circle. (Which file of another
-// domain may be imported, its index.ts only, is eslint's rule: see eslint.config.js.)
+// Each layer imports only layers below it, no import runs in a circle, and a folder is imported by
+// others through its index.ts only (its public face).
 const DOMAINS = '(platform|files|edge|publish|forms|sqlite|mail|ratelimit)';
 const FRAMEWORK = '(http|store|blob|kube|observability|config|errors)';
 
@@ -45,6 +45,26 @@ module.exports = {
       comment: 'http, store, blob, kube, observability, config and errors serve every domain and name none.',
       from: { path: `^src/${FRAMEWORK}/` },
       to: { path: `^src/${DOMAINS}/` },
+    },
+    {
+      name: 'through-the-face',
+      severity: 'error',
+      comment:
+        "Another folder of src/ is used through its index.ts only, never its internals (a domain's " +
+        "tables.ts may name another's table for a foreign key; the OpenTelemetry SDK's start-up is a " +
+        'second face, loaded on demand so that the SDK stays out of every other load path).',
+      from: { path: '^src/([^/]+)/', pathNot: '^src/[^/]+/tables\\.ts$' },
+      to: {
+        path: '^src/[^/]+/',
+        pathNot: ['^src/$1/', '^src/[^/]+/index\\.ts$', '^src/observability/otel\\.ts$'],
+      },
+    },
+    {
+      name: 'controllers-use-the-faces',
+      severity: 'error',
+      comment: 'Controllers use src/ folders through their index.ts only.',
+      from: { path: '^controllers/' },
+      to: { path: '^src/[^/]+/', pathNot: '^src/[^/]+/index\\.ts$' },
     },
   ],
   options: {

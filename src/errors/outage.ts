@@ -1,4 +1,4 @@
-import { AppError } from './index.js';
+import { AppError } from './registry.js';
 
 /**
  * The one place that tells an unreachable dependency (PostgreSQL or the S3 blob store away,

@@ -2,7 +2,6 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { KubeConfig } from '@kubernetes/client-node';
 // controllers/ is a layer beside this one, not a domain: its manager.ts is its face.
-// eslint-disable-next-line no-restricted-imports
 import type { ControllerManager } from '../../controllers/manager.js';
 import type { Config } from '../config/index.js';
 import { AppError } from '../errors/index.js';

@@ -1,5 +1,6 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { locateNativeParts } from '../config/index.js';
 import { AppError } from '../errors/index.js';
 
 /** PGlite's folder is open in another live process (only one may open it); `pid` 0: unknown. */
@@ -20,10 +21,7 @@ export async function lockDataDir(dir: string): Promise<() => void> {
   const lockFile = `${resolved}.lock.sqlite`;
   const pidFile = `${resolved}.lock.pid`;
   mkdirSync(path.dirname(lockFile), { recursive: true });
-  const [{ default: Database }, { locateNativeParts }] = await Promise.all([
-    import('better-sqlite3'),
-    import('../sqlite/engine/index.js'),
-  ]);
+  const { default: Database } = await import('better-sqlite3');
   // timeout 0: a held lock is answered at once (SQLITE_BUSY), never waited for.
   const db = new Database(lockFile, { nativeBinding: locateNativeParts().binding, timeout: 0 });
   try {

@@ -3,12 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  locateNativeParts,
-  type SqliteDatabase,
-  SqliteEngineError,
-  SqlitePool,
-} from '../../src/sqlite/engine/index.js';
+import { locateNativeParts } from '../../src/config/index.js';
+import { type SqliteDatabase, SqliteEngineError, SqlitePool } from '../../src/sqlite/engine/index.js';
 
 // The guard's threat table, one test each, against real SQLite files on real worker threads.
 // Every refusal must change nothing: the version stays where it was.

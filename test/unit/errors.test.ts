@@ -105,6 +105,7 @@ const samples: { [C in ErrorCode]: AppError<C> } = {
   DATABASE_UNREACHABLE: new AppError('DATABASE_UNREACHABLE', {
     message: 'connect ECONNREFUSED 127.0.0.1:5432',
   }),
+  NATIVE_BUILD_MISSING: new AppError('NATIVE_BUILD_MISSING', { file: '/opt/native/sqlite-guard.so' }),
 };
 
 describe('the error registry', () => {

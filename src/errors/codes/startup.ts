@@ -63,4 +63,11 @@ export const startupErrors = {
     hint: () => 'Check DATABASE_URL and that PostgreSQL is running (unset it to use the embedded database).',
     description: 'The database refused or did not answer a command that does not wait for it',
   }),
+  NATIVE_BUILD_MISSING: define<{ file: string }>({
+    ...FAILED,
+    message: (p) => `the SQLite engine's native build is missing (${p.file})`,
+    hint: () =>
+      'Run `make install` (native/build.sh), or set HOSTPLANE_SQLITE_NATIVE_DIR to the folder that holds it.',
+    description: 'The custom better-sqlite3 binding or the guard extension is not where the process looks',
+  }),
 } as const;

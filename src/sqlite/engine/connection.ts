@@ -7,7 +7,7 @@ import { readRows, valueCap } from './rows.js';
 import { readSchema } from './schema.js';
 import { autoincrementExhausted, counterError, NO_ROWID } from './rowids.js';
 import { freesSpace } from './statement-kind.js';
-import type { NativeParts } from './native.js';
+import type { NativeParts } from '../../config/index.js';
 import type {
   BatchResult,
   EngineLimits,

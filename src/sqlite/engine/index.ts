@@ -18,7 +18,6 @@ export {
   type SqlValue,
   type SqlParam,
 } from './encoding.js';
-export { locateNativeParts, type NativeParts } from './native.js';
 export {
   DEFAULT_LIMITS,
   type EngineLimits,

@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { SqliteEngineError } from './errors.js';
-import { locateNativeParts, type NativeParts } from './native.js';
+import { locateNativeParts, type NativeParts } from '../../config/index.js';
 import type { Operation, Response, Timing, WorkerInit } from './protocol.js';
 import { Slot } from './slot.js';
 import {

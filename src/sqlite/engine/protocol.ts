@@ -1,5 +1,5 @@
 import type { SqliteEngineErrorData } from './errors.js';
-import type { NativeParts } from './native.js';
+import type { NativeParts } from '../../config/index.js';
 import type { EngineLimits, VersionResult } from './types.js';
 
 /** Messages between the pool (main thread) and its workers. */

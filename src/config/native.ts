@@ -1,13 +1,13 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { SqliteEngineError } from './errors.js';
+import { AppError } from '../errors/index.js';
 
 /**
  * Where native/build.sh put the custom better-sqlite3 binding (with the progress callback) and the
- * guard extension: `<repository root>/native/build`, found from this file whether it runs from
- * src/ (tests) or dist/src/ (built), or HOSTPLANE_SQLITE_NATIVE_DIR when set (an image that keeps
- * them elsewhere).
+ * guard extension, which the SQLite engine and the data dir's lock (store/) load:
+ * `<repository root>/native/build`, found from this file whether it runs from src/ (tests) or
+ * dist/src/ (built), or HOSTPLANE_SQLITE_NATIVE_DIR when set (an image that keeps them elsewhere).
  */
 export interface NativeParts {
   binding: string;
@@ -18,12 +18,7 @@ export function locateNativeParts(env: NodeJS.ProcessEnv = process.env): NativeP
   const dir = env.HOSTPLANE_SQLITE_NATIVE_DIR ?? findBuildDir();
   const parts = { binding: path.join(dir, 'better_sqlite3.node'), guard: path.join(dir, 'sqlite-guard.so') };
   for (const file of [parts.binding, parts.guard]) {
-    if (!existsSync(file)) {
-      throw new SqliteEngineError({
-        kind: 'internal',
-        message: `The SQLite engine's native build is missing (${file}): run \`make install\` (native/build.sh)`,
-      });
-    }
+    if (!existsSync(file)) throw new AppError('NATIVE_BUILD_MISSING', { file });
   }
   return parts;
 }
