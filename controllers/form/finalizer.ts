@@ -2,7 +2,7 @@ import { isAppError } from '../../src/errors/index.js';
 import { FORM_FINALIZER, type FormResource } from '../../src/kube/index.js';
 import { hasFinalizer, releaseFinalizer } from '../runtime/reconcile-helpers.js';
 import type { FormContext } from './context.js';
-import { annotatedFormId, claimAnnotated } from './link.js';
+import { annotatedFormId, claimAnnotated } from './database-link.js';
 
 /**
  * Behind the finalizer of a deleted Form: the form it controls is deleted with its submissions

@@ -12,11 +12,11 @@ import { splitKey } from '../runtime/controller.js';
 import { ensureFinalizer, isBeingDeleted } from '../runtime/reconcile-helpers.js';
 import { CONFLICT_RETRY_MS, WAITING_RETRY_MS, type FormContext } from './context.js';
 import { finalizeForm } from './finalizer.js';
-import { linkForm } from './link.js';
+import { linkForm } from './database-link.js';
 import { writeLinkedStatus, writeNotReady } from './status.js';
 
 /**
- * Drives a Form resource to its state: the form exists in the database (link.ts: adopted with a
+ * Drives a Form resource to its state: the form exists in the database (database-link.ts: adopted with a
  * default field set when the resource came first), the database says what the spec says for the
  * fields the spec carries (name, active, notification address: the resource wins; the API writes
  * its own changes back into the resource), and the status reports the form's id, URL and counts
