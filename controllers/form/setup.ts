@@ -1,7 +1,7 @@
 import type { FormResource, SiteResource } from '../../src/kube/index.js';
 import { Controller, objectKey } from '../runtime/controller.js';
 import type { ControllerContext, ControllerRegistration } from '../runtime/setup.js';
-import { FormReconciler } from './reconciler.js';
+import { formReconciler } from './reconciler.js';
 import { createMissingFormResources } from './resync.js';
 
 /**
@@ -13,7 +13,7 @@ export function setupFormController(context: ControllerContext): ControllerRegis
   const { clients, informers, logger, forms } = context;
   const formResources = informers.forKind('Form');
   const sites = informers.forKind('Site');
-  const reconciler = new FormReconciler({ ...context, formResources, sites });
+  const reconciler = formReconciler({ ...context, formResources, sites });
   const controller = new Controller({ name: 'form', reconciler, workers: context.workers, logger });
 
   const enqueueForm = (form: FormResource): void => controller.enqueue(objectKey(form));

@@ -8,10 +8,6 @@ export type SiteContext = Pick<ControllerContext, 'config' | 'platform' | 'clien
   sites: Pick<Informer<SiteResource>, 'get' | 'list'>;
 };
 
-/** After a 409 (our copy was stale): soon, the watch event with the new version is on its way. */
-export const CONFLICT_RETRY_MS = 200;
-/** After a refusal that another object may lift (a taken slug or domain, a claimed site). */
-export const WAITING_RETRY_MS = 30_000;
 /** While the Forms and SqliteDatabases of a deleted Site finish their own finalizers. */
 export const DEPENDENTS_RETRY_MS = 3_000;
 
@@ -19,9 +15,3 @@ export const DEPENDENTS_RETRY_MS = 3_000;
 export const ingressNameFor = (siteName: string): string => `site-${siteName}`.slice(0, 253);
 /** The Secret holding the first API key of a site adopted from a Site resource. */
 export const keySecretNameFor = (siteName: string): string => `site-${siteName}-api-key`.slice(0, 253);
-
-/** A step that could not be done, and why (a Warning Event and the Ready condition's reason). */
-export interface Refusal {
-  refused: string;
-  reason: string;
-}

@@ -3,7 +3,7 @@ import { MANAGED_BY_LABEL, type SiteResource } from '../../src/kube/index.js';
 import { Controller, objectKey } from '../runtime/controller.js';
 import { CONTROLLER_NAME, type ControllerContext, type ControllerRegistration } from '../runtime/setup.js';
 import { owningSiteName } from './ingress.js';
-import { SiteReconciler } from './reconciler.js';
+import { siteReconciler } from './reconciler.js';
 import { createMissingSiteResources } from './resync.js';
 
 /**
@@ -20,7 +20,7 @@ export function setupSiteController(context: ControllerContext): ControllerRegis
     `/apis/networking.k8s.io/v1/namespaces/${clients.namespace}/ingresses`,
     `${MANAGED_BY_LABEL}=${CONTROLLER_NAME}`,
   );
-  const reconciler = new SiteReconciler({ ...context, sites });
+  const reconciler = siteReconciler({ ...context, sites });
   const controller = new Controller({ name: 'site', reconciler, workers: context.workers, logger });
 
   const enqueueSite = (site: SiteResource): void => controller.enqueue(objectKey(site));
