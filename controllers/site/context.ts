@@ -1,3 +1,4 @@
+import type { V1Ingress } from '@kubernetes/client-node';
 import type { SiteResource } from '../../src/kube/index.js';
 import type { Informer } from '../runtime/informer.js';
 import type { ControllerContext } from '../runtime/setup.js';
@@ -6,6 +7,8 @@ import type { ControllerContext } from '../runtime/setup.js';
 export type SiteContext = Pick<ControllerContext, 'config' | 'platform' | 'clients' | 'events'> & {
   /** The Site cache (read, never written): the reconciler's view of the cluster. */
   sites: Pick<Informer<SiteResource>, 'get' | 'list'>;
+  /** The cache of the Ingresses this controller made (by their managed-by label). */
+  ingresses: Pick<Informer<V1Ingress>, 'get'>;
 };
 
 /** While the Forms and SqliteDatabases of a deleted Site finish their own finalizers. */

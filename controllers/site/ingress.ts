@@ -102,7 +102,14 @@ export function owningSiteName(ingress: V1Ingress): string | undefined {
   return ingress.metadata?.ownerReferences?.find((o) => o.controller && o.kind === siteKind.kind)?.name;
 }
 
+/**
+ * The Ingress of that name, from the cache of those this controller made. Only a miss asks the API
+ * server: one made by someone else carries no managed-by label, so it is never in the cache, and
+ * must still be seen before an apply could take it over.
+ */
 async function readIngress(context: SiteContext, name: string): Promise<V1Ingress | undefined> {
+  const cached = context.ingresses.get(context.clients.namespace, name);
+  if (cached) return cached;
   try {
     return await context.clients.networking.readNamespacedIngress({
       name,

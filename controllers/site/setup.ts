@@ -38,7 +38,7 @@ export function setupSiteController(context: ControllerContext): ControllerRegis
     `/apis/networking.k8s.io/v1/namespaces/${clients.namespace}/ingresses`,
     `${MANAGED_BY_LABEL}=${CONTROLLER_NAME}`,
   );
-  const reconciler = siteReconciler({ ...context, sites });
+  const reconciler = siteReconciler({ ...context, sites, ingresses });
   const controller = new Controller({ name: 'site', reconciler, workers: context.workers, logger });
 
   watchPrimary(sites, controller, siteChanged);
