@@ -1,3 +1,4 @@
+import { request } from 'node:https';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reconcileTotal } from '../../../controllers/runtime/metrics.js';
@@ -13,8 +14,9 @@ import {
 import { eventually, startClusterFixture, type ClusterFixture } from '../../kube/cluster.js';
 
 // What brings a reconcile pass (the predicates of controllers/<kind>/setup.ts): a spec change
-// does; a status write (the controller's own, or one by hand) does not. The controller here has
-// no periodic resync, so every pass counted comes from an informer event.
+// does; a status write (the controller's own, or one by hand) does not. And what a pass reads
+// from the caches: the Site's Ingress, counted in the API server's own metrics. The controller
+// here has no periodic resync, so every pass counted comes from an informer event.
 
 let fx: ClusterFixture;
 let forms: ResourceClient<FormResource>;
@@ -57,6 +59,30 @@ async function writeStatusByHand<R extends SiteResource | FormResource>(
 ): Promise<void> {
   const conditions = (resource.status?.conditions ?? []).map((c) => ({ ...c, message: 'written by hand' }));
   await client.replaceStatus(resource, { ...resource.status, conditions } as StatusOf<R>);
+}
+
+/** GETs of single Ingresses the API server has answered, from its own metrics. */
+async function ingressGets(): Promise<number> {
+  const text = await new Promise<string>((resolve, reject) => {
+    const req = request(
+      `${fx.env.server}/metrics`,
+      { ca: fx.env.caPem, headers: { authorization: `Bearer ${fx.env.adminToken}` } },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (body += chunk));
+        res.on('end', () => resolve(body));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+  return text
+    .split('\n')
+    .filter((line) => line.startsWith('apiserver_request_total{'))
+    .filter((line) => line.includes('resource="ingresses"') && line.includes('verb="GET"'))
+    .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
 }
 
 const readyMessage = (resource: SiteResource | FormResource | undefined) =>
@@ -123,5 +149,21 @@ describe('a Form', () => {
     expect(await passes('form')).toBeGreaterThan(before);
     expect((await fx.hostplane.services.forms.byId(changed.status?.formId ?? 0))?.name).toBe('Contact us');
     expect(readyMessage(changed)).toBe('the form accepts submissions');
+  });
+});
+
+describe('the Ingress of a Site', () => {
+  it('is read from the informer cache: a pass makes no GET of it', async () => {
+    await fx.sites.create({ metadata: { name: 'cached' }, spec: { slug: 'cached' } as SiteSpec });
+    const ready = await eventually('Site cached to be Ready', async () =>
+      upToDate(await fx.sites.get('cached')),
+    );
+    const before = await settledPasses('site');
+    const gets = await ingressGets();
+
+    await fx.sites.patchMetadata(ready, { annotations: { 'example.com/touched': 'yes' } });
+    await eventually('a pass', async () => (await passes('site')) > before);
+    await settledPasses('site');
+    expect(await ingressGets()).toBe(gets);
   });
 });
