@@ -15,8 +15,9 @@ import { setupFormController } from './form/setup.js';
 import { setupSiteController } from './site/setup.js';
 
 /**
- * Every controller the manager runs. Adding a kind is a setup function (controllers/<kind>/setup.ts)
- * and its reconciler, listed here.
+ * Every controller the manager runs. Adding a kind is a setup function (controllers/<kind>/setup.ts:
+ * informers, predicates, resync) and its parts of the reconcile pass (<kind>/reconciler.ts, run by
+ * runtime/reconcile.ts), listed here.
  */
 export const controllerSetups: readonly ControllerSetup[] = [setupSiteController, setupFormController];
 

@@ -10,11 +10,6 @@ export type FormContext = Pick<ControllerContext, 'config' | 'platform' | 'forms
   sites: Pick<Informer<SiteResource>, 'get' | 'list'>;
 };
 
-/** After a 409 (our copy was stale): soon, the watch event with the new version is on its way. */
-export const CONFLICT_RETRY_MS = 200;
-/** After a refusal that a change elsewhere may lift (the Site not adopted yet, the plan's form cap). */
-export const WAITING_RETRY_MS = 30_000;
-
 /**
  * The fields of a form adopted from a Form resource: the CRD carries no fields (a form's fields
  * are edited through the API, which keeps their ids stable), so an adopted form starts as the
@@ -25,12 +20,3 @@ export const ADOPTED_FORM_FIELDS: readonly FieldInput[] = [
   { name: 'email', label: 'Email', type: 'email', required: true },
   { name: 'message', label: 'Message', type: 'textarea', required: true },
 ];
-
-/** A step that could not be done, and why (a Warning Event and the Ready condition's reason). */
-export interface Refusal {
-  refused: string;
-  reason: string;
-}
-
-export const isRefusal = (value: unknown): value is Refusal =>
-  typeof value === 'object' && value !== null && 'refused' in value;

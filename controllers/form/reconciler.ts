@@ -1,113 +1,23 @@
-import type { FormRow } from '../../src/forms/index.js';
-import {
-  FORM_FINALIZER,
-  formSpecSchema,
-  isConflict,
-  isNotFound,
-  type FormResource,
-  type FormSpec,
-} from '../../src/kube/index.js';
-import type { ReconcileResult, Reconciler } from '../runtime/controller.js';
-import { splitKey } from '../runtime/controller.js';
-import { ensureFinalizer, isBeingDeleted } from '../runtime/reconcile-helpers.js';
-import { CONFLICT_RETRY_MS, WAITING_RETRY_MS, type FormContext } from './context.js';
-import { finalizeForm } from './finalizer.js';
-import { linkForm } from './link.js';
-import { writeLinkedStatus, writeNotReady } from './status.js';
+import { FORM_FINALIZER, formSpecSchema } from '../../src/kube/index.js';
+import type { Reconciler } from '../runtime/controller.js';
+import { ResourceReconciler } from '../runtime/reconcile.js';
+import type { FormContext } from './context.js';
+import { cleanUpForm } from './deletion.js';
+import { orchestrateForm } from './orchestration.js';
 
 /**
- * Drives a Form resource to its state: the form exists in the database (link.ts: adopted with a
- * default field set when the resource came first), the database says what the spec says for the
- * fields the spec carries (name, active, notification address: the resource wins; the API writes
- * its own changes back into the resource), and the status reports the form's id, URL and counts
- * (status.ts). Deletion runs behind a finalizer (finalizer.ts). Level-triggered and idempotent.
+ * The Form's parts of the reconcile pass (runtime/reconcile.ts runs them): a live Form is linked
+ * to its database form, which then follows the spec (orchestration.ts); a deleted one takes its
+ * form, submissions and pending mail with it (deletion.ts).
  */
-export class FormReconciler implements Reconciler {
-  constructor(private readonly context: FormContext) {}
-
-  async reconcile(key: string): Promise<ReconcileResult | void> {
-    const { namespace, name } = splitKey(key);
-    const resource = this.context.formResources.get(namespace, name);
-    if (!resource) return; // gone; the finalizer already cleaned up
-    try {
-      if (isBeingDeleted(resource)) return await finalizeForm(this.context, resource);
-      return await this.reconcileLive(resource);
-    } catch (err) {
-      // Our cache copy was stale: the watch event with the new version is on the way.
-      if (isConflict(err)) return { requeueAfterMs: CONFLICT_RETRY_MS };
-      throw err;
-    }
-  }
-
-  private async reconcileLive(resource: FormResource): Promise<ReconcileResult | void> {
-    const { context } = this;
-    // The patch changes the resource; its watch event brings the next pass.
-    if (await ensureFinalizer(context.clients.forms, resource, FORM_FINALIZER)) return;
-
-    const parsed = formSpecSchema.safeParse(resource.spec);
-    if (!parsed.success) {
-      const message = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
-      await writeNotReady(context, resource, 'InvalidSpec', message);
-      return;
-    }
-    const spec = parsed.data;
-
-    const linked = await linkForm(context, resource, spec);
-    if ('staleFormId' in linked) {
-      // The API deleted the form and could not delete this resource: finish that delete (the
-      // finalizer finds no form to purge). Adopting it again would resurrect a deleted form.
-      context.events.normal(
-        resource,
-        'FormDeleted',
-        `form ${linked.staleFormId} no longer exists; deleting this resource`,
-      );
-      try {
-        await context.clients.forms.delete(resource.metadata.name);
-      } catch (err) {
-        if (!isNotFound(err)) throw err;
-      }
-      return;
-    }
-    if ('refused' in linked) {
-      context.events.warning(resource, linked.reason, linked.refused);
-      await writeNotReady(context, resource, linked.reason, linked.refused);
-      return { requeueAfterMs: WAITING_RETRY_MS };
-    }
-
-    // Which side changed: a spec this controller has not seen yet (its generation is past the
-    // status's) was edited in the cluster and wins; otherwise a difference is an API change whose
-    // write-back has not landed (or failed), and goes into the resource. Comparing values alone
-    // would let a pass holding an older copy of the resource undo an API change.
-    const { form } = linked;
-    const specChanged = linked.resource.metadata.generation !== linked.resource.status?.observedGeneration;
-    if (!sameFields(form, spec)) {
-      if (!specChanged) {
-        // Conditional: a spec edited meanwhile answers 409 and wins on the retry. The patch's
-        // watch event brings the next pass, which reports the status.
-        await context.clients.forms.patchSpec(
-          linked.resource.metadata.name,
-          { name: form.name, active: form.isActive, notificationEmail: form.notificationEmail },
-          linked.resource.metadata.resourceVersion,
-        );
-        return;
-      }
-      const updated = await context.forms.update({ siteId: form.siteId }, form.id, {
-        name: spec.name,
-        is_active: spec.active,
-        notification_email: spec.notificationEmail ?? null,
-      });
-      await writeLinkedStatus(context, linked.resource, updated);
-      return;
-    }
-    await writeLinkedStatus(context, linked.resource, form);
-  }
-}
-
-/** The database says what the spec says, for the fields the spec carries. */
-function sameFields(form: FormRow, spec: FormSpec): boolean {
-  return (
-    form.name === spec.name &&
-    form.isActive === spec.active &&
-    form.notificationEmail === (spec.notificationEmail ?? null)
-  );
+export function formReconciler(context: FormContext): Reconciler {
+  return new ResourceReconciler({
+    cache: context.formResources,
+    client: context.clients.forms,
+    events: context.events,
+    finalizer: FORM_FINALIZER,
+    specSchema: formSpecSchema,
+    cleanUp: (resource) => cleanUpForm(context, resource),
+    orchestrate: (resource, spec) => orchestrateForm(context, resource, spec),
+  });
 }

@@ -1,32 +1,59 @@
 import type { FormResource, SiteResource } from '../../src/kube/index.js';
 import { Controller, objectKey } from '../runtime/controller.js';
+import {
+  annotationsChanged,
+  anyOf,
+  deletionOrFinalizersChanged,
+  generationChanged,
+  labelsChanged,
+  watchPrimary,
+  when,
+} from '../runtime/predicates.js';
 import type { ControllerContext, ControllerRegistration } from '../runtime/setup.js';
-import { FormReconciler } from './reconciler.js';
+import { formReconciler } from './reconciler.js';
 import { createMissingFormResources } from './resync.js';
 
 /**
- * The Form controller: reconciles on every Form change and, when a Site changes (e.g. it was
- * just adopted), the Forms naming it; every resync pass refreshes each Form's counts and gives
- * every database form without a Form resource one.
+ * The Form updates that bring a pass: its spec, its deletion or finalizers, its annotations and
+ * labels (the form-id link, and what the API selects by). Not a status write: the controller's
+ * own, it brings nothing new to act on.
+ */
+const formChanged = anyOf<FormResource>(
+  generationChanged,
+  deletionOrFinalizersChanged,
+  annotationsChanged,
+  labelsChanged,
+);
+
+/**
+ * The Site updates that concern its Forms: it was linked to a site (its status names the site
+ * once the database says so), or its deletion began.
+ */
+const siteLinkChanged = anyOf<SiteResource>(
+  (site, old) => site.status?.siteId !== old.status?.siteId,
+  deletionOrFinalizersChanged,
+);
+
+/**
+ * The Form controller: reconciles on every Form change but a status write and, when a Site is
+ * linked (e.g. it was just adopted), the Forms naming it; every resync pass refreshes each Form's
+ * counts and gives every database form without a Form resource one.
  */
 export function setupFormController(context: ControllerContext): ControllerRegistration {
   const { clients, informers, logger, forms } = context;
   const formResources = informers.forKind('Form');
   const sites = informers.forKind('Site');
-  const reconciler = new FormReconciler({ ...context, formResources, sites });
+  const reconciler = formReconciler({ ...context, formResources, sites });
   const controller = new Controller({ name: 'form', reconciler, workers: context.workers, logger });
 
-  const enqueueForm = (form: FormResource): void => controller.enqueue(objectKey(form));
-  formResources.on('add', enqueueForm);
-  formResources.on('update', enqueueForm);
-  formResources.on('delete', enqueueForm);
+  watchPrimary(formResources, controller, formChanged);
   const enqueueFormsOf = (site: SiteResource): void => {
     for (const form of formResources.list()) {
-      if (form.spec.siteRef?.name === site.metadata.name) enqueueForm(form);
+      if (form.spec.siteRef?.name === site.metadata.name) controller.enqueue(objectKey(form));
     }
   };
   sites.on('add', enqueueFormsOf);
-  sites.on('update', enqueueFormsOf);
+  sites.on('update', when(siteLinkChanged, enqueueFormsOf));
 
   return {
     controller,

@@ -1,24 +1,7 @@
 import { submissionUrl, type FormRow } from '../../src/forms/index.js';
 import type { FormResource } from '../../src/kube/index.js';
-import { condition, writeStatusIfChanged } from '../runtime/reconcile-helpers.js';
+import { condition, READY, writeStatusIfChanged } from '../runtime/reconcile-helpers.js';
 import type { FormContext } from './context.js';
-
-const READY = 'Ready';
-
-/**
- * A status that only says why the Form is not Ready: whatever it reported before no longer holds
- * for this generation.
- */
-export async function writeNotReady(
-  context: FormContext,
-  resource: FormResource,
-  reason: string,
-  message: string,
-): Promise<void> {
-  await writeStatusIfChanged(context.clients.forms, resource, {
-    conditions: [condition(resource, READY, 'False', reason, message)],
-  });
-}
 
 /**
  * The status of a linked form: its id, public URL and submission counts (read on every pass, so

@@ -67,6 +67,24 @@ export async function writeStatusIfChanged<R extends AnyResource & WithStatus>(
   return true;
 }
 
+/** The condition every kind reports: whether the resource is in the state its spec asks for. */
+export const READY = 'Ready';
+
+/**
+ * A status that only says why the resource is not Ready: whatever it reported before no longer
+ * holds for this generation.
+ */
+export async function writeNotReady<R extends AnyResource & WithStatus>(
+  client: ResourceClient<R>,
+  resource: R,
+  reason: string,
+  message: string,
+): Promise<void> {
+  await writeStatusIfChanged(client, resource, {
+    conditions: [condition(resource, READY, 'False', reason, message)],
+  } as Omit<StatusOf<R>, 'observedGeneration'>);
+}
+
 /** The object is being deleted and waits for its finalizers. */
 export const isBeingDeleted = (resource: AnyResource): boolean =>
   resource.metadata.deletionTimestamp !== undefined && resource.metadata.deletionTimestamp !== null;

@@ -44,6 +44,7 @@ export interface ControllerRegistration {
 
 /**
  * Creates one controller: asks `context.informers` for the informers it watches, adds handlers
- * that queue keys, and returns the controller. Informers and workers are started by the manager.
+ * that queue keys (predicates.ts: which updates bring a pass), and returns the controller.
+ * Informers and workers are started by the manager.
  */
 export type ControllerSetup = (context: ControllerContext) => ControllerRegistration;

@@ -1,3 +1,4 @@
+import type { V1Ingress } from '@kubernetes/client-node';
 import type { SiteResource } from '../../src/kube/index.js';
 import type { Informer } from '../runtime/informer.js';
 import type { ControllerContext } from '../runtime/setup.js';
@@ -6,12 +7,10 @@ import type { ControllerContext } from '../runtime/setup.js';
 export type SiteContext = Pick<ControllerContext, 'config' | 'platform' | 'clients' | 'events'> & {
   /** The Site cache (read, never written): the reconciler's view of the cluster. */
   sites: Pick<Informer<SiteResource>, 'get' | 'list'>;
+  /** The cache of the Ingresses this controller made (by their managed-by label). */
+  ingresses: Pick<Informer<V1Ingress>, 'get'>;
 };
 
-/** After a 409 (our copy was stale): soon, the watch event with the new version is on its way. */
-export const CONFLICT_RETRY_MS = 200;
-/** After a refusal that another object may lift (a taken slug or domain, a claimed site). */
-export const WAITING_RETRY_MS = 30_000;
 /** While the Forms and SqliteDatabases of a deleted Site finish their own finalizers. */
 export const DEPENDENTS_RETRY_MS = 3_000;
 
@@ -19,9 +18,3 @@ export const DEPENDENTS_RETRY_MS = 3_000;
 export const ingressNameFor = (siteName: string): string => `site-${siteName}`.slice(0, 253);
 /** The Secret holding the first API key of a site adopted from a Site resource. */
 export const keySecretNameFor = (siteName: string): string => `site-${siteName}-api-key`.slice(0, 253);
-
-/** A step that could not be done, and why (a Warning Event and the Ready condition's reason). */
-export interface Refusal {
-  refused: string;
-  reason: string;
-}

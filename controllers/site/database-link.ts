@@ -8,8 +8,9 @@ import {
   type SiteSpec,
 } from '../../src/kube/index.js';
 import { newApiKey } from '../../src/platform/index.js';
+import type { Refusal } from '../runtime/reconcile.js';
 import { CONTROLLER_NAME } from '../runtime/setup.js';
-import { keySecretNameFor, type Refusal, type SiteContext } from './context.js';
+import { keySecretNameFor, type SiteContext } from './context.js';
 
 /** The database site a Site resource controls, and the resource as last written. */
 export interface Linked {

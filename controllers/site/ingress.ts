@@ -9,6 +9,7 @@ import {
   type SiteSpec,
 } from '../../src/kube/index.js';
 import type { RoutingResult } from '../../src/platform/index.js';
+import type { Refusal } from '../runtime/reconcile.js';
 import { CONTROLLER_NAME } from '../runtime/setup.js';
 import { ingressNameFor, type SiteContext } from './context.js';
 
@@ -23,13 +24,16 @@ export async function applySiteIngress(
   site: SiteResource,
   spec: SiteSpec,
   routing: RoutingResult,
-): Promise<{ name: string } | { refused: string }> {
+): Promise<{ name: string } | Refusal> {
   const { sitesDomain } = context.config;
   const kube = context.config.kubernetes;
   const name = ingressNameFor(site.metadata.name);
   const existing = await readIngress(context, name);
   if (existing && !isControlledBy(existing.metadata?.ownerReferences, site)) {
-    return { refused: `Ingress ${name} exists and is not controlled by this Site` };
+    return {
+      refused: `Ingress ${name} exists and is not controlled by this Site`,
+      reason: 'IngressConflict',
+    };
   }
   const hosts = [
     `${routing.slug}.${sitesDomain}`,
@@ -98,7 +102,14 @@ export function owningSiteName(ingress: V1Ingress): string | undefined {
   return ingress.metadata?.ownerReferences?.find((o) => o.controller && o.kind === siteKind.kind)?.name;
 }
 
+/**
+ * The Ingress of that name, from the cache of those this controller made. Only a miss asks the API
+ * server: one made by someone else carries no managed-by label, so it is never in the cache, and
+ * must still be seen before an apply could take it over.
+ */
 async function readIngress(context: SiteContext, name: string): Promise<V1Ingress | undefined> {
+  const cached = context.ingresses.get(context.clients.namespace, name);
+  if (cached) return cached;
   try {
     return await context.clients.networking.readNamespacedIngress({
       name,

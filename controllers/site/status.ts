@@ -1,25 +1,8 @@
 import { siteUrl } from '../../src/config/index.js';
 import type { DomainStatus, SiteResource, SiteSpec, SiteStatus } from '../../src/kube/index.js';
 import type { RoutingResult } from '../../src/platform/index.js';
-import { condition, writeStatusIfChanged } from '../runtime/reconcile-helpers.js';
+import { condition, READY, writeStatusIfChanged } from '../runtime/reconcile-helpers.js';
 import type { SiteContext } from './context.js';
-
-const READY = 'Ready';
-
-/**
- * Writes a status that only says why the Site is not Ready: whatever it reported before (site,
- * URL, Ingress) no longer holds for this generation.
- */
-export async function writeNotReady(
-  context: SiteContext,
-  site: SiteResource,
-  reason: string,
-  message: string,
-): Promise<void> {
-  await writeStatusIfChanged(context.clients.sites, site, {
-    conditions: [condition(site, READY, 'False', reason, message)],
-  });
-}
 
 /** What a routed Site reports: its site, URL, Ingress, key Secret and each domain's state. */
 export interface RoutedSite {

@@ -7,6 +7,14 @@ import {
   isBeingDeleted,
   writeStatusIfChanged,
 } from '../../controllers/runtime/reconcile-helpers.js';
+import {
+  annotationsChanged,
+  anyOf,
+  deletionOrFinalizersChanged,
+  generationChanged,
+  watchPrimary,
+} from '../../controllers/runtime/predicates.js';
+import type { Informer } from '../../controllers/runtime/informer.js';
 import { SharedInformers } from '../../controllers/runtime/shared-informers.js';
 import type { ResourceClient } from '../../src/kube/client.js';
 import type { SiteResource, SiteStatus } from '../../src/kube/resources.js';
@@ -94,6 +102,40 @@ describe('finalizers', () => {
     expect(isBeingDeleted(withFinalizer)).toBe(false);
     withFinalizer.metadata.deletionTimestamp = new Date();
     expect(isBeingDeleted(withFinalizer)).toBe(true);
+  });
+});
+
+describe('update predicates', () => {
+  it('let a spec, deletion, finalizer or annotation change through, not a status write', () => {
+    const changed = anyOf<SiteResource>(generationChanged, deletionOrFinalizersChanged, annotationsChanged);
+    const old = site(3);
+    const meta = old.metadata;
+    expect(changed({ ...old, status: { observedGeneration: 3 } }, old)).toBe(false);
+    expect(changed({ ...old, metadata: { ...meta, resourceVersion: '8' } }, old)).toBe(false);
+    expect(changed(site(4), old)).toBe(true);
+    expect(changed({ ...old, metadata: { ...meta, deletionTimestamp: new Date() } }, old)).toBe(true);
+    expect(changed({ ...old, metadata: { ...meta, finalizers: ['hostplane.dev/site'] } }, old)).toBe(true);
+    expect(changed({ ...old, metadata: { ...meta, annotations: { a: 'b' } } }, old)).toBe(true);
+    expect(changed({ ...old, metadata: { ...meta, labels: { a: 'b' } } }, old)).toBe(false);
+  });
+
+  it('watchPrimary queues every add and delete, and the updates its predicate lets through', () => {
+    const handlers: Record<string, (obj: SiteResource, old?: SiteResource) => void> = {};
+    const queued: string[] = [];
+    watchPrimary<SiteResource>(
+      {
+        on: ((event: string, handler: (obj: SiteResource, old?: SiteResource) => void) => {
+          handlers[event] = handler;
+        }) as Informer<SiteResource>['on'],
+      },
+      { enqueue: (key) => queued.push(key) },
+      generationChanged,
+    );
+    handlers.add?.(site(1));
+    handlers.update?.({ ...site(1), status: {} }, site(1));
+    handlers.update?.(site(2), site(1));
+    handlers.delete?.(site(2));
+    expect(queued).toEqual(['ns/blog', 'ns/blog', 'ns/blog']);
   });
 });
 

@@ -5,7 +5,7 @@ import { EventRecorder } from '../../../controllers/runtime/events.js';
 import { reconcileTotal } from '../../../controllers/runtime/metrics.js';
 import { ExponentialBackoffRateLimiter } from '../../../controllers/runtime/workqueue.js';
 import { CONTROLLER_NAME } from '../../../controllers/runtime/setup.js';
-import { SiteReconciler } from '../../../controllers/site/reconciler.js';
+import { siteReconciler } from '../../../controllers/site/reconciler.js';
 import { kubeClients } from '../../../src/kube/client.js';
 import type { SiteResource } from '../../../src/kube/resources.js';
 import { createLogger } from '../../../src/observability/logger.js';
@@ -130,13 +130,15 @@ describe('a status write from a stale cache', () => {
     });
     const clients = kubeClients(fx.env.kubeConfig(), fx.namespace, CONTROLLER_NAME);
     const reconcilerWithCache = (get: () => SiteResource | undefined) =>
-      new SiteReconciler({
+      siteReconciler({
         config: fx.controllerConfig('conflict-test'),
         platform: fx.hostplane.services.platform,
         clients,
         events: new EventRecorder(clients.core, CONTROLLER_NAME, 'conflict-test', createLogger('silent')),
         // The reconciler reads only `get` and `list` of its Site cache.
         sites: { get, list: () => [live] },
+        // No Ingress cached: the reconciler reads it from the API server.
+        ingresses: { get: () => undefined },
       });
 
     // The API server answers the stale write with 409; the pass asks to be requeued shortly

@@ -245,6 +245,22 @@ describe('a Site applied with kubectl', () => {
     ).toBeUndefined();
   });
 
+  it('puts its Ingress back when someone edits it', async () => {
+    const ingress = await ingressOf('blog');
+    if (!ingress) throw new Error('no Ingress site-blog');
+    const hosts = hostsOf(ingress);
+    await fx.networking.replaceNamespacedIngress({
+      name: 'site-blog',
+      namespace: fx.namespace,
+      body: { ...ingress, spec: { ...ingress.spec, rules: [{ host: 'hijacked.example' }] } },
+    });
+    expect(hostsOf(await ingressOf('blog'))).toEqual(['hijacked.example']);
+    await eventually('the Ingress to be put back', async () => {
+      const now = hostsOf(await ingressOf('blog'));
+      return now.join() === hosts.join() ? now : undefined;
+    });
+  });
+
   it('recreates its Ingress when someone deletes it', async () => {
     await fx.networking.deleteNamespacedIngress({ name: 'site-blog', namespace: fx.namespace });
     await eventually('the Ingress to come back', async () => ingressOf('blog'));

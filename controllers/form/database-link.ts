@@ -7,7 +7,8 @@ import {
   type FormResource,
   type FormSpec,
 } from '../../src/kube/index.js';
-import { ADOPTED_FORM_FIELDS, isRefusal, type FormContext, type Refusal } from './context.js';
+import { isRefusal, type Refusal } from '../runtime/reconcile.js';
+import { ADOPTED_FORM_FIELDS, type FormContext } from './context.js';
 
 /** The database form a Form resource controls, and the resource as last written. */
 export interface Linked {

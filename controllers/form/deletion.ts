@@ -1,8 +1,8 @@
 import { isAppError } from '../../src/errors/index.js';
-import { FORM_FINALIZER, type FormResource } from '../../src/kube/index.js';
-import { hasFinalizer, releaseFinalizer } from '../runtime/reconcile-helpers.js';
+import type { FormResource } from '../../src/kube/index.js';
+import type { Cleanup } from '../runtime/reconcile.js';
 import type { FormContext } from './context.js';
-import { annotatedFormId, claimAnnotated } from './link.js';
+import { annotatedFormId, claimAnnotated } from './database-link.js';
 
 /**
  * Behind the finalizer of a deleted Form: the form it controls is deleted with its submissions
@@ -10,9 +10,11 @@ import { annotatedFormId, claimAnnotated } from './link.js';
  * transaction), then the finalizer goes. Only a form this resource controls is touched: a
  * refused resource (claimed form, other site) owns nothing.
  */
-export async function finalizeForm(context: FormContext, resource: FormResource): Promise<void> {
-  if (!hasFinalizer(resource, FORM_FINALIZER)) return;
-  const { forms, events, clients } = context;
+export async function cleanUpForm(
+  context: FormContext,
+  resource: FormResource,
+): Promise<Cleanup<FormResource>> {
+  const { forms, events } = context;
   let form = await forms.byResourceUid(resource.metadata.uid ?? '');
   const annotated = annotatedFormId(resource);
   if (!form && annotated !== undefined) {
@@ -29,5 +31,5 @@ export async function finalizeForm(context: FormContext, resource: FormResource)
     }
     events.normal(resource, 'Deleted', `deleted form ${form.id} with its ${total} submissions`);
   }
-  await releaseFinalizer(clients.forms, resource, FORM_FINALIZER);
+  return { release: resource };
 }

@@ -2,12 +2,10 @@ import {
   type FormResource,
   isNotFound,
   type ResourceClient,
-  SITE_FINALIZER,
   type SiteResource,
   type SqliteDatabaseResource,
 } from '../../src/kube/index.js';
-import type { ReconcileResult } from '../runtime/controller.js';
-import { hasFinalizer, releaseFinalizer } from '../runtime/reconcile-helpers.js';
+import type { Cleanup } from '../runtime/reconcile.js';
 import { DEPENDENTS_RETRY_MS, keySecretNameFor, type SiteContext } from './context.js';
 import { deleteSiteIngress } from './ingress.js';
 
@@ -17,11 +15,7 @@ import { deleteSiteIngress } from './ingress.js';
  * Only the site this resource controls is touched; a refused resource (taken slug, claimed site)
  * owns nothing.
  */
-export async function finalizeSite(
-  context: SiteContext,
-  site: SiteResource,
-): Promise<ReconcileResult | void> {
-  if (!hasFinalizer(site, SITE_FINALIZER)) return;
+export async function cleanUpSite(context: SiteContext, site: SiteResource): Promise<Cleanup<SiteResource>> {
   const { platform, clients, events } = context;
   const policy = site.spec.deletionPolicy ?? 'Retain';
   await deleteSiteIngress(context, site);
@@ -55,7 +49,7 @@ export async function finalizeSite(
         : `removed the routing of site ${controlled.siteId}; its files, forms and databases are kept`,
     );
   }
-  await releaseFinalizer(clients.sites, site, SITE_FINALIZER);
+  return { release: site };
 }
 
 /** Deletes the Forms and SqliteDatabases that name this Site; returns how many still exist. */
