@@ -4,7 +4,7 @@ import client from 'prom-client';
 import { AppError } from '../errors/index.js';
 import { dbOp, registry, withSpan } from '../observability/index.js';
 import { planFor, type Platform } from '../platform/index.js';
-import type { Db } from '../store/index.js';
+import type { Db, Tx } from '../store/index.js';
 import { scoreSubmission, type SpamScore } from './spam.js';
 import { formSubmissions, formSubmissionUsage, forms, type FormRow, type SubmissionRow } from './tables.js';
 import { checkValues, contentHash, parseStartedAt, trapValue } from './values.js';
@@ -15,8 +15,6 @@ export const submissionsTotal = new client.Counter({
   labelNames: ['result'] as const,
   registers: [registry],
 });
-
-type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 
 /** What the owner is mailed about an accepted submission; the mail domain turns it into a message. */
 export interface SubmissionNotice {

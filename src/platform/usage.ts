@@ -1,9 +1,9 @@
 import { eq, sql } from 'drizzle-orm';
 import { AppError } from '../errors/index.js';
-import type { Db } from '../store/index.js';
+import type { Db, Executor } from '../store/index.js';
 import { planFor } from './plans.js';
 import { accounts, sites } from './tables.js';
-import { SITE_CHANGED_CHANNEL, type Executor, type SiteUsage } from './types.js';
+import { SITE_CHANGED_CHANNEL, type SiteUsage } from './types.js';
 
 /** What a change did to a site's counters (each 0 when left out). */
 export interface UsageChange {

@@ -3,7 +3,7 @@ import { and, asc, count, eq, gt, ne, sql } from 'drizzle-orm';
 import { AppError } from '../errors/index.js';
 import { dbOp } from '../observability/index.js';
 import { secretMatches } from '../platform/index.js';
-import type { Db } from '../store/index.js';
+import type { Db, Tx } from '../store/index.js';
 import { checkPassword, hashPassword, normalizeEmail, verifyPassword } from './passwords.js';
 import { sqliteSessions, sqliteUsers, type SqliteDatabaseRow, type SqliteUserRow } from './tables.js';
 
@@ -331,8 +331,6 @@ export class UserPools {
     return row?.n ?? 0;
   }
 }
-
-type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 
 /** Tells every replica's session cache, when `tx` commits, that a database's pool changed. */
 async function announce(tx: Tx, databaseId: number): Promise<void> {

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/observability/logger.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { openStore, type Store } from '../../src/store/db.js';
-import { siteFiles } from '../../src/store/schema.js';
+import { siteFiles } from '../../src/files/tables.js';
 import { eventually } from '../support/eventually.js';
 import {
   apiKeyHeader,
