@@ -67,7 +67,7 @@ export class FilesService {
     const result = await dbOp(operation, () =>
       this.db.transaction(async (tx) => fn(tx, await this.platform.lockUsage(tx, siteId))),
     );
-    this.events.changed(siteId);
+    this.events.contentChanged(siteId);
     return result;
   }
 
@@ -391,7 +391,7 @@ export class FilesService {
   /** Recounts the file counters of `batch` sites, correcting wrong ones (see counters.ts). */
   async recountCounters(batch: number): Promise<number> {
     const corrected = await recountCounters(this.db, this.platform, batch);
-    for (const siteId of corrected) this.events.changed(siteId);
+    for (const siteId of corrected) this.events.contentChanged(siteId);
     return corrected.length;
   }
 }

@@ -25,8 +25,3 @@ export interface Principal {
   siteId: number | undefined;
   via: 'permanent_key' | 'temporary_key' | 'session';
 }
-
-/** NOTIFY channel: a site's files changed (payload: its id) or routing changed (ROUTES_CHANGED). */
-export const SITE_CHANGED_CHANNEL = 'hostplane_site_changed';
-/** Payload on SITE_CHANGED_CHANNEL: a slug or custom domain changed (edges drop host caches). */
-export const ROUTES_CHANGED = 'routes';

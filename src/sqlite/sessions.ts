@@ -2,10 +2,10 @@ import { createHash } from 'node:crypto';
 import client from 'prom-client';
 import { AppError } from '../errors/index.js';
 import { foldTallies, registry, tallyCounter } from '../observability/index.js';
-import type { Store } from '../store/index.js';
+import { CHANNELS, type Store } from '../store/index.js';
 import { GroupedCache } from './grouped-cache.js';
 import type { SqliteDatabaseRow } from './tables.js';
-import { SESSIONS_CHANGED_CHANNEL, SESSION_REFRESH_DAYS, type SignedIn, type UserPools } from './users.js';
+import { SESSION_REFRESH_DAYS, type SignedIn, type UserPools } from './users.js';
 
 /** A safety net: a session is re-read at least this often even when no change was announced. */
 const MAX_AGE_MS = 60_000;
@@ -41,7 +41,7 @@ export class SessionCache {
 
   async listen(store: Store): Promise<void> {
     this.unlisten = await store.listen(
-      SESSIONS_CHANGED_CHANNEL,
+      CHANNELS.sqliteSessions,
       (payload) => this.forgetDatabase(Number(payload)),
       () => this.forgetAll(),
     );

@@ -51,8 +51,11 @@ export class SiteHosts {
   /** Subscribes to the changes that alter which hosts are sites (every replica calls this at start). */
   listen(events: SiteEvents): void {
     this.stops.push(
-      events.onRoutesChanged(() => this.answers.forgetAll()),
-      events.onChanged((siteId) => siteId === 'all' && this.answers.forgetAll()),
+      events.subscribe({
+        routesChanged: () => this.answers.forgetAll(),
+        siteRemoved: () => this.answers.forgetAll(),
+        missed: () => this.answers.forgetAll(),
+      }),
     );
   }
 

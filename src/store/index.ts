@@ -1,5 +1,6 @@
 // The control-plane database's public face: opening it (PostgreSQL or PGlite), and its schema
 // migrations as an explicit, locked step (see migrate.ts and schema-gate.ts).
+export { CHANNELS } from './channels.js';
 export { DataDirLockedError } from './data-dir-lock.js';
 export {
   openStore,
