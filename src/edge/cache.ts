@@ -2,11 +2,12 @@ import { LRUCache } from 'lru-cache';
 import { blobKeyForHash, type BlobStore } from '../blob/index.js';
 import type { Config } from '../config/index.js';
 import type { FilesService } from '../files/index.js';
-import { edgeCacheEvents, tallyCounter } from '../observability/index.js';
+import { tallyCounter } from '../observability/index.js';
 import type { Platform, SiteEvents } from '../platform/index.js';
 import { compress, type Encoding } from './compression.js';
 import { FOLDER, MISSING, fileEntry, type FileEntry, type PathEntry } from './entries.js';
 import { decodeSitePath, namesDatabaseFile, normalizeHost } from './paths.js';
+import { edgeCacheEvents } from './metrics.js';
 
 export interface EdgeOptions {
   /** Blobs up to this size are kept in memory. */

@@ -9,7 +9,7 @@ export type { DomainRouting, RoutingResult, SiteRouting } from './routing.js';
 export { planFor, plans, planTypes, type Plan, type PlanType } from './plans.js';
 export { SLUG_PATTERN, SLUG_RULE, isValidSlug } from './slug.js';
 export { formatBytes, percentage } from './format.js';
-export { SiteEvents, type SiteEvent, type SiteEventHandlers } from './site-events.js';
+export { SiteEvents, type SiteEventHandlers } from './site-events.js';
 export { platformModule } from './routes.js';
 export { authenticators, unauthorized } from './auth.js';
 export { siteForRequest } from './site-scope.js';

@@ -1,13 +1,13 @@
-import client from 'prom-client';
 import type { Config } from '../config/index.js';
 import { AppError } from '../errors/index.js';
-import { foldTallies, registry, tallyCounter, type Logger } from '../observability/index.js';
+import { tallyCounter, type Logger } from '../observability/index.js';
 import { hashSecret, planFor, type Plan, type Platform, type SiteEvents } from '../platform/index.js';
 import { CHANNELS, type Store } from '../store/index.js';
 import { GroupedCache } from './grouped-cache.js';
 import { siteOrigins } from './origins.js';
 import type { SqliteDatabaseRow, SqliteTokenRow } from './tables.js';
 import type { SqliteTokens } from './tokens.js';
+import { grantLookups } from './metrics.js';
 
 /** A scoped token resolved with everything a call needs: its database, origins and plan caps. */
 export interface Grant {
@@ -25,14 +25,7 @@ const MAX_ENTRIES = 10_000;
 /** `lastUsedAt` is written at most this often per token, off the request path. */
 const TOUCH_EVERY_MS = 60_000;
 
-const lookups = new client.Counter({
-  name: 'hostplane_sqlite_grant_lookups_total',
-  collect: foldTallies,
-  help: 'Scoped-token resolutions by result (hit: from memory, miss: read from PostgreSQL)',
-  labelNames: ['result'] as const,
-  registers: [registry],
-});
-const hits = tallyCounter(lookups, { result: 'hit' });
+const hits = tallyCounter(grantLookups, { result: 'hit' });
 
 /** A grant kept in memory, with when its token's use was last recorded. */
 interface Entry {
@@ -92,7 +85,7 @@ export class TokenGrants {
     let entry = this.cache.get(key, now);
     if (entry) hits.inc();
     else {
-      lookups.inc({ result: 'miss' });
+      grantLookups.inc({ result: 'miss' });
       // Unknown or failed tokens are not kept: a flood of made-up tokens must not fill memory.
       entry = await this.cache.load(
         key,
