@@ -16,8 +16,9 @@ export interface Store {
   db: Db;
   kind: 'postgres' | 'pglite';
   /**
-   * Subscribes to a NOTIFY channel; returns an unsubscribe function. `onReconnect` runs after a
-   * lost listening connection is re-established (notifications in between are lost).
+   * Subscribes to a NOTIFY channel (the service's are listed in ./channels.ts); returns an
+   * unsubscribe function. `onReconnect` runs after a lost listening connection is re-established
+   * (notifications in between are lost).
    */
   listen(
     channel: string,
