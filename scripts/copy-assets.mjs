@@ -9,7 +9,7 @@ cpSync('src/store/migrations', 'dist/src/store/migrations', { recursive: true })
 chmodSync('dist/src/cli/main.js', 0o755);
 
 // After the migrations are in place: the template is made by the compiled code's own migrate path.
-const { buildTemplate } = await import('../dist/src/store/pglite-template.js');
+const { buildTemplate } = await import('../dist/src/store/pglite-template-build.js');
 const started = Date.now();
 const template = await buildTemplate();
 console.log(

@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
-import { blobOperationDuration, timed } from '../observability/index.js';
+import { timed } from '../observability/index.js';
 import type { BlobListing, BlobObject, BlobStore, ByteRange } from './blob-store.js';
+import { blobOperationDuration } from './metrics.js';
 
 /** Wraps a store so every operation reports latency to Prometheus and a span to OpenTelemetry. */
 export class InstrumentedBlobStore implements BlobStore {

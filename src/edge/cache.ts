@@ -3,19 +3,20 @@ import { blobKeyForHash, type BlobStore } from '../blob/index.js';
 import type { Config } from '../config/index.js';
 import type { FilesService } from '../files/index.js';
 import { normalizeHost, type HostRoute as RouteOf } from '../http/index.js';
-import { edgeCacheEvents, tallyCounter } from '../observability/index.js';
+import { tallyCounter } from '../observability/index.js';
 import type { Platform, SiteEvents } from '../platform/index.js';
 import { compress, type Encoding } from './compression.js';
-import { FOLDER, MISSING, fileEntry, type FileEntry, type ManifestEntry } from './entries.js';
+import { FOLDER, MISSING, fileEntry, type FileEntry, type PathEntry } from './entries.js';
 import { decodeSitePath, namesDatabaseFile } from './paths.js';
+import { edgeCacheEvents } from './metrics.js';
 
 export interface EdgeOptions {
   /** Blobs up to this size are kept in memory. */
   maxCachedBlobBytes?: number;
   /** Total memory for cached blobs and their compressed variants (default: HOSTPLANE_EDGE_CACHE_MB). */
   blobCacheBytes?: number;
-  /** Safety net for missed invalidations (e.g. a dropped LISTEN connection). */
-  manifestTtlMs?: number;
+  /** How long hosts, path entries and resolutions are kept: the safety net for missed invalidations. */
+  cacheTtlMs?: number;
 }
 
 export interface SiteRef {
@@ -51,7 +52,7 @@ const MAX_CONCURRENT_COMPRESSIONS = 2;
  */
 export class EdgeCache {
   private readonly hosts: LRUCache<string, HostRoute>;
-  private readonly manifests: LRUCache<string, ManifestEntry>;
+  private readonly pathEntries: LRUCache<string, PathEntry>;
   private readonly routes: LRUCache<string, Resolution>;
   private readonly blobs: LRUCache<string, Buffer>;
   private readonly loading = new Map<string, Promise<Buffer>>();
@@ -70,7 +71,7 @@ export class EdgeCache {
     events: SiteEvents,
     options: EdgeOptions = {},
   ) {
-    const ttl = options.manifestTtlMs ?? 30_000;
+    const ttl = options.cacheTtlMs ?? 30_000;
     this.maxCachedBlobBytes = options.maxCachedBlobBytes ?? 1024 * 1024;
     this.baseHost = new URL(config.baseUrl).hostname;
     this.sitesSuffix = `.${config.sitesDomain}`;
@@ -81,7 +82,7 @@ export class EdgeCache {
       sizeCalculation: (_v, k) => k.length + 64,
       ttl,
     });
-    this.manifests = new LRUCache({
+    this.pathEntries = new LRUCache({
       max: 100_000,
       maxSize: 32 << 20,
       sizeCalculation: (_v, k) => k.length + 400,
@@ -97,19 +98,24 @@ export class EdgeCache {
       maxSize: options.blobCacheBytes ?? config.edge.cacheBytes,
       sizeCalculation: (b) => Math.max(1, b.length),
     });
+    const nextGeneration = (siteId: number) =>
+      this.generation.set(siteId, (this.generation.get(siteId) ?? 0) + 1);
     this.stops = [
-      events.onChanged((siteId) => {
-        if (siteId === 'all') {
-          // e.g. after a lost NOTIFY connection, when changes may have been missed.
-          this.manifests.clear();
+      events.subscribe({
+        contentChanged: nextGeneration,
+        // Slug renames and custom-domain changes are rare: forget every host → site mapping.
+        routesChanged: () => this.hosts.clear(),
+        siteRemoved: (siteId) => {
+          nextGeneration(siteId);
+          this.hosts.clear();
+        },
+        // e.g. after a lost NOTIFY connection, when changes may have been missed.
+        missed: () => {
+          this.pathEntries.clear();
           this.routes.clear();
           this.hosts.clear();
-          return;
-        }
-        this.generation.set(siteId, (this.generation.get(siteId) ?? 0) + 1);
+        },
       }),
-      // Slug renames and custom-domain changes are rare: forget every host → site mapping.
-      events.onRoutesChanged(() => this.hosts.clear()),
     ];
   }
 
@@ -187,8 +193,8 @@ export class EdgeCache {
   }
 
   /** A cached entry (counted as a hit), or undefined. */
-  private cachedEntry(siteId: number, sitePath: string): ManifestEntry | undefined {
-    const cached = this.manifests.get(this.routeKey(siteId, sitePath));
+  private cachedEntry(siteId: number, sitePath: string): PathEntry | undefined {
+    const cached = this.pathEntries.get(this.routeKey(siteId, sitePath));
     if (cached) cacheEvents.manifestHit.inc();
     return cached;
   }
@@ -200,13 +206,13 @@ export class EdgeCache {
   private async entries(
     siteId: number,
     paths: string[],
-    known: Array<ManifestEntry | undefined> = [],
-  ): Promise<ManifestEntry[]> {
+    known: Array<PathEntry | undefined> = [],
+  ): Promise<PathEntry[]> {
     // Keys before the query: an entry read across a change is filed under the old generation.
     const keys = paths.map((p) => this.routeKey(siteId, p));
     const found = paths.map((p, i) => (i < known.length ? known[i] : this.cachedEntry(siteId, p)));
     const missing = paths.filter((_, i) => !found[i]);
-    if (missing.length === 0) return found as ManifestEntry[];
+    if (missing.length === 0) return found as PathEntry[];
     for (const _ of missing) cacheEvents.manifestMiss.inc();
     const rows = new Map((await this.files.findAll(siteId, missing)).map((r) => [r.path, r]));
     return paths.map((p, i) => {
@@ -223,7 +229,7 @@ export class EdgeCache {
                 maxInMemoryBytes: this.maxCachedBlobBytes,
                 compression: this.config.edge.compression,
               });
-      this.manifests.set(keys[i]!, entry);
+      this.pathEntries.set(keys[i]!, entry);
       return entry;
     });
   }

@@ -30,10 +30,10 @@ export interface FileEntry {
   notFoundHeaders: readonly string[];
 }
 
-export type ManifestEntry = FileEntry | { kind: 'folder' } | { kind: 'missing' };
+export type PathEntry = FileEntry | { kind: 'folder' } | { kind: 'missing' };
 
-export const MISSING: ManifestEntry = { kind: 'missing' };
-export const FOLDER: ManifestEntry = { kind: 'folder' };
+export const MISSING: PathEntry = { kind: 'missing' };
+export const FOLDER: PathEntry = { kind: 'folder' };
 
 /** Cache-Control by kind of file: HTML always revalidates; fingerprinted assets are immutable. */
 export function cacheControlFor(sitePath: string, contentType: string): string {

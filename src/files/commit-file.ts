@@ -1,15 +1,12 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { AppError } from '../errors/index.js';
-import { quotaRejectionsTotal } from '../observability/index.js';
 import type { SiteUsage } from '../platform/index.js';
-import type { Db } from '../store/index.js';
+import type { Executor, Tx } from '../store/index.js';
 import { claimStateSql, type ClaimState } from './blob-claims.js';
 import { assertWithinQuota } from './quota.js';
 import { ancestors, pathParts } from './paths.js';
 import { HIDDEN_FILE_NAME } from './listing.js';
-
-type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
-type Executor = Db | Tx;
+import { quotaRejectionsTotal } from './metrics.js';
 
 const rowsOf = <R>(result: unknown): R[] => (result as { rows: R[] }).rows;
 

@@ -1,13 +1,11 @@
 import { and, eq } from 'drizzle-orm';
 import { AppError } from '../errors/index.js';
-import type { Db } from '../store/index.js';
+import type { Tx } from '../store/index.js';
 import type { SiteUsage } from '../platform/index.js';
 import { ancestors, pathParts } from './paths.js';
 import { assertWithinQuota } from './quota.js';
 import { inFolder } from './folder-moves.js';
 import { siteFiles } from './tables.js';
-
-type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 
 /**
  * A SQLite database is a file of its site (spec 8: it counts toward the file count, not the

@@ -1,9 +1,7 @@
 import { and, eq, gte, lt, or, sql } from 'drizzle-orm';
-import type { Db } from '../store/index.js';
+import type { Tx } from '../store/index.js';
 import type { PathParts } from './paths.js';
 import { siteFiles } from './tables.js';
-
-type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 
 const rowsOf = <R>(result: unknown): R[] => (result as { rows: R[] }).rows;
 

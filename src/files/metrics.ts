@@ -26,19 +26,17 @@ export const blobClaimEventsTotal = new client.Counter({
   registers: [registry],
 });
 
-export type BlobClaimEvent =
-  | 'sweeper_claimed'
-  | 'sweeper_deleted'
-  | 'sweeper_skipped_referenced'
-  | 'sweeper_skipped_claimed'
-  | 'sweeper_deadline_passed'
-  | 'upload_waited'
-  | 'upload_rewrote';
-
 /** Site counters the periodic recount found wrong and corrected (files/counters.ts), by counter. */
 export const counterCorrectionsTotal = new client.Counter({
   name: 'hostplane_files_counter_corrections_total',
   help: 'Site file counters found wrong by the periodic recount and corrected, by counter.',
   labelNames: ['counter'] as const,
+  registers: [registry],
+});
+
+export const quotaRejectionsTotal = new client.Counter({
+  name: 'hostplane_quota_rejections_total',
+  help: 'Writes refused because a plan limit would be exceeded, by limit.',
+  labelNames: ['limit'] as const,
   registers: [registry],
 });

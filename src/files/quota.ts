@@ -1,6 +1,6 @@
 import { AppError } from '../errors/index.js';
-import { quotaRejectionsTotal } from '../observability/index.js';
 import { formatBytes, percentage, type SiteUsage } from '../platform/index.js';
+import { quotaRejectionsTotal } from './metrics.js';
 
 /** The warning flags of storage-limits turn on at this share of a limit (spec 2.9). */
 export const NEAR_LIMIT_PERCENT = 80;

@@ -7,7 +7,7 @@ import { blobKeyForHash, type BlobStore } from '../blob/index.js';
 import { AppError } from '../errors/index.js';
 import { dbOp } from '../observability/index.js';
 import type { Platform, SiteUsage, SiteEvents } from '../platform/index.js';
-import type { Db } from '../store/index.js';
+import type { Db, Tx } from '../store/index.js';
 import { siteFiles, type SiteFileRow } from './tables.js';
 import { contentTypeFor, isTextPath } from './file-types.js';
 import { sweepOrphanBlobs } from './blob-sweep.js';
@@ -34,8 +34,6 @@ const HEAD_FIRST_MIN_BYTES = 256 * 1024;
 /** A commit that finds its blob re-claimed writes the bytes again, at most this many times in all. */
 const MAX_COMMIT_ATTEMPTS = 3;
 const CLAIM_POLL_MS = 100;
-
-type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 
 export interface FileRecord {
   path: string;
@@ -69,7 +67,7 @@ export class FilesService {
     const result = await dbOp(operation, () =>
       this.db.transaction(async (tx) => fn(tx, await this.platform.lockUsage(tx, siteId))),
     );
-    this.events.changed(siteId);
+    this.events.contentChanged(siteId);
     return result;
   }
 
@@ -393,7 +391,7 @@ export class FilesService {
   /** Recounts the file counters of `batch` sites, correcting wrong ones (see counters.ts). */
   async recountCounters(batch: number): Promise<number> {
     const corrected = await recountCounters(this.db, this.platform, batch);
-    for (const siteId of corrected) this.events.changed(siteId);
+    for (const siteId of corrected) this.events.contentChanged(siteId);
     return corrected.length;
   }
 }

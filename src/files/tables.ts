@@ -60,5 +60,3 @@ export const blobClaims = pgTable('blob_claims', {
   // While in the future, a sweeper may be deleting the blob: an upload of these bytes waits.
   claimedUntil: timestamp('claimed_until', { withTimezone: true }),
 });
-
-export type BlobClaimRow = typeof blobClaims.$inferSelect;

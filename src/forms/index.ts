@@ -11,7 +11,7 @@ import type { Submissions } from './submissions.js';
 
 // The forms domain's public face: forms and their fields, public submissions with spam scoring,
 // the monthly submission quota, embed snippets.
-export { forms, formSubmissions, formSubmissionUsage, type FormRow, type StoredField } from './tables.js';
+export type { FormRow } from './tables.js';
 export { ClusterFormsService, type FormResourceTarget } from './cluster.js';
 export { FormsService, type FormLink, type FormScope, type NewForm, type PurgeHook } from './service.js';
 export { Submissions, monthOf, type Notify, type SubmissionNotice } from './submissions.js';

@@ -23,7 +23,8 @@ import type { RateLimiter } from '../ratelimit/index.js';
 import { DEFAULT_SUCCESS_MESSAGE, escapeHtml } from './embed-common.js';
 import * as s from './schemas.js';
 import type { FormsService } from './service.js';
-import { submissionsTotal, type Submissions } from './submissions.js';
+import { submissionsTotal } from './metrics.js';
+import type { Submissions } from './submissions.js';
 import type { FormRow } from './tables.js';
 
 /** Per client address (IPv6 per /56), across every form and every API replica. */

@@ -2,7 +2,7 @@ import { and, asc, count, eq, like, sql } from 'drizzle-orm';
 import { AppError } from '../errors/index.js';
 import { dbOp } from '../observability/index.js';
 import type { Platform } from '../platform/index.js';
-import type { Db } from '../store/index.js';
+import type { Db, Tx } from '../store/index.js';
 import {
   assertValidFields,
   insertField,
@@ -324,7 +324,7 @@ export type FormLink = Pick<
 >;
 
 /** Runs inside the delete's transaction (e.g. the mail outbox's rows of the form). */
-export type PurgeHook = (tx: Parameters<Parameters<Db['transaction']>[0]>[0], form: FormRow) => Promise<void>;
+export type PurgeHook = (tx: Tx, form: FormRow) => Promise<void>;
 
 function scopeWhere(scope: FormScope) {
   return 'siteId' in scope ? eq(forms.siteId, scope.siteId) : eq(forms.accountId, scope.accountId);

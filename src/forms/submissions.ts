@@ -1,22 +1,13 @@
 import { createHmac } from 'node:crypto';
 import { and, count, desc, eq, gt, gte, lte, sql, type SQL } from 'drizzle-orm';
-import client from 'prom-client';
 import { AppError } from '../errors/index.js';
-import { dbOp, registry, withSpan } from '../observability/index.js';
+import { dbOp, withSpan } from '../observability/index.js';
 import { planFor, type Platform } from '../platform/index.js';
-import type { Db } from '../store/index.js';
+import type { Db, Tx } from '../store/index.js';
 import { scoreSubmission, type SpamScore } from './spam.js';
 import { formSubmissions, formSubmissionUsage, forms, type FormRow, type SubmissionRow } from './tables.js';
 import { checkValues, contentHash, parseStartedAt, trapValue } from './values.js';
-
-export const submissionsTotal = new client.Counter({
-  name: 'hostplane_form_submissions_total',
-  help: 'Public form submissions by outcome (accepted, spam, rejected: invalid/disabled/origin, limited: quota or rate)',
-  labelNames: ['result'] as const,
-  registers: [registry],
-});
-
-type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
+import { submissionsTotal } from './metrics.js';
 
 /** What the owner is mailed about an accepted submission; the mail domain turns it into a message. */
 export interface SubmissionNotice {

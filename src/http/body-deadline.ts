@@ -1,8 +1,7 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import client from 'prom-client';
 import { AppError } from '../errors/index.js';
-import { registry, type Logger } from '../observability/index.js';
+import { bodyTimeoutsTotal, type Logger } from '../observability/index.js';
 import { errorResponse } from './errors.js';
 
 /*
@@ -27,13 +26,6 @@ export interface BodyDeadlineLimits {
   /** Bytes a second the body must average over each window (0: at least one byte a window). */
   minBytesPerSecond: number;
 }
-
-export const bodyTimeoutsTotal = new client.Counter({
-  name: 'hostplane_http_body_timeouts_total',
-  help: 'Requests whose body stalled (no byte in a window) or arrived below the minimum rate, answered 408 and closed, by reason.',
-  labelNames: ['reason'] as const,
-  registers: [registry],
-});
 
 type Reason = 'stalled' | 'slow';
 

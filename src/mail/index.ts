@@ -3,13 +3,11 @@ import type { MailOutbox } from './outbox.js';
 
 // The mail domain's public face: an outbox other domains write to inside their own transactions
 // (enqueue, purgeBySource), the worker that sends it through SMTP, and the submission mail.
-export { mailOutbox, type MailOutboxRow } from './tables.js';
 export {
   describeError,
   enqueue,
   MailOutbox,
   purgeBySource,
-  type DbOrTx,
   type MailMessage,
   type MailSettings,
 } from './outbox.js';

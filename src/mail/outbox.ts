@@ -1,15 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { and, eq, lt, sql } from 'drizzle-orm';
-import type { Db } from '../store/index.js';
+import type { Db, Executor } from '../store/index.js';
 import type { Logger } from '../observability/index.js';
 import { withSpan } from '../observability/index.js';
 import { mailSendDuration, mailSendFailures, setOutboxStatsSource, type OutboxStats } from './metrics.js';
 import { mailOutbox, type MailOutboxRow } from './tables.js';
 import { smtpTransport, type MailTransport } from './transport.js';
-
-type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
-/** The database or a transaction of another domain (enqueue inside the caller's transaction). */
-export type DbOrTx = Db | Tx;
 
 export interface MailMessage {
   /** What the mail is, for logs and metrics, e.g. `form_submission`. */
@@ -30,7 +26,7 @@ export interface MailMessage {
  * what it tells about does. Returns the row id, or null when a mail with that Message-ID is
  * already queued. No network here: the worker sends later.
  */
-export async function enqueue(db: DbOrTx, message: MailMessage): Promise<number | null> {
+export async function enqueue(db: Executor, message: MailMessage): Promise<number | null> {
   const rows = await db
     .insert(mailOutbox)
     .values({
@@ -49,7 +45,7 @@ export async function enqueue(db: DbOrTx, message: MailMessage): Promise<number 
 }
 
 /** Deletes every mail of `source` (sent, pending or failed); returns how many. */
-export async function purgeBySource(db: DbOrTx, source: string): Promise<number> {
+export async function purgeBySource(db: Executor, source: string): Promise<number> {
   const rows = await db
     .delete(mailOutbox)
     .where(eq(mailOutbox.source, source))

@@ -1,6 +1,9 @@
 import { packageVersion } from '../version.js';
 import client from 'prom-client';
 
+// The registry, the metrics every domain shares (HTTP requests, the control-plane database's
+// operations timed by dbOp) and build info. A domain's own metrics sit in its metrics.ts.
+
 /** One registry per process: every role in it reports to the same /metrics. */
 export const registry = new client.Registry();
 client.collectDefaultMetrics({ register: registry });
@@ -29,14 +32,6 @@ export const httpRequestDuration = new client.Histogram({
   registers: [registry],
 });
 
-export const blobOperationDuration = new client.Histogram({
-  name: 'hostplane_blob_operation_duration_seconds',
-  help: 'Blob store operation latency, by store kind, operation and outcome.',
-  labelNames: ['store', 'operation', 'outcome'] as const,
-  buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-  registers: [registry],
-});
-
 export const dbOperationDuration = new client.Histogram({
   name: 'hostplane_db_operation_duration_seconds',
   help: 'Control-plane database operation latency, by operation and outcome.',
@@ -45,11 +40,10 @@ export const dbOperationDuration = new client.Histogram({
   registers: [registry],
 });
 
-export const edgeCacheEvents = new client.Counter({
-  name: 'hostplane_edge_cache_events_total',
-  collect: foldTallies,
-  help: 'Edge cache lookups, by cache (manifest, blob) and result (hit, miss).',
-  labelNames: ['cache', 'result'] as const,
+export const bodyTimeoutsTotal = new client.Counter({
+  name: 'hostplane_http_body_timeouts_total',
+  help: 'Requests whose body stalled (no byte in a window) or arrived below the minimum rate, answered 408 and closed, by reason.',
+  labelNames: ['reason'] as const,
   registers: [registry],
 });
 
@@ -57,19 +51,6 @@ export const dependencyUnavailableTotal = new client.Counter({
   name: 'hostplane_dependency_unavailable_total',
   help: 'Requests answered 503 because a dependency was unreachable, by dependency (database, blob store).',
   labelNames: ['dependency'] as const,
-  registers: [registry],
-});
-
-export const quotaRejectionsTotal = new client.Counter({
-  name: 'hostplane_quota_rejections_total',
-  help: 'Writes refused because a plan limit would be exceeded, by limit.',
-  labelNames: ['limit'] as const,
-  registers: [registry],
-});
-
-export const tempPagesSweptTotal = new client.Counter({
-  name: 'hostplane_temp_pages_swept_total',
-  help: 'Expired temporary pages deleted by the sweeper.',
   registers: [registry],
 });
 

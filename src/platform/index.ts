@@ -3,14 +3,13 @@
 export { Platform } from './service.js';
 export type { Site, SiteUsage, Principal } from './types.js';
 export type { UsageChange } from './usage.js';
-export { ROUTES_CHANGED, SITE_CHANGED_CHANNEL } from './types.js';
 export { newApiKey, TEMP_KEY_DEFAULT_SECONDS, TEMP_KEY_MAX_SECONDS, TEMP_KEY_MIN_SECONDS } from './keys.js';
 export { ACCOUNT_SESSION_SECONDS } from './accounts.js';
 export type { DomainRouting, RoutingResult, SiteRouting } from './routing.js';
 export { planFor, plans, planTypes, type Plan, type PlanType } from './plans.js';
 export { SLUG_PATTERN, SLUG_RULE, isValidSlug } from './slug.js';
 export { formatBytes, percentage } from './format.js';
-export { SiteEvents } from './site-events.js';
+export { SiteEvents, type SiteEventHandlers } from './site-events.js';
 export { platformModule } from './routes.js';
 export { authenticators, unauthorized } from './auth.js';
 export { siteForRequest } from './site-scope.js';

@@ -1,9 +1,9 @@
-import { and, asc, eq, inArray, isNull, sql, type SQL } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNull, type SQL } from 'drizzle-orm';
 import { AppError } from '../errors/index.js';
 import { dbOp } from '../observability/index.js';
 import type { Db } from '../store/index.js';
 import { customDomains, sites } from './tables.js';
-import { ROUTES_CHANGED, SITE_CHANGED_CHANNEL } from './types.js';
+import { notifySiteEvent } from './site-events.js';
 
 export interface SiteRouting {
   siteId: number;
@@ -173,7 +173,7 @@ export class Routing {
             .where(eq(customDomains.hostname, hostname));
           domains.push({ hostname, routed: owner?.siteId === siteId });
         }
-        if (changed) await tx.execute(sql`select pg_notify(${SITE_CHANGED_CHANNEL}, ${ROUTES_CHANGED})`);
+        if (changed) await tx.execute(notifySiteEvent({ kind: 'routes' }));
         return { slug: slugApplied ? slug : site.slug, slugApplied, domains, changed };
       }),
     );

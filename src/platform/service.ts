@@ -1,11 +1,11 @@
-import type { Db } from '../store/index.js';
+import type { Db, Executor } from '../store/index.js';
 import { Accounts } from './accounts.js';
 import { Keys } from './keys.js';
 import { ServerSecrets } from './server-secrets.js';
 import { Routing, type RoutingResult, type SiteRouting } from './routing.js';
 import { Sites, type CreatedSite, type NewSite } from './sites.js';
 import type { PlanType } from './plans.js';
-import type { Executor, Principal, Site, SiteUsage } from './types.js';
+import type { Principal, Site, SiteUsage } from './types.js';
 import { Usage, type UsageChange } from './usage.js';
 
 /**

@@ -1,11 +1,64 @@
 import { EventEmitter } from 'node:events';
-import type { Store } from '../store/index.js';
-import { ROUTES_CHANGED, SITE_CHANGED_CHANNEL } from './types.js';
+import { sql, type SQL } from 'drizzle-orm';
+import { CHANNELS, type Store } from '../store/index.js';
+
+/** What changed about a site, as every replica hears it. */
+export type SiteEvent =
+  /** Its files or its live deploy: what its URLs answer. */
+  | { kind: 'content'; siteId: number }
+  /** A slug or custom domain, somewhere (or a site detached): which host is which site. */
+  | { kind: 'routes' }
+  /** The site is gone, with everything that belonged to it. */
+  | { kind: 'removed'; siteId: number };
 
 /**
- * "Site N changed": emitted in-process right after a write commits (so an edge in the same
- * process never serves a stale page once the API has answered) and received from Postgres
- * NOTIFY for writes made by other processes.
+ * What a cache does on each event it cares about. `missed` is required: after a lost listening
+ * connection any event may have gone unheard, so every cache must say how it starts over.
+ */
+export interface SiteEventHandlers {
+  contentChanged?(siteId: number): void;
+  routesChanged?(): void;
+  siteRemoved?(siteId: number): void;
+  missed(): void;
+}
+
+/**
+ * The NOTIFY payloads on CHANNELS.site: a site id alone is a content change (the form
+ * usage.ts sends from SQL), `routes`, and `removed:<id>`.
+ */
+const ROUTES = 'routes';
+const REMOVED = 'removed:';
+
+function encode(event: SiteEvent): string {
+  if (event.kind === 'routes') return ROUTES;
+  return event.kind === 'removed' ? `${REMOVED}${event.siteId}` : String(event.siteId);
+}
+
+function decode(payload: string): SiteEvent | undefined {
+  if (payload === ROUTES) return { kind: 'routes' };
+  const removed = payload.startsWith(REMOVED);
+  const id = removed ? payload.slice(REMOVED.length) : payload;
+  if (!/^\d+$/.test(id)) return undefined;
+  return removed ? { kind: 'removed', siteId: Number(id) } : { kind: 'content', siteId: Number(id) };
+}
+
+/** The statement that announces `event` to every replica when the caller's transaction commits. */
+export function notifySiteEvent(event: SiteEvent): SQL {
+  return sql`select pg_notify(${CHANNELS.site}, ${encode(event)})`;
+}
+
+/**
+ * The NOTIFY of a content change inside a statement: `siteIdSql` is a column of the rows that
+ * changed (see usage.ts, where one statement counts the change and announces it).
+ */
+export function notifyContentChangedOf(siteIdSql: SQL): SQL {
+  return sql`pg_notify(${CHANNELS.site}, (${siteIdSql})::text)`;
+}
+
+/**
+ * Site events: emitted in-process right after a write commits (so an edge in the same process
+ * never serves a stale page once the API has answered) and received from Postgres NOTIFY for
+ * writes made by other processes.
  */
 export class SiteEvents {
   private readonly emitter = new EventEmitter();
@@ -17,37 +70,38 @@ export class SiteEvents {
 
   async listen(store: Store): Promise<void> {
     this.unlisten = await store.listen(
-      SITE_CHANGED_CHANNEL,
+      CHANNELS.site,
       (payload) => {
-        if (payload === ROUTES_CHANGED) {
-          this.emitter.emit('routes');
-          return;
-        }
-        const siteId = Number(payload);
-        if (Number.isInteger(siteId)) this.emitter.emit('changed', siteId);
+        const event = decode(payload);
+        if (event) this.emit(event);
       },
-      // The connection was lost and re-established: changes in between may have been missed.
-      () => this.emitter.emit('changed', 'all'),
+      () => this.emitter.emit('missed'),
     );
   }
 
-  changed(siteId: number): void {
-    this.emitter.emit('changed', siteId);
+  /** Tells this process at once; other replicas hear the NOTIFY sent in the write's transaction. */
+  contentChanged(siteId: number): void {
+    this.emit({ kind: 'content', siteId });
   }
 
-  /** `all` means every site may have changed (notifications were possibly missed). */
-  onChanged(handler: (siteId: number | 'all') => void): () => void {
-    this.emitter.on('changed', handler);
-    return () => this.emitter.off('changed', handler);
-  }
-
-  /** A slug or custom domain changed somewhere: host → site mappings may be stale. */
-  onRoutesChanged(handler: () => void): () => void {
-    this.emitter.on('routes', handler);
-    return () => this.emitter.off('routes', handler);
+  /** Subscribes `handlers` to the events they name; returns the unsubscribe function. */
+  subscribe(handlers: SiteEventHandlers): () => void {
+    const bound: Array<[string, (siteId: number) => void]> = [['missed', () => handlers.missed()]];
+    if (handlers.contentChanged) bound.push(['content', handlers.contentChanged.bind(handlers)]);
+    if (handlers.routesChanged) bound.push(['routes', handlers.routesChanged.bind(handlers)]);
+    if (handlers.siteRemoved) bound.push(['removed', handlers.siteRemoved.bind(handlers)]);
+    for (const [name, handler] of bound) this.emitter.on(name, handler);
+    return () => {
+      for (const [name, handler] of bound) this.emitter.off(name, handler);
+    };
   }
 
   async close(): Promise<void> {
     await this.unlisten?.();
+  }
+
+  private emit(event: SiteEvent): void {
+    if (event.kind === 'routes') this.emitter.emit('routes');
+    else this.emitter.emit(event.kind, event.siteId);
   }
 }

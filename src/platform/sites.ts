@@ -7,7 +7,8 @@ import type { PlanType } from './plans.js';
 import { hashSecret } from './secrets.js';
 import { SLUG_PATTERN, SLUG_RULE } from './slug.js';
 import { accounts, apiKeys, customDomains, sites } from './tables.js';
-import { ROUTES_CHANGED, SITE_CHANGED_CHANNEL, type Site } from './types.js';
+import { notifySiteEvent } from './site-events.js';
+import type { Site } from './types.js';
 
 export interface NewSite {
   email: string;
@@ -117,7 +118,7 @@ export class Sites {
           .update(sites)
           .set({ detachedAt: sql`now()` })
           .where(eq(sites.id, siteId));
-        await tx.execute(sql`select pg_notify(${SITE_CHANGED_CHANNEL}, ${ROUTES_CHANGED})`);
+        await tx.execute(notifySiteEvent({ kind: 'routes' }));
       }),
     );
   }
@@ -130,8 +131,7 @@ export class Sites {
     return dbOp('delete_site', () =>
       this.db.transaction(async (tx) => {
         const deleted = await tx.delete(sites).where(eq(sites.id, siteId)).returning({ id: sites.id });
-        await tx.execute(sql`select pg_notify(${SITE_CHANGED_CHANNEL}, ${ROUTES_CHANGED})`);
-        await tx.execute(sql`select pg_notify(${SITE_CHANGED_CHANNEL}, ${String(siteId)})`);
+        await tx.execute(notifySiteEvent({ kind: 'removed', siteId }));
         return deleted.length > 0;
       }),
     );

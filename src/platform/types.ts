@@ -1,4 +1,3 @@
-import type { Db } from '../store/index.js';
 import type { Plan } from './plans.js';
 
 export interface Site {
@@ -26,12 +25,3 @@ export interface Principal {
   siteId: number | undefined;
   via: 'permanent_key' | 'temporary_key' | 'session';
 }
-
-type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
-/** The database or an open transaction. */
-export type Executor = Db | Tx;
-
-/** NOTIFY channel: a site's files changed (payload: its id) or routing changed (ROUTES_CHANGED). */
-export const SITE_CHANGED_CHANNEL = 'hostplane_site_changed';
-/** Payload on SITE_CHANGED_CHANNEL: a slug or custom domain changed (edges drop host caches). */
-export const ROUTES_CHANGED = 'routes';

@@ -1,9 +1,10 @@
 import { eq, sql } from 'drizzle-orm';
 import { AppError } from '../errors/index.js';
-import type { Db } from '../store/index.js';
+import type { Db, Executor } from '../store/index.js';
 import { planFor } from './plans.js';
 import { accounts, sites } from './tables.js';
-import { SITE_CHANGED_CHANNEL, type Executor, type SiteUsage } from './types.js';
+import { notifyContentChangedOf } from './site-events.js';
+import type { SiteUsage } from './types.js';
 
 /** What a change did to a site's counters (each 0 when left out). */
 export interface UsageChange {
@@ -79,6 +80,6 @@ export class Usage {
         where id = ${siteId}::int
         returning id
       )
-      select pg_notify(${SITE_CHANGED_CHANNEL}, id::text) from changed`);
+      select ${notifyContentChangedOf(sql`id`)} from changed`);
   }
 }

@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { and, eq, gt, lte, sql } from 'drizzle-orm';
 import { AppError } from '../errors/index.js';
-import { dbOp, tempPagesSweptTotal } from '../observability/index.js';
+import { dbOp } from '../observability/index.js';
 import type { Db } from '../store/index.js';
 import { tempPages } from './tables.js';
+import { tempPagesSweptTotal } from './metrics.js';
 
 export const TEMP_PAGE_TTL_MS = 60 * 60 * 1000;
 export const MAX_TEMP_HTML_BYTES = 1024 * 1024;

@@ -1,16 +1,8 @@
 import { lt } from 'drizzle-orm';
-import client from 'prom-client';
 import { RateLimiterDrizzle, RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
-import { registry } from '../observability/index.js';
 import type { Db } from '../store/index.js';
 import { rateLimits } from './tables.js';
-
-const rateLimitedTotal = new client.Counter({
-  name: 'hostplane_rate_limited_total',
-  help: 'Requests refused by a rate limit',
-  labelNames: ['limiter'] as const,
-  registers: [registry],
-});
+import { rateLimitedTotal } from './metrics.js';
 
 export interface RateLimit {
   /** Names the limiter in keys and metrics (bounded: one per kind of limit). */

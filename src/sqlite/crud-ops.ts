@@ -1,37 +1,15 @@
-import client from 'prom-client';
 import type { z } from 'zod';
 import { AppError } from '../errors/index.js';
-import { foldTallies, registry, tallyCounter, tallyHistogram, withSpan } from '../observability/index.js';
+import { tallyCounter, tallyHistogram, withSpan } from '../observability/index.js';
 import { isSqliteEngineError, type SqliteDatabase } from './engine/index.js';
 import type { Grant } from './grants.js';
 import type { LocalShard } from './local-shard.js';
 import * as s from './schemas.js';
 import type { SessionCache } from './sessions.js';
+import { guardRefusals, statementDuration, statementsTotal } from './metrics.js';
 
 // The CRUD calls of a scoped token (spec 4.9), shared by their Express routes (crud-routes.ts:
 // validation, documentation) and the fast path that serves them without Express (fast-path.ts).
-
-const statementsTotal = new client.Counter({
-  name: 'hostplane_sqlite_statements_total',
-  collect: foldTallies,
-  help: 'SQLite calls by operation and outcome (ok, sql, denied, statement, timeout, size, busy, overloaded, error)',
-  labelNames: ['op', 'outcome'] as const,
-  registers: [registry],
-});
-const statementDuration = new client.Histogram({
-  name: 'hostplane_sqlite_statement_duration_seconds',
-  collect: foldTallies,
-  help: 'SQLite calls on the owning shard, queue wait in the worker included',
-  labelNames: ['op'] as const,
-  buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-  registers: [registry],
-});
-const guardRefusals = new client.Counter({
-  name: 'hostplane_sqlite_guard_refusals_total',
-  help: 'Statements the guard refused, by the class of what it refused (pragma, function, table, attach, …)',
-  labelNames: ['reason'] as const,
-  registers: [registry],
-});
 
 export type CrudOp = 'query' | 'exec' | 'batch' | 'version' | 'schema' | 'vacuum';
 

@@ -1,13 +1,13 @@
-import client from 'prom-client';
 import type { Config } from '../config/index.js';
 import { AppError } from '../errors/index.js';
-import { foldTallies, registry, tallyCounter, type Logger } from '../observability/index.js';
+import { tallyCounter, type Logger } from '../observability/index.js';
 import { hashSecret, planFor, type Plan, type Platform, type SiteEvents } from '../platform/index.js';
-import type { Store } from '../store/index.js';
+import { CHANNELS, type Store } from '../store/index.js';
 import { GroupedCache } from './grouped-cache.js';
 import { siteOrigins } from './origins.js';
 import type { SqliteDatabaseRow, SqliteTokenRow } from './tables.js';
-import { GRANTS_CHANGED_CHANNEL, type SqliteTokens } from './tokens.js';
+import type { SqliteTokens } from './tokens.js';
+import { grantLookups } from './metrics.js';
 
 /** A scoped token resolved with everything a call needs: its database, origins and plan caps. */
 export interface Grant {
@@ -25,14 +25,7 @@ const MAX_ENTRIES = 10_000;
 /** `lastUsedAt` is written at most this often per token, off the request path. */
 const TOUCH_EVERY_MS = 60_000;
 
-const lookups = new client.Counter({
-  name: 'hostplane_sqlite_grant_lookups_total',
-  collect: foldTallies,
-  help: 'Scoped-token resolutions by result (hit: from memory, miss: read from PostgreSQL)',
-  labelNames: ['result'] as const,
-  registers: [registry],
-});
-const hits = tallyCounter(lookups, { result: 'hit' });
+const hits = tallyCounter(grantLookups, { result: 'hit' });
 
 /** A grant kept in memory, with when its token's use was last recorded. */
 interface Entry {
@@ -44,8 +37,8 @@ interface Entry {
  * Resolves `X-Sqlite-Token`s for the CRUD calls, from memory after the first call: one Map lookup
  * instead of four PostgreSQL reads (token, site routing, plan, placement). Correct across replicas
  * because every change that alters a grant is announced by NOTIFY and drops the affected entries
- * on every replica: a revoke (this channel), a slug or domain change (routes), a site deleted
- * (site changed). The writing replica drops its own entries before it answers; a lost listening
+ * on every replica: a revoke (CHANNELS.sqliteGrants), a slug or domain change (routes), a site
+ * removed (site events). The writing replica drops its own entries before it answers; a lost listening
  * connection drops everything on reconnect; no entry lives longer than a minute regardless.
  */
 export class TokenGrants {
@@ -65,12 +58,17 @@ export class TokenGrants {
   async listen(store: Store, events: SiteEvents): Promise<void> {
     this.unsubscribe.push(
       await store.listen(
-        GRANTS_CHANGED_CHANNEL,
+        CHANNELS.sqliteGrants,
         (payload) => this.forgetSite(Number(payload)),
         () => this.forgetAll(),
       ),
-      events.onRoutesChanged(() => this.forgetAll()),
-      events.onChanged((siteId) => (siteId === 'all' ? this.forgetAll() : this.forgetSite(siteId))),
+      // A grant holds its site's origins (routes) and its database (gone with the site); the
+      // site's files and deploys are none of its business.
+      events.subscribe({
+        routesChanged: () => this.forgetAll(),
+        siteRemoved: (siteId) => this.forgetSite(siteId),
+        missed: () => this.forgetAll(),
+      }),
     );
   }
 
@@ -87,7 +85,7 @@ export class TokenGrants {
     let entry = this.cache.get(key, now);
     if (entry) hits.inc();
     else {
-      lookups.inc({ result: 'miss' });
+      grantLookups.inc({ result: 'miss' });
       // Unknown or failed tokens are not kept: a flood of made-up tokens must not fill memory.
       entry = await this.cache.load(
         key,

@@ -1,14 +1,6 @@
 // The SQLite domain's public face: per-site databases over HTTP, their scoped tokens and
 // end-user pools (control plane in PostgreSQL), and the guarded engine the shards run.
-export {
-  sqliteDatabases,
-  sqliteLeases,
-  sqliteSessions,
-  sqliteShards,
-  sqliteTokens,
-  sqliteUsers,
-} from './tables.js';
-export { SqliteTokens, GRANTS_CHANGED_CHANNEL, type InstallInput, type TokenGrant } from './tokens.js';
+export { SqliteTokens, type InstallInput, type TokenGrant } from './tokens.js';
 export { TokenGrants, type Grant } from './grants.js';
 export { UserPools, SESSION_DAYS, SESSION_REFRESH_DAYS } from './users.js';
 export { AUTH_RATE_LIMITS } from './user-routes.js';

@@ -1,10 +1,10 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { AppError } from '../errors/index.js';
-import client from 'prom-client';
-import { foldTallies, registry, tallyHistogram } from '../observability/index.js';
+import { tallyHistogram } from '../observability/index.js';
 import { SqlitePool, type CallEvent, type SqliteDatabase } from './engine/index.js';
 import type { SqliteDatabaseRow } from './tables.js';
+import { queueWait } from './metrics.js';
 
 /**
  * Where a shard keeps its databases' files, behind one small interface so the cluster's storage
@@ -24,15 +24,6 @@ export function localDatabaseFiles(dir: string): DatabaseFiles {
     },
   };
 }
-
-const queueWait = new client.Histogram({
-  name: 'hostplane_sqlite_queue_wait_seconds',
-  collect: foldTallies,
-  help: 'Time a SQLite call waited behind other calls of its worker (the per-database write serialization)',
-  labelNames: ['op'] as const,
-  buckets: [0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5],
-  registers: [registry],
-});
 
 const queueWaitOf = new Map<string, { observe(seconds: number): void }>();
 function recordCall(event: CallEvent): void {

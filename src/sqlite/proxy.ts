@@ -2,19 +2,12 @@ import http from 'node:http';
 import https from 'node:https';
 import { timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
-import client from 'prom-client';
 import { AppError, outageError } from '../errors/index.js';
-import { registry, type Logger } from '../observability/index.js';
+import type { Logger } from '../observability/index.js';
 import { grantOf } from './access.js';
 import type { Shards } from './shards.js';
 import type { Grant } from './grants.js';
-
-const proxyHops = new client.Counter({
-  name: 'hostplane_sqlite_proxy_hops_total',
-  help: 'SQLite calls forwarded to the shard that owns the database, by outcome',
-  labelNames: ['result'] as const,
-  registers: [registry],
-});
+import { proxyHops } from './metrics.js';
 
 /** Marks a call forwarded by another replica; its value is the shared shard secret. */
 export const SHARD_SECRET_HEADER = 'x-hostplane-shard-secret';

@@ -1,25 +1,18 @@
 import { createHash } from 'node:crypto';
-import client from 'prom-client';
 import { AppError } from '../errors/index.js';
-import { foldTallies, registry, tallyCounter } from '../observability/index.js';
-import type { Store } from '../store/index.js';
+import { tallyCounter } from '../observability/index.js';
+import { CHANNELS, type Store } from '../store/index.js';
 import { GroupedCache } from './grouped-cache.js';
 import type { SqliteDatabaseRow } from './tables.js';
-import { SESSIONS_CHANGED_CHANNEL, SESSION_REFRESH_DAYS, type SignedIn, type UserPools } from './users.js';
+import { SESSION_REFRESH_DAYS, type SignedIn, type UserPools } from './users.js';
+import { sessionLookups } from './metrics.js';
 
 /** A safety net: a session is re-read at least this often even when no change was announced. */
 const MAX_AGE_MS = 60_000;
 const MAX_ENTRIES = 10_000;
 const REFRESH_MS = SESSION_REFRESH_DAYS * 86_400_000;
 
-const lookups = new client.Counter({
-  name: 'hostplane_sqlite_session_lookups_total',
-  collect: foldTallies,
-  help: 'User sessions checked on CRUD calls, by result (hit: from memory, miss: read from PostgreSQL)',
-  labelNames: ['result'] as const,
-  registers: [registry],
-});
-const hits = tallyCounter(lookups, { result: 'hit' });
+const hits = tallyCounter(sessionLookups, { result: 'hit' });
 
 /**
  * The user sessions of CRUD calls (`X-Sqlite-User-Token` with a token that requires users), from
@@ -41,7 +34,7 @@ export class SessionCache {
 
   async listen(store: Store): Promise<void> {
     this.unlisten = await store.listen(
-      SESSIONS_CHANGED_CHANNEL,
+      CHANNELS.sqliteSessions,
       (payload) => this.forgetDatabase(Number(payload)),
       () => this.forgetAll(),
     );
@@ -61,7 +54,7 @@ export class SessionCache {
       hits.inc();
       return kept;
     }
-    lookups.inc({ result: 'miss' });
+    sessionLookups.inc({ result: 'miss' });
     // Read from PostgreSQL (which extends a session near its end), kept under its database.
     return this.cache.load(
       key,

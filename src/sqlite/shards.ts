@@ -1,19 +1,12 @@
 import { and, eq, gt, inArray, isNull, lt, or, sql } from 'drizzle-orm';
-import client from 'prom-client';
-import { registry } from '../observability/index.js';
 import type { Db } from '../store/index.js';
 import { sqliteDatabases, sqliteLeases, sqliteShards } from './tables.js';
+import { leasesHeld } from './metrics.js';
 
 /** The spec's lock TTL: a shard that stops renewing loses its databases within this. */
 export const LEASE_TTL_MS = 30_000;
 /** Heartbeats and lease renewals run at a third of the TTL, so two missed rounds still hold. */
 export const RENEW_EVERY_MS = LEASE_TTL_MS / 3;
-
-const leasesHeld = new client.Gauge({
-  name: 'hostplane_sqlite_leases_held',
-  help: 'SQLite databases this process owns (holds a live lease for)',
-  registers: [registry],
-});
 
 export interface Shard {
   name: string;

@@ -1,8 +1,8 @@
-import client from 'prom-client';
 import type { Config } from '../config/index.js';
-import { foldTallies, registry, tallyCounter } from '../observability/index.js';
+import { tallyCounter } from '../observability/index.js';
 import type { Platform, SiteEvents } from '../platform/index.js';
 import { GroupedCache } from './grouped-cache.js';
+import { preflightHostLookups } from './metrics.js';
 
 /** Known site hosts: a slug or domain change drops them all (NOTIFY); this is the safety net. */
 const KNOWN_MAX_AGE_MS = 60_000;
@@ -13,14 +13,7 @@ const MAX_ENTRIES = 10_000;
 /** Every host is one group: routing changes are rare and drop every answer. */
 const ALL = 0;
 
-const lookups = new client.Counter({
-  name: 'hostplane_sqlite_preflight_host_lookups_total',
-  collect: foldTallies,
-  help: 'Whether a preflight Origin’s host is a site, by result (hit: from memory, miss: read from PostgreSQL)',
-  labelNames: ['result'] as const,
-  registers: [registry],
-});
-const hits = tallyCounter(lookups, { result: 'hit' });
+const hits = tallyCounter(preflightHostLookups, { result: 'hit' });
 
 /**
  * Whether a host is a site's (its subdomain or a custom domain), for the CORS preflight, which
@@ -51,8 +44,11 @@ export class SiteHosts {
   /** Subscribes to the changes that alter which hosts are sites (every replica calls this at start). */
   listen(events: SiteEvents): void {
     this.stops.push(
-      events.onRoutesChanged(() => this.answers.forgetAll()),
-      events.onChanged((siteId) => siteId === 'all' && this.answers.forgetAll()),
+      events.subscribe({
+        routesChanged: () => this.answers.forgetAll(),
+        siteRemoved: () => this.answers.forgetAll(),
+        missed: () => this.answers.forgetAll(),
+      }),
     );
   }
 
@@ -68,7 +64,7 @@ export class SiteHosts {
     if (kept && kept.until > now) return (hits.inc(), Promise.resolve(kept.site));
     const inFlight = this.pending.get(host);
     if (inFlight) return (hits.inc(), inFlight);
-    lookups.inc({ result: 'miss' });
+    preflightHostLookups.inc({ result: 'miss' });
     const lookup = this.answers
       .load(
         host,

@@ -2,7 +2,7 @@ import { and, asc, count, eq, sql } from 'drizzle-orm';
 import { AppError } from '../errors/index.js';
 import { dbOp } from '../observability/index.js';
 import { hashSecret, newSecret, secretMatches, type Platform, type Site } from '../platform/index.js';
-import type { Db } from '../store/index.js';
+import { CHANNELS, type Db } from '../store/index.js';
 import { normalizeDatabasePath } from './db-path.js';
 import { sqliteDatabases, sqliteTokens, type SqliteDatabaseRow, type SqliteTokenRow } from './tables.js';
 
@@ -19,9 +19,6 @@ export interface TokenGrant {
   token: SqliteTokenRow;
   database: SqliteDatabaseRow;
 }
-
-/** NOTIFY channel: the grants of a site changed (payload: its id), e.g. a token was revoked. */
-export const GRANTS_CHANGED_CHANNEL = 'hostplane_sqlite_grants';
 
 /** Serializes database creation per account, so concurrent installs cannot overshoot the plan. */
 const DATABASES_LOCK_CLASS = 4202;
@@ -117,7 +114,7 @@ export class SqliteTokens {
             ),
           )
           .returning();
-        if (revoked) await tx.execute(sql`select pg_notify(${GRANTS_CHANGED_CHANNEL}, ${String(siteId)})`);
+        if (revoked) await tx.execute(sql`select pg_notify(${CHANNELS.sqliteGrants}, ${String(siteId)})`);
         return revoked;
       }),
     );

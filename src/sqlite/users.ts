@@ -3,7 +3,7 @@ import { and, asc, count, eq, gt, ne, sql } from 'drizzle-orm';
 import { AppError } from '../errors/index.js';
 import { dbOp } from '../observability/index.js';
 import { secretMatches } from '../platform/index.js';
-import type { Db } from '../store/index.js';
+import { CHANNELS, type Db, type Tx } from '../store/index.js';
 import { checkPassword, hashPassword, normalizeEmail, verifyPassword } from './passwords.js';
 import { sqliteSessions, sqliteUsers, type SqliteDatabaseRow, type SqliteUserRow } from './tables.js';
 
@@ -40,12 +40,6 @@ export function userJson(user: SqliteUserRow, full = true) {
 }
 
 const hashToken = (token: string) => createHash('sha256').update(token, 'utf8').digest('hex');
-
-/**
- * NOTIFY channel: the sessions or users of a database changed (payload: its id) — a logout, a
- * password change or reset, a user changed or deleted. Session caches drop that database's entries.
- */
-export const SESSIONS_CHANGED_CHANNEL = 'hostplane_sqlite_sessions';
 
 /**
  * The end-user pool of each database, kept in PostgreSQL: every API replica can check a session
@@ -332,11 +326,9 @@ export class UserPools {
   }
 }
 
-type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
-
 /** Tells every replica's session cache, when `tx` commits, that a database's pool changed. */
 async function announce(tx: Tx, databaseId: number): Promise<void> {
-  await tx.execute(sql`select pg_notify(${SESSIONS_CHANGED_CHANNEL}, ${String(databaseId)})`);
+  await tx.execute(sql`select pg_notify(${CHANNELS.sqliteSessions}, ${String(databaseId)})`);
 }
 
 function guard(

@@ -4,17 +4,21 @@ import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import type pg from 'pg';
 import { lockDataDir } from './data-dir-lock.js';
 import { seedFromTemplate } from './pglite-template.js';
-import * as schema from './schema.js';
 
-export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
+export type Db = PgDatabase<PgQueryResultHKT>;
+/** A transaction on the store, as handed to `db.transaction`'s callback. */
+export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
+/** Either: a statement that may run on its own or inside the caller's transaction. */
+export type Executor = Db | Tx;
 
 /** The control-plane database: PostgreSQL when a URL is given, otherwise PGlite in the data dir. */
 export interface Store {
   db: Db;
   kind: 'postgres' | 'pglite';
   /**
-   * Subscribes to a NOTIFY channel; returns an unsubscribe function. `onReconnect` runs after a
-   * lost listening connection is re-established (notifications in between are lost).
+   * Subscribes to a NOTIFY channel (the service's are listed in ./channels.ts); returns an
+   * unsubscribe function. `onReconnect` runs after a lost listening connection is re-established
+   * (notifications in between are lost).
    */
   listen(
     channel: string,
@@ -72,7 +76,7 @@ async function openPostgres(url: string): Promise<Store> {
   // connection fails on its own (and is answered 503, see errors/outage.ts).
   pool.on('error', () => undefined);
   pool.on('connect', (client) => client.on('error', () => undefined));
-  const db = drizzlePg(pool, { schema }) as unknown as Db;
+  const db = drizzlePg(pool) as Db;
   const subscriptions = new Set<{ stop(): Promise<void> }>();
   return {
     db,
@@ -224,7 +228,7 @@ async function openPglite(dir: string, useTemplate: boolean): Promise<Store> {
     unlock();
     throw err;
   }
-  const db = drizzlePglite(client, { schema }) as unknown as Db;
+  const db = drizzlePglite(client) as Db;
   return {
     db,
     kind: 'pglite',

@@ -1,6 +1,15 @@
 // The control-plane database's public face: opening it (PostgreSQL or PGlite), and its schema
 // migrations as an explicit, locked step (see migrate.ts and schema-gate.ts).
-export { openStore, type Db, type OpenStoreOptions, type Store, type StoreSession } from './db.js';
+export { CHANNELS } from './channels.js';
+export {
+  openStore,
+  type Db,
+  type Executor,
+  type OpenStoreOptions,
+  type Store,
+  type StoreSession,
+  type Tx,
+} from './db.js';
 export {
   journal,
   migrate,

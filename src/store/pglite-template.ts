@@ -1,22 +1,21 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rename, rm, rmdir, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { readFile, rename, rm, rmdir } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { gunzipSync, gzipSync } from 'node:zlib';
-import { packTar, unpackTar } from './tar.js';
+import { gunzipSync } from 'node:zlib';
+import { unpackTar } from './tar.js';
 
 /**
  * A packed PGlite data folder, initialised and migrated once at build time
- * (`scripts/copy-assets.mjs`). PGlite runs initdb in WebAssembly on a new folder, which takes
+ * (./pglite-template-build.ts, run by `scripts/copy-assets.mjs`). PGlite runs initdb in WebAssembly on a new folder, which takes
  * about 6 s; unpacking this takes a few hundred ms. The template is a cleanly shut-down cluster, so
  * the first open needs no recovery. Without a template (a plain `tsc` build) PGlite's initdb runs.
  */
 export const templateFile = fileURLToPath(new URL('./pglite-template.tar.gz', import.meta.url));
 /** The manifest sits beside the template: `<name>.json` for `<name>.tar.gz`. */
-const manifestOf = (template: string) => template.replace(/\.tar\.gz$/, '.json');
+export const manifestOf = (template: string) => template.replace(/\.tar\.gz$/, '.json');
 
-interface Manifest {
+export interface TemplateManifest {
   /** The PGlite version that wrote the folder: another one may not read it (the PG catalog version). */
   pglite: string;
   /** The newest migration applied in it; newer ones are applied at start like on any database. */
@@ -24,7 +23,7 @@ interface Manifest {
 }
 
 /** The installed @electric-sql/pglite version (its package.json is not exported, so read beside it). */
-function pgliteVersion(): string {
+export function pgliteVersion(): string {
   const entry = fileURLToPath(import.meta.resolve('@electric-sql/pglite'));
   let dir = path.dirname(entry);
   while (!existsSync(path.join(dir, 'package.json'))) dir = path.dirname(dir);
@@ -34,7 +33,7 @@ function pgliteVersion(): string {
 function usableTemplate(template: string): boolean {
   if (!existsSync(template) || !existsSync(manifestOf(template))) return false;
   try {
-    const manifest = JSON.parse(readFileSync(manifestOf(template), 'utf8')) as Partial<Manifest>;
+    const manifest = JSON.parse(readFileSync(manifestOf(template), 'utf8')) as Partial<TemplateManifest>;
     return manifest.pglite === pgliteVersion();
   } catch {
     return false;
@@ -71,35 +70,4 @@ export async function seedFromTemplate(dir: string, template = templateFile): Pr
     await rm(staging, { recursive: true, force: true });
   }
   return true;
-}
-
-/**
- * Writes the template: a new PGlite folder with every migration applied through the same path a
- * server takes (./schema-gate.ts), shut down cleanly, then packed. Run by the build.
- */
-export async function buildTemplate(
-  file = templateFile,
-): Promise<{ file: string; bytes: number; migration: string }> {
-  // Imported lazily: db.ts imports this module (for seedFromTemplate).
-  const [{ openStore }, { migrate }] = await Promise.all([import('./db.js'), import('./migrate.js')]);
-  const work = await mkdtemp(path.join(os.tmpdir(), 'hostplane-pglite-template-'));
-  try {
-    const dir = path.join(work, 'pglite');
-    const store = await openStore({ pgliteDir: dir, pgliteTemplate: false });
-    let migration: string;
-    try {
-      const { version } = await migrate(store);
-      migration = version.newest ?? '';
-    } finally {
-      await store.close();
-    }
-    const packed = gzipSync(await packTar(dir), { level: 9 });
-    await mkdir(path.dirname(file), { recursive: true });
-    await writeFile(file, packed);
-    const manifest: Manifest = { pglite: pgliteVersion(), migration };
-    await writeFile(manifestOf(file), `${JSON.stringify(manifest, null, 2)}\n`);
-    return { file, bytes: packed.length, migration };
-  } finally {
-    await rm(work, { recursive: true, force: true });
-  }
 }

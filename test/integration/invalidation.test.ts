@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/observability/logger.js';
 import { startServer, type RunningServer } from '../../src/server/index.js';
 import { openStore, type Store } from '../../src/store/db.js';
-import { siteFiles } from '../../src/store/schema.js';
+import { siteFiles } from '../../src/files/tables.js';
 import { eventually } from '../support/eventually.js';
 import {
   apiKeyHeader,
@@ -16,7 +16,7 @@ import {
 
 // Cross-process invalidation: the edge under test (`hp`) caches pages; every change it must notice
 // is made by a second instance (`peer`) with its own connection pool and its own in-process
-// events, on the same PostgreSQL and bucket. Only NOTIFY can tell the edge. Its manifest TTL (the
+// events, on the same PostgreSQL and bucket. Only NOTIFY can tell the edge. Its cache TTL (the
 // safety net for missed notifications) is set far beyond any wait here, so it cannot help either.
 describe('edge invalidation by Postgres NOTIFY', () => {
   let hp: TestHostplane;
@@ -28,7 +28,7 @@ describe('edge invalidation by Postgres NOTIFY', () => {
   const sources = { 'b.html': 'two', 'c.html': 'three' } as const;
 
   beforeAll(async () => {
-    hp = await startHostplane('postgres+s3', { edge: { manifestTtlMs: 60 * 60_000 } });
+    hp = await startHostplane('postgres+s3', { edge: { cacheTtlMs: 60 * 60_000 } });
     site = await hp.createSite('notified');
     for (const [sitePath, content] of Object.entries(sources)) await upload(hp, site, sitePath, content);
     await upload(hp, site, 'a.html', 'one');

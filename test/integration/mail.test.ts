@@ -7,12 +7,12 @@ import {
   describeError,
   enqueue,
   MailOutbox,
-  mailOutbox,
   messageIdFor,
   purgeBySource,
   type MailSettings,
   type MailTransport,
 } from '../../src/mail/index.js';
+import { mailOutbox } from '../../src/mail/tables.js';
 import { createLogger, registry } from '../../src/observability/index.js';
 import { migrate, openStore, type Store } from '../../src/store/index.js';
 import { eventually } from '../support/eventually.js';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { siteFiles } from '../../../src/store/schema.js';
+import { siteFiles } from '../../../src/files/tables.js';
 import { eventually } from '../../support/eventually.js';
 import {
   apiKeyHeader,

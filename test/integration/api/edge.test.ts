@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { customDomains } from '../../../src/store/schema.js';
+import { customDomains } from '../../../src/platform/tables.js';
 import {
   apiKeyHeader,
   backends,

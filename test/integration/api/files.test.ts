@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { siteFiles } from '../../../src/store/schema.js';
+import { siteFiles } from '../../../src/files/tables.js';
 import {
   expectError,
   fill,

@@ -3,7 +3,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { eventually } from '../../support/eventually.js';
-import { startHostplane, type TestHostplane, type TestSite } from '../../support/hostplane.js';
+import {
+  metricValue,
+  scrapeMetrics,
+  startHostplane,
+  upload,
+  type TestHostplane,
+  type TestSite,
+} from '../../support/hostplane.js';
 import { createDatabase } from '../../support/postgres.js';
 import { sqliteApi } from '../../support/sqlite-api.js';
 
@@ -167,6 +174,32 @@ describe('SQLite grants in memory follow every change, on every replica', () => 
       5_000,
     );
     expect((await crud(viaA, again)).status).toBe(200);
+  });
+
+  it('keeps a site’s grants through an upload to that site, on both replicas', async () => {
+    const { site, token } = await warmed('grants-upload');
+    const pageStatus = async (hp: TestHostplane) =>
+      (await hp.request('/page.html', { host: `${site.slug}.localhost:8080` })).status;
+    for (const hp of [a, b]) expect(await pageStatus(hp)).toBe(404);
+    const misses = async () => {
+      let total = 0;
+      for (const hp of [a, b])
+        total += metricValue(await scrapeMetrics(hp), 'hostplane_sqlite_grant_lookups_total', {
+          result: 'miss',
+        });
+      return total;
+    };
+    const before = await misses();
+    await upload(a, site, 'page.html', 'uploaded');
+    // An edge no longer answering 404 has heard the upload's event (B by NOTIFY; B cannot serve
+    // the bytes, which are in A's bucket, and need not).
+    for (const hp of [a, b])
+      await eventually('the uploaded page found', async () => (await pageStatus(hp)) !== 404, 5_000);
+    for (const hp of [a, b]) {
+      const res = await sqliteApi(hp, site).scoped(token, 'POST', '/api/v1/sqlite/query', query);
+      expect(res.status).toBe(200);
+    }
+    expect(await misses()).toBe(before);
   });
 
   it('forgets a deleted site’s tokens on both replicas', async () => {

@@ -1,0 +1,75 @@
+import client from 'prom-client';
+import { foldTallies, registry } from '../observability/index.js';
+
+// The SQLite domain's metrics: calls and their statements, the shard's queue and leases, the
+// forwarding to owners, and the three caches of the CRUD path (grants, sessions, preflight hosts).
+
+export const statementsTotal = new client.Counter({
+  name: 'hostplane_sqlite_statements_total',
+  collect: foldTallies,
+  help: 'SQLite calls by operation and outcome (ok, sql, denied, statement, timeout, size, busy, overloaded, error)',
+  labelNames: ['op', 'outcome'] as const,
+  registers: [registry],
+});
+
+export const statementDuration = new client.Histogram({
+  name: 'hostplane_sqlite_statement_duration_seconds',
+  collect: foldTallies,
+  help: 'SQLite calls on the owning shard, queue wait in the worker included',
+  labelNames: ['op'] as const,
+  buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+  registers: [registry],
+});
+
+export const guardRefusals = new client.Counter({
+  name: 'hostplane_sqlite_guard_refusals_total',
+  help: 'Statements the guard refused, by the class of what it refused (pragma, function, table, attach, …)',
+  labelNames: ['reason'] as const,
+  registers: [registry],
+});
+
+export const queueWait = new client.Histogram({
+  name: 'hostplane_sqlite_queue_wait_seconds',
+  collect: foldTallies,
+  help: 'Time a SQLite call waited behind other calls of its worker (the per-database write serialization)',
+  labelNames: ['op'] as const,
+  buckets: [0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5],
+  registers: [registry],
+});
+
+export const proxyHops = new client.Counter({
+  name: 'hostplane_sqlite_proxy_hops_total',
+  help: 'SQLite calls forwarded to the shard that owns the database, by outcome',
+  labelNames: ['result'] as const,
+  registers: [registry],
+});
+
+export const leasesHeld = new client.Gauge({
+  name: 'hostplane_sqlite_leases_held',
+  help: 'SQLite databases this process owns (holds a live lease for)',
+  registers: [registry],
+});
+
+export const grantLookups = new client.Counter({
+  name: 'hostplane_sqlite_grant_lookups_total',
+  collect: foldTallies,
+  help: 'Scoped-token resolutions by result (hit: from memory, miss: read from PostgreSQL)',
+  labelNames: ['result'] as const,
+  registers: [registry],
+});
+
+export const sessionLookups = new client.Counter({
+  name: 'hostplane_sqlite_session_lookups_total',
+  collect: foldTallies,
+  help: 'User sessions checked on CRUD calls, by result (hit: from memory, miss: read from PostgreSQL)',
+  labelNames: ['result'] as const,
+  registers: [registry],
+});
+
+export const preflightHostLookups = new client.Counter({
+  name: 'hostplane_sqlite_preflight_host_lookups_total',
+  collect: foldTallies,
+  help: 'Whether a preflight Origin’s host is a site, by result (hit: from memory, miss: read from PostgreSQL)',
+  labelNames: ['result'] as const,
+  registers: [registry],
+});
