@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
-import { startKubeTestEnv, type KubeTestEnv } from '../../kube/envtest.js';
+import { startKubeTestEnv, type KubeTestEnv } from '../../support/kube/envtest.js';
 import {
   CHART_CRDS_DIR,
   CHART_DIR,
@@ -21,7 +21,7 @@ import {
   runHelm,
   valuesFile,
   type Values,
-} from '../../kube/helm.js';
+} from '../../support/kube/helm.js';
 import { eventually } from '../../support/eventually.js';
 
 // The chart's operations items against the real helm and a real kube-apiserver: the CRDs as

@@ -13,8 +13,8 @@ import {
   type SiteResource,
 } from '../../../src/kube/index.js';
 import type { RunningController } from '../../../src/server.js';
-import { eventually, startClusterFixture, type ClusterFixture } from '../../kube/cluster.js';
-import { installChartRbac } from '../../kube/helm.js';
+import { eventually, startClusterFixture, type ClusterFixture } from '../../support/kube/cluster.js';
+import { installChartRbac } from '../../support/kube/helm.js';
 import { contactFields, formsApi, type FormsApi, type Json } from '../../support/forms-api.js';
 import { startHostplane, type TestHostplane } from '../../support/hostplane.js';
 

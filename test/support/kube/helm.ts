@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
-import { eventually } from '../support/eventually.js';
+import { eventually } from '../eventually.js';
 import { HELM_BIN, requireTool, type KubeTestEnv } from './envtest.js';
 
 /**
@@ -15,7 +15,7 @@ import { HELM_BIN, requireTool, type KubeTestEnv } from './envtest.js';
  * RBAC so tests can act as the chart's own ServiceAccounts.
  */
 
-export const CHART_DIR = fileURLToPath(new URL('../../charts/hostplane/', import.meta.url));
+export const CHART_DIR = fileURLToPath(new URL('../../../charts/hostplane/', import.meta.url));
 /** The chart's copy of the generated CRDs (templates/crds.yaml renders them; `npm run crds` writes them). */
 export const CHART_CRDS_DIR = path.join(CHART_DIR, 'files', 'crds');
 /** The Kubernetes version helm renders for (`.Capabilities.KubeVersion`); helm is built with 1.34. */

@@ -3,7 +3,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { startKubeTestEnv, type KubeTestEnv } from '../../kube/envtest.js';
+import { startKubeTestEnv, type KubeTestEnv } from '../../support/kube/envtest.js';
 import {
   CHART_DIR,
   KUBE_VERSION,
@@ -24,7 +24,7 @@ import {
   valuesFile,
   type ChartRbac,
   type Values,
-} from '../../kube/helm.js';
+} from '../../support/kube/helm.js';
 
 // The chart against the real tools: helm lint/template, and a real kube-apiserver that validates
 // every rendered object (server-side apply, dry run) and authorizes the chart's ServiceAccounts.

@@ -10,8 +10,8 @@ import { kubeClients } from '../../../src/kube/client.js';
 import type { SiteResource } from '../../../src/kube/resources.js';
 import { createLogger } from '../../../src/observability/logger.js';
 import type { RunningController } from '../../../src/server.js';
-import { eventually, startClusterFixture, type ClusterFixture } from '../../kube/cluster.js';
-import { serviceAccountWithRole } from '../../kube/envtest.js';
+import { eventually, startClusterFixture, type ClusterFixture } from '../../support/kube/cluster.js';
+import { serviceAccountWithRole } from '../../support/kube/envtest.js';
 
 let fx: ClusterFixture;
 

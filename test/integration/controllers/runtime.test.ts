@@ -16,7 +16,7 @@ import { LeaderElector, type LeaderElectionOptions } from '../../../controllers/
 import { ExponentialBackoffRateLimiter } from '../../../controllers/runtime/workqueue.js';
 import { createLogger } from '../../../src/observability/logger.js';
 import { registry } from '../../../src/observability/metrics.js';
-import { serviceAccountWithRole, startKubeTestEnv, type KubeTestEnv } from '../../kube/envtest.js';
+import { serviceAccountWithRole, startKubeTestEnv, type KubeTestEnv } from '../../support/kube/envtest.js';
 
 // The controller runtime against a real etcd + kube-apiserver: informers through watch timeouts,
 // API server restarts and 410 re-lists; Lease leader election with two candidates, release,

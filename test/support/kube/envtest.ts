@@ -13,7 +13,7 @@ import https from 'node:https';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { captureOutput, freePort, terminate, waitUntilReady } from '../support/procs.js';
+import { captureOutput, freePort, terminate, waitUntilReady } from '../procs.js';
 
 /**
  * A real Kubernetes control plane for tests, like controller-runtime's envtest: etcd and
@@ -38,7 +38,7 @@ export interface KubeTestEnv {
   stop(): Promise<void>;
 }
 
-const toolsDir = fileURLToPath(new URL('../../.cache/tools/', import.meta.url));
+const toolsDir = fileURLToPath(new URL('../../../.cache/tools/', import.meta.url));
 export const KUBE_APISERVER_BIN = path.join(toolsDir, 'kube-apiserver');
 export const ETCD_BIN = path.join(toolsDir, 'etcd');
 export const HELM_BIN = path.join(toolsDir, 'helm');

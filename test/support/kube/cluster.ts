@@ -1,13 +1,13 @@
 import { CoreV1Api, NetworkingV1Api } from '@kubernetes/client-node';
-import type { Config, KubernetesConfig } from '../../src/config/config.js';
-import { SiteResources } from '../../src/kube/client.js';
-import { createLogger } from '../../src/observability/logger.js';
-import { startController, type RunningController } from '../../src/server.js';
-import { startHostplane, type TestHostplane } from '../support/hostplane.js';
+import type { Config, KubernetesConfig } from '../../../src/config/config.js';
+import { SiteResources } from '../../../src/kube/client.js';
+import { createLogger } from '../../../src/observability/logger.js';
+import { startController, type RunningController } from '../../../src/server.js';
+import { startHostplane, type TestHostplane } from '../hostplane.js';
 import { startKubeTestEnv, type KubeTestEnv } from './envtest.js';
 import { chartCrds, ensureNamespace, installCrds } from './helm.js';
 
-export { eventually } from '../support/eventually.js';
+export { eventually } from '../eventually.js';
 
 export interface ClusterFixture {
   env: KubeTestEnv;
