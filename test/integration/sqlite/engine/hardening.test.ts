@@ -2,18 +2,18 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { errorResponse } from '../../src/http/index.js';
-import { createLogger } from '../../src/observability/index.js';
+import { errorResponse } from '../../../../src/http/index.js';
+import { createLogger } from '../../../../src/observability/index.js';
 import type { Worker } from 'node:worker_threads';
-import { engineError } from '../../src/sqlite/crud-ops.js';
-import { LocalShard, localDatabaseFiles } from '../../src/sqlite/index.js';
+import { engineError } from '../../../../src/sqlite/crud-ops.js';
+import { LocalShard, localDatabaseFiles } from '../../../../src/sqlite/index.js';
 import {
   type CallEvent,
   type SqliteDatabase,
   SqliteEngineError,
   SqlitePool,
   type StatementInput,
-} from '../../src/sqlite/engine/index.js';
+} from '../../../../src/sqlite/engine/index.js';
 
 // Issue 16, the engine's denials of service: no argument takes the process down, no row outgrows
 // the answer's cap, and one database's queue neither grows without bound nor starves the others.

@@ -8,7 +8,7 @@ import {
   type SqliteDatabase,
   SqliteEngineError,
   SqlitePool,
-} from '../../src/sqlite/engine/index.js';
+} from '../../../../src/sqlite/engine/index.js';
 
 // The guard's threat table, one test each, against real SQLite files on real worker threads.
 // Every refusal must change nothing: the version stays where it was.

@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { decodeParam, decodeParams, encodeCell, SqliteEngineError } from '../../src/sqlite/engine/index.js';
-import { freesSpace } from '../../src/sqlite/engine/statement-kind.js';
-import { cellBytes } from '../../src/sqlite/engine/encoding.js';
+import {
+  decodeParam,
+  decodeParams,
+  encodeCell,
+  SqliteEngineError,
+} from '../../../../src/sqlite/engine/index.js';
+import { freesSpace } from '../../../../src/sqlite/engine/statement-kind.js';
+import { cellBytes } from '../../../../src/sqlite/engine/encoding.js';
 
 describe('SQLite value encoding', () => {
   it('binds whole numbers as integers, others as reals, booleans as 1/0', () => {

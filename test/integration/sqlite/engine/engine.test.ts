@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CallEvent, SqliteEngineError, SqlitePool } from '../../src/sqlite/engine/index.js';
+import { type CallEvent, SqliteEngineError, SqlitePool } from '../../../../src/sqlite/engine/index.js';
 
 // The engine's statement rules, encodings, caps, version and size cap, on real SQLite files and
 // real worker threads.

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/observability/logger.js';
-import type { Platform } from '../../src/platform/index.js';
-import { TokenGrants } from '../../src/sqlite/grants.js';
-import { SessionCache } from '../../src/sqlite/sessions.js';
-import type { SqliteTokens, TokenGrant } from '../../src/sqlite/tokens.js';
-import type { SignedIn, UserPools } from '../../src/sqlite/users.js';
+import { createLogger } from '../../../src/observability/logger.js';
+import type { Platform } from '../../../src/platform/index.js';
+import { TokenGrants } from '../../../src/sqlite/grants.js';
+import { SessionCache } from '../../../src/sqlite/sessions.js';
+import type { SqliteTokens, TokenGrant } from '../../../src/sqlite/tokens.js';
+import type { SignedIn, UserPools } from '../../../src/sqlite/users.js';
 
 // The grant and session caches' bookkeeping (pure logic): which entries a change drops, what is never kept.
 // The real invalidation across replicas (NOTIFY) is tested in integration/sqlite/grants.test.ts.
