@@ -2,8 +2,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { formElementId, htmlSnippet, type EmbedField, type EmbedForm } from '../../src/forms/embed.js';
-import { chromiumPath } from '../support/chromium.js';
+import { formElementId, htmlSnippet, type EmbedField, type EmbedForm } from '../../../src/forms/embed.js';
+import { chromiumPath } from '../../support/chromium.js';
 
 // The HTML snippet's own behaviour in Debian's headless Chromium: what it posts with JavaScript on
 // and off, what it shows, and that two forms and hostile texts stay apart. The endpoint here is a

@@ -12,19 +12,19 @@ import {
   purgeBySource,
   type MailSettings,
   type MailTransport,
-} from '../../src/mail/index.js';
-import { createLogger, registry } from '../../src/observability/index.js';
-import { migrate, openStore, type Store } from '../../src/store/index.js';
-import { eventually } from '../support/eventually.js';
+} from '../../../src/mail/index.js';
+import { createLogger, registry } from '../../../src/observability/index.js';
+import { migrate, openStore, type Store } from '../../../src/store/index.js';
+import { eventually } from '../../support/eventually.js';
 import {
   listMessages,
   readHeaders,
   readMessage,
   startMailpit,
   type MailpitServer,
-} from '../support/mailpit.js';
-import { createDatabase } from '../support/postgres.js';
-import { freePort } from '../support/procs.js';
+} from '../../support/mailpit.js';
+import { createDatabase } from '../../support/postgres.js';
+import { freePort } from '../../support/procs.js';
 
 const mailpit = inject('mailpit');
 const silent = createLogger('silent');

@@ -7,7 +7,7 @@ import {
   SPAM_SIGNALS,
   SPAM_THRESHOLD,
   type SpamInput,
-} from '../../src/forms/spam.js';
+} from '../../../src/forms/spam.js';
 
 const NOW = Date.UTC(2026, 10, 23, 12, 0, 0);
 const nowSeconds = NOW / 1000;

@@ -14,7 +14,7 @@ import {
   reactSnippet,
   type EmbedField,
   type EmbedForm,
-} from '../../src/forms/embed.js';
+} from '../../../src/forms/embed.js';
 
 const field = (f: Partial<EmbedField> & Pick<EmbedField, 'name' | 'type'>): EmbedField => ({
   label: f.name,
