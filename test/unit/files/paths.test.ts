@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AppError } from '../../src/errors/index.js';
+import { AppError } from '../../../src/errors/index.js';
 import {
   ancestors,
   extensionOf,
@@ -9,10 +9,10 @@ import {
   namesDatabaseFile,
   normalizeSitePath,
   pathParts,
-} from '../../src/files/paths.js';
+} from '../../../src/files/paths.js';
 import { z } from 'zod';
-import { uploadExtensions, videoExtensions } from '../../src/files/file-types.js';
-import { folderBody, uploadBody } from '../../src/files/schemas.js';
+import { uploadExtensions, videoExtensions } from '../../../src/files/file-types.js';
+import { folderBody, uploadBody } from '../../../src/files/schemas.js';
 
 /** The AppError normalizeSitePath throws for `input`, or fails the test when it accepts it. */
 function refusal(input: unknown, field?: string): AppError {

@@ -1,13 +1,13 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { blobKeyForHash } from '../../src/blob/index.js';
+import { blobKeyForHash } from '../../../src/blob/index.js';
 import {
   apiKeyHeader,
   backends,
   startHostplane,
   type TestHostplane,
   type TestSite,
-} from '../support/hostplane.js';
+} from '../../support/hostplane.js';
 
 /**
  * Large upload bodies (≥ 1 MB) are read into one buffer and `content` is decoded from it directly

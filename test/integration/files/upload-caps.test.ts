@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Readable } from 'node:stream';
-import type { BlobStore } from '../../src/blob/index.js';
-import { eventually } from '../support/eventually.js';
+import type { BlobStore } from '../../../src/blob/index.js';
+import { eventually } from '../../support/eventually.js';
 import {
   apiKeyHeader,
   backends,
@@ -9,8 +9,8 @@ import {
   startHostplane,
   type TestHostplane,
   type TestSite,
-} from '../support/hostplane.js';
-import { slowRequest } from '../support/slow-client.js';
+} from '../../support/hostplane.js';
+import { slowRequest } from '../../support/slow-client.js';
 
 /**
  * Holds every blob write of the server until `open()`: uploads stay in flight, deterministically,

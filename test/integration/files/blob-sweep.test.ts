@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { blobKeyForHash, type BlobStore } from '../../src/blob/index.js';
-import { eventually } from '../support/eventually.js';
+import { blobKeyForHash, type BlobStore } from '../../../src/blob/index.js';
+import { eventually } from '../../support/eventually.js';
 import {
   backends,
   metricValue,
@@ -11,7 +11,7 @@ import {
   upload,
   type TestHostplane,
   type TestSite,
-} from '../support/hostplane.js';
+} from '../../support/hostplane.js';
 
 /** Steps a test runs around the server's own blob writes and deletes (one key at a time). */
 interface BlobHooks {

@@ -1,12 +1,12 @@
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { recountCounters, recountSite } from '../../src/files/counters.js';
-import { listFiles, type ListedEntry } from '../../src/files/listing.js';
-import { counterCorrectionsTotal } from '../../src/files/metrics.js';
-import { Platform } from '../../src/platform/index.js';
-import { migrate, type Store } from '../../src/store/index.js';
-import { eventually } from '../support/eventually.js';
-import { storesClosedAfterEach, type Backend } from '../support/stores.js';
+import { recountCounters, recountSite } from '../../../src/files/counters.js';
+import { listFiles, type ListedEntry } from '../../../src/files/listing.js';
+import { counterCorrectionsTotal } from '../../../src/files/metrics.js';
+import { Platform } from '../../../src/platform/index.js';
+import { migrate, type Store } from '../../../src/store/index.js';
+import { eventually } from '../../support/eventually.js';
+import { storesClosedAfterEach, type Backend } from '../../support/stores.js';
 
 // The per-site counters (file, folder, .gitkeep) that a list's total and page direction trust
 // heal: a replica of the previous release (a rolling upgrade) changes files without keeping the

@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import { describe, expect, it } from 'vitest';
-import { pageStatements } from '../../src/files/listing.js';
-import { migrate, migrationsFolder, type StoreSession } from '../../src/store/index.js';
-import { storesClosedAfterEach } from '../support/stores.js';
+import { pageStatements } from '../../../src/files/listing.js';
+import { migrate, migrationsFolder, type StoreSession } from '../../../src/store/index.js';
+import { storesClosedAfterEach } from '../../support/stores.js';
 
 // What a files list costs the database does not grow with the site: checked on the plans
 // themselves (EXPLAIN ANALYZE counts rows, not time), on PostgreSQL and on PGlite. And the
