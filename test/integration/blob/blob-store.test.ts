@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { BlobListing, BlobStore } from '../../src/blob/blob-store.js';
-import { FsBlobStore } from '../../src/blob/fs-blob-store.js';
-import { S3BlobStore } from '../../src/blob/s3-blob-store.js';
-import { createBucket } from '../support/minio.js';
+import type { BlobListing, BlobStore } from '../../../src/blob/blob-store.js';
+import { FsBlobStore } from '../../../src/blob/fs-blob-store.js';
+import { S3BlobStore } from '../../../src/blob/s3-blob-store.js';
+import { createBucket } from '../../support/minio.js';
 
 interface Harness {
   store: BlobStore;

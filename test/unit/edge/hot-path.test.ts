@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { preferredEncoding } from '../../src/edge/compression.js';
-import { isFingerprinted, namesDatabaseFile } from '../../src/edge/paths.js';
-import { accessLogDecider, startSampledServerSpan } from '../../src/observability/hot-path.js';
+import { preferredEncoding } from '../../../src/edge/compression.js';
+import { isFingerprinted, namesDatabaseFile } from '../../../src/edge/paths.js';
+import { accessLogDecider, startSampledServerSpan } from '../../../src/observability/hot-path.js';
 
 const traceparent = (flags: string) => `00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-${flags}`;
 const attributes = () => ({});

@@ -1,10 +1,10 @@
 import { and, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/observability/logger.js';
-import { startServer, type RunningServer } from '../../src/server.js';
-import { openStore, type Store } from '../../src/store/db.js';
-import { siteFiles } from '../../src/store/schema.js';
-import { eventually } from '../support/eventually.js';
+import { createLogger } from '../../../src/observability/logger.js';
+import { startServer, type RunningServer } from '../../../src/server.js';
+import { openStore, type Store } from '../../../src/store/db.js';
+import { siteFiles } from '../../../src/store/schema.js';
+import { eventually } from '../../support/eventually.js';
 import {
   apiKeyHeader,
   rawRequest,
@@ -12,7 +12,7 @@ import {
   upload,
   type TestHostplane,
   type TestSite,
-} from '../support/hostplane.js';
+} from '../../support/hostplane.js';
 
 // Cross-process invalidation: the edge under test (`hp`) caches pages; every change it must notice
 // is made by a second instance (`peer`) with its own connection pool and its own in-process
