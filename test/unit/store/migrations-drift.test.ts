@@ -5,13 +5,13 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import drizzleConfig from '../../drizzle.config.js';
+import drizzleConfig from '../../../drizzle.config.js';
 
 // The schema (every tables.ts, as drizzle.config.ts names them) and the migrations must agree:
 // drizzle-kit, run against a copy of src/store/migrations, must find nothing to generate. A column
 // added to a table without `npm run db:generate` fails here, not on a user's database.
 const exec = promisify(execFile);
-const root = fileURLToPath(new URL('../..', import.meta.url));
+const root = fileURLToPath(new URL('../../..', import.meta.url));
 const migrations = path.join(root, 'src/store/migrations');
 const drizzleKit = path.join(root, 'node_modules/drizzle-kit/bin.cjs');
 

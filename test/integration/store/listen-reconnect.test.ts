@@ -2,9 +2,9 @@ import net from 'node:net';
 import { sql } from 'drizzle-orm';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it, onTestFinished } from 'vitest';
-import { openStore, type Store } from '../../src/store/index.js';
-import { eventually } from '../support/eventually.js';
-import { createDatabase } from '../support/postgres.js';
+import { openStore, type Store } from '../../../src/store/index.js';
+import { eventually } from '../../support/eventually.js';
+import { createDatabase } from '../../support/postgres.js';
 
 // Issue 16, item 13 (review): a LISTEN connection that dies while its LISTEN is in flight makes pg
 // both reject the query and emit 'error'. Both used to schedule a resubscription, so two retry

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { createLogger } from '../../src/observability/index.js';
+import { createLogger } from '../../../src/observability/index.js';
 import {
   journal,
   migrate,
@@ -11,10 +11,10 @@ import {
   schemaVersion,
   waitForSchema,
   type Store,
-} from '../../src/store/index.js';
-import { rawRequest } from '../support/hostplane.js';
-import { freePort } from '../support/procs.js';
-import { createDatabase } from '../support/postgres.js';
+} from '../../../src/store/index.js';
+import { rawRequest } from '../../support/hostplane.js';
+import { freePort } from '../../support/procs.js';
+import { createDatabase } from '../../support/postgres.js';
 
 // Migrations on a real PostgreSQL: one applier at a time under the advisory lock, and the roles
 // that may not migrate waiting for the journal's version.

@@ -3,8 +3,8 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openStore, schemaVersion } from '../../src/store/index.js';
-import { buildTemplate, seedFromTemplate } from '../../src/store/pglite-template.js';
+import { openStore, schemaVersion } from '../../../src/store/index.js';
+import { buildTemplate, seedFromTemplate } from '../../../src/store/pglite-template.js';
 
 // A new PGlite data dir starts from the template the build packs (initdb and migrations done),
 // instead of running initdb; a template from another PGlite version is not used.

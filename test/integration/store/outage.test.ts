@@ -1,9 +1,9 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { unreachableDependency } from '../../src/errors/index.js';
-import { openStore, type Store } from '../../src/store/index.js';
-import { eventually } from '../support/eventually.js';
-import { createDatabase, startPostgres, type PostgresServer } from '../support/postgres.js';
+import { unreachableDependency } from '../../../src/errors/index.js';
+import { openStore, type Store } from '../../../src/store/index.js';
+import { eventually } from '../../support/eventually.js';
+import { createDatabase, startPostgres, type PostgresServer } from '../../support/postgres.js';
 
 // Issue 16, item 13: a PostgreSQL restart must not end the process. The connections that used to
 // lack an error listener are the checked-out ones (a transaction in flight, a session); the LISTEN

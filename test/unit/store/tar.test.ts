@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { packTar, unpackTar } from '../../src/store/tar.js';
+import { packTar, unpackTar } from '../../../src/store/tar.js';
 
 // The PGlite template's packing: files and folders through a round trip, nothing outside the target.
 const work: string[] = [];
