@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { BlobStore } from '../../src/blob/index.js';
-import { startHostplane, type TestHostplane } from '../support/hostplane.js';
+import type { BlobStore } from '../../../src/blob/index.js';
+import { startHostplane, type TestHostplane } from '../../support/hostplane.js';
 
 /** The real blob store, except that ping fails while `down` is set (an S3 blip). */
 function flakyBlobs(state: { down: boolean }) {

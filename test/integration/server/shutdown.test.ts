@@ -1,8 +1,8 @@
 import http from 'node:http';
 import net from 'node:net';
 import { expect, it } from 'vitest';
-import { eventually } from '../support/eventually.js';
-import { apiKeyHeader, startHostplane } from '../support/hostplane.js';
+import { eventually } from '../../support/eventually.js';
+import { apiKeyHeader, startHostplane } from '../../support/hostplane.js';
 
 /** Does a new TCP connection to the port get refused (the listening socket is closed)? */
 const refusesConnections = (port: number) =>

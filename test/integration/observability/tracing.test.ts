@@ -1,17 +1,17 @@
 import { InMemorySpanExporter, NodeTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-node';
 import { SpanStatusCode } from '@opentelemetry/api';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { Controller } from '../../controllers/runtime/controller.js';
-import { ExponentialBackoffRateLimiter } from '../../controllers/runtime/workqueue.js';
-import { createLogger } from '../../src/observability/logger.js';
-import { withSpan } from '../../src/observability/tracing.js';
+import { Controller } from '../../../controllers/runtime/controller.js';
+import { ExponentialBackoffRateLimiter } from '../../../controllers/runtime/workqueue.js';
+import { createLogger } from '../../../src/observability/logger.js';
+import { withSpan } from '../../../src/observability/tracing.js';
 import {
   apiKeyHeader,
   startHostplane,
   upload,
   type TestHostplane,
   type TestSite,
-} from '../support/hostplane.js';
+} from '../../support/hostplane.js';
 
 // This file registers a global tracer provider; vitest runs each file in its own process.
 const exporter = new InMemorySpanExporter();

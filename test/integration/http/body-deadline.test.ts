@@ -1,17 +1,17 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { eventually } from '../support/eventually.js';
-import { formsApi } from '../support/forms-api.js';
+import { eventually } from '../../support/eventually.js';
+import { formsApi } from '../../support/forms-api.js';
 import {
   apiKeyHeader,
   backends,
   startHostplane,
   type TestHostplane,
   type TestSite,
-} from '../support/hostplane.js';
-import { createDatabase } from '../support/postgres.js';
-import { slowRequest } from '../support/slow-client.js';
-import { sqliteApi } from '../support/sqlite-api.js';
+} from '../../support/hostplane.js';
+import { createDatabase } from '../../support/postgres.js';
+import { slowRequest } from '../../support/slow-client.js';
+import { sqliteApi } from '../../support/sqlite-api.js';
 
 /**
  * Every body reader, not only uploads, is held to the body deadline (src/http/body-deadline.ts):
