@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { jsonNestsDeeper, MAX_JSON_DEPTH } from '../../src/http/index.js';
+import { jsonNestsDeeper, MAX_JSON_DEPTH } from '../../../src/http/index.js';
 
 const nested = (depth: number, open = '[', close = ']') => `${open.repeat(depth)}${close.repeat(depth)}`;
 const bytes = (text: string) => Buffer.from(text, 'utf8');

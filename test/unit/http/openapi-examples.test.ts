@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
-import { loadConfig } from '../../src/config/index.js';
-import { filesModule } from '../../src/files/index.js';
-import { RouteRegistry, type DomainModule, type RouteDoc } from '../../src/http/index.js';
-import { buildOpenApi, operationIdOf } from '../../src/http/openapi.js';
-import { platformModule } from '../../src/platform/index.js';
-import { publishModule } from '../../src/publish/index.js';
+import { loadConfig } from '../../../src/config/index.js';
+import { filesModule } from '../../../src/files/index.js';
+import { RouteRegistry, type DomainModule, type RouteDoc } from '../../../src/http/index.js';
+import { buildOpenApi, operationIdOf } from '../../../src/http/openapi.js';
+import { platformModule } from '../../../src/platform/index.js';
+import { publishModule } from '../../../src/publish/index.js';
 
 // The routes' documentation only: the handlers are never called, so their services are stubs.
 const config = loadConfig({ HOSTPLANE_DATA_DIR: '/nonexistent' });

@@ -1,6 +1,6 @@
 import client from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { foldTallies, tallyCounter, tallyHistogram } from '../../src/observability/index.js';
+import { foldTallies, tallyCounter, tallyHistogram } from '../../../src/observability/index.js';
 
 // Tallied metrics (hot paths) must read exactly like the same observations made on prom-client
 // directly, once folded at collection.

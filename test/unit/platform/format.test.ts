@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatBytes, percentage } from '../../src/platform/format.js';
+import { formatBytes, percentage } from '../../../src/platform/format.js';
 
 const KB = 1024;
 const MB = 1024 ** 2;

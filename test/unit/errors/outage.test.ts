@@ -1,9 +1,9 @@
 import { S3ServiceException } from '@aws-sdk/client-s3';
 import { DrizzleQueryError } from 'drizzle-orm/errors';
 import { describe, expect, it } from 'vitest';
-import { AppError, outageError, unreachableDependency } from '../../src/errors/index.js';
-import { errorResponse, toAppError } from '../../src/http/errors.js';
-import { createLogger, dependencyUnavailableTotal } from '../../src/observability/index.js';
+import { AppError, outageError, unreachableDependency } from '../../../src/errors/index.js';
+import { errorResponse, toAppError } from '../../../src/http/errors.js';
+import { createLogger, dependencyUnavailableTotal } from '../../../src/observability/index.js';
 
 // Issue 16, item 15: the one classifier of "a dependency is unreachable" (a 503, never a 500).
 

@@ -1,16 +1,16 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { ResyncTracker } from '../../controllers/runtime/controller-set.js';
+import { ResyncTracker } from '../../../controllers/runtime/controller-set.js';
 import {
   condition,
   ensureFinalizer,
   isBeingDeleted,
   writeStatusIfChanged,
-} from '../../controllers/runtime/reconcile-helpers.js';
-import { SharedInformers } from '../../controllers/runtime/shared-informers.js';
-import type { ResourceClient } from '../../src/kube/client.js';
-import type { SiteResource, SiteStatus } from '../../src/kube/resources.js';
-import { createLogger } from '../../src/observability/logger.js';
+} from '../../../controllers/runtime/reconcile-helpers.js';
+import { SharedInformers } from '../../../controllers/runtime/shared-informers.js';
+import type { ResourceClient } from '../../../src/kube/client.js';
+import type { SiteResource, SiteStatus } from '../../../src/kube/resources.js';
+import { createLogger } from '../../../src/observability/logger.js';
 
 const site = (generation: number, status?: SiteStatus): SiteResource => ({
   apiVersion: 'hostplane.dev/v1alpha1',

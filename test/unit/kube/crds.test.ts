@@ -1,11 +1,11 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { crdFiles } from '../../src/kube/crds.js';
-import { siteSpecSchema } from '../../src/kube/resources.js';
+import { crdFiles } from '../../../src/kube/crds.js';
+import { siteSpecSchema } from '../../../src/kube/resources.js';
 
 const read = (dir: string, file: string) =>
-  readFile(new URL(`../../${dir}/${file}`, import.meta.url), 'utf8');
+  readFile(new URL(`../../../${dir}/${file}`, import.meta.url), 'utf8');
 
 describe('the CustomResourceDefinitions', () => {
   it.each(crdFiles().map((f) => [f.file, f.yaml] as const))(
@@ -21,7 +21,7 @@ describe('the CustomResourceDefinitions', () => {
       .map((f) => f.file)
       .sort();
     for (const dir of ['crds', 'charts/hostplane/files/crds']) {
-      const files = (await readdir(new URL(`../../${dir}/`, import.meta.url))).filter((f) =>
+      const files = (await readdir(new URL(`../../../${dir}/`, import.meta.url))).filter((f) =>
         f.endsWith('.yaml'),
       );
       expect(files.sort(), dir).toEqual(names);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { hostOrigin, matchedOrigin, originHost } from '../../src/http/origins.js';
+import { hostOrigin, matchedOrigin, originHost } from '../../../src/http/origins.js';
 
 const BASE = 'https://hostplane.example';
 const SITE = 'https://shop.sites.example';

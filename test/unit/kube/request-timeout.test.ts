@@ -2,14 +2,14 @@ import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Controller } from '../../controllers/runtime/controller.js';
+import { Controller } from '../../../controllers/runtime/controller.js';
 import {
   DEFAULT_KUBE_REQUEST_TIMEOUT_MS,
   KubeRequestTimeoutError,
   SiteResources,
   makeKubeApi,
-} from '../../src/kube/client.js';
-import { createLogger } from '../../src/observability/logger.js';
+} from '../../../src/kube/client.js';
+import { createLogger } from '../../../src/observability/logger.js';
 
 /**
  * A stand-in API server: `/hang` never answers, `/stall` sends headers and half a body then

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ExponentialBackoffRateLimiter, WorkQueue } from '../../controllers/runtime/workqueue.js';
+import { ExponentialBackoffRateLimiter, WorkQueue } from '../../../controllers/runtime/workqueue.js';
 
 /** The state of a promise without waiting for it: 'pending' or its value. */
 async function peek<T>(promise: Promise<T>): Promise<T | 'pending'> {

@@ -5,7 +5,7 @@ import {
   errorDefinitions,
   statusOf,
   type ErrorCode,
-} from '../../src/errors/index.js';
+} from '../../../src/errors/index.js';
 
 const upgrade = { plan: 'free', upgradeUrl: 'https://hostplane.example/upgrade' };
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, siteUrl } from '../../src/config/config.js';
+import { ConfigError, loadConfig, siteUrl } from '../../../src/config/config.js';
 
 describe('configuration', () => {
   it('uses the embedded defaults when nothing is set', () => {

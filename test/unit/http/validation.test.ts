@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { isAppError } from '../../src/errors/index.js';
-import { parseOrThrow } from '../../src/http/route.js';
+import { isAppError } from '../../../src/errors/index.js';
+import { parseOrThrow } from '../../../src/http/route.js';
 
 /** The message parseOrThrow gives for `value`, or fails the test when the value is accepted. */
 function messageFor(schema: z.ZodType, value: unknown): string {
