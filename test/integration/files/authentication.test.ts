@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { expectError, okJson, put, snapshot, hostplaneWithFreshSites } from '../../support/files-api.js';
+import { seed } from '../../support/folders.js';
 import { backends } from '../../support/hostplane.js';
 
 const keys = (value: object) => Object.keys(value).sort();
@@ -41,6 +42,29 @@ describe.each(backends)('files API (%s)', (backend) => {
       expect((await okJson(await mine.get('index.html'))).content).toBe('mine');
       const res = await theirs.list(`?site_id=${mine.site.siteId}`);
       expect(res.status).toBe(403);
+    });
+  });
+});
+
+describe.each(backends)('folders API (%s)', (backend) => {
+  const fixture = hostplaneWithFreshSites(backend, 'folders');
+  const { freshSite } = fixture;
+
+  describe('authentication', () => {
+    it.each([
+      ['POST', '/api/v1/files/create-folder'],
+      ['POST', '/api/v1/files/rename-folder'],
+      ['DELETE', '/api/v1/files/delete-folder?path=src'],
+    ])('%s %s without a key is 401 and changes nothing', async (method, path) => {
+      const api = await freshSite();
+      await seed(api);
+      const before = await snapshot(api);
+      const res = await fixture.hp.request(path, {
+        method,
+        ...(method === 'POST' ? { json: { path: 'new', old_path: 'src', new_path: 'dist' } } : {}),
+      });
+      await expectError(res, 401, 'Unauthorized');
+      expect(await snapshot(api)).toEqual(before);
     });
   });
 });
