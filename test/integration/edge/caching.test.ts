@@ -4,12 +4,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { siteFiles } from '../../../src/store/schema.js';
 import { eventually } from '../../support/eventually.js';
 import {
-  apiKeyHeader,
   backends,
   metricValue,
   scrapeMetrics,
   startHostplane,
   upload,
+  uploadBinary,
   type TestHostplane,
   type TestSite,
 } from '../../support/hostplane.js';
@@ -145,12 +145,7 @@ describe.each(backends)('edge caching headers and compression (%s)', (backend) =
 
     it('sends no Vary where the answer never differs: images, small text', async () => {
       const png = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47]), randomBytes(4000)]);
-      const res = await hp.request('/api/v1/files/upload', {
-        method: 'POST',
-        headers: apiKeyHeader(site),
-        json: { path: 'vary/image.png', content: png.toString('base64'), encoding: 'base64' },
-      });
-      expect(res.status).toBe(200);
+      await uploadBinary(hp, site, 'vary/image.png', png);
       await upload(hp, site, 'vary/small.css', 'a{}');
       for (const path of ['/vary/image.png', '/vary/small.css'])
         expect((await get(path, { 'accept-encoding': 'br, gzip' })).headers.get('vary'), path).toBeNull();

@@ -6,10 +6,9 @@ import { openStore, type Store } from '../../../src/store/db.js';
 import { siteFiles } from '../../../src/store/schema.js';
 import { eventually } from '../../support/eventually.js';
 import {
-  apiKeyHeader,
-  rawRequest,
   startHostplane,
   upload,
+  uploadTo,
   type TestHostplane,
   type TestSite,
 } from '../../support/hostplane.js';
@@ -56,12 +55,7 @@ describe('edge invalidation by Postgres NOTIFY', () => {
 
   /** An upload through the peer's public API: the write commits there and NOTIFY is all `hp` hears. */
   async function uploadThroughPeer(sitePath: string, content: string): Promise<void> {
-    const res = await rawRequest(peer!.port, '/api/v1/files/upload', {
-      method: 'POST',
-      headers: { host: 'localhost:8080', 'content-type': 'application/json', ...apiKeyHeader(site) },
-      body: JSON.stringify({ path: sitePath, content }),
-    });
-    expect(res.status, await res.text()).toBe(200);
+    await uploadTo(peer!.port, site, sitePath, content);
   }
 
   /** Points `sitePath` at another file's bytes in the database, with no NOTIFY at all. */

@@ -10,21 +10,12 @@ import {
   scrapeMetrics,
   startHostplane,
   upload,
+  uploadBinary,
   type TestHostplane,
   type TestSite,
 } from '../../support/hostplane.js';
 
 const hostOf = (site: TestSite) => `${site.slug}.localhost:8080`;
-
-/** Uploads bytes (base64) through the public API. */
-async function uploadBinary(hp: TestHostplane, site: TestSite, sitePath: string, bytes: Buffer) {
-  const res = await hp.request('/api/v1/files/upload', {
-    method: 'POST',
-    headers: apiKeyHeader(site),
-    json: { path: sitePath, content: bytes.toString('base64'), encoding: 'base64' },
-  });
-  if (res.status !== 200) throw new Error(`upload ${sitePath} → ${res.status} ${await res.text()}`);
-}
 
 /** Uploads a video through POST /api/v1/videos/upload (multipart/form-data). */
 async function uploadVideo(hp: TestHostplane, site: TestSite, sitePath: string, bytes: Buffer) {
