@@ -2,7 +2,7 @@ import type { RouteDoc, RouteLink, RouteResponse } from '../http/index.js';
 
 // The API reference's prose, examples and links for the files routes, kept beside routes.ts so
 // the handlers stay readable. Examples are checked against the routes' zod schemas by
-// test/unit/openapi-examples.test.ts; links are resolved (and refused when dangling) by openapi.ts.
+// test/unit/http/openapi-examples.test.ts; links are resolved (and refused when dangling) by openapi.ts.
 
 type Doc = Pick<RouteDoc, 'description' | 'requestExample'>;
 type Ok = Pick<RouteResponse, 'example' | 'links'>;

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
   apiRequest,
+  apiUpload,
   bin,
   cli,
   newInstance,
@@ -65,11 +66,7 @@ describe('hostplane serve + admin CLI on embedded defaults (PGlite)', () => {
   });
 
   it('the key publishes a page that the site host serves', async () => {
-    const up = await apiRequest(instance, '/api/v1/files/upload', {
-      method: 'POST',
-      headers: { 'x-api-key': apiKey },
-      json: { path: 'index.html', content: '<h1>hi</h1>' },
-    });
+    const up = await apiUpload(instance, apiKey, { path: 'index.html', content: '<h1>hi</h1>' });
     expect(up.status).toBe(200);
     const page = await siteRequest(instance, 'demo');
     expect(page.status).toBe(200);
@@ -258,11 +255,7 @@ describe('admin CLI against PostgreSQL while the server runs', () => {
     expect(out.code).toBe(0);
     const { apiKey, plan } = JSON.parse(out.stdout);
     expect(plan).toBe('standard');
-    const up = await apiRequest(instance, '/api/v1/files/upload', {
-      method: 'POST',
-      headers: { 'x-api-key': apiKey },
-      json: { path: 'index.html', content: 'on postgres' },
-    });
+    const up = await apiUpload(instance, apiKey, { path: 'index.html', content: 'on postgres' });
     expect(up.status).toBe(200);
     expect(await (await siteRequest(instance, 'pgsite')).text()).toBe('on postgres');
   });

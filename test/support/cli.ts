@@ -93,3 +93,12 @@ export function apiRequest(
     body: init.json === undefined ? undefined : JSON.stringify(init.json),
   });
 }
+
+/** POST /api/v1/files/upload with `apiKey`; the answer is the caller's to check. */
+export function apiUpload(instance: Instance, apiKey: string, json: { path: string; content: string }) {
+  return apiRequest(instance, '/api/v1/files/upload', {
+    method: 'POST',
+    headers: { 'x-api-key': apiKey },
+    json,
+  });
+}

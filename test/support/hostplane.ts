@@ -168,6 +168,26 @@ export async function upload(
   if (res.status !== 200) throw new Error(`upload ${sitePath} → ${res.status} ${await res.text()}`);
 }
 
+/** Uploads bytes (base64) through the public API and asserts it worked. */
+export async function uploadBinary(hp: TestHostplane, site: TestSite, sitePath: string, bytes: Buffer) {
+  const res = await hp.request('/api/v1/files/upload', {
+    method: 'POST',
+    headers: apiKeyHeader(site),
+    json: { path: sitePath, content: bytes.toString('base64'), encoding: 'base64' },
+  });
+  if (res.status !== 200) throw new Error(`upload ${sitePath} → ${res.status} ${await res.text()}`);
+}
+
+/** Uploads a text file through the public API of the server on `port` and asserts it worked. */
+export async function uploadTo(port: number, site: TestSite, sitePath: string, content: string) {
+  const res = await rawRequest(port, '/api/v1/files/upload', {
+    method: 'POST',
+    headers: { host: 'localhost:8080', 'content-type': 'application/json', ...apiKeyHeader(site) },
+    body: JSON.stringify({ path: sitePath, content }),
+  });
+  if (res.status !== 200) throw new Error(`upload ${sitePath} → ${res.status} ${await res.text()}`);
+}
+
 /**
  * A JSON call through rawRequest (free Host header): the body sent as JSON when given (POST, unless
  * `method` says otherwise), the answer parsed as JSON (`{ text }` when it is not).
