@@ -1,9 +1,11 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import type { z } from 'zod';
 import { AppError } from '../errors/index.js';
 import { tallyCounter, tallyHistogram, withSpan } from '../observability/index.js';
 import { isSqliteEngineError, type SqliteDatabase } from './engine/index.js';
 import type { Grant } from './grants.js';
 import type { LocalShard } from './local-shard.js';
+import { SHARD_SECRET_HEADER } from './proxy.js';
 import * as s from './schemas.js';
 import type { SessionCache } from './sessions.js';
 import { guardRefusals, statementDuration, statementsTotal } from './metrics.js';
@@ -81,23 +83,28 @@ const ACCESS: Record<CrudOp, 'read' | 'write' | 'vacuum'> = {
 };
 
 /**
- * Runs a CRUD call for a grant (token and Origin already checked): the user check its token asks
- * for (writes need readwrite, vacuum an admin when users sign in), then the engine on this shard.
- * Returns the answer's body.
+ * Runs a CRUD call for a grant (token and Origin already checked, and the shard secret of a call
+ * forwarded to this owner): the user check its token asks for (writes need readwrite, vacuum an
+ * admin when users sign in), then the engine on this shard. Returns the answer's body.
  */
 export async function runCrud(
   deps: { sessions: SessionCache; shard: LocalShard },
   op: CrudOp,
   grant: Grant,
-  userToken: string | undefined,
+  headers: IncomingHttpHeaders,
   body: unknown,
 ): Promise<Record<string, unknown>> {
   const access = ACCESS[op];
   if (access !== 'read' && grant.token.permissions === 'read')
     throw new AppError('SQLITE_FORBIDDEN', { message: 'This token is read-only.' });
   if (grant.token.requiresUserAuth) {
-    if (userToken === undefined || userToken === '') throw new AppError('SQLITE_USER_TOKEN_MISSING');
-    const me = await deps.sessions.authenticate(grant.database, userToken);
+    const userToken = headers['x-sqlite-user-token'];
+    if (typeof userToken !== 'string' || userToken === '') throw new AppError('SQLITE_USER_TOKEN_MISSING');
+    // Forwarded: the replica the client called answered its earlier calls (a logout, a new role)
+    // at once, and this call must see them too, before their NOTIFY reaches this replica. The
+    // header can only make the check stricter (a read of PostgreSQL), never grant anything.
+    const forwarded = headers[SHARD_SECRET_HEADER] !== undefined;
+    const me = await deps.sessions.authenticate(grant.database, userToken, forwarded);
     if (access === 'vacuum' && me.user.role !== 'admin')
       throw new AppError('SQLITE_FORBIDDEN', { message: 'VACUUM requires an admin user.' });
   }

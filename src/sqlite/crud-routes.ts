@@ -48,16 +48,8 @@ export function crudRoutes(deps: {
 
   /** One call, the same on the fast path (`raw`) and on Express (`handler`). */
   const call = (op: CrudOp, bodyLimit?: number) => {
-    const serve = (grant: Grant, body: unknown, req: IncomingMessage) => {
-      const userToken = req.headers['x-sqlite-user-token'];
-      return runCrud(
-        { sessions, shard },
-        op,
-        grant,
-        typeof userToken === 'string' ? userToken : undefined,
-        body,
-      );
-    };
+    const serve = (grant: Grant, body: unknown, req: IncomingMessage) =>
+      runCrud({ sessions, shard }, op, grant, req.headers, body);
     const raw: RawServing<Grant, unknown> = { gate, bodyLimit, handler: serve };
     const handler = async ({ req, res, body }: { req: Request; res: Response; body: unknown }) => {
       res.json(await serve(grantOf(req), body, req));

@@ -21,7 +21,8 @@ const hits = tallyCounter(sessionLookups, { result: 'hit' });
  * NOTIFY in its transaction and drops that database's entries on every replica — before the
  * answer on the replica that made it. A session near its refresh is read again (PostgreSQL
  * extends it there); a lost listening connection drops everything; entries live a minute at most.
- * The user routes (me, users, …) always read PostgreSQL.
+ * A call forwarded by another replica is read `fresh`: that replica may have made a change whose
+ * NOTIFY has not reached this one yet. The user routes (me, users, …) always read PostgreSQL.
  */
 export class SessionCache {
   private readonly cache = new GroupedCache<SignedIn & { databaseId: number }>({
@@ -45,14 +46,20 @@ export class SessionCache {
     this.forgetAll();
   }
 
-  /** The signed-in user of a session of `database`; SQLITE_SESSION_INVALID otherwise. */
-  async authenticate(database: SqliteDatabaseRow, token: string): Promise<SignedIn> {
+  /**
+   * The signed-in user of a session of `database`; SQLITE_SESSION_INVALID otherwise. `fresh`: read
+   * from PostgreSQL, in place of what is kept.
+   */
+  async authenticate(database: SqliteDatabaseRow, token: string, fresh = false): Promise<SignedIn> {
     if (!/^[0-9a-f]{64}$/i.test(token)) throw new AppError('SQLITE_SESSION_INVALID');
     const key = createHash('sha256').update(token.toLowerCase(), 'utf8').digest('hex');
-    const kept = this.cache.get(key);
-    if (kept && kept.databaseId === database.id && kept.expiresAt.getTime() - Date.now() > REFRESH_MS) {
-      hits.inc();
-      return kept;
+    if (fresh) this.cache.drop(key);
+    else {
+      const kept = this.cache.get(key);
+      if (kept && kept.databaseId === database.id && kept.expiresAt.getTime() - Date.now() > REFRESH_MS) {
+        hits.inc();
+        return kept;
+      }
     }
     sessionLookups.inc({ result: 'miss' });
     // Read from PostgreSQL (which extends a session near its end), kept under its database.

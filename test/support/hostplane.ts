@@ -8,7 +8,7 @@ import { loadConfig, type Config } from '../../src/config/config.js';
 import { createLogger } from '../../src/observability/logger.js';
 import type { PlanType } from '../../src/platform/plans.js';
 import { startServer, type RunningServer, type StartOptions } from '../../src/server/index.js';
-import { openStore } from '../../src/store/db.js';
+import { openStore, type Store } from '../../src/store/db.js';
 import { createBucket } from './minio.js';
 import { createDatabase } from './postgres.js';
 
@@ -49,13 +49,15 @@ let counter = 0;
 export interface TestStartOptions extends StartOptions {
   /** Wraps the back-end's real blob store, e.g. to run a step between two of its calls. */
   wrapBlobs?: (blobs: BlobStore) => BlobStore;
+  /** Wraps the server's view of its store, e.g. to hold back a NOTIFY channel's deliveries. */
+  wrapStore?: (store: Store) => Store;
   /** Extra environment for the server's configuration (e.g. lower upload caps). */
   env?: NodeJS.ProcessEnv;
 }
 
 export async function startHostplane(
   backend: Backend,
-  { wrapBlobs, env: extraEnv, ...options }: TestStartOptions = {},
+  { wrapBlobs, wrapStore, env: extraEnv, ...options }: TestStartOptions = {},
 ): Promise<TestHostplane> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'hostplane-test-'));
   const env: NodeJS.ProcessEnv = {
@@ -97,7 +99,7 @@ export async function startHostplane(
   const config = loadConfig(env);
   const server = await startServer(config, {
     logger: createLogger('silent'),
-    store,
+    store: wrapStore ? wrapStore(store) : store,
     blobs: wrapBlobs ? wrapBlobs(blobs) : blobs,
     adminSocket: false,
     worker: false,

@@ -1,7 +1,10 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { sqliteDatabases } from '../../../src/sqlite/tables.js';
+import { CHANNELS, type Store } from '../../../src/store/index.js';
 import { eventually } from '../../support/eventually.js';
 import {
   metricValue,
@@ -24,12 +27,18 @@ describe('SQLite grants in memory follow every change, on every replica', () => 
   const dirs: string[] = [];
   let a: TestHostplane;
   let b: TestHostplane;
+  // Each replica's session announcements, held back where a test says so.
+  const sessionNews = new Map<TestHostplane, HeldChannel>();
   const replica = async (name: string) => {
     const dir = await mkdtemp(path.join(os.tmpdir(), `hostplane-grants-${name}-`));
     dirs.push(dir);
-    return startHostplane('postgres+s3', {
+    const news = heldChannel(CHANNELS.sqliteSessions);
+    const hp = await startHostplane('postgres+s3', {
       env: { DATABASE_URL: databaseUrl, HOSTPLANE_SQLITE_SHARD_NAME: name, HOSTPLANE_DATA_DIR: dir },
+      wrapStore: news.wrap,
     });
+    sessionNews.set(hp, news);
+    return hp;
   };
   const query = { sql: 'SELECT 1 AS one' };
 
@@ -176,6 +185,60 @@ describe('SQLite grants in memory follow every change, on every replica', () => 
     expect((await crud(viaA, again)).status).toBe(200);
   });
 
+  it('checks the session of a forwarded call on the owner as it is, before the NOTIFY lands there', async () => {
+    const site = await a.createSite('grants-hop', { plan: 'business' });
+    const token = await sqliteApi(a, site).token({ path: 'hop.sqlite', name: 'hop', requireUserAuth: true });
+    await sqliteApi(a, site).register(token, 'admin@example.com');
+    const userId = (
+      (await sqliteApi(a, site).register(token, 'user@example.com')).body.user as { id: number }
+    ).id;
+    const admin = await sqliteApi(a, site).login(token, 'admin@example.com');
+    const user = await sqliteApi(a, site).login(token, 'user@example.com');
+    const crud = (hp: TestHostplane, path = '/api/v1/sqlite/query') =>
+      sqliteApi(hp, site).scoped(token, 'POST', path, path.endsWith('query') ? query : undefined, {
+        'x-sqlite-user-token': user,
+      });
+    // The first call places the database; the other replica forwards every CRUD call to its owner.
+    expect((await crud(a, '/api/v1/sqlite/vacuum')).status).toBe(403); // not an admin
+    const [db] = await a.services.store.db
+      .select()
+      .from(sqliteDatabases)
+      .where(eq(sqliteDatabases.siteId, site.siteId));
+    const [owner, other] = db!.shard === a.config.sqliteShard.name ? [a, b] : [b, a];
+    expect((await crud(owner, '/api/v1/sqlite/vacuum')).status).toBe(403); // the session in the owner's memory
+    const lookups = async () => {
+      const text = await scrapeMetrics(owner);
+      const count = (result: string) =>
+        metricValue(text, 'hostplane_sqlite_session_lookups_total', { result });
+      return { hit: count('hit'), miss: count('miss') };
+    };
+    const changeUser = (json: Record<string, unknown>) =>
+      sqliteApi(other, site).scoped(token, 'PATCH', `/api/v1/sqlite/auth/users/${userId}`, json, {
+        'x-sqlite-user-token': admin,
+      });
+
+    const news = sessionNews.get(owner)!;
+    news.hold();
+    try {
+      // Promoted through the other replica: its next forwarded call is checked against PostgreSQL.
+      expect((await changeUser({ role: 'admin' })).status).toBe(200);
+      let before = await lookups();
+      expect((await crud(other, '/api/v1/sqlite/vacuum')).status).toBe(200);
+      expect(await lookups()).toEqual({ hit: before.hit, miss: before.miss + 1 });
+      // A call served by the owner itself stays a lookup in its memory (now holding the new role).
+      before = await lookups();
+      expect((await crud(owner, '/api/v1/sqlite/vacuum')).status).toBe(200);
+      expect(await lookups()).toEqual({ hit: before.hit + 1, miss: before.miss });
+
+      // Disabled through the other replica: refused there at once, and no longer kept by the owner.
+      expect((await changeUser({ disabled: true })).status).toBe(200);
+      expect((await crud(other)).status).toBe(401);
+      expect((await crud(owner)).status).toBe(401);
+    } finally {
+      news.release();
+    }
+  });
+
   it('keeps a site’s grants through an upload to that site, on both replicas', async () => {
     const { site, token } = await warmed('grants-upload');
     const pageStatus = async (hp: TestHostplane) =>
@@ -214,3 +277,37 @@ describe('SQLite grants in memory follow every change, on every replica', () => 
       );
   });
 });
+
+interface HeldChannel {
+  wrap(store: Store): Store;
+  /** From now on, the channel's notifications wait… */
+  hold(): void;
+  /** …until this delivers them, in order. */
+  release(): void;
+}
+
+/** A store whose notifications on `channel` can be held back, as if PostgreSQL's NOTIFY were slow. */
+function heldChannel(channel: string): HeldChannel {
+  let held: Array<() => void> | undefined;
+  return {
+    wrap: (store) => ({
+      ...store,
+      listen: (name, onPayload, onReconnect) =>
+        store.listen(
+          name,
+          name !== channel
+            ? onPayload
+            : (payload) => (held ? held.push(() => onPayload(payload)) : onPayload(payload)),
+          onReconnect,
+        ),
+    }),
+    hold: () => {
+      held ??= [];
+    },
+    release: () => {
+      const due = held ?? [];
+      held = undefined;
+      for (const deliver of due) deliver();
+    },
+  };
+}
