@@ -3,7 +3,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SITE_FINALIZER, SITE_ID_ANNOTATION, apiStatus } from '../../../src/kube/client.js';
 import { API_VERSION, type SiteResource, type SiteSpec } from '../../../src/kube/resources.js';
 import type { RunningController } from '../../../src/server/index.js';
-import { EDGE_SERVICE, eventually, startClusterFixture, type ClusterFixture } from '../../support/kube/cluster.js';
+import {
+  EDGE_SERVICE,
+  eventually,
+  startClusterFixture,
+  type ClusterFixture,
+} from '../../support/kube/cluster.js';
 import { installChartRbac } from '../../support/kube/helm.js';
 import { upload, type TestSite } from '../../support/hostplane.js';
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { siteFiles } from '../../../src/store/schema.js';
+import { siteFiles } from '../../../src/files/tables.js';
 import {
   expectError,
   fill,

@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashSecret } from '../../../src/platform/secrets.js';
-import { accountSessions, apiKeys } from '../../../src/store/schema.js';
+import { accountSessions, apiKeys } from '../../../src/platform/tables.js';
 import {
   apiKeyHeader,
   backends,

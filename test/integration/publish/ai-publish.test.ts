@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tempPages } from '../../../src/store/schema.js';
+import { tempPages } from '../../../src/publish/tables.js';
 import { backends, startHostplane, type TestHostplane } from '../../support/hostplane.js';
 
 const MB = 1024 * 1024;

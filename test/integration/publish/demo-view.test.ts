@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tempPages } from '../../../src/store/schema.js';
+import { tempPages } from '../../../src/publish/tables.js';
 import { backends, startHostplane, type TestHostplane } from '../../support/hostplane.js';
 
 const PAGE_URL = /^http:\/\/localhost:8080\/demo\/view\/([A-Za-z0-9_-]+)$/;

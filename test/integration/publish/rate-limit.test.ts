@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PUBLISH_RATE_LIMIT } from '../../../src/publish/routes.js';
-import { tempPages } from '../../../src/store/schema.js';
+import { tempPages } from '../../../src/publish/tables.js';
 import { backends, startHostplane, type TestHostplane } from '../../support/hostplane.js';
 
 /** A fresh client address for each use, so per-IP rate limits never couple tests. */
