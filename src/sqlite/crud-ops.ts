@@ -5,7 +5,7 @@ import { tallyCounter, tallyHistogram, withSpan } from '../observability/index.j
 import { isSqliteEngineError, type SqliteDatabase } from './engine/index.js';
 import type { Grant } from './grants.js';
 import type { LocalShard } from './local-shard.js';
-import { SHARD_SECRET_HEADER } from './proxy.js';
+import { SESSIONS_CHANGED_HEADER, SHARD_SECRET_HEADER } from './proxy.js';
 import * as s from './schemas.js';
 import type { SessionCache } from './sessions.js';
 import { guardRefusals, statementDuration, statementsTotal } from './metrics.js';
@@ -100,11 +100,11 @@ export async function runCrud(
   if (grant.token.requiresUserAuth) {
     const userToken = headers['x-sqlite-user-token'];
     if (typeof userToken !== 'string' || userToken === '') throw new AppError('SQLITE_USER_TOKEN_MISSING');
-    // Forwarded: the replica the client called answered its earlier calls (a logout, a new role)
-    // at once, and this call must see them too, before their NOTIFY reaches this replica. The
-    // header can only make the check stricter (a read of PostgreSQL), never grant anything.
-    const forwarded = headers[SHARD_SECRET_HEADER] !== undefined;
-    const me = await deps.sessions.authenticate(grant.database, userToken, forwarded);
+    // Forwarded by a replica that changed this pool lately (a logout, a new role): its client must
+    // see the change at once, before its NOTIFY reaches this replica. Only the hop, whose secret
+    // was checked, can say so, and it can only make the check stricter (a read of PostgreSQL).
+    const fresh = headers[SESSIONS_CHANGED_HEADER] === '1' && headers[SHARD_SECRET_HEADER] !== undefined;
+    const me = await deps.sessions.authenticate(grant.database, userToken, fresh);
     if (access === 'vacuum' && me.user.role !== 'admin')
       throw new AppError('SQLITE_FORBIDDEN', { message: 'VACUUM requires an admin user.' });
   }

@@ -37,6 +37,7 @@ export function sqliteModule(deps: {
   const proxy = shardProxy({
     shards: deps.shards,
     secret: () => deps.platform.serverSecret('sqlite_shard_proxy'),
+    sessions: deps.sessions,
     logger: deps.logger,
   });
   return {

@@ -7,10 +7,13 @@ import type { Logger } from '../observability/index.js';
 import { grantOf } from './access.js';
 import type { Shards } from './shards.js';
 import type { Grant } from './grants.js';
+import type { SessionCache } from './sessions.js';
 import { proxyHops } from './metrics.js';
 
 /** Marks a call forwarded by another replica; its value is the shared shard secret. */
 export const SHARD_SECRET_HEADER = 'x-hostplane-shard-secret';
+/** On a forwarded call: the forwarding replica changed the database's pool lately (see SessionCache). */
+export const SESSIONS_CHANGED_HEADER = 'x-hostplane-sessions-changed';
 
 const HOP_BY_HOP = new Set([
   'connection',
@@ -63,6 +66,7 @@ export interface ShardProxy {
 export function shardProxy(deps: {
   shards: Shards;
   secret: () => Promise<Buffer>;
+  sessions: Pick<SessionCache, 'changedHereLately'>;
   logger: Logger;
 }): ShardProxy {
   const { shards } = deps;
@@ -80,7 +84,9 @@ export function shardProxy(deps: {
     if (forwarded !== undefined) throw unavailable(); // placed elsewhere meanwhile: no second hop
     const target = await shards.live(owner);
     if (!target) throw unavailable();
-    const result = await forward(req, res, new URL(path, target.url), secret).catch((err: unknown) => {
+    const sessionsChanged = deps.sessions.changedHereLately(database.id);
+    const hop = { url: new URL(path, target.url), secret, sessionsChanged };
+    const result = await forward(req, res, hop).catch((err: unknown) => {
       throw err instanceof ClientClosed ? err : new HopFailed(err);
     });
     proxyHops.inc({ result });
@@ -132,13 +138,15 @@ export function sameSecret(presented: string, secret: Buffer): boolean {
 function forward(
   req: http.IncomingMessage,
   res: http.ServerResponse,
-  url: URL,
-  secret: Buffer,
+  hop: { url: URL; secret: Buffer; sessionsChanged: boolean },
 ): Promise<'ok' | 'answered_here'> {
+  const { url } = hop;
   return new Promise((resolve, reject) => {
     const headers: http.OutgoingHttpHeaders = {};
     for (const [name, value] of Object.entries(req.headers)) if (!HOP_BY_HOP.has(name)) headers[name] = value;
-    headers[SHARD_SECRET_HEADER] = secret.toString('base64url');
+    headers[SHARD_SECRET_HEADER] = hop.secret.toString('base64url');
+    if (hop.sessionsChanged) headers[SESSIONS_CHANGED_HEADER] = '1';
+    else delete headers[SESSIONS_CHANGED_HEADER];
     const send = url.protocol === 'https:' ? https.request : http.request;
     let [answered, carried] = [false, false];
     const upstream = send(url, { method: req.method, headers, timeout: 30_000 }, (answer) => {

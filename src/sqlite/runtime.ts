@@ -41,7 +41,7 @@ export async function sqliteRuntime(deps: {
   const siteHosts = new SiteHosts({ config, platform });
   siteHosts.listen(deps.events);
   // The pool tells the cache of this process at once; other replicas hear it by NOTIFY.
-  const users = new UserPools(store.db, (databaseId) => sessions.forgetDatabase(databaseId));
+  const users = new UserPools(store.db, (databaseId) => sessions.changedHereNow(databaseId));
   const sessions = new SessionCache(users);
   await sessions.listen(store);
   const self = { name: config.sqliteShard.name, url: config.sqliteShard.url ?? '' };
