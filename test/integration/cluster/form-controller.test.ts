@@ -175,6 +175,19 @@ describe('a form created through the API', () => {
     });
   });
 
+  it('concurrent API changes: an apply holding an older state never lands over a newer one', async () => {
+    // Each apply writes the form as it is when the resource is written, conditional on the
+    // resource it read; an older one landing last would hand the controller a stale spec.
+    const start = (await dbForm(form.id))!;
+    const toggles = Array.from({ length: 6 }, () => shop.call('POST', `/api/v1/forms/${form.id}/toggle`));
+    expect((await Promise.all(toggles)).map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 200]);
+    expect(await controller.manager.nextResync()).toEqual({ failed: [] });
+    await waitReady('shop-contact');
+    // Six toggles, one after another under the row lock: back where it started.
+    expect(await dbForm(form.id)).toMatchObject({ isActive: start.isActive });
+    expect((await forms.get('shop-contact'))?.spec.active).toBe(start.isActive);
+  });
+
   it('deleted through the API: its resource goes too, and no resync brings either back', async () => {
     expect((await shop.call('DELETE', `/api/v1/forms/${form.id}`)).status).toBe(200);
     // Asked by the API before it answered (the finalizer may still be running).
