@@ -17,8 +17,9 @@ export interface FormResourceTarget {
 
 /**
  * FormsService in cluster mode: every API write commits to PostgreSQL first, then makes the
- * form's `Form` resource say the same (created on create; name, active and notification address
- * merged on change; deleted on delete). A failed apply is logged, never the request's failure:
+ * form's `Form` resource say what the database now says (created on create; name, active and
+ * notification address merged on change, with the annotation that stamps them as the database's;
+ * deleted on delete). A failed apply is logged, never the request's failure:
  * the Form controller's resync creates a missing resource, and deletes one whose form is gone.
  * The controller uses the plain FormsService (its writes come from the resource).
  */
@@ -74,14 +75,21 @@ export class ClusterFormsService extends FormsService {
         );
         return;
       }
-      await kube.syncFormResource(clients.forms, {
-        formId: row.id,
-        siteResourceName: site.metadata.name,
-        siteSlug: site.spec.slug,
-        formSlug: row.slug,
-        name: row.name,
-        active: row.isActive,
-        notificationEmail: row.notificationEmail,
+      // The form as it is when the resource is written, not as this request left it: of two
+      // concurrent requests, the one that committed first must not apply last.
+      await kube.syncFormResource(clients.forms, row.id, async () => {
+        const current = await this.byId(row.id);
+        return (
+          current && {
+            formId: current.id,
+            siteResourceName: site.metadata.name,
+            siteSlug: site.spec.slug,
+            formSlug: current.slug,
+            name: current.name,
+            active: current.isActive,
+            notificationEmail: current.notificationEmail,
+          }
+        );
       });
     });
   }

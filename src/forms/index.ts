@@ -13,7 +13,14 @@ import type { Submissions } from './submissions.js';
 // the monthly submission quota, embed snippets.
 export type { FormRow } from './tables.js';
 export { ClusterFormsService, type FormResourceTarget } from './cluster.js';
-export { FormsService, type FormLink, type FormScope, type NewForm, type PurgeHook } from './service.js';
+export {
+  FormsService,
+  type FormLink,
+  type FormScope,
+  type NewForm,
+  type PurgeHook,
+  type ResourceFields,
+} from './service.js';
 export { Submissions, monthOf, type Notify, type SubmissionNotice } from './submissions.js';
 export { SUBMIT_RATE_LIMIT } from './public-routes.js';
 export { FORM_CAPS, fieldTypes, type FieldInput } from './definitions.js';

@@ -278,6 +278,33 @@ export class FormsService {
     );
   }
 
+  /**
+   * Writes a Form resource's spec fields into its form, only while the form still holds
+   * `expected` (what the caller read): one conditional statement, so a change committed
+   * meanwhile is never overwritten by an older spec. Undefined when the form changed or is gone.
+   */
+  async updateFromResource(
+    id: number,
+    expected: ResourceFields,
+    next: ResourceFields,
+  ): Promise<FormRow | undefined> {
+    const [row] = await dbOp('forms_update_from_resource', () =>
+      this.db
+        .update(forms)
+        .set({ ...next, updatedAt: sql`now()` })
+        .where(
+          and(
+            eq(forms.id, id),
+            eq(forms.name, expected.name),
+            eq(forms.isActive, expected.isActive),
+            sql`${forms.notificationEmail} is not distinct from ${expected.notificationEmail}`,
+          ),
+        )
+        .returning(),
+    );
+    return row;
+  }
+
   /** Stored submissions of a form: all of them, and those in the spam bin. */
   async submissionCounts(id: number): Promise<{ total: number; spam: number }> {
     const [counted] = await dbOp('forms_submission_counts', () =>
@@ -316,6 +343,9 @@ export class FormsService {
     );
   }
 }
+
+/** The fields a Form resource's spec carries, as the form holds them. */
+export type ResourceFields = Pick<FormRow, 'name' | 'isActive' | 'notificationEmail'>;
 
 /** A form's identity and resource link, as the resync reads them. */
 export type FormLink = Pick<

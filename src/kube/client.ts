@@ -30,6 +30,12 @@ export const SITE_LABEL = 'hostplane.dev/site';
 export const FORM_ID_ANNOTATION = 'hostplane.dev/form-id';
 /** The same id as a label, so that the API finds a form's resource with a label selector. */
 export const FORM_ID_LABEL = 'hostplane.dev/form-id';
+/**
+ * On a Form: the spec fields as the database held them when the resource was last brought in
+ * line with it (JSON, written with them by the API and the controller). A spec that differs from
+ * it was edited in the cluster; a database that differs from it changed since.
+ */
+export const FORM_APPLIED_ANNOTATION = 'hostplane.dev/applied-spec';
 /** Held by every Form until the controller has deleted its form, submissions and pending mail. */
 export const FORM_FINALIZER = 'hostplane.dev/form-cleanup';
 

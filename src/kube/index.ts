@@ -7,6 +7,7 @@ export * from './resources.js';
 export * from './site-resource.js';
 export * from './form-resource.js';
 export {
+  FORM_APPLIED_ANNOTATION,
   FORM_FINALIZER,
   FORM_ID_ANNOTATION,
   FORM_ID_LABEL,

@@ -161,20 +161,47 @@ export class ResourceClient<R extends AnyResource> {
   }
 
   /**
-   * JSON merge patch of spec fields: `null` removes a field, whoever set it (server-side apply
-   * would only drop the fields this manager owns). Unconditional (last writer wins) unless
-   * `resourceVersion` is given: then a resource changed since answers 409.
+   * JSON merge patch of spec fields, and of `annotations` in the same write: `null` removes a
+   * field, whoever set it (server-side apply would only drop the fields this manager owns).
+   * Unconditional (last writer wins) unless `resourceVersion` is given: then a resource changed
+   * since answers 409.
    */
   async patchSpec(
     name: string,
     spec: { [K in keyof R['spec']]?: R['spec'][K] | null },
-    resourceVersion?: string,
+    options: { resourceVersion?: string; annotations?: Record<string, string | null> } = {},
   ): Promise<R> {
+    const { resourceVersion, annotations } = options;
     const patch = {
       apiVersion: API_VERSION,
       kind: this.kind.kind,
-      metadata: { name, namespace: this.namespace, ...(resourceVersion ? { resourceVersion } : {}) },
+      metadata: {
+        name,
+        namespace: this.namespace,
+        ...(resourceVersion ? { resourceVersion } : {}),
+        ...(annotations ? { annotations } : {}),
+      },
       spec,
+    } as KubernetesObject;
+    return (await this.objects.patch(
+      patch,
+      undefined,
+      undefined,
+      this.fieldManager,
+      undefined,
+      PatchStrategy.MergePatch,
+    )) as R;
+  }
+
+  /**
+   * JSON merge patch of annotations alone, unconditional (last writer wins): for a value that
+   * states a fact about something outside the resource, true whichever copy it lands on.
+   */
+  async patchAnnotations(name: string, annotations: Record<string, string | null>): Promise<R> {
+    const patch = {
+      apiVersion: API_VERSION,
+      kind: this.kind.kind,
+      metadata: { name, namespace: this.namespace, annotations },
     } as KubernetesObject;
     return (await this.objects.patch(
       patch,

@@ -159,15 +159,33 @@ describe('a form created through the API', () => {
   it('a burst of API changes ends as the last one left it, in PostgreSQL and in the resource', async () => {
     // Each change lands in the database first, then in the resource: a controller pass holding
     // an older copy of the resource must not write that copy back over a newer API change.
+    // Read first: the test must not depend on what an earlier test (or a -t filter) left.
+    const start = (await dbForm(form.id))!;
     for (let i = 1; i <= 8; i++) {
       await shop.call('PUT', `/api/v1/forms/${form.id}`, { name: `Contact ${i}` });
       await shop.call('POST', `/api/v1/forms/${form.id}/toggle`);
     }
     expect(await controller.manager.nextResync()).toEqual({ failed: [] });
     await waitReady('shop-contact');
-    // Eight toggles from inactive: inactive again.
-    expect(await dbForm(form.id)).toMatchObject({ name: 'Contact 8', isActive: false });
-    expect((await forms.get('shop-contact'))?.spec).toMatchObject({ name: 'Contact 8', active: false });
+    // Eight toggles: back where it started.
+    expect(await dbForm(form.id)).toMatchObject({ name: 'Contact 8', isActive: start.isActive });
+    expect((await forms.get('shop-contact'))?.spec).toMatchObject({
+      name: 'Contact 8',
+      active: start.isActive,
+    });
+  });
+
+  it('concurrent API changes: an apply holding an older state never lands over a newer one', async () => {
+    // Each apply writes the form as it is when the resource is written, conditional on the
+    // resource it read; an older one landing last would hand the controller a stale spec.
+    const start = (await dbForm(form.id))!;
+    const toggles = Array.from({ length: 6 }, () => shop.call('POST', `/api/v1/forms/${form.id}/toggle`));
+    expect((await Promise.all(toggles)).map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 200]);
+    expect(await controller.manager.nextResync()).toEqual({ failed: [] });
+    await waitReady('shop-contact');
+    // Six toggles, one after another under the row lock: back where it started.
+    expect(await dbForm(form.id)).toMatchObject({ isActive: start.isActive });
+    expect((await forms.get('shop-contact'))?.spec.active).toBe(start.isActive);
   });
 
   it('deleted through the API: its resource goes too, and no resync brings either back', async () => {
