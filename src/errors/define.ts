@@ -20,6 +20,11 @@ export interface Definition<P> {
   headers?: Record<string, string> | ((params: P) => Record<string, string>);
   /** What to do about it, printed under the message by the CLI (start-up and command-line codes). */
   hint?: (params: P) => string;
+  /**
+   * false: a code of the process, never an HTTP answer (its message may name server paths). A
+   * request that meets one is answered INTERNAL, with the code kept as the logged cause.
+   */
+  http?: false;
 }
 
 /** The Retry-After header of a code whose params say when to try again. */

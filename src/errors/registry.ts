@@ -90,6 +90,11 @@ export class AppError<C extends ErrorCode = ErrorCode> extends Error {
     return definition.hint?.(this.params);
   }
 
+  /** Whether this code may be an HTTP answer (start-up and command-line codes may not). */
+  get answersHttp(): boolean {
+    return (errorDefinitions[this.code] as Definition<ParamsOf<C>>).http !== false;
+  }
+
   /** The response body: `{error, message, ...extra}`. */
   get body(): ErrorBody {
     const definition = errorDefinitions[this.code] as Definition<ParamsOf<C>>;

@@ -41,10 +41,11 @@ export function errorResponse(
 
 /**
  * The registry error behind any thrown value: an unreachable dependency is DEPENDENCY_UNAVAILABLE
- * (503), other unknown ones INTERNAL (cause kept for the log).
+ * (503), a code of the process (start-up, command line) and other unknown ones INTERNAL (cause
+ * kept for the log).
  */
 export function toAppError(err: unknown): AppError {
-  if (isAppError(err)) return err;
+  if (isAppError(err)) return err.answersHttp ? err : new AppError('INTERNAL', {}, { cause: err });
   return bodyRefusal(err) ?? outageError(err) ?? new AppError('INTERNAL', {}, { cause: err });
 }
 

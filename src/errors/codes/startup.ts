@@ -3,7 +3,7 @@ import { define, type WithMessage } from '../define.js';
 // Never answered over HTTP: what a process reports when it cannot start, or when the command line
 // is wrong. The CLI prints the message and the hint, and maps each code to an exit code
 // (src/cli/errors.ts); `error` is what `--json` prints for them.
-const FAILED = { status: 500, error: 'Failed' } as const;
+const FAILED = { status: 500, error: 'Failed', http: false } as const;
 
 /** Who holds a data dir, in the refusal's words. */
 const holder = (pid: number) => (pid > 0 ? `process ${pid}` : 'another process');

@@ -189,6 +189,16 @@ describe('the error registry', () => {
     expect(samples.SLUG_TAKEN.hint).toBeUndefined();
   });
 
+  it('never answers a code of the process over HTTP: a request that meets one gets INTERNAL', () => {
+    const logger = createLogger('silent');
+    const missing = new AppError('NATIVE_BUILD_MISSING', { file: '/opt/hostplane/native/sqlite-guard.so' });
+    const answer = errorResponse(missing, logger, 'req-1');
+    expect(answer.status).toBe(500);
+    expect(answer.body).toEqual(samples.INTERNAL.body);
+    expect(JSON.stringify(answer.body)).not.toContain('/opt/hostplane');
+    expect(errorResponse(samples.UNAUTHORIZED, logger, 'req-2').body).toEqual(samples.UNAUTHORIZED.body);
+  });
+
   it('keeps the cause it is given', () => {
     const cause = new Error('disk full');
     const err = new AppError('INTERNAL', {}, { cause });
