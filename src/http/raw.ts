@@ -101,6 +101,9 @@ export function rawRoute(opts: { role: string; logger: Logger; route: string }) 
   ): Promise<number> =>
     handle(requestId).then((answer) => {
       if (answer) sendJson(res, answer.status, answer.body);
+      // Written by the handler (e.g. streamed from the owning shard) but cut before its end: the
+      // client went away, recorded as 499 (nginx's "client closed request"), not as its status.
+      else if (!res.writableEnded) return 499;
       return res.statusCode;
     });
   // The handler's failure, or an answer that could not be written.

@@ -132,6 +132,10 @@ export class Sites {
       this.db.transaction(async (tx) => {
         const deleted = await tx.delete(sites).where(eq(sites.id, siteId)).returning({ id: sites.id });
         await tx.execute(notifySiteEvent({ kind: 'removed', siteId }));
+        // Until the next release, also in the two events a replica of the previous release
+        // understands (it ignores `removed`), so that a rolling upgrade forgets the site at once.
+        await tx.execute(notifySiteEvent({ kind: 'routes' }));
+        await tx.execute(notifySiteEvent({ kind: 'content', siteId }));
         return deleted.length > 0;
       }),
     );
