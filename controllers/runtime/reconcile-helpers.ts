@@ -6,10 +6,8 @@ import type {
   StatusOf,
 } from '../../src/kube/index.js';
 
-/**
- * What every reconciler of a custom resource does the same way: conditions stamped with the
- * generation they describe, status written only when it changed, and finalizers.
- */
+// What every reconciler of a custom resource does the same way: conditions stamped with the
+// generation they describe, status written only when it changed, and finalizers.
 
 /** The part of a status every kind has (statusBase in resources.ts). */
 export interface StatusBase {

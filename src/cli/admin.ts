@@ -96,7 +96,7 @@ async function callServerOrRunLocally(config: Config, parsed: Parsed): Promise<R
 }
 
 async function runLocally(config: Config, parsed: Parsed): Promise<Record<string, unknown>> {
-  // Loaded on this path only: most admin calls go to the running server's socket.
+  // The store is opened on this path only: most admin calls go to the running server's socket.
   const [{ openStoreForRole }, { Platform }] = await Promise.all([
     import('../store/index.js'),
     import('../platform/index.js'),

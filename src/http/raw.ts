@@ -7,7 +7,7 @@ import { jsonNestsDeeper, jsonTooDeepMessage } from './json-depth.js';
 import { lifecycleHandler } from './lifecycle.js';
 
 // Routes served straight from node:http, without Express, for calls that come thousands of times
-// a second (a domain's `fastPath`): the same duties as the Express stack (the request lifecycle,
+// a second (the routes a domain declares `raw`, dispatched by raw-dispatch.ts): the same duties as the Express stack (the request lifecycle,
 // registry error bodies, JSON body rules) at a fraction of its cost per call.
 
 /**

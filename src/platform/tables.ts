@@ -28,7 +28,7 @@ export const sites = pgTable(
     // When the counter reconciliation last recounted the site (counters.ts): sites are visited
     // oldest first, so every site comes round and replicas claim different ones.
     countersCheckedAt: timestamp('counters_checked_at', { withTimezone: true }).notNull().defaultNow(),
-    // Bumped on every change to the site's files; edges key their manifest caches on it.
+    // Bumped on every change to the site's files; edges key their path caches on it.
     version: bigint('version', { mode: 'number' }).notNull().default(0),
     // Cluster mode: set when the Site resource was deleted with deletionPolicy Retain. The site keeps
     // its files and keys but is not served, and the controller does not recreate its resource.

@@ -18,8 +18,8 @@ export {
 } from './admin-socket.js';
 export { clusterSiteHook } from './wiring.js';
 
-// Start-up loads every domain (~0.3 s): only a process that serves pays for it, not `hostplane
-// admin`, and `hostplane serve` handles its signals before loading it.
+// Start-up itself (start.ts, controller.ts) is loaded on the first call: `hostplane admin` and
+// `hostplane migrate` never pay for it (~0.3 s).
 
 /** Wires the services for a role and starts listening (see start.ts). */
 export async function startServer(config: Config, options?: StartOptions): Promise<RunningServer> {

@@ -11,7 +11,8 @@ import type { SessionCache } from './sessions.js';
 import { guardRefusals, statementDuration, statementsTotal } from './metrics.js';
 
 // The CRUD calls of a scoped token (spec 4.9), shared by their Express routes (crud-routes.ts:
-// validation, documentation) and the fast path that serves them without Express (fast-path.ts).
+// validation, documentation) and the raw fast path that serves them without Express (http/raw-dispatch.ts, admitted by
+// the gate in fast-path.ts).
 
 export type CrudOp = 'query' | 'exec' | 'batch' | 'version' | 'schema' | 'vacuum';
 

@@ -17,7 +17,7 @@ const BODY_LIMIT = 1024 * 1024;
 /**
  * CRUD over a scoped token (spec 4.9), answered by the shard that owns the database: validated
  * and documented here, and declared `raw`, so the same calls are usually served on the fast path
- * (fast-path.ts), with the same admission and answers.
+ * (http/raw-dispatch.ts, through the gate in fast-path.ts), with the same admission and answers.
  */
 export function crudRoutes(deps: {
   grants: TokenGrants;

@@ -7,5 +7,4 @@ export { AUTH_RATE_LIMITS } from './user-routes.js';
 export { sqliteModule } from './module.js';
 export { LocalShard, localDatabaseFiles, type DatabaseFiles } from './local-shard.js';
 export { Shards, LEASE_TTL_MS, type Shard } from './shards.js';
-export { SHARD_SECRET_HEADER } from './proxy.js';
 export { sqliteRuntime, type SqliteRuntime } from './runtime.js';

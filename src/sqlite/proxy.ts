@@ -129,7 +129,7 @@ export function shardProxy(deps: {
 }
 
 /** Whether a presented shard credential is the shared secret (timing-safe). */
-export function sameSecret(presented: string, secret: Buffer): boolean {
+function sameSecret(presented: string, secret: Buffer): boolean {
   const a = Buffer.from(presented, 'base64url');
   return a.length === secret.length && timingSafeEqual(a, secret);
 }
