@@ -1,13 +1,12 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { z } from 'zod';
-import { siteUrl, type Config } from '../config/index.js';
+import type { Config } from '../config/index.js';
 import { isAppError, type ErrorBody } from '../errors/index.js';
-import { createLogger } from '../observability/index.js';
-import { adminCommands, clusterSiteHook, createSiteInput, sessionInput } from '../server/index.js';
+import { createSiteInput, runAdminLocally, sessionInput, type AdminCommand } from '../server/index.js';
 import { callAdminSocket } from './admin-client.js';
 import { CommandFailed, usageError } from './errors.js';
 
-export type AdminCommand = 'create-site' | 'session';
+export type { AdminCommand };
 
 type Parsed =
   | { command: 'create-site'; input: z.infer<typeof createSiteInput>; json: boolean }
@@ -86,35 +85,11 @@ async function callServerOrRunLocally(config: Config, parsed: Parsed): Promise<R
       return viaServer.body;
     }
     try {
-      return await runLocally(config, parsed);
+      return await runAdminLocally(config, parsed.command, parsed.input);
     } catch (err) {
       // A server is starting on this data dir: its admin socket appears once it is ready.
       if (!isAppError(err, 'DATA_DIR_LOCKED') || Date.now() > deadline) throw err;
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
-  }
-}
-
-async function runLocally(config: Config, parsed: Parsed): Promise<Record<string, unknown>> {
-  // The store is opened on this path only: most admin calls go to the running server's socket.
-  const [{ openStoreForRole }, { Platform }] = await Promise.all([
-    import('../store/index.js'),
-    import('../platform/index.js'),
-  ]);
-  // stderr: stdout carries the command's (JSON) output.
-  const logger = createLogger(config.logLevel, process.stderr);
-  // PostgreSQL: the schema must be current (`hostplane migrate` first); PGlite migrates itself.
-  const store = await openStoreForRole(config, { policy: 'check', logger });
-  try {
-    const commands = adminCommands(
-      new Platform(store.db),
-      (slug) => siteUrl(config, slug),
-      clusterSiteHook(config, logger),
-    );
-    return parsed.command === 'create-site'
-      ? await commands.createSite(parsed.input)
-      : await commands.session(parsed.input);
-  } finally {
-    await store.close();
   }
 }

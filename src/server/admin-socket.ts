@@ -23,6 +23,12 @@ export const createSiteInput = z.object({
 });
 export const sessionInput = z.object({ email: z.email().max(254) });
 
+export type AdminCommand = 'create-site' | 'session';
+/** The input of each admin command, as the CLI parses it and the socket receives it. */
+export type AdminInput<C extends AdminCommand> = z.infer<
+  C extends 'create-site' ? typeof createSiteInput : typeof sessionInput
+>;
+
 export interface AdminCommands {
   createSite(input: z.infer<typeof createSiteInput>): Promise<Record<string, unknown>>;
   session(input: z.infer<typeof sessionInput>): Promise<Record<string, unknown>>;
