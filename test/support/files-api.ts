@@ -100,6 +100,9 @@ export async function storageLimits(api: FilesApi): Promise<StorageLimits> {
   return (await res.json()) as StorageLimits;
 }
 
+/** The paths of listed entries, in their order. */
+export const paths = (entries: FileEntry[]) => entries.map((e) => e.path);
+
 /** Every entry of the listing, all pages. */
 export async function listAll(api: FilesApi): Promise<FileEntry[]> {
   const entries: FileEntry[] = [];

@@ -2,16 +2,14 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import {
   expectError,
   listAll,
+  paths,
   okJson,
   put,
   snapshot,
-  type FileEntry,
   type FilesApi,
   hostplaneWithFreshSites,
 } from '../../support/files-api.js';
 import { backends } from '../../support/hostplane.js';
-
-const paths = (entries: FileEntry[]) => entries.map((e) => e.path);
 
 describe.each(backends)('files API (%s)', (backend) => {
   const fixture = hostplaneWithFreshSites(backend, 'files');

@@ -5,6 +5,7 @@ import {
   expectError,
   fill,
   okJson,
+  paths,
   publicUrl,
   put,
   type FileEntry,
@@ -13,8 +14,6 @@ import {
 import { backends } from '../../support/hostplane.js';
 
 const keys = (value: object) => Object.keys(value).sort();
-const paths = (entries: FileEntry[]) => entries.map((e) => e.path);
-
 interface ListBody {
   success: boolean;
   storage_folder: Record<string, unknown>;

@@ -1,16 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import {
   listAll,
+  paths,
   okJson,
   publicUrl,
   put,
   urlPathOf,
-  type FileEntry,
   hostplaneWithFreshSites,
 } from '../../support/files-api.js';
 import { backends } from '../../support/hostplane.js';
-
-const paths = (entries: FileEntry[]) => entries.map((e) => e.path);
 
 describe.each(backends)('files API (%s)', (backend) => {
   const fixture = hostplaneWithFreshSites(backend, 'files');

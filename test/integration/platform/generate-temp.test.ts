@@ -2,40 +2,15 @@ import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashSecret } from '../../../src/platform/secrets.js';
 import { accountSessions, apiKeys } from '../../../src/platform/tables.js';
+import { apiKeyHeader, backends, type TestHostplane, type TestSite } from '../../support/hostplane.js';
 import {
-  apiKeyHeader,
-  backends,
-  startHostplane,
-  upload,
-  type TestHostplane,
-  type TestSite,
-} from '../../support/hostplane.js';
-
-const past = () => new Date(Date.now() - 60_000);
-const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
-
-/** The spec's 401: exactly {error: 'Unauthorized', message, hint_for_ai}. */
-async function expectUnauthorized(res: Response): Promise<void> {
-  expect(res.status).toBe(401);
-  const body = await res.json();
-  expect(Object.keys(body).sort()).toEqual(['error', 'hint_for_ai', 'message']);
-  expect(body.error).toBe('Unauthorized');
-  expect(typeof body.message).toBe('string');
-  expect(body.message.length).toBeGreaterThan(0);
-  expect(typeof body.hint_for_ai).toBe('string');
-  expect(body.hint_for_ai.length).toBeGreaterThan(0);
-}
-
-/** A standard error body: exactly {error, message}. */
-async function expectError(res: Response, status: number): Promise<void> {
-  expect(res.status).toBe(status);
-  const body = await res.json();
-  expect(Object.keys(body).sort()).toEqual(['error', 'message']);
-  expect(typeof body.error).toBe('string');
-  expect(typeof body.message).toBe('string');
-}
-
-const filePaths = (body: { files: Array<{ path: string }> }) => body.files.map((f) => f.path).sort();
+  bearer,
+  expectError,
+  expectUnauthorized,
+  filePaths,
+  past,
+  startTwoSites,
+} from '../../support/keys.js';
 
 describe.each(backends)('authentication and API keys (%s)', (backend) => {
   let hp: TestHostplane;
@@ -60,13 +35,7 @@ describe.each(backends)('authentication and API keys (%s)', (backend) => {
   };
 
   beforeAll(async () => {
-    hp = await startHostplane(backend);
-    siteA = await hp.createSite('site-a');
-    siteB = await hp.createSite('site-b');
-    await upload(hp, siteA, 'a-only.html', 'A only');
-    await upload(hp, siteA, 'shared.html', 'A version');
-    await upload(hp, siteB, 'b-only.html', 'B only');
-    await upload(hp, siteB, 'shared.html', 'B version');
+    ({ hp, siteA, siteB } = await startTwoSites(backend));
   });
   afterAll(() => hp?.stop());
 
