@@ -16,6 +16,22 @@ import { accounts, sites } from '../platform/tables.js';
 // tokens that reach them, and each database's end-user pool. The databases' rows are in their
 // own files, owned by one shard at a time.
 
+/**
+ * pending: not opened by an owner yet; replicating: registered with Litestream; off: replication
+ * disabled or unavailable (no S3 or no litestream binary); restoring: the owner is restoring it from
+ * the replica; restore_failed: a replica exists but could not be restored (not served);
+ * register_failed: Litestream refused it (not served: a write must not be acknowledged unreplicated).
+ */
+export const REPLICATION_STATES = [
+  'pending',
+  'replicating',
+  'off',
+  'restoring',
+  'restore_failed',
+  'register_failed',
+] as const;
+export type ReplicationState = (typeof REPLICATION_STATES)[number];
+
 export const sqliteDatabases = pgTable(
   'sqlite_databases',
   {
@@ -34,6 +50,17 @@ export const sqliteDatabases = pgTable(
     sizeBytes: bigint('size_bytes', { mode: 'number' }).notNull().default(0),
     version: bigint('version', { mode: 'number' }).notNull().default(0),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    // Litestream replication to S3 (off: the file on the shard's volume is the only copy).
+    replicationEnabled: boolean('replication_enabled').notNull().default(true),
+    // Where the owner's replication stands: see REPLICATION_STATES.
+    replicationState: text('replication_state', { enum: REPLICATION_STATES }).notNull().default('pending'),
+    // The last time Litestream reported the replica in step with the file, as the owner saw it.
+    replicatedAt: timestamp('replicated_at', { withTimezone: true }),
+    // The earliest time a point-in-time restore can reach (the oldest snapshot kept).
+    restorableFrom: timestamp('restorable_from', { withTimezone: true }),
+    // The replica's lineage: a point-in-time restore starts a new one beside the old, so two
+    // histories never share one replica path (the old stays readable for an undo).
+    replicaGeneration: integer('replica_generation').notNull().default(0),
   },
   (t) => [
     uniqueIndex('sqlite_databases_site_path_key').on(t.siteId, t.path),

@@ -3,6 +3,7 @@
 #   - MinIO, built from the pin in test/tools/go.mod into .cache/tools/minio;
 #   - kube-apiserver and etcd (test/tools/kube/go.mod) and helm (test/tools/helm/go.mod);
 #   - Mailpit, the SMTP sink of the mail tests (test/tools/mailpit/go.mod);
+#   - Litestream, the SQLite replicator of the shards (test/tools/litestream/go.mod);
 #   - the PostgreSQL server binaries (initdb, postgres), installed with apt-get when missing.
 # Idempotent: a second run only checks and returns in well under a second.
 set -euo pipefail
@@ -99,6 +100,15 @@ ensure_mailpit() {
   ensure_go_tool mailpit "$here/mailpit" github.com/axllent/mailpit github.com/axllent/mailpit
 }
 
+# Litestream: replicates each shard's SQLite databases to S3 (the shards register them on its
+# control socket). The version ldflag makes `litestream version` report the pin.
+ensure_litestream() {
+  local version
+  version="$(pinned_version "$here/litestream" github.com/benbjohnson/litestream)"
+  ensure_go_tool litestream "$here/litestream" github.com/benbjohnson/litestream \
+    github.com/benbjohnson/litestream/cmd/litestream "-X main.Version=$version"
+}
+
 # --- PostgreSQL ------------------------------------------------------------------------------
 
 find_initdb() {
@@ -166,6 +176,7 @@ ensure_minio
 ensure_kube
 ensure_helm
 ensure_mailpit
+ensure_litestream
 ensure_postgres
 ensure_chromium
 log "done in $((SECONDS - started))s"
