@@ -76,6 +76,17 @@ export const configSchema = z.object({
     .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,252}$/, 'must be a host-name-like string')
     .optional(),
   HOSTPLANE_SQLITE_SHARD_URL: z.url({ protocol: /^https?$/ }).optional(),
+  // Litestream replication of a shard's databases to S3 (src/sqlite/replication): auto replicates
+  // when S3 is configured and the binary is found, required refuses to start without them.
+  HOSTPLANE_SQLITE_REPLICATION: z.enum(['auto', 'required', 'off']).default('auto'),
+  HOSTPLANE_LITESTREAM_BIN: z.string().min(1).max(4096).optional(),
+  HOSTPLANE_SQLITE_REPLICA_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*$/, 'must be a key prefix like sqlite or a/b')
+    .max(200)
+    .default('sqlite'),
+  HOSTPLANE_SQLITE_RETENTION_HOURS: z.coerce.number().int().min(1).max(8760).default(168),
+  HOSTPLANE_LITESTREAM_METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
   // The edge's hot path (src/edge): the share of site requests traced when the request carries no
   // trace (a request with a W3C traceparent follows its parent's decision), access log lines
   // (off | sampled | all; 5xx are always logged), the memory for cached file bytes and their
@@ -118,6 +129,8 @@ export interface Config {
   mail: MailConfig;
   /** This process as a SQLite shard: its name and the URL other replicas reach it at (unset: its own port on loopback). */
   sqliteShard: { name: string; url: string | undefined };
+  /** Litestream replication of the shard's databases (needs `s3` too). */
+  sqliteReplication: SqliteReplicationConfig;
   /** Ceiling on live temporary pages across the platform. */
   tempPages: { maxPages: number; maxBytes: number };
   /** The periodic recount of the sites' file counters (files/counters.ts): interval, sites per pass. */
@@ -132,6 +145,18 @@ export interface Config {
   schemaWaitMs: number;
   /** Set in cluster mode (HOSTPLANE_KUBERNETES=true). */
   kubernetes: KubernetesConfig | undefined;
+}
+
+export interface SqliteReplicationConfig {
+  mode: 'auto' | 'required' | 'off';
+  /** The litestream binary: a path, or a name looked up on PATH. */
+  litestreamBin: string;
+  /** Replicas live under `<prefix>/<site id>/<path>/g<generation>/` in the S3 bucket. */
+  prefix: string;
+  /** How far back a point-in-time restore reaches (Litestream's snapshot retention). */
+  retentionHours: number;
+  /** Litestream's own Prometheus /metrics port (unset: not served). */
+  metricsPort: number | undefined;
 }
 
 export interface RequestDeadlines {
@@ -203,6 +228,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sqliteShard: {
       name: c.HOSTPLANE_SQLITE_SHARD_NAME ?? os.hostname(),
       url: c.HOSTPLANE_SQLITE_SHARD_URL?.replace(/\/+$/, ''),
+    },
+    sqliteReplication: {
+      mode: c.HOSTPLANE_SQLITE_REPLICATION,
+      litestreamBin: c.HOSTPLANE_LITESTREAM_BIN ?? 'litestream',
+      prefix: c.HOSTPLANE_SQLITE_REPLICA_PREFIX,
+      retentionHours: c.HOSTPLANE_SQLITE_RETENTION_HOURS,
+      metricsPort: c.HOSTPLANE_LITESTREAM_METRICS_PORT,
     },
     databaseUrl: c.DATABASE_URL || undefined,
     s3: c.S3_BUCKET

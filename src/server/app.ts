@@ -35,6 +35,8 @@ export interface AppParts {
   edge: Edge;
   authenticators: Authenticators;
   modules: DomainModule[];
+  /** A SQLite shard's own readiness: its databases restored and leased (absent: not a shard). */
+  shardReady?: () => boolean;
 }
 
 /**
@@ -50,7 +52,7 @@ export function createApp(parts: AppParts, role: AppRole): RequestListener {
   app.use(requestLifecycle({ role, logger, spans: 'all' }));
 
   app.get('/healthz', (_req, res) => void res.json({ status: 'ok' }));
-  app.get('/readyz', readiness(store, blobs, logger, role));
+  app.get('/readyz', readiness(store, blobs, logger, role, parts.shardReady));
 
   let fastPath: FastPath | undefined;
   if (role === 'edge') {

@@ -9,10 +9,24 @@ import type { AppRole } from './roles.js';
  * Readiness: the api (and all) roles need the database and the blob store for every request,
  * so they are unready without them. The edge stays ready through a database or S3 blip: it
  * still serves what it has cached, and taking every edge pod out of its Service at once would
- * turn a blip into an outage. It reports itself degraded instead.
+ * turn a blip into an outage. It reports itself degraded instead. A SQLite shard is unready
+ * until its databases are restored and leased (its start-up work).
  */
-export function readiness(store: Store, blobs: BlobStore, logger: Logger, role: AppRole): RequestHandler {
+export function readiness(
+  store: Store,
+  blobs: BlobStore,
+  logger: Logger,
+  role: AppRole,
+  shardReady?: () => boolean,
+): RequestHandler {
   return async (_req, res) => {
+    // A shard is ready once the databases placed on it are restored, opened and leased.
+    if (shardReady && !shardReady()) {
+      res
+        .status(503)
+        .json({ status: 'starting', message: 'restoring and leasing this shard’s SQLite databases' });
+      return;
+    }
     try {
       await withDeadline(Promise.all([store.ping(), blobs.ping()]), 2_000);
       res.json({ status: 'ok' });

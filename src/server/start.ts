@@ -153,7 +153,16 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   ];
 
   const app = createApp(
-    { config, logger, store, blobs, edge, authenticators: authenticators(platform), modules },
+    {
+      config,
+      logger,
+      store,
+      blobs,
+      edge,
+      authenticators: authenticators(platform),
+      modules,
+      shardReady: role === 'all' ? () => sqlite.ready() : undefined,
+    },
     role,
   );
   const { headersTimeoutMs, requestTimeoutMs } = config.requests;
@@ -210,7 +219,11 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     services,
     async close() {
       for (const stop of stops.reverse()) await stop();
-      // Finish in-flight requests (an upload during a rolling deploy), then cut what is left.
+      // Finish in-flight requests (an upload during a rolling deploy), then cut what is left. A
+      // keep-alive client is told to go elsewhere with its next answer, so draining has an end.
+      server.prependListener('request', (_req: http.IncomingMessage, res: http.ServerResponse) =>
+        res.setHeader('connection', 'close'),
+      );
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       const deadline = new Promise<void>((resolve) => setTimeout(resolve, options.drainMs ?? 25_000).unref());

@@ -109,7 +109,11 @@ export async function runCrud(
     if (access === 'vacuum' && me.user.role !== 'admin')
       throw new AppError('SQLITE_FORBIDDEN', { message: 'VACUUM requires an admin user.' });
   }
-  const db: SqliteDatabase = await deps.shard.handle(grant.database, grant.plan.maxSqliteBytes);
+  // Counted while it runs: a database let go (moved, the shard stopping) waits for it.
+  return deps.shard.use(grant.database, grant.plan.maxSqliteBytes, (db) => runOn(db, op, body));
+}
+
+async function runOn(db: SqliteDatabase, op: CrudOp, body: unknown): Promise<Record<string, unknown>> {
   switch (op) {
     case 'query': {
       const { sql, params } = body as z.infer<typeof s.statementBody>;

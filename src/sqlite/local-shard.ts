@@ -5,6 +5,8 @@ import { tallyHistogram } from '../observability/index.js';
 import { SqlitePool, type CallEvent, type SqliteDatabase } from './engine/index.js';
 import type { SqliteDatabaseRow } from './tables.js';
 import { queueWait } from './metrics.js';
+import { noReplication, type Replicator } from './replication/replicator.js';
+import { DatabaseOpener, type LetGoOptions, type Ownership } from './replication/opener.js';
 
 /**
  * Where a shard keeps its databases' files, behind one small interface so the cluster's storage
@@ -32,50 +34,176 @@ function recordCall(event: CallEvent): void {
   wait.observe(event.queueMs / 1000);
 }
 
+/** Every database is this process's, and nothing is recorded (tests of the engine alone). */
+const soleOwner: Ownership = {
+  acquire: async () => true,
+  release: async () => undefined,
+  record: async (id) => ({
+    id,
+    siteId: 0,
+    path: '',
+    replicaGeneration: 0,
+    version: 0,
+    replicationEnabled: false,
+  }),
+  report: async () => undefined,
+};
+
+interface OpenDatabase {
+  opening: Promise<SqliteDatabase>;
+  file?: string;
+  replicated?: boolean;
+  /** Calls running on it; a database let go waits for them. */
+  inFlight: number;
+  drained?: () => void;
+  /** Set while it is let go: new calls are turned away. */
+  leaving?: Promise<void>;
+}
+
+const away = (message: string, retryAfterSeconds = 1) =>
+  new AppError('CAPACITY', { message, retryAfterSeconds });
+
 /**
- * The databases this process serves: each opened once in the engine's worker pool (pinned to a
- * worker, its writes serialized) and kept open. Standalone there is one shard, this process.
+ * The databases this process serves: each restored from its replica when its file is missing,
+ * opened once in the engine's worker pool (pinned to a worker, its writes serialized), registered
+ * with Litestream before its first call, and kept open until it is let go (moved to another shard,
+ * deleted, or the shard stops). Standalone there is one shard, this process.
  */
 export class LocalShard {
-  private readonly open = new Map<number, Promise<SqliteDatabase>>();
+  private readonly open = new Map<number, OpenDatabase>();
   // Started on first use: its worker threads cost start-up time a process without SQLite traffic
   // should not pay.
   private pool: SqlitePool | undefined;
+  private stopping = false;
+  private opener: DatabaseOpener;
+  private _replicator: Replicator = noReplication;
 
   constructor(
     private readonly files: DatabaseFiles,
     /** Takes or keeps the database's lease; false when another shard holds it. */
-    private readonly lease: (databaseId: number) => Promise<boolean> = async () => true,
+    lease: (databaseId: number) => Promise<boolean> = async () => true,
     private readonly newPool: () => SqlitePool = () => new SqlitePool({ onCall: recordCall }),
-  ) {}
+    private ownership: Ownership = { ...soleOwner, acquire: lease },
+  ) {
+    this.opener = this.newOpener();
+  }
 
-  /** The open handle of `database` (opened, and created if absent, on first use), with its cap. */
-  async handle(database: Pick<SqliteDatabaseRow, 'id'>, maxBytes: number | null): Promise<SqliteDatabase> {
-    if (!(await this.lease(database.id)))
-      throw new AppError('CAPACITY', {
-        message: 'Another shard holds this database right now; try again shortly.',
-        retryAfterSeconds: 5,
-      });
-    let opening = this.open.get(database.id);
-    if (!opening) {
-      this.pool ??= this.newPool();
-      const pool = this.pool;
-      opening = this.files.fileFor(database).then((file) => pool.open(file, { maxBytes }));
-      opening.catch(() => this.open.delete(database.id));
-      this.open.set(database.id, opening);
+  private newOpener(): DatabaseOpener {
+    return new DatabaseOpener(
+      this.files,
+      this._replicator,
+      this.ownership,
+      () => (this.pool ??= this.newPool()),
+    );
+  }
+
+  get replicator(): Replicator {
+    return this._replicator;
+  }
+
+  /** Before the first database opens: how they are replicated and whose leases they take. */
+  replicateWith(replicator: Replicator, ownership: Ownership): void {
+    this._replicator = replicator;
+    this.ownership = ownership;
+    this.opener = this.newOpener();
+  }
+
+  /** Runs `work` on the open handle of `database`; a database being let go waits for it. */
+  async use<T>(
+    database: Pick<SqliteDatabaseRow, 'id'>,
+    maxBytes: number | null,
+    work: (db: SqliteDatabase) => Promise<T>,
+  ): Promise<T> {
+    const db = await this.handle(database, maxBytes);
+    const entry = this.open.get(database.id);
+    if (entry?.leaving) throw away('This database is moving to another shard; try again shortly.');
+    if (entry) entry.inFlight++;
+    try {
+      return await work(db);
+    } finally {
+      if (entry && --entry.inFlight === 0) entry.drained?.();
     }
-    const db = await opening;
+  }
+
+  /** The open handle of `database` (restored, created, registered on first use), with its cap. */
+  async handle(database: Pick<SqliteDatabaseRow, 'id'>, maxBytes: number | null): Promise<SqliteDatabase> {
+    if (this.stopping) throw away('This SQLite shard is stopping; try again shortly.', 2);
+    let entry = this.open.get(database.id);
+    if (entry?.leaving) throw away('This database is moving to another shard; try again shortly.');
+    if (!entry) {
+      const opened = this.opener.open(database.id, maxBytes);
+      entry = { opening: opened.then((o) => o.db), inFlight: 0 };
+      const fresh = entry;
+      void opened.then(
+        (o) => Object.assign(fresh, { file: o.file, replicated: o.replicated }),
+        () => this.open.get(database.id) === fresh && this.open.delete(database.id),
+      );
+      this.open.set(database.id, entry);
+    }
+    const db = await entry.opening;
     if (!db.usable) {
       // Its worker died (the pool refused its calls meanwhile): open it again, on a new worker.
-      if (this.open.get(database.id) === opening) this.open.delete(database.id);
+      if (this.open.get(database.id) === entry) this.open.delete(database.id);
       return this.handle(database, maxBytes);
     }
     if (db.maxBytes !== maxBytes) await db.setMaxBytes(maxBytes);
     return db;
   }
 
+  /** Databases open here, by id. */
+  openIds(): number[] {
+    return [...this.open.keys()];
+  }
+
+  /** An open database's figures and file, for the shard's reports (undefined: not open). */
+  async stateOf(
+    databaseId: number,
+  ): Promise<{ version: number; sizeBytes: number; file: string; replicated: boolean } | undefined> {
+    const entry = this.open.get(databaseId);
+    if (!entry?.file || entry.leaving) return undefined;
+    const db = await entry.opening.catch(() => undefined);
+    if (!db?.usable) return undefined;
+    const { version, sizeBytes } = await db.version();
+    return { version, sizeBytes, file: entry.file, replicated: entry.replicated ?? false };
+  }
+
+  /**
+   * Lets a database go: new calls are turned away (503, retry), running ones finish, the replica
+   * gets a last sync, Litestream lets go of it, the file closes and its lease is released. With
+   * `removeFile` the local copy goes too (it moved away, or was deleted).
+   */
+  async letGo(databaseId: number, options: LetGoOptions): Promise<void> {
+    const entry = this.open.get(databaseId);
+    if (!entry) {
+      if (options.removeFile) await this.opener.removeFile(databaseId);
+      if (!options.keepLease) await this.opener.release(databaseId);
+      return;
+    }
+    entry.leaving ??= (async () => {
+      if (entry.inFlight > 0) await new Promise<void>((resolve) => (entry.drained = resolve));
+      const db = await entry.opening.catch(() => undefined);
+      try {
+        await this.opener.close(databaseId, db, entry.file, options);
+      } catch (err) {
+        entry.leaving = undefined; // not let go: it stays served here
+        throw err;
+      }
+      this.open.delete(databaseId);
+    })();
+    await entry.leaving;
+  }
+
+  /**
+   * The graceful stop: no new calls, running ones finish, every database gets its last sync and
+   * is let go, then Litestream stops. Leases are released by the caller after this (Shards.stop).
+   */
   async close(): Promise<void> {
+    this.stopping = true;
+    await Promise.allSettled(
+      [...this.open.keys()].map((id) => this.letGo(id, { removeFile: false, keepLease: true })),
+    );
     this.open.clear();
+    await this.replicator.close();
     await this.pool?.close();
     this.pool = undefined;
   }

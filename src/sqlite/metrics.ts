@@ -73,3 +73,44 @@ export const preflightHostLookups = new client.Counter({
   labelNames: ['result'] as const,
   registers: [registry],
 });
+
+// Replication (src/sqlite/replication): Litestream's own metrics are on its port; these are what
+// the shard sees of it.
+export const replicationLag = new client.Gauge({
+  name: 'hostplane_sqlite_replication_lag_seconds',
+  help: 'Oldest time since a replicating database of this shard was last in step with its replica (0: all in step)',
+  registers: [registry],
+});
+
+export const replicatedDatabases = new client.Gauge({
+  name: 'hostplane_sqlite_replicated_databases',
+  help: 'Databases this shard has registered with Litestream',
+  registers: [registry],
+});
+
+export const restoresTotal = new client.Counter({
+  name: 'hostplane_sqlite_restores_total',
+  help: 'Restores from the replica by kind (start: a file missing on open, point_in_time) and outcome (restored, none, failed)',
+  labelNames: ['kind', 'outcome'] as const,
+  registers: [registry],
+});
+
+export const restoreFailures = new client.Counter({
+  name: 'hostplane_sqlite_restore_failures_total',
+  help: 'Databases not served because their replica could not be restored or registered',
+  labelNames: ['reason'] as const,
+  registers: [registry],
+});
+
+export const restoreDuration = new client.Histogram({
+  name: 'hostplane_sqlite_restore_duration_seconds',
+  help: 'Time to restore a database from its replica (download, integrity check, rename)',
+  buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
+  registers: [registry],
+});
+
+export const litestreamRestarts = new client.Counter({
+  name: 'hostplane_sqlite_litestream_restarts_total',
+  help: 'Times the shard restarted its Litestream process after it exited on its own',
+  registers: [registry],
+});

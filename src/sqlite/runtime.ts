@@ -1,3 +1,4 @@
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Config } from '../config/index.js';
 import type { DomainModule } from '../http/index.js';
@@ -9,6 +10,8 @@ import { TokenGrants } from './grants.js';
 import { LocalShard, localDatabaseFiles } from './local-shard.js';
 import { sqliteModule } from './module.js';
 import { Shards } from './shards.js';
+import { startReplication } from './replication/replicator.js';
+import { keepShardInLine, shardOwnership } from './replication/upkeep.js';
 import type { DatabaseFileIndex } from './token-routes.js';
 import { SqliteTokens } from './tokens.js';
 import { AUTH_RATE_LIMITS } from './user-routes.js';
@@ -19,8 +22,13 @@ import { UserPools } from './users.js';
 /** The SQLite domain in a running server: its module, and the shard's start and stop. */
 export interface SqliteRuntime {
   module: DomainModule;
-  /** Registers this process as a shard (role all), reachable at `url` unless configured otherwise. */
+  /**
+   * Registers this process as a shard, reachable at `url` unless configured otherwise: starts
+   * replication, then opens (restoring where the file is missing) every database placed here.
+   */
   startShard(url: string): Promise<void>;
+  /** True once startShard has restored and leased this shard's databases. */
+  ready(): boolean;
   /** Best effort: a control-plane database already gone must not stop the rest of a close. */
   close(): Promise<void>;
 }
@@ -46,10 +54,13 @@ export async function sqliteRuntime(deps: {
   await sessions.listen(store);
   const self = { name: config.sqliteShard.name, url: config.sqliteShard.url ?? '' };
   const shards = new Shards(store.db, self);
-  const shard = new LocalShard(localDatabaseFiles(path.join(config.dataDir, 'sqlite')), (id) =>
-    shards.acquire(id),
-  );
+  const dir = path.join(config.dataDir, 'sqlite');
+  const shard = new LocalShard(localDatabaseFiles(dir), (id) => shards.acquire(id));
   let started = false;
+  let ready = false;
+  let stopUpkeep: (() => Promise<void>) | undefined;
+  let replicating = false;
+  const ownership = shardOwnership(store.db, shards);
   return {
     module: sqliteModule({
       config,
@@ -67,16 +78,50 @@ export async function sqliteRuntime(deps: {
     }),
     async startShard(url) {
       self.url ||= url;
+      await mkdir(dir, { recursive: true });
+      // Once, even when a start that lost PostgreSQL half-way is tried again.
+      if (!replicating) {
+        replicating = true;
+        shard.replicateWith(await startReplication({ config, dir, logger }), ownership);
+      }
       await shards.start();
       started = true;
+      stopUpkeep = await keepShardInLine({ store, shards, shard, ownership, logger });
+      await openPlacedDatabases(shards, shard, logger);
+      ready = true;
     },
+    ready: () => ready,
     async close() {
+      ready = false;
+      await stopUpkeep?.().catch(() => undefined);
+      // The graceful stop: writes stopped, a last sync of each database, Litestream stopped —
+      // and only then the leases released, so no other shard opens a file with an unsynced tail.
+      await shard.close().catch((err: unknown) => logger.error({ err }, 'sqlite shard close incomplete'));
       if (started)
         await shards.stop().catch((err: unknown) => logger.warn({ err }, 'sqlite shard stop incomplete'));
-      await shard.close();
       await grants.close();
       siteHosts.close();
       await sessions.close();
     },
   };
+}
+
+/**
+ * Opens every database placed on this shard before it reports ready: a missing file is restored
+ * from its replica now, not on a client's first call, and a replica's tail is caught up at once.
+ * A database that cannot be opened is reported (its row, a metric) and does not hold the rest up.
+ */
+async function openPlacedDatabases(shards: Shards, shard: LocalShard, logger: Logger): Promise<void> {
+  const ids = await shards.placedHere();
+  let next = 0;
+  const worker = async () => {
+    while (next < ids.length) {
+      const id = ids[next++]!;
+      await shard.handle({ id }, null).catch((err: unknown) => {
+        logger.error({ err, databaseId: id }, 'sqlite database placed here could not be opened at start');
+      });
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(4, ids.length) }, worker));
+  if (ids.length > 0) logger.info({ databases: ids.length }, 'sqlite shard opened its databases');
 }

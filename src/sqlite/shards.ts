@@ -1,4 +1,4 @@
-import { and, eq, gt, inArray, isNull, lt, or, sql } from 'drizzle-orm';
+import { and, eq, gt, inArray, isNull, sql } from 'drizzle-orm';
 import type { Db } from '../store/index.js';
 import { sqliteDatabases, sqliteLeases, sqliteShards } from './tables.js';
 import { leasesHeld } from './metrics.js';
@@ -91,24 +91,62 @@ export class Shards {
 
   /**
    * Takes (or keeps) the lease of a database for this shard. False when another shard holds a
-   * live lease: then this process must not open the file.
+   * live lease, or the database is not placed here (it moved): then this process must not open
+   * the file.
    */
   async acquire(databaseId: number): Promise<boolean> {
     if (this.held.has(databaseId)) return true;
     const expiresAt = new Date(Date.now() + LEASE_TTL_MS);
     const rows = await this.db
-      .insert(sqliteLeases)
-      .values({ databaseId, shard: this.self.name, expiresAt })
-      .onConflictDoUpdate({
-        target: sqliteLeases.databaseId,
-        set: { shard: this.self.name, expiresAt },
-        setWhere: or(lt(sqliteLeases.expiresAt, sql`now()`), eq(sqliteLeases.shard, this.self.name)),
-      })
-      .returning({ shard: sqliteLeases.shard });
+      .execute<{ shard: string }>(
+        sql`
+      insert into ${sqliteLeases} (database_id, shard, expires_at)
+      select ${databaseId}, ${this.self.name}, ${expiresAt}
+      where exists (select 1 from ${sqliteDatabases} where id = ${databaseId} and shard = ${this.self.name})
+      on conflict (database_id) do update set shard = excluded.shard, expires_at = excluded.expires_at
+      where ${sqliteLeases.expiresAt} < now() or ${sqliteLeases.shard} = excluded.shard
+      returning shard`,
+      )
+      .then(rowsOf<{ shard: string }>);
     if (rows[0]?.shard !== this.self.name) return false;
     this.held.add(databaseId);
     leasesHeld.set(this.held.size);
     return true;
+  }
+
+  /** Gives up the lease of one database (let go: moved, deleted, or its file closed). */
+  async release(databaseId: number): Promise<void> {
+    this.held.delete(databaseId);
+    leasesHeld.set(this.held.size);
+    await this.db
+      .delete(sqliteLeases)
+      .where(and(eq(sqliteLeases.databaseId, databaseId), eq(sqliteLeases.shard, this.self.name)));
+  }
+
+  /** Whether this shard holds the lease of `databaseId` (as of its last renewal). */
+  holds(databaseId: number): boolean {
+    return this.held.has(databaseId);
+  }
+
+  /** The databases placed on this shard. */
+  async placedHere(): Promise<number[]> {
+    const rows = await this.db
+      .select({ id: sqliteDatabases.id })
+      .from(sqliteDatabases)
+      .where(eq(sqliteDatabases.shard, this.self.name));
+    return rows.map((r) => r.id);
+  }
+
+  /** Of the databases this shard holds, those now placed elsewhere (or deleted). */
+  async placedElsewhere(): Promise<number[]> {
+    if (this.held.size === 0) return [];
+    const ids = [...this.held];
+    const here = await this.db
+      .select({ id: sqliteDatabases.id })
+      .from(sqliteDatabases)
+      .where(and(inArray(sqliteDatabases.id, ids), eq(sqliteDatabases.shard, this.self.name)));
+    const kept = new Set(here.map((r) => r.id));
+    return ids.filter((id) => !kept.has(id));
   }
 
   private async heartbeat(): Promise<void> {
@@ -121,7 +159,11 @@ export class Shards {
       });
   }
 
-  /** One round: the heartbeat, then every held lease pushed a TTL ahead (a lost one is let go). */
+  /**
+   * One round: the heartbeat, then every held lease pushed a TTL ahead. A lease lost (taken by
+   * another shard after it expired, or gone with its deleted database) is told to `onLost`, so
+   * the file is let go at once.
+   */
   private async renew(): Promise<void> {
     await this.heartbeat();
     if (this.held.size === 0) return;
@@ -131,9 +173,17 @@ export class Shards {
       .where(and(inArray(sqliteLeases.databaseId, [...this.held]), eq(sqliteLeases.shard, this.self.name)))
       .returning({ databaseId: sqliteLeases.databaseId });
     const kept = new Set(renewed.map((r) => r.databaseId));
-    for (const id of this.held) if (!kept.has(id)) this.held.delete(id);
+    const lost = [...this.held].filter((id) => !kept.has(id));
+    for (const id of lost) this.held.delete(id);
     leasesHeld.set(this.held.size);
+    if (lost.length > 0) this.onLost?.(lost);
+    await this.onRenewed?.();
   }
+
+  /** Told the databases whose lease this shard lost. */
+  onLost: ((databaseIds: number[]) => void) | undefined;
+  /** Runs after each renewal round (the shard's periodic checks). */
+  onRenewed: (() => Promise<void>) | undefined;
 }
 
 const freshSince = () => new Date(Date.now() - LEASE_TTL_MS);

@@ -13,4 +13,9 @@ export const CHANNELS = {
    * user changed or deleted (payload: the database id).
    */
   sqliteSessions: 'hostplane_sqlite_sessions',
+  /**
+   * A SQLite database was placed on another shard, e.g. a drain (payload: the database id): its
+   * owner lets it go at once instead of at its next lease round.
+   */
+  sqlitePlacement: 'hostplane_sqlite_placement',
 } as const;

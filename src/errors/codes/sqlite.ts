@@ -1,10 +1,19 @@
 import { z } from 'zod';
-import { define } from '../define.js';
+import { define, retryAfter } from '../define.js';
 
 /**
  * Codes of the SQLite domain: tokens and user sessions, the user pool's sign-up and login, guard
  * rails, plan limits, and the database's own errors. Some `error` texts are the spec's upper-case codes.
  */
+const UNAVAILABLE_MESSAGES = {
+  restore_failed:
+    'This database is not available: its file is missing on its shard and its replica could not be restored. Nothing was changed; the operator has been alerted.',
+  replication_failed:
+    'This database is not available: its shard could not start replicating it, and writes are not accepted unreplicated. Try again shortly.',
+  file_lost:
+    'This database is not available: its file is missing on its shard and it has no replica to restore. It is not replaced by an empty database; the operator has been alerted.',
+} as const;
+
 export const sqliteErrors = {
   SQLITE_TOKEN_INVALID: define({
     status: 401,
@@ -111,6 +120,22 @@ export const sqliteErrors = {
       applied: z.boolean().describe('True for the write that crossed the cap: it was applied and stored'),
     },
     description: 'The database is over its plan’s size cap; the write that crossed it was applied',
+  }),
+  SQLITE_DATABASE_UNAVAILABLE: define<{
+    reason: 'restore_failed' | 'replication_failed' | 'file_lost';
+    retryAfterSeconds: number;
+  }>({
+    status: 503,
+    error: 'Service Unavailable',
+    message: (p) => UNAVAILABLE_MESSAGES[p.reason],
+    extra: (p) => ({ reason: p.reason, retry_after: p.retryAfterSeconds }),
+    extraSchema: {
+      reason: z.enum(['restore_failed', 'replication_failed', 'file_lost']).describe('Why it is not served'),
+      retry_after: z.int().describe('Seconds until a new attempt may succeed'),
+    },
+    description:
+      'The database is not served: its replica could not be restored, replication could not start, or its file is lost with no replica; nothing was changed',
+    headers: retryAfter,
   }),
   SQL_ERROR: define<{ message: string; sqliteCode?: string; statementIndex?: number }>({
     status: 400,

@@ -200,6 +200,7 @@ export class GuardedDatabase {
     let yielded = performance.now();
     this.internal.begin.run();
     try {
+      this.noticeOutsideSchemaChanges();
       statements.forEach((s, index) => {
         if (between && index > 0 && performance.now() - yielded >= YIELD_EVERY_MS) {
           // In engine mode, between statements: the next one sets its own deadline again.
@@ -264,6 +265,19 @@ export class GuardedDatabase {
     this.sizeBytes = this.measure();
     if (this.maxBytes !== null && this.sizeBytes > this.maxBytes) throw this.sizeError(true);
     return results;
+  }
+
+  /**
+   * Another connection may change the schema between our writes: Litestream creates its
+   * `_litestream_seq` and `_litestream_lock` tables when it starts replicating. Under the write
+   * lock (BEGIN IMMEDIATE), before any tenant statement, what is there now is the platform's.
+   */
+  private noticeOutsideSchemaChanges(): void {
+    const schemaVersion = Number(this.internal.schemaVersion.get());
+    if (schemaVersion === this.schemaVersion) return;
+    this.statements.clear();
+    this.reservedObjects = Number(this.internal.reservedCount.get());
+    this.schemaVersion = schemaVersion;
   }
 
   /**

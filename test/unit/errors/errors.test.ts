@@ -87,6 +87,10 @@ const samples: { [C in ErrorCode]: AppError<C> } = {
   SQLITE_COUNT_LIMIT: new AppError('SQLITE_COUNT_LIMIT', { current: 1, limit: 1, plan: 'free' }),
   EMAIL_ALREADY_REGISTERED: new AppError('EMAIL_ALREADY_REGISTERED'),
   SQLITE_SIZE_LIMIT: new AppError('SQLITE_SIZE_LIMIT', { sizeBytes: 2048, limitBytes: 1024, applied: true }),
+  SQLITE_DATABASE_UNAVAILABLE: new AppError('SQLITE_DATABASE_UNAVAILABLE', {
+    reason: 'restore_failed',
+    retryAfterSeconds: 30,
+  }),
   SQL_ERROR: new AppError('SQL_ERROR', {
     message: 'no such table: t',
     sqliteCode: 'SQLITE_ERROR',

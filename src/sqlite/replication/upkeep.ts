@@ -1,0 +1,132 @@
+import { eq, sql } from 'drizzle-orm';
+import { CHANNELS, type Db, type Store } from '../../store/index.js';
+import type { Logger } from '../../observability/index.js';
+import type { LocalShard } from '../local-shard.js';
+import { replicatedDatabases, replicationLag } from '../metrics.js';
+import type { Shards } from '../shards.js';
+import { sqliteDatabases } from '../tables.js';
+import type { DatabaseRecord, DatabaseReport, Ownership } from './opener.js';
+
+/** The shard's leases (Shards) and its databases' rows, as the opener needs them. */
+export function shardOwnership(db: Db, shards: Shards): Ownership {
+  return {
+    acquire: (id) => shards.acquire(id),
+    release: (id) => shards.release(id),
+    async record(id): Promise<DatabaseRecord | undefined> {
+      const [row] = await db
+        .select({
+          id: sqliteDatabases.id,
+          siteId: sqliteDatabases.siteId,
+          path: sqliteDatabases.path,
+          replicaGeneration: sqliteDatabases.replicaGeneration,
+          version: sqliteDatabases.version,
+          replicationEnabled: sqliteDatabases.replicationEnabled,
+        })
+        .from(sqliteDatabases)
+        .where(eq(sqliteDatabases.id, id));
+      return row;
+    },
+    async report(id, report: DatabaseReport) {
+      if (Object.keys(report).length === 0) return;
+      await db.update(sqliteDatabases).set(report).where(eq(sqliteDatabases.id, id));
+    },
+  };
+}
+
+/**
+ * Keeps what a shard owns in line with PostgreSQL: a database placed elsewhere (a drain; told by
+ * NOTIFY, checked again at each lease round) is let go after a last sync; one whose lease was lost
+ * (deleted, or taken over after an expiry) is let go without one, its local copy removed. After
+ * each round it reports every open database's version, size and replication to its row.
+ */
+export async function keepShardInLine(deps: {
+  store: Store;
+  shards: Shards;
+  shard: LocalShard;
+  ownership: Ownership;
+  logger: Logger;
+}): Promise<() => Promise<void>> {
+  const { shards, shard, logger } = deps;
+  const moving = new Set<number>();
+  const letGo = (id: number, discard: boolean) => {
+    if (moving.has(id)) return;
+    moving.add(id);
+    void shard
+      .letGo(id, { removeFile: true, discard })
+      .then(() =>
+        logger.info({ databaseId: id, discard }, 'sqlite database let go (placed elsewhere or removed)'),
+      )
+      .catch((err: unknown) => logger.error({ err, databaseId: id }, 'sqlite database could not be let go'))
+      .finally(() => moving.delete(id));
+  };
+  const checkPlacement = async () => {
+    for (const id of await shards.placedElsewhere()) letGo(id, false);
+  };
+  shards.onLost = (ids) => {
+    for (const id of ids) letGo(id, true);
+  };
+  const behindSince = new Map<number, number>();
+  shards.onRenewed = async () => {
+    await checkPlacement();
+    await report(deps, behindSince);
+  };
+  const unlisten = await deps.store.listen(
+    CHANNELS.sqlitePlacement,
+    (payload) => {
+      if (shards.holds(Number(payload))) void checkPlacement().catch(() => undefined);
+    },
+    () => void checkPlacement().catch(() => undefined),
+  );
+  return unlisten;
+}
+
+/** One report round: version and size of each open database, and how its replica stands. */
+async function report(
+  deps: { shard: LocalShard; ownership: Ownership; logger: Logger },
+  behindSince: Map<number, number>,
+): Promise<void> {
+  const { shard, ownership } = deps;
+  const now = Date.now();
+  let lag = 0;
+  let replicated = 0;
+  for (const id of shard.openIds()) {
+    const state = await shard.stateOf(id);
+    if (!state) continue;
+    const fields: DatabaseReport = { version: state.version, sizeBytes: state.sizeBytes };
+    if (state.file && shard.replicator.enabled && state.replicated) {
+      replicated++;
+      const inStep = await shard.replicator.inStep(state.file).catch(() => false);
+      if (inStep) {
+        behindSince.delete(id);
+        fields.replicatedAt = new Date(now);
+      } else {
+        const since = behindSince.get(id) ?? now;
+        behindSince.set(id, since);
+        lag = Math.max(lag, (now - since) / 1000);
+      }
+    }
+    await ownership.report(id, fields).catch((err: unknown) => deps.logger.debug({ err }, 'report failed'));
+  }
+  for (const id of behindSince.keys()) if (!shard.openIds().includes(id)) behindSince.delete(id);
+  replicationLag.set(lag);
+  replicatedDatabases.set(replicated);
+}
+
+/** Moves a database to another shard: its owner lets it go, the new one restores it on first use. */
+export async function placeOn(db: Db, databaseId: number, shard: string): Promise<boolean> {
+  return db.transaction(async (tx) => {
+    const moved = await tx
+      .update(sqliteDatabases)
+      .set({ shard })
+      .where(
+        sql`${sqliteDatabases.id} = ${databaseId} and ${sqliteDatabases.shard} is distinct from ${shard}`,
+      )
+      .returning({ siteId: sqliteDatabases.siteId });
+    const siteId = moved[0]?.siteId;
+    if (siteId === undefined) return false;
+    // Every replica forgets the grants that carry the old placement; the old owner lets go.
+    await tx.execute(sql`select pg_notify(${CHANNELS.sqliteGrants}, ${String(siteId)})`);
+    await tx.execute(sql`select pg_notify(${CHANNELS.sqlitePlacement}, ${String(databaseId)})`);
+    return true;
+  });
+}
