@@ -158,12 +158,14 @@ describe('the error registry', () => {
     expect(headersOf(samples.CAPACITY)).toEqual({ 'Retry-After': '5' });
     expect(headersOf(samples.DEPENDENCY_UNAVAILABLE)).toEqual({ 'Retry-After': '5' });
     expect(headersOf(samples.METHOD_NOT_ALLOWED)).toEqual({ Allow: 'GET, POST' });
+    expect(headersOf(samples.SQLITE_DATABASE_UNAVAILABLE)).toEqual({ 'Retry-After': '30' });
     const withHeaders = Object.values(samples).filter((err) => Object.keys(headersOf(err)).length > 0);
     expect(withHeaders.map((err) => err.code).sort()).toEqual([
       'CAPACITY',
       'DEPENDENCY_UNAVAILABLE',
       'METHOD_NOT_ALLOWED',
       'RATE_LIMITED',
+      'SQLITE_DATABASE_UNAVAILABLE',
     ]);
     for (const err of Object.values(samples)) expect(headersOf(err)).toEqual(err.headers);
   });
