@@ -2,7 +2,13 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { z } from 'zod';
 import type { Config } from '../config/index.js';
 import { isAppError, type ErrorBody } from '../errors/index.js';
-import { createSiteInput, runAdminLocally, sessionInput, type AdminCommand } from '../server/index.js';
+import {
+  createSiteInput,
+  drainShardInput,
+  runAdminLocally,
+  sessionInput,
+  type AdminCommand,
+} from '../server/index.js';
 import { callAdminSocket } from './admin-client.js';
 import { CommandFailed, usageError } from './errors.js';
 
@@ -14,7 +20,8 @@ type Parsed =
       command: 'session';
       input: z.infer<typeof sessionInput>;
       json: boolean;
-    };
+    }
+  | { command: 'drain-shard'; input: z.infer<typeof drainShardInput>; json: boolean };
 
 /** Parses `admin <command> …`; a bad flag or value is a USAGE error (exit 2). */
 export function parseAdminArgs(command: AdminCommand, args: string[]): Parsed {
@@ -23,14 +30,18 @@ export function parseAdminArgs(command: AdminCommand, args: string[]): Parsed {
   const options: NonNullable<ParseArgsConfig['options']> =
     command === 'create-site'
       ? { slug: str, email: str, plan: str, name: str, json: { type: 'boolean' } }
-      : { email: str, json: { type: 'boolean' } };
+      : command === 'session'
+        ? { email: str, json: { type: 'boolean' } }
+        : { shard: str, to: str, json: { type: 'boolean' } };
   let parsedValues: Record<string, unknown>;
   try {
     parsedValues = parseArgs({ args, options, strict: true, allowPositionals: false }).values;
   } catch (err) {
     throw usageError((err as Error).message, usageName);
   }
-  const values = parsedValues as Partial<Record<'slug' | 'email' | 'plan' | 'name', string>> & {
+  const values = parsedValues as Partial<
+    Record<'slug' | 'email' | 'plan' | 'name' | 'shard' | 'to', string>
+  > & {
     json?: boolean;
   };
   const json = values.json === true;
@@ -54,6 +65,11 @@ export function parseAdminArgs(command: AdminCommand, args: string[]): Parsed {
       plan: values.plan,
       name: values.name,
     });
+    if (!parsed.success) throw flagIssues(parsed.error.issues);
+    return { command, input: parsed.data, json };
+  }
+  if (command === 'drain-shard') {
+    const parsed = drainShardInput.safeParse({ shard: values.shard, to: values.to });
     if (!parsed.success) throw flagIssues(parsed.error.issues);
     return { command, input: parsed.data, json };
   }

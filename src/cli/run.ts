@@ -48,9 +48,10 @@ async function main(argv: string[], ctx: Context): Promise<number> {
     case 'admin': {
       ctx.command = 'admin';
       const [sub, ...args] = rest;
-      if (sub === undefined) throw usageError('missing the admin command (create-site or session)', 'admin');
+      if (sub === undefined)
+        throw usageError('missing the admin command (create-site, session or drain-shard)', 'admin');
       if (isHelp(sub)) return help('admin');
-      if (sub !== 'create-site' && sub !== 'session') {
+      if (sub !== 'create-site' && sub !== 'session' && sub !== 'drain-shard') {
         throw usageError(`unknown admin command "${sub}"`, 'admin');
       }
       ctx.command = `admin ${sub}`;

@@ -7,7 +7,7 @@ export const usages = {
 Commands:
   serve          Start the server (every role by default)
   migrate        Apply pending database migrations, then exit
-  admin          Operator commands: create-site, session
+  admin          Operator commands: create-site, session, drain-shard
 
 Options:
   -h, --help     Show help (also after any command: hostplane serve --help)
@@ -40,6 +40,7 @@ Uses DATABASE_URL, or the embedded database in HOSTPLANE_DATA_DIR.`,
 Commands:
   create-site    Create a site (and its account when the email is new) with one API key
   session        Mint an account session token (24 hours)
+  drain-shard    Move every SQLite database off a shard (before scaling it away)
 
 Works against a running server on the same data dir (over its admin socket) or on its own.
 Run \`hostplane admin <command> --help\` for a command's options.`,
@@ -56,6 +57,16 @@ Run \`hostplane admin <command> --help\` for a command's options.`,
 
   --email EMAIL    The account to mint a session for
   --json           Print one JSON object: {"token", "expiresAt"}`,
+
+  'admin drain-shard': `Usage: hostplane admin drain-shard --shard NAME [--to NAME] [--json]
+
+Moves every SQLite database placed on the shard to the live shard with the fewest (or to --to):
+its owner stops writes, syncs the replica and lets it go; the new shard restores it from the
+replica on its first call. The shard gets no new databases until it starts again. Databases with
+replication off stay (their only copy is on that shard) and are listed.
+  --shard NAME     The shard to drain (HOSTPLANE_SQLITE_SHARD_NAME; in the cluster, the pod name)
+  --to NAME        Move everything to this shard instead
+  --json           Print one JSON object: {"shard", "moved": [...], "left": [...]}`,
 } as const;
 
 export type CommandName = keyof typeof usages;

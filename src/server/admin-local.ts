@@ -2,7 +2,7 @@ import { siteUrl, type Config } from '../config/index.js';
 import { createLogger } from '../observability/index.js';
 import { Platform } from '../platform/index.js';
 import { openStoreForRole } from '../store/index.js';
-import { adminCommands, type AdminCommand, type AdminInput } from './admin-socket.js';
+import { adminCommands, runAdminCommand, type AdminCommand, type AdminInput } from './admin-socket.js';
 import { clusterSiteHook } from './wiring.js';
 
 /**
@@ -23,10 +23,9 @@ export async function runAdminLocally<C extends AdminCommand>(
       new Platform(store.db),
       (slug) => siteUrl(config, slug),
       clusterSiteHook(config, logger),
+      store.db,
     );
-    return command === 'create-site'
-      ? await commands.createSite(input as AdminInput<'create-site'>)
-      : await commands.session(input as AdminInput<'session'>);
+    return await runAdminCommand(commands, command, input);
   } finally {
     await store.close();
   }

@@ -6,6 +6,8 @@ import { z } from 'zod';
 import { AppError, isAppError, type ErrorBody } from '../errors/index.js';
 import type { Logger } from '../observability/index.js';
 import { planTypes, type Platform } from '../platform/index.js';
+import { drainShard } from '../sqlite/index.js';
+import type { Db } from '../store/index.js';
 
 /**
  * The operator's channel to a running server: an HTTP server on a unix socket in the data dir,
@@ -22,16 +24,39 @@ export const createSiteInput = z.object({
   name: z.string().min(1).max(200).optional(),
 });
 export const sessionInput = z.object({ email: z.email().max(254) });
+const shardName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,252}$/, 'must be a shard name');
+export const drainShardInput = z.object({ shard: shardName, to: shardName.optional() });
 
-export type AdminCommand = 'create-site' | 'session';
+export type AdminCommand = 'create-site' | 'session' | 'drain-shard';
 /** The input of each admin command, as the CLI parses it and the socket receives it. */
 export type AdminInput<C extends AdminCommand> = z.infer<
-  C extends 'create-site' ? typeof createSiteInput : typeof sessionInput
+  C extends 'create-site'
+    ? typeof createSiteInput
+    : C extends 'session'
+      ? typeof sessionInput
+      : typeof drainShardInput
 >;
 
 export interface AdminCommands {
   createSite(input: z.infer<typeof createSiteInput>): Promise<Record<string, unknown>>;
   session(input: z.infer<typeof sessionInput>): Promise<Record<string, unknown>>;
+  drainShard(input: z.infer<typeof drainShardInput>): Promise<Record<string, unknown>>;
+}
+
+/** Runs `command` with `input` (already parsed) on `commands`: the socket's and the local run's dispatch. */
+export function runAdminCommand<C extends AdminCommand>(
+  commands: AdminCommands,
+  command: C,
+  input: AdminInput<C>,
+): Promise<Record<string, unknown>> {
+  switch (command) {
+    case 'create-site':
+      return commands.createSite(input as AdminInput<'create-site'>);
+    case 'session':
+      return commands.session(input as AdminInput<'session'>);
+    default:
+      return commands.drainShard(input as AdminInput<'drain-shard'>);
+  }
 }
 
 /** Runs after a site is committed; what it returns is added to the command's output. */
@@ -40,9 +65,13 @@ export type SiteCreatedHook = (site: { siteId: number; slug: string }) => Promis
 export function adminCommands(
   platform: Platform,
   siteUrlOf: (slug: string) => string,
-  onSiteCreated?: SiteCreatedHook,
+  onSiteCreated: SiteCreatedHook | undefined,
+  db: Db,
 ): AdminCommands {
   return {
+    async drainShard(input) {
+      return { ...(await drainShard(db, input.shard, input.to)) };
+    },
     async createSite(input) {
       const created = await platform.createSite(input);
       const extra = onSiteCreated ? await onSiteCreated(created) : {};
@@ -105,6 +134,9 @@ export async function startAdminSocket(
           }
           if (req.method === 'POST' && req.url === '/session') {
             return send(200, await commands.session(sessionInput.parse(body)));
+          }
+          if (req.method === 'POST' && req.url === '/drain-shard') {
+            return send(200, await commands.drainShard(drainShardInput.parse(body)));
           }
           fail(new AppError('NOT_FOUND', { message: `unknown admin command ${req.url}` }));
         } catch (err) {

@@ -12,6 +12,7 @@ export {
   adminSecretPath,
   adminSocketPath,
   createSiteInput,
+  drainShardInput,
   sessionInput,
   type AdminCommand,
   type AdminInput,

@@ -194,7 +194,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       stops.push(
         await startAdminSocket(
           config.dataDir,
-          adminCommands(platform, (slug) => siteUrl(config, slug), clusterSiteHook(config, logger)),
+          adminCommands(platform, (slug) => siteUrl(config, slug), clusterSiteHook(config, logger), store.db),
           logger,
         ),
       );

@@ -8,3 +8,4 @@ export { sqliteModule } from './module.js';
 export { LocalShard, localDatabaseFiles, type DatabaseFiles } from './local-shard.js';
 export { Shards, LEASE_TTL_MS, type Shard } from './shards.js';
 export { sqliteRuntime, type SqliteRuntime } from './runtime.js';
+export { drainShard, type DrainResult } from './placement.js';

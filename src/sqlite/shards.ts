@@ -29,7 +29,8 @@ export class Shards {
 
   /** Registers this shard and keeps its heartbeat and leases fresh until stop(). */
   async start(): Promise<void> {
-    await this.heartbeat();
+    // A shard that starts again takes placements again (a drain ends with its process).
+    await this.heartbeat(true);
     this.timer = setInterval(() => void this.renew().catch(() => undefined), RENEW_EVERY_MS);
     this.timer.unref();
   }
@@ -70,7 +71,7 @@ export class Shards {
         sql`
       select s.name from ${sqliteShards} s
       left join ${sqliteDatabases} d on d.shard = s.name
-      where s.heartbeat_at > ${freshSince()}
+      where s.heartbeat_at > ${freshSince()} and not s.draining
       group by s.name order by count(d.id), s.name limit 1`,
       )
       .then(rowsOf<{ name: string }>);
@@ -149,13 +150,13 @@ export class Shards {
     return ids.filter((id) => !kept.has(id));
   }
 
-  private async heartbeat(): Promise<void> {
+  private async heartbeat(starting = false): Promise<void> {
     await this.db
       .insert(sqliteShards)
       .values({ name: this.self.name, url: this.self.url })
       .onConflictDoUpdate({
         target: sqliteShards.name,
-        set: { url: this.self.url, heartbeatAt: sql`now()` },
+        set: { url: this.self.url, heartbeatAt: sql`now()`, ...(starting ? { draining: false } : {}) },
       });
   }
 

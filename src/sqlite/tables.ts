@@ -137,6 +137,8 @@ export const sqliteShards = pgTable('sqlite_shards', {
   url: text('url').notNull(),
   startedAt: timestamp('started_at', { withTimezone: true }).notNull().defaultNow(),
   heartbeatAt: timestamp('heartbeat_at', { withTimezone: true }).notNull().defaultNow(),
+  // Drained (`hostplane admin drain-shard`): gets no new placements until it starts again.
+  draining: boolean('draining').notNull().default(false),
 });
 
 // Ownership of an open database: one shard at a time, renewed while it serves the database.

@@ -8,7 +8,7 @@ import { createDatabase } from '../support/postgres.js';
 import { exited } from '../support/procs.js';
 import { bin, cli, newInstance, startServe, stopServe, type Instance } from '../support/cli.js';
 import { jsonRequest } from '../support/hostplane.js';
-import { childPids, requireLitestream } from '../support/litestream.js';
+import { childPids, replicatedShardEnv } from '../support/litestream.js';
 
 // A standalone shard (`hostplane serve`, the built binary) replicating its databases to MinIO with
 // a real Litestream child: restore on start into an empty data dir, the graceful stop that loses
@@ -67,20 +67,7 @@ describe('a shard replicating its databases with Litestream', () => {
       createDatabase(inject('postgresUrl')),
       createBucket(s3),
     ]);
-    instance = await newInstance({
-      DATABASE_URL: databaseUrl,
-      S3_ENDPOINT: s3.endpoint,
-      S3_BUCKET: bucket,
-      S3_REGION: s3.region,
-      S3_FORCE_PATH_STYLE: 'true',
-      AWS_ACCESS_KEY_ID: s3.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: s3.secretAccessKey,
-      HOSTPLANE_SITES_DOMAIN: 'localhost',
-      HOSTPLANE_SQLITE_SHARD_NAME: 'replicated-a',
-      HOSTPLANE_SQLITE_REPLICATION: 'required',
-      HOSTPLANE_LITESTREAM_BIN: requireLitestream(),
-      LOG_LEVEL: process.env.DEBUG_SERVE_LOG ? 'debug' : 'info',
-    });
+    instance = await newInstance(replicatedShardEnv(s3, databaseUrl, bucket, 'replicated-a'));
     await startServe(instance);
     const created = await cli(instance, [
       'admin',

@@ -26,3 +26,26 @@ export function childPids(pid: number): number[] {
     return []; // pgrep exits 1 when there are none
   }
 }
+
+/** The environment of a `hostplane serve` shard that replicates to `bucket` with the pinned Litestream. */
+export function replicatedShardEnv(
+  s3: { endpoint: string; region: string; accessKeyId: string; secretAccessKey: string },
+  databaseUrl: string,
+  bucket: string,
+  shardName: string,
+): NodeJS.ProcessEnv {
+  return {
+    DATABASE_URL: databaseUrl,
+    S3_ENDPOINT: s3.endpoint,
+    S3_BUCKET: bucket,
+    S3_REGION: s3.region,
+    S3_FORCE_PATH_STYLE: 'true',
+    AWS_ACCESS_KEY_ID: s3.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: s3.secretAccessKey,
+    HOSTPLANE_SITES_DOMAIN: 'localhost',
+    HOSTPLANE_SQLITE_SHARD_NAME: shardName,
+    HOSTPLANE_SQLITE_REPLICATION: 'required',
+    HOSTPLANE_LITESTREAM_BIN: requireLitestream(),
+    LOG_LEVEL: process.env.DEBUG_SERVE_LOG ? 'debug' : 'info',
+  };
+}
