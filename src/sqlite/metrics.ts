@@ -73,3 +73,10 @@ export const preflightHostLookups = new client.Counter({
   labelNames: ['result'] as const,
   registers: [registry],
 });
+
+export const placementRefused = new client.Counter({
+  name: 'hostplane_sqlite_placement_refused_total',
+  help: 'New databases that could not be placed, by reason (full: every live shard holds its cap; no_shard: no live shard)',
+  labelNames: ['reason'] as const,
+  registers: [registry],
+});

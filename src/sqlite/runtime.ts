@@ -21,6 +21,8 @@ export interface SqliteRuntime {
   module: DomainModule;
   /** Registers this process as a shard (role all), reachable at `url` unless configured otherwise. */
   startShard(url: string): Promise<void>;
+  /** A shard's readiness: its start-up work is done (true once startShard has resolved). */
+  ready(): boolean;
   /** Best effort: a control-plane database already gone must not stop the rest of a close. */
   close(): Promise<void>;
 }
@@ -45,7 +47,7 @@ export async function sqliteRuntime(deps: {
   const sessions = new SessionCache(users);
   await sessions.listen(store);
   const self = { name: config.sqliteShard.name, url: config.sqliteShard.url ?? '' };
-  const shards = new Shards(store.db, self);
+  const shards = new Shards(store.db, self, { maxDatabases: config.sqliteShard.maxDatabases, logger });
   const shard = new LocalShard(localDatabaseFiles(path.join(config.dataDir, 'sqlite')), (id) =>
     shards.acquire(id),
   );
@@ -70,6 +72,7 @@ export async function sqliteRuntime(deps: {
       await shards.start();
       started = true;
     },
+    ready: () => started,
     async close() {
       if (started)
         await shards.stop().catch((err: unknown) => logger.warn({ err }, 'sqlite shard stop incomplete'));
