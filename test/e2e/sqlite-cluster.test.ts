@@ -1,7 +1,9 @@
 import { existsSync } from 'node:fs';
 import { readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { eventually } from '../support/eventually.js';
 import { jsonRequest, metricValue, rawRequest } from '../support/hostplane.js';
 import { createBucket } from '../support/minio.js';
 import { createDatabase } from '../support/postgres.js';
@@ -19,6 +21,7 @@ describe('the cluster shape: one api and two sqlite shards', () => {
   let apiKey = '';
   let origin = '';
   let installs = 0;
+  let common: NodeJS.ProcessEnv = {};
 
   const call = async (
     port: number,
@@ -65,7 +68,7 @@ describe('the cluster shape: one api and two sqlite shards', () => {
       createDatabase(inject('postgresUrl')),
       createBucket(s3),
     ]);
-    const common = {
+    common = {
       DATABASE_URL: databaseUrl,
       S3_ENDPOINT: s3.endpoint,
       S3_BUCKET: bucket,
@@ -224,10 +227,38 @@ describe('the cluster shape: one api and two sqlite shards', () => {
     expect(anonymous.status).toBe(401);
   });
 
+  it('a sqlite process is unready until its start-up is done (here: held at registering)', async () => {
+    const late = await newInstance({ ...common, HOSTPLANE_SQLITE_SHARD_NAME: 'shard-late' });
+    shards.push(late);
+    // Registering (the shard's first heartbeat) waits behind a lock the test holds on the table.
+    const holder = new pg.Client({ connectionString: common.DATABASE_URL });
+    await holder.connect();
+    try {
+      await holder.query('begin');
+      await holder.query('lock table sqlite_shards in share mode');
+      const started = startServe(late, ['--role', 'sqlite']);
+      started.catch(() => undefined);
+      const starting = await eventually('the late shard answering its probes', async () => {
+        const res = await rawRequest(late.port, '/readyz', {}).catch(() => undefined);
+        const body = res && ((await res.json()) as { message?: string });
+        return body?.message === 'SQLite shard still starting' && { status: res!.status, body };
+      });
+      expect(starting).toEqual({
+        status: 503,
+        body: { status: 'unavailable', message: 'SQLite shard still starting' },
+      });
+      expect((await rawRequest(late.port, '/healthz', {})).status).toBe(200);
+      await holder.query('rollback');
+      await started; // /readyz 200
+    } finally {
+      await holder.end();
+    }
+  }, 40_000);
+
   it('answers 503 CAPACITY with Retry-After once every shard is stopped', async () => {
     const placed = await install('data/db0.sqlite');
     const fresh = await install('data/late.sqlite');
-    expect(await Promise.all(shards.map((shard) => stopServe(shard)))).toEqual([0, 0]);
+    expect(await Promise.all(shards.map((shard) => stopServe(shard)))).toEqual(shards.map(() => 0));
 
     const away = await scoped(placed, 'POST', 'query', { sql: 'SELECT 1' });
     expect(away.status).toBe(503);
