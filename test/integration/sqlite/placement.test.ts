@@ -84,6 +84,8 @@ describe('SQLite placement: at most HOSTPLANE_SQLITE_MAX_DATABASES_PER_SHARD dat
     const refusedIndex = answers.findIndex((r) => r.status === 503);
     const still = await api.scoped(tokens[refusedIndex]!, 'GET', '/api/v1/sqlite/version');
     expect(still.status).toBe(503);
-    expect(still.body.message).toBe('No SQLite shard has room for a new database right now; try again later.');
+    expect(still.body.message).toBe(
+      'No SQLite shard has room for a new database right now; try again later.',
+    );
   });
 });
