@@ -76,7 +76,7 @@ export const preflightHostLookups = new client.Counter({
 
 export const placementRefused = new client.Counter({
   name: 'hostplane_sqlite_placement_refused_total',
-  help: 'New databases that could not be placed, by reason (full: every live shard holds its cap; no_shard: no live shard)',
+  help: 'Calls to a database not placed yet that found no shard to place it on, by reason (full: every live shard holds its cap; no_shard: no live shard)',
   labelNames: ['reason'] as const,
   registers: [registry],
 });

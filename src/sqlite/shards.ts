@@ -72,12 +72,17 @@ export class Shards {
   /**
    * The shard a database lives on: its placement, or — for a database not placed yet — the live
    * shard with the fewest databases among those under the cap, claimed atomically. Placements are
-   * serialized by a PostgreSQL lock (one per database, at its first use, so it costs nothing
-   * that matters): concurrent first uses agree, and no shard goes past its cap. When no live
-   * shard has room (or none is live), a 503 with Retry-After.
+   * serialized by a PostgreSQL advisory lock (a database is placed once, at its first use, so the
+   * lock is rarely waited on): concurrent first uses agree, and no shard goes past its cap. When
+   * no live shard has room (or none is live), a 503 with Retry-After.
    */
   async placementOf(databaseId: number, current: string | null): Promise<string> {
     if (current) return current;
+    const [before] = await this.db
+      .select({ shard: sqliteDatabases.shard })
+      .from(sqliteDatabases)
+      .where(eq(sqliteDatabases.id, databaseId));
+    if (before?.shard) return before.shard; // placed since this replica read it: no lock to take
     const placed = await this.db.transaction(async (tx) => {
       await tx.execute(sql`select pg_advisory_xact_lock(${PLACEMENT_LOCK_CLASS}, 0)`);
       const [row] = await tx
