@@ -191,6 +191,11 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   // A standalone process is its own SQLite shard, a sqlite process one of the cluster's (the api
   // role is none: it forwards). Should the database be lost since start-up began, registering
   // waits for it, with /readyz at 503 meanwhile.
+  if (role === 'sqlite' && !config.sqliteShard.url)
+    logger.warn(
+      { url: `http://127.0.0.1:${port}` },
+      'HOSTPLANE_SQLITE_SHARD_URL is unset: api processes on other hosts cannot reach this shard',
+    );
   if (shard) await untilReachable(() => sqlite.startShard(`http://127.0.0.1:${port}`), { logger });
 
   const stops: Array<() => Promise<void> | void> = [];
