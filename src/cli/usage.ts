@@ -16,13 +16,17 @@ Options:
 Configuration comes from environment variables (HOSTPLANE_DATA_DIR, DATABASE_URL, PORT, ...);
 see the README.`,
 
-  serve: `Usage: hostplane serve [--role all|api|edge|controller]
+  serve: `Usage: hostplane serve [--role all|api|edge|sqlite|controller]
 
 Starts Hostplane on PORT (default 8080).
-  --role all         API, sites and background work in one process (default). On a fresh
-                     database it applies the migrations first.
+  --role all         API, sites, SQLite databases and background work in one process (default).
+                     On a fresh database it applies the migrations first.
   --role api|edge    One role, as the Helm chart runs them. Waits for \`hostplane migrate\` when the
                      schema is behind (HOSTPLANE_SCHEMA_WAIT_SECONDS, default 300; /readyz says 503).
+                     The api role forwards every SQLite call that needs a database file to a shard.
+  --role sqlite      A SQLite shard: owns database files (placed on it, leased in PostgreSQL) and
+                     serves the SQLite API for them, mostly as calls forwarded by api pods. Set
+                     HOSTPLANE_SQLITE_SHARD_NAME and HOSTPLANE_SQLITE_SHARD_URL (how api pods reach it).
   --role controller  The Kubernetes reconcilers (needs HOSTPLANE_KUBERNETES=true).
 
 Without DATABASE_URL the database is embedded (PGlite) in HOSTPLANE_DATA_DIR (default ./data).

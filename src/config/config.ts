@@ -87,6 +87,9 @@ export const configSchema = z.object({
     .default('sqlite'),
   HOSTPLANE_SQLITE_RETENTION_HOURS: z.coerce.number().int().min(1).max(8760).default(168),
   HOSTPLANE_LITESTREAM_METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
+  // Databases placed on one shard at most (one Litestream per shard runs out of threads with
+  // thousands of databases, litestream#1469): a new database goes to a shard with room.
+  HOSTPLANE_SQLITE_MAX_DATABASES_PER_SHARD: z.coerce.number().int().min(1).max(1_000_000).default(1000),
   // The edge's hot path (src/edge): the share of site requests traced when the request carries no
   // trace (a request with a W3C traceparent follows its parent's decision), access log lines
   // (off | sampled | all; 5xx are always logged), the memory for cached file bytes and their
@@ -127,8 +130,11 @@ export interface Config {
   logLevel: RawConfig['LOG_LEVEL'];
   /** Notification mail: SMTP (none: logged, kept in the outbox), sender, retries. */
   mail: MailConfig;
-  /** This process as a SQLite shard: its name and the URL other replicas reach it at (unset: its own port on loopback). */
-  sqliteShard: { name: string; url: string | undefined };
+  /**
+   * This process as a SQLite shard: its name, the URL other replicas reach it at (unset: its own
+   * port on loopback), and the databases placement puts on one shard at most.
+   */
+  sqliteShard: { name: string; url: string | undefined; maxDatabases: number };
   /** Litestream replication of the shard's databases (needs `s3` too). */
   sqliteReplication: SqliteReplicationConfig;
   /** Ceiling on live temporary pages across the platform. */
@@ -228,6 +234,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sqliteShard: {
       name: c.HOSTPLANE_SQLITE_SHARD_NAME ?? os.hostname(),
       url: c.HOSTPLANE_SQLITE_SHARD_URL?.replace(/\/+$/, ''),
+      maxDatabases: c.HOSTPLANE_SQLITE_MAX_DATABASES_PER_SHARD,
     },
     sqliteReplication: {
       mode: c.HOSTPLANE_SQLITE_REPLICATION,

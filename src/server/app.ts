@@ -35,16 +35,18 @@ export interface AppParts {
   edge: Edge;
   authenticators: Authenticators;
   modules: DomainModule[];
-  /** A SQLite shard's own readiness: its databases restored and leased (absent: not a shard). */
+  /** A SQLite shard's own readiness: its databases restored and leased (roles all and sqlite). */
   shardReady?: () => boolean;
 }
 
 /**
  * The HTTP app of a role. `all` serves the API on the base host and sites on their own hosts
  * (subdomains of the sites domain and custom domains); health and metrics answer on every other host.
+ * `sqlite` serves the routes of its modules (the SQLite domain's only) and the probes, on any
+ * host: no sites, no API documents.
  */
 export function createApp(parts: AppParts, role: AppRole): RequestListener {
-  const { config, logger, store, blobs } = parts;
+  const { config, logger } = parts;
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', config.trustProxy);
@@ -52,7 +54,7 @@ export function createApp(parts: AppParts, role: AppRole): RequestListener {
   app.use(requestLifecycle({ role, logger, spans: 'all' }));
 
   app.get('/healthz', (_req, res) => void res.json({ status: 'ok' }));
-  app.get('/readyz', readiness(store, blobs, logger, role, parts.shardReady));
+  app.get('/readyz', readiness(parts, logger, role));
 
   let fastPath: FastPath | undefined;
   if (role === 'edge') {
@@ -64,22 +66,13 @@ export function createApp(parts: AppParts, role: AppRole): RequestListener {
     app.use(methodNotAllowed(registry.docs));
     for (const router of routers) app.use(router);
     fastPath = rawDispatch(registry, { role, logger });
-    const openapi = buildOpenApi(registry.docs, config.baseUrl, registry.components);
-    app.get('/api/v1/openapi.json', (_req, res) => void res.json(openapi));
-    const apiHost = new URL(config.baseUrl).hostname;
-    app.use(
-      docsRoutes((req) => {
-        const raw = req.get('host');
-        if (raw === undefined || raw.startsWith('[')) return true; // no Host (HTTP/1.0), or IPv6
-        const host = normalizeHost(raw); // undefined: malformed, never the API's host
-        return host !== undefined && (host === apiHost || host === 'localhost' || isIP(host) !== 0);
-      }),
-    );
+    if (role !== 'sqlite') apiDocuments(app, registry, config);
     app.use(notFoundHandler);
   }
   app.use(errorHandler(logger));
   const api = fastPath ? fastPathFirst(app, fastPath) : app;
-  const served = role === 'api' ? api : siteHostsFirst(api, parts, role);
+  // Neither api nor sqlite serves sites: the chart routes only the API host to them.
+  const served = role === 'api' || role === 'sqlite' ? api : siteHostsFirst(api, parts, role);
   // Every body reader of every role is held to the body deadline.
   const guarded = guardBodies(served, config.requests.body, logger);
   // An absolute-form target's authority is the request's host (RFC 9112 §3.2.2), for every role.
@@ -88,6 +81,21 @@ export function createApp(parts: AppParts, role: AppRole): RequestListener {
     if (toOriginForm(req, res)) guarded(req, res);
     else refused(req.method ?? 'GET', 400, 0);
   };
+}
+
+/** The OpenAPI document and the docs pages (on the API's own host, an IP or localhost). */
+function apiDocuments(app: Express, registry: RouteRegistry, config: Config): void {
+  const openapi = buildOpenApi(registry.docs, config.baseUrl, registry.components);
+  app.get('/api/v1/openapi.json', (_req, res) => void res.json(openapi));
+  const apiHost = new URL(config.baseUrl).hostname;
+  app.use(
+    docsRoutes((req) => {
+      const raw = req.get('host');
+      if (raw === undefined || raw.startsWith('[')) return true; // no Host (HTTP/1.0), or IPv6
+      const host = normalizeHost(raw); // undefined: malformed, never the API's host
+      return host !== undefined && (host === apiHost || host === 'localhost' || isIP(host) !== 0);
+    }),
+  );
 }
 
 /** The routes served raw (the hottest API calls, without Express), then Express. */

@@ -9,33 +9,32 @@ import type { AppRole } from './roles.js';
  * Readiness: the api (and all) roles need the database and the blob store for every request,
  * so they are unready without them. The edge stays ready through a database or S3 blip: it
  * still serves what it has cached, and taking every edge pod out of its Service at once would
- * turn a blip into an outage. It reports itself degraded instead. A SQLite shard is unready
- * until its databases are restored and leased (its start-up work).
+ * turn a blip into an outage. It reports itself degraded instead. A SQLite shard (all, sqlite)
+ * is ready once its start-up work is done (`shardReady`: registered, its databases restored and leased); the
+ * `sqlite` role needs PostgreSQL for that (leases, placement), not the blob store.
  */
 export function readiness(
-  store: Store,
-  blobs: BlobStore,
+  parts: { store: Store; blobs: BlobStore; shardReady?: () => boolean },
   logger: Logger,
   role: AppRole,
-  shardReady?: () => boolean,
 ): RequestHandler {
+  const { store, blobs, shardReady } = parts;
+  const pings = (): Promise<unknown> =>
+    role === 'sqlite' ? store.ping() : Promise.all([store.ping(), blobs.ping()]);
+  const unreachable = role === 'sqlite' ? 'database unreachable' : 'database or blob store unreachable';
   return async (_req, res) => {
-    // A shard is ready once the databases placed on it are restored, opened and leased.
-    if (shardReady && !shardReady()) {
-      res
-        .status(503)
-        .json({ status: 'starting', message: 'restoring and leasing this shard’s SQLite databases' });
-      return;
-    }
     try {
-      await withDeadline(Promise.all([store.ping(), blobs.ping()]), 2_000);
-      res.json({ status: 'ok' });
+      await withDeadline(pings(), 2_000);
     } catch (err) {
       logger.warn({ err }, role === 'edge' ? 'degraded: serving from cache' : 'not ready');
       if (role === 'edge')
         res.json({ status: 'degraded', message: 'database or blob store unreachable; serving from cache' });
-      else res.status(503).json({ status: 'unavailable', message: 'database or blob store unreachable' });
+      else res.status(503).json({ status: 'unavailable', message: unreachable });
+      return;
     }
+    if (shardReady && !shardReady())
+      res.status(503).json({ status: 'unavailable', message: 'SQLite shard still starting' });
+    else res.json({ status: 'ok' });
   };
 }
 

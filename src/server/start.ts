@@ -23,7 +23,7 @@ import { openStoreForRole, StandInProbes, untilReachable, type Store } from '../
 import { adminCommands, startAdminSocket } from './admin-socket.js';
 import { createApp } from './app.js';
 import { closeNow, metricsBeside } from './listen.js';
-import type { AppRole } from './roles.js';
+import { isApiRole, isShardRole, type AppRole } from './roles.js';
 import { clusterSiteHook, formsHooks, notifyByMail } from './wiring.js';
 
 /** The services of a running server (tests reach into them). */
@@ -56,7 +56,7 @@ export interface StartOptions {
   store?: Store;
   blobs?: BlobStore;
   edge?: EdgeOptions;
-  /** Run background sweeps (temporary pages, expired keys, orphan blobs). Default: true for api/all. */
+  /** Run background sweeps (temporary pages, expired keys, orphan blobs, mail). Default: true for api/all. */
   worker?: boolean;
   /** Serve the admin socket in the data dir. Default: true for api/all. */
   adminSocket?: boolean;
@@ -109,7 +109,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   });
   const upgradeUrl = `${config.baseUrl}/account/upgrade`;
   // Only the roles that answer the API send mail (and report the outbox's depth on /metrics).
-  const outbox = role === 'edge' ? undefined : new MailOutbox(store.db, config.mail, logger);
+  const outbox = isApiRole(role) ? new MailOutbox(store.db, config.mail, logger) : undefined;
   // Cluster mode: each form write is followed by its Form resource.
   const forms = config.kubernetes
     ? new ClusterFormsService(store.db, platform, formsHooks(upgradeUrl), {
@@ -139,18 +139,23 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     submissions,
     edge,
   };
-  const modules: DomainModule[] = [
-    platformModule(platform),
-    filesModule({ config, platform, files }),
-    publishModule({ config, publish, limiter: publishLimiter, logger }),
-    formsModule({ config, platform, forms, submissions, limiter: submitLimiter, logger }),
-    ...(outbox ? [mailModule({ outbox })] : []),
-    sqlite.module,
-    {
-      name: 'ratelimit',
-      sweeps: [{ name: 'rate_limits', everyMs: 10 * 60_000, run: () => sweepRateLimits(store.db) }],
-    },
-  ];
+  // The sqlite role is the SQLite data plane only: its routes, no other domain's routes or sweeps.
+  const modules: DomainModule[] =
+    role === 'sqlite'
+      ? [sqlite.module]
+      : [
+          platformModule(platform),
+          filesModule({ config, platform, files }),
+          publishModule({ config, publish, limiter: publishLimiter, logger }),
+          formsModule({ config, platform, forms, submissions, limiter: submitLimiter, logger }),
+          ...(outbox ? [mailModule({ outbox })] : []),
+          sqlite.module,
+          {
+            name: 'ratelimit',
+            sweeps: [{ name: 'rate_limits', everyMs: 10 * 60_000, run: () => sweepRateLimits(store.db) }],
+          },
+        ];
+  const shard = isShardRole(role);
 
   const app = createApp(
     {
@@ -161,7 +166,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       edge,
       authenticators: authenticators(platform),
       modules,
-      shardReady: role === 'all' ? () => sqlite.ready() : undefined,
+      shardReady: shard ? () => sqlite.ready() : undefined,
     },
     role,
   );
@@ -183,12 +188,18 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   });
   const port = (server.address() as AddressInfo).port;
   const metrics = await metricsBeside(server, config);
-  // A standalone process is its own SQLite shard. Should the database be lost since start-up
-  // began, registering waits for it, with /readyz at 503 meanwhile (it pings the store).
-  if (role === 'all') await untilReachable(() => sqlite.startShard(`http://127.0.0.1:${port}`), { logger });
+  // A standalone process is its own SQLite shard, a sqlite process one of the cluster's (the api
+  // role is none: it forwards). Should the database be lost since start-up began, registering
+  // waits for it, with /readyz at 503 meanwhile.
+  if (role === 'sqlite' && !config.sqliteShard.url)
+    logger.warn(
+      { url: `http://127.0.0.1:${port}` },
+      'HOSTPLANE_SQLITE_SHARD_URL is unset: api processes on other hosts cannot reach this shard',
+    );
+  if (shard) await untilReachable(() => sqlite.startShard(`http://127.0.0.1:${port}`), { logger });
 
   const stops: Array<() => Promise<void> | void> = [];
-  const hasApi = role !== 'edge';
+  const hasApi = isApiRole(role);
   if (options.adminSocket ?? hasApi) {
     try {
       stops.push(

@@ -114,3 +114,9 @@ export const litestreamRestarts = new client.Counter({
   help: 'Times the shard restarted its Litestream process after it exited on its own',
   registers: [registry],
 });
+export const placementRefused = new client.Counter({
+  name: 'hostplane_sqlite_placement_refused_total',
+  help: 'Calls to a database not placed yet that found no shard to place it on, by reason (full: every live shard holds its cap; no_shard: no live shard)',
+  labelNames: ['reason'] as const,
+  registers: [registry],
+});

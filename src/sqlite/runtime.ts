@@ -53,7 +53,7 @@ export async function sqliteRuntime(deps: {
   const sessions = new SessionCache(users);
   await sessions.listen(store);
   const self = { name: config.sqliteShard.name, url: config.sqliteShard.url ?? '' };
-  const shards = new Shards(store.db, self);
+  const shards = new Shards(store.db, self, { maxDatabases: config.sqliteShard.maxDatabases, logger });
   const dir = path.join(config.dataDir, 'sqlite');
   const shard = new LocalShard(localDatabaseFiles(dir), (id) => shards.acquire(id));
   let started = false;

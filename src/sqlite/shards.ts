@@ -1,7 +1,9 @@
 import { and, eq, gt, inArray, isNull, sql } from 'drizzle-orm';
+import { AppError } from '../errors/index.js';
+import type { Logger } from '../observability/index.js';
 import type { Db } from '../store/index.js';
 import { sqliteDatabases, sqliteLeases, sqliteShards } from './tables.js';
-import { leasesHeld } from './metrics.js';
+import { leasesHeld, placementRefused } from './metrics.js';
 
 /** The spec's lock TTL: a shard that stops renewing loses its databases within this. */
 export const LEASE_TTL_MS = 30_000;
@@ -21,11 +23,19 @@ export interface Shard {
 export class Shards {
   private readonly held = new Set<number>();
   private timer: NodeJS.Timeout | undefined;
+  private readonly maxDatabases: number;
+  private readonly logger: Logger | undefined;
+  /** Why placement refuses right now (logged once when it starts), or undefined. */
+  private refusing: Refusal['reason'] | undefined;
 
   constructor(
     private readonly db: Db,
     readonly self: Shard,
-  ) {}
+    options: { maxDatabases?: number; logger?: Logger } = {},
+  ) {
+    this.maxDatabases = options.maxDatabases ?? DEFAULT_MAX_DATABASES_PER_SHARD;
+    this.logger = options.logger;
+  }
 
   /** Registers this shard and keeps its heartbeat and leases fresh until stop(). */
   async start(): Promise<void> {
@@ -62,32 +72,64 @@ export class Shards {
 
   /**
    * The shard a database lives on: its placement, or — for a database not placed yet — the live
-   * shard with the fewest databases, claimed atomically (concurrent first uses agree).
+   * shard with the fewest databases among those under the cap, claimed atomically. Placements are
+   * serialized by a PostgreSQL advisory lock (a database is placed once, at its first use, so the
+   * lock is rarely waited on): concurrent first uses agree, and no shard goes past its cap. When
+   * no live shard has room (or none is live), a 503 with Retry-After.
    */
-  async placementOf(databaseId: number, current: string | null): Promise<string | undefined> {
+  async placementOf(databaseId: number, current: string | null): Promise<string> {
     if (current) return current;
-    const [least] = await this.db
-      .execute<{ name: string }>(
-        sql`
-      select s.name from ${sqliteShards} s
-      left join ${sqliteDatabases} d on d.shard = s.name
-      where s.heartbeat_at > ${freshSince()} and not s.draining
-      group by s.name order by count(d.id), s.name limit 1`,
-      )
-      .then(rowsOf<{ name: string }>);
-    if (!least) return undefined; // no live shard to place it on
-    const candidate = least.name;
-    const [placed] = await this.db
-      .update(sqliteDatabases)
-      .set({ shard: candidate })
-      .where(and(eq(sqliteDatabases.id, databaseId), isNull(sqliteDatabases.shard)))
-      .returning({ shard: sqliteDatabases.shard });
-    if (placed?.shard) return placed.shard;
-    const [row] = await this.db
+    const [before] = await this.db
       .select({ shard: sqliteDatabases.shard })
       .from(sqliteDatabases)
       .where(eq(sqliteDatabases.id, databaseId));
-    return row?.shard ?? candidate;
+    if (before?.shard) return before.shard; // placed since this replica read it: no lock to take
+    const placed = await this.db.transaction(async (tx) => {
+      await tx.execute(sql`select pg_advisory_xact_lock(${PLACEMENT_LOCK_CLASS}, 0)`);
+      const [row] = await tx
+        .select({ shard: sqliteDatabases.shard })
+        .from(sqliteDatabases)
+        .where(eq(sqliteDatabases.id, databaseId));
+      if (row?.shard) return row.shard; // placed by another replica meanwhile
+      const [least] = await tx
+        .execute<{ name: string; placed: number }>(
+          sql`
+        select s.name, count(d.id)::int as placed from ${sqliteShards} s
+        left join ${sqliteDatabases} d on d.shard = s.name
+        where s.heartbeat_at > ${freshSince()} and not s.draining
+        group by s.name order by count(d.id), s.name limit 1`,
+        )
+        .then(rowsOf<{ name: string; placed: number }>);
+      if (!least) return refused('no_shard');
+      if (Number(least.placed) >= this.maxDatabases) return refused('full');
+      await tx
+        .update(sqliteDatabases)
+        .set({ shard: least.name })
+        .where(and(eq(sqliteDatabases.id, databaseId), isNull(sqliteDatabases.shard)));
+      return least.name;
+    });
+    if (typeof placed === 'string') {
+      this.refusing = undefined;
+      return placed;
+    }
+    placementRefused.inc({ reason: placed.reason });
+    // Said once when placement starts refusing (again), not at every call while it does.
+    if (this.refusing !== placed.reason) {
+      this.refusing = placed.reason;
+      this.logger?.warn(
+        { reason: placed.reason, maxDatabasesPerShard: this.maxDatabases },
+        placed.reason === 'full'
+          ? 'no SQLite shard has room for a new database: add shards or raise HOSTPLANE_SQLITE_MAX_DATABASES_PER_SHARD'
+          : 'no live SQLite shard to place a new database on',
+      );
+    }
+    throw new AppError('CAPACITY', {
+      message:
+        placed.reason === 'full'
+          ? 'No SQLite shard has room for a new database right now; try again later.'
+          : 'No SQLite shard is running right now; try again shortly.',
+      retryAfterSeconds: placed.reason === 'full' ? 30 : 5,
+    });
   }
 
   /**
@@ -186,6 +228,14 @@ export class Shards {
   /** Runs after each renewal round (the shard's periodic checks). */
   onRenewed: (() => Promise<void>) | undefined;
 }
+
+/** Serializes placements (advisory lock class; see tokens.ts and users.ts for the others). */
+const PLACEMENT_LOCK_CLASS = 4204;
+/** The databases one shard holds at most when no cap is configured (the config's default). */
+export const DEFAULT_MAX_DATABASES_PER_SHARD = 1000;
+
+type Refusal = { reason: 'full' | 'no_shard' };
+const refused = (reason: Refusal['reason']): Refusal => ({ reason });
 
 const freshSince = () => new Date(Date.now() - LEASE_TTL_MS);
 

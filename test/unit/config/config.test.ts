@@ -113,6 +113,17 @@ describe('configuration', () => {
     expect(() => loadConfig({ HOSTPLANE_SITES_DOMAIN: 'bad domain/' })).toThrow(/HOSTPLANE_SITES_DOMAIN/);
   });
 
+  it('caps the databases placed on one SQLite shard: 1000 unless set, a positive integer', () => {
+    expect(loadConfig({}).sqliteShard.maxDatabases).toBe(1000);
+    expect(loadConfig({ HOSTPLANE_SQLITE_MAX_DATABASES_PER_SHARD: '250' }).sqliteShard.maxDatabases).toBe(
+      250,
+    );
+    for (const bad of ['0', '-1', '2.5', 'many'])
+      expect(() => loadConfig({ HOSTPLANE_SQLITE_MAX_DATABASES_PER_SHARD: bad })).toThrow(
+        /HOSTPLANE_SQLITE_MAX_DATABASES_PER_SHARD/,
+      );
+  });
+
   it('builds site URLs from the sites domain and the base URL scheme and port', () => {
     expect(siteUrl(loadConfig({}), 'demo')).toBe('http://demo.localhost:8080');
     const prod = loadConfig({
