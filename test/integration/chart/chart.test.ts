@@ -109,7 +109,7 @@ function assertInvariants(objects: KubernetesObject[], values: Values): void {
       'app.kubernetes.io/instance': RELEASE,
       'app.kubernetes.io/managed-by': 'Helm',
       'app.kubernetes.io/version': '0.1.0',
-      'helm.sh/chart': 'hostplane-0.2.0',
+      'helm.sh/chart': 'hostplane-0.3.0',
     });
     // The CRDs (crds.enabled) are the only cluster-scoped objects.
     if (o.kind !== 'CustomResourceDefinition')
