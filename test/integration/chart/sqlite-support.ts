@@ -4,7 +4,15 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { requireTool } from '../../support/kube/envtest.js';
+import { requireTool, type KubeTestEnv } from '../../support/kube/envtest.js';
+import {
+  DEFAULT_RELEASE,
+  applyObjects,
+  componentObjects,
+  describeObject,
+  renderChart,
+  type Values,
+} from '../../support/kube/helm.js';
 import { captureOutput, freePort, terminate, waitUntilReady } from '../../support/procs.js';
 
 // Shapes of the sqlite objects the chart renders (only the fields sqlite.test.ts reads), and the
@@ -78,6 +86,36 @@ export type Policy = KubernetesObject & {
     egress?: unknown[];
   };
 };
+
+/** Renders the chart with `values` and dry-runs every object against the API server; throws on a rejected one. */
+export async function renderValidated(
+  env: KubeTestEnv,
+  namespace: string,
+  values: Values,
+): Promise<KubernetesObject[]> {
+  const objects = await renderChart({ namespace, values, releaseName: DEFAULT_RELEASE });
+  const rejected = (await applyObjects(env, objects, { dryRun: true })).filter((r) => r.error);
+  if (rejected.length > 0) {
+    throw new Error(rejected.map((r) => `${describeObject(r.object)}: ${r.error}`).join('\n'));
+  }
+  return objects;
+}
+
+/** The one sqlite object of `kind`. */
+export const sqliteObject = <T extends KubernetesObject>(objects: KubernetesObject[], kind: string): T => {
+  const found = componentObjects<T>(objects, kind, 'sqlite');
+  if (found.length !== 1) throw new Error(`expected one sqlite ${kind}, found ${found.length}`);
+  return found[0] as T;
+};
+export const shardContainer = (set: ShardSet): Container => {
+  const c = set.spec.template.spec.containers.find((x) => x.name === 'sqlite');
+  if (!c) throw new Error('no sqlite container');
+  return c;
+};
+export const envVarOf = (c: Container | undefined, name: string) => c?.env?.find((e) => e.name === name);
+export const envValue = (c: Container | undefined, name: string) => envVarOf(c, name)?.value;
+export const mountOf = (c: Container | undefined, volume: string) =>
+  c?.volumeMounts?.find((m) => m.name === volume)?.mountPath;
 
 const repo = fileURLToPath(new URL('../../../', import.meta.url));
 const LITESTREAM_BIN = path.join(repo, '.cache', 'tools', 'litestream');
