@@ -439,7 +439,7 @@ describe('helm template, validated by a real API server', () => {
     expect(envVar(api, 'AWS_ACCESS_KEY_ID')).toBeUndefined();
   });
 
-  it('NetworkPolicy on: api and edge open on their port, the controller only for metrics (sqlite: sqlite.test.ts)', async () => {
+  it('NetworkPolicy on: api and edge open on their port, the controller only for metrics (sqlite: sqlite-monitoring.test.ts)', async () => {
     const metricsFrom = [
       { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } },
     ];
