@@ -45,7 +45,7 @@ spec:
       {{- end }}
     spec:
       serviceAccountName: {{ include "hostplane.componentName" (list $root $component) }}
-      automountServiceAccountToken: {{ ne $component "edge" }}
+      automountServiceAccountToken: {{ include "hostplane.callsKubernetes" $component }}
       {{- include "hostplane.podScheduling" (list $root $values) | nindent 6 }}
       {{- with $values.priorityClassName }}
       priorityClassName: {{ . }}
@@ -175,6 +175,6 @@ metadata:
   annotations:
     {{- toYaml . | nindent 4 }}
   {{- end }}
-{{- /* Only the api and the controller call the Kubernetes API. */}}
-automountServiceAccountToken: {{ ne $component "edge" }}
+{{- /* Only the api and the controller call the Kubernetes API (not the edge, not the sqlite shards). */}}
+automountServiceAccountToken: {{ include "hostplane.callsKubernetes" $component }}
 {{- end }}

@@ -37,9 +37,19 @@
 {{- include "hostplane.componentName" (list . "api") }}
 {{- end }}
 
+{{/* The sqlite shards' headless Service: shard <pod> is reached at <pod>.<this>.<namespace>.svc.<clusterDomain>. */}}
+{{- define "hostplane.sqliteServiceName" -}}
+{{- include "hostplane.componentName" (list . "sqlite") }}
+{{- end }}
+
 {{/* The controller's leader-election Lease (HOSTPLANE_LEASE_NAME and the Role's resourceNames). */}}
 {{- define "hostplane.leaseName" -}}
 {{- default (include "hostplane.componentName" (list . "controller")) .Values.controller.leaseName }}
+{{- end }}
+
+{{/* "true" for the roles that call the Kubernetes API (api, controller): they get a token and a Role. */}}
+{{- define "hostplane.callsKubernetes" -}}
+{{- has . (list "api" "controller") }}
 {{- end }}
 
 {{/* Required settings: no placeholder default could be right, so rendering stops without them. */}}
@@ -91,46 +101,56 @@ app.kubernetes.io/component: {{ index . 1 }}
 
 {{/* Settings every role reads: listen address, public URLs, PostgreSQL, S3, logging, tracing. */}}
 {{- define "hostplane.env.common" -}}
+{{- include "hostplane.env.commonIn" (list . "/tmp/hostplane") }}
+{{- end }}
+
+{{/*
+The same with another data directory (the sqlite shards keep theirs on a PVC):
+include "hostplane.env.commonIn" (list . "/var/lib/hostplane")
+*/}}
+{{- define "hostplane.env.commonIn" -}}
+{{- $root := index . 0 }}
+{{- $dataDir := index . 1 -}}
 - name: PORT
   value: "8080"
 - name: HOST
   value: "0.0.0.0"
 - name: HOSTPLANE_BASE_URL
-  value: {{ include "hostplane.baseUrl" . | quote }}
+  value: {{ include "hostplane.baseUrl" $root | quote }}
 - name: HOSTPLANE_SITES_DOMAIN
-  value: {{ include "hostplane.sitesDomain" . | quote }}
+  value: {{ include "hostplane.sitesDomain" $root | quote }}
 - name: HOSTPLANE_DATA_DIR
-  value: /tmp/hostplane
+  value: {{ $dataDir }}
 - name: LOG_LEVEL
-  value: {{ .Values.config.logLevel | quote }}
+  value: {{ $root.Values.config.logLevel | quote }}
 - name: DATABASE_URL
   valueFrom:
     secretKeyRef:
-      name: {{ .Values.database.existingSecret | quote }}
-      key: {{ .Values.database.secretKey | quote }}
+      name: {{ $root.Values.database.existingSecret | quote }}
+      key: {{ $root.Values.database.secretKey | quote }}
 - name: S3_BUCKET
-  value: {{ .Values.s3.bucket | quote }}
-{{- with .Values.s3.endpoint }}
+  value: {{ $root.Values.s3.bucket | quote }}
+{{- with $root.Values.s3.endpoint }}
 - name: S3_ENDPOINT
   value: {{ . | quote }}
 {{- end }}
 - name: S3_REGION
-  value: {{ .Values.s3.region | quote }}
+  value: {{ $root.Values.s3.region | quote }}
 - name: S3_FORCE_PATH_STYLE
-  value: {{ .Values.s3.forcePathStyle | toString | quote }}
-{{- with .Values.s3.existingSecret }}
+  value: {{ $root.Values.s3.forcePathStyle | toString | quote }}
+{{- with $root.Values.s3.existingSecret }}
 - name: AWS_ACCESS_KEY_ID
   valueFrom:
     secretKeyRef:
       name: {{ . | quote }}
-      key: {{ $.Values.s3.accessKeyIdKey | quote }}
+      key: {{ $root.Values.s3.accessKeyIdKey | quote }}
 - name: AWS_SECRET_ACCESS_KEY
   valueFrom:
     secretKeyRef:
       name: {{ . | quote }}
-      key: {{ $.Values.s3.secretAccessKeyKey | quote }}
+      key: {{ $root.Values.s3.secretAccessKeyKey | quote }}
 {{- end }}
-{{- with .Values.config.otlpEndpoint }}
+{{- with $root.Values.config.otlpEndpoint }}
 - name: OTEL_EXPORTER_OTLP_ENDPOINT
   value: {{ . | quote }}
 {{- end }}

@@ -69,6 +69,7 @@ interface PodSpec {
   automountServiceAccountToken?: boolean;
   securityContext?: { runAsNonRoot?: boolean; runAsUser?: number; seccompProfile?: { type: string } };
   containers: Container[];
+  initContainers?: Container[];
   volumes?: { name: string; emptyDir?: object }[];
 }
 type Workload = KubernetesObject & {
@@ -108,7 +109,7 @@ function assertInvariants(objects: KubernetesObject[], values: Values): void {
       'app.kubernetes.io/instance': RELEASE,
       'app.kubernetes.io/managed-by': 'Helm',
       'app.kubernetes.io/version': '0.1.0',
-      'helm.sh/chart': 'hostplane-0.2.0',
+      'helm.sh/chart': 'hostplane-0.3.0',
     });
     // The CRDs (crds.enabled) are the only cluster-scoped objects.
     if (o.kind !== 'CustomResourceDefinition')
@@ -117,9 +118,10 @@ function assertInvariants(objects: KubernetesObject[], values: Values): void {
   // No cluster-wide permissions: namespaced Roles only.
   expect(objects.filter((o) => /^Cluster/.test(o.kind ?? ''))).toEqual([]);
 
-  // Every pod (Deployments, the migrate Job, the test Pod) runs locked down.
-  const pods = objects.filter((o) => ['Deployment', 'Job', 'Pod'].includes(o.kind ?? ''));
-  expect(pods.length).toBeGreaterThanOrEqual(5);
+  // Every pod (Deployments, the sqlite StatefulSet, the migrate Job, the test Pod) runs locked
+  // down, init containers included.
+  const pods = objects.filter((o) => ['Deployment', 'StatefulSet', 'Job', 'Pod'].includes(o.kind ?? ''));
+  expect(pods.length).toBeGreaterThanOrEqual(6);
   for (const o of pods) {
     const spec = podSpecOf(o);
     expect(spec.securityContext, describeObject(o)).toMatchObject({
@@ -127,7 +129,7 @@ function assertInvariants(objects: KubernetesObject[], values: Values): void {
       runAsUser: 10001,
       seccompProfile: { type: 'RuntimeDefault' },
     });
-    for (const c of spec.containers) {
+    for (const c of [...(spec.initContainers ?? []), ...spec.containers]) {
       expect(c.securityContext, `${describeObject(o)} ${c.name}`).toMatchObject({
         runAsNonRoot: true,
         runAsUser: 10001,
@@ -162,14 +164,24 @@ function assertInvariants(objects: KubernetesObject[], values: Values): void {
     expect(componentObjects(objects, 'PodDisruptionBudget', component)).toHaveLength(pdbEnabled ? 1 : 0);
   }
 
-  // The edge has no token and no Role.
-  const edge = deployment(objects, 'edge');
-  expect(edge.spec.template.spec.automountServiceAccountToken).toBe(false);
-  const edgeSa = findObject(objects, 'ServiceAccount', edge.spec.template.spec.serviceAccountName) as {
-    automountServiceAccountToken?: boolean;
-  };
-  expect(edgeSa.automountServiceAccountToken).toBe(false);
+  // The edge and the sqlite shards have no token and no Role.
+  const [shards] = componentObjects<Workload>(objects, 'StatefulSet', 'sqlite');
+  for (const workload of [deployment(objects, 'edge'), shards]) {
+    if (!workload) throw new Error('no sqlite StatefulSet');
+    const spec = workload.spec.template.spec;
+    expect(spec.automountServiceAccountToken, describeObject(workload)).toBe(false);
+    const sa = findObject(objects, 'ServiceAccount', spec.serviceAccountName) as {
+      automountServiceAccountToken?: boolean;
+    };
+    expect(sa.automountServiceAccountToken, describeObject(workload)).toBe(false);
+  }
   expect(componentObjects(objects, 'Role', 'edge')).toEqual([]);
+  expect(componentObjects(objects, 'Role', 'sqlite')).toEqual([]);
+  const bound = objects
+    .filter((o) => o.kind === 'RoleBinding')
+    .flatMap((o) => (o as { subjects?: { name: string }[] }).subjects ?? [])
+    .map((subject) => subject.name);
+  expect(bound).not.toContain(shards?.spec.template.spec.serviceAccountName);
 
   // The site Ingresses the controller makes point at the edge Service the chart makes.
   const [edgeService] = componentObjects<Service>(objects, 'Service', 'edge');
@@ -325,7 +337,7 @@ describe('helm template, validated by a real API server', () => {
     expect(containerEnv(deployment(objects, 'controller'), 'HOSTPLANE_INGRESS_CLASS')).toBe('nginx');
   });
 
-  it('monitoring on: a ServiceMonitor for the three roles and a PrometheusRule with the three alerts', async () => {
+  it('monitoring on: a ServiceMonitor for the four roles and Litestream, a PrometheusRule with six alerts', async () => {
     const objects = await renderAndValidate({
       monitoring: {
         serviceMonitor: { enabled: true, labels: { release: 'kube-prometheus-stack' } },
@@ -339,8 +351,11 @@ describe('helm template, validated by a real API server', () => {
       };
     };
     expect(monitor.metadata?.labels?.release).toBe('kube-prometheus-stack');
-    expect(monitor.spec.endpoints).toMatchObject([{ port: 'metrics', path: '/metrics' }]);
-    // It selects exactly the Services of the three roles, each of which has a port named metrics.
+    expect(monitor.spec.endpoints).toMatchObject([
+      { port: 'metrics', path: '/metrics' },
+      { port: 'litestream', path: '/metrics' },
+    ]);
+    // It selects exactly the Services of the four roles, each of which has a port named metrics.
     const selected = (objects as Service[]).filter(
       (o) =>
         o.kind === 'Service' &&
@@ -353,6 +368,7 @@ describe('helm template, validated by a real API server', () => {
       'api',
       'controller',
       'edge',
+      'sqlite',
     ]);
     for (const svc of selected) expect(svc.spec.ports.map((p) => p.name)).toContain('metrics');
 
@@ -364,6 +380,9 @@ describe('helm template, validated by a real API server', () => {
       'HostplaneControllerReconcileErrors',
       'HostplaneHighHttp5xxRatio',
       'HostplaneEdgeHighLatency',
+      'HostplaneSqliteReplicationLag',
+      'HostplaneSqliteRestoreFailed',
+      'HostplaneLitestreamSyncErrors',
     ]);
     expect(alerts[0]?.expr).toContain('hostplane_controller_reconcile_total{result="error"');
     expect(alerts[1]?.expr).toContain('hostplane_http_requests_total{status=~"5.."');
@@ -420,7 +439,7 @@ describe('helm template, validated by a real API server', () => {
     expect(envVar(api, 'AWS_ACCESS_KEY_ID')).toBeUndefined();
   });
 
-  it('NetworkPolicy on: api and edge open on their port, the controller only for metrics', async () => {
+  it('NetworkPolicy on: api and edge open on their port, the controller only for metrics (sqlite: sqlite-monitoring.test.ts)', async () => {
     const metricsFrom = [
       { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } },
     ];
@@ -439,6 +458,7 @@ describe('helm template, validated by a real API server', () => {
         egress?: unknown[];
       };
     };
+    expect(objects.filter((o) => o.kind === 'NetworkPolicy')).toHaveLength(4);
     for (const component of ['api', 'edge', 'controller']) {
       const [policy] = componentObjects<Policy>(objects, 'NetworkPolicy', component);
       if (!policy) throw new Error(`no NetworkPolicy for ${component}`);

@@ -252,12 +252,19 @@ describe('scheduling of the migrate Job and the test Pod', () => {
     imagePullSecrets: [{ name: 'batch-regcred' }],
   };
   const pods = (objects: KubernetesObject[]) =>
-    objects.filter((o) => ['Deployment', 'Job', 'Pod'].includes(o.kind ?? ''));
+    objects.filter((o) => ['Deployment', 'StatefulSet', 'Job', 'Pod'].includes(o.kind ?? ''));
 
-  it('the global values reach every pod: the three Deployments, the Job and the test Pod', async () => {
+  it('the global values reach every pod: the three Deployments, the StatefulSet, the Job and the test Pod', async () => {
     const objects = await renderChart({ namespace: NAMESPACE, values: { ...global } });
     const all = pods(objects);
-    expect(all.map((o) => o.kind).sort()).toEqual(['Deployment', 'Deployment', 'Deployment', 'Job', 'Pod']);
+    expect(all.map((o) => o.kind).sort()).toEqual([
+      'Deployment',
+      'Deployment',
+      'Deployment',
+      'Job',
+      'Pod',
+      'StatefulSet',
+    ]);
     for (const o of all) expect(schedulingOf(o), describeObject(o)).toEqual(global);
     const results = await applyObjects(env, all, { dryRun: true });
     expect(results.filter((r) => r.error).map((r) => `${describeObject(r.object)}: ${r.error}`)).toEqual([]);
@@ -274,7 +281,8 @@ describe('scheduling of the migrate Job and the test Pod', () => {
       ...own,
       imagePullSecrets: global.imagePullSecrets,
     });
-    for (const o of objects.filter((x) => x.kind === 'Deployment')) expect(schedulingOf(o)).toEqual(global);
+    for (const o of objects.filter((x) => ['Deployment', 'StatefulSet'].includes(x.kind ?? '')))
+      expect(schedulingOf(o)).toEqual(global);
     // The Job no longer borrows the api's placement.
     const apiOnly = await renderChart({
       namespace: NAMESPACE,
@@ -313,7 +321,7 @@ describe('every alert has a runbook in the chart README', () => {
       sections.set(anchorOf((parts[i] ?? '').replace(/^#+ /, '')), parts[i + 1] ?? '');
     }
     const alerts = await alertsOf({});
-    expect(alerts).toHaveLength(3);
+    expect(alerts).toHaveLength(6);
     for (const { alert, annotations } of alerts) {
       const url = new URL(annotations.runbook_url ?? '');
       expect(url.pathname, alert).toMatch(/\/charts\/hostplane\/README\.md$/);
