@@ -37,6 +37,7 @@ function recordCall(event: CallEvent): void {
 /** Every database is this process's, and nothing is recorded (tests of the engine alone). */
 const soleOwner: Ownership = {
   acquire: async () => true,
+  confirmed: () => true,
   release: async () => undefined,
   record: async (id) => ({
     id,
@@ -130,6 +131,11 @@ export class LocalShard {
     if (this.stopping) throw away('This SQLite shard is stopping; try again shortly.', 2);
     let entry = this.open.get(database.id);
     if (entry?.leaving) throw away('This database is moving to another shard; try again shortly.');
+    if (entry && !this.ownership.confirmed(database.id) && !(await this.ownership.acquire(database.id))) {
+      // Its lease went to another shard while this one could not renew it: let go of the file.
+      void this.letGo(database.id, { removeFile: true, discard: true }).catch(() => undefined);
+      throw away('Another shard holds this database now; try again shortly.', 5);
+    }
     if (!entry) {
       const opened = this.opener.open(database.id, maxBytes);
       entry = { opening: opened.then((o) => o.db), inFlight: 0 };

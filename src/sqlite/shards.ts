@@ -21,7 +21,8 @@ export interface Shard {
  * owner of an open database. All of it in PostgreSQL, so every replica sees the same picture.
  */
 export class Shards {
-  private readonly held = new Set<number>();
+  /** The leases this shard holds, with when each was last confirmed (a renewal round's start). */
+  private readonly held = new Map<number, number>();
   private timer: NodeJS.Timeout | undefined;
   private readonly maxDatabases: number;
   private readonly logger: Logger | undefined;
@@ -51,7 +52,12 @@ export class Shards {
     if (this.held.size > 0)
       await this.db
         .delete(sqliteLeases)
-        .where(and(inArray(sqliteLeases.databaseId, [...this.held]), eq(sqliteLeases.shard, this.self.name)));
+        .where(
+          and(
+            inArray(sqliteLeases.databaseId, [...this.held.keys()]),
+            eq(sqliteLeases.shard, this.self.name),
+          ),
+        );
     this.held.clear();
     leasesHeld.set(0);
     // Gone from placement at once (a restart registers again).
@@ -138,8 +144,9 @@ export class Shards {
    * the file.
    */
   async acquire(databaseId: number): Promise<boolean> {
-    if (this.held.has(databaseId)) return true;
-    const expiresAt = new Date(Date.now() + LEASE_TTL_MS);
+    if (this.confirmed(databaseId)) return true;
+    const startedAt = Date.now();
+    const expiresAt = new Date(startedAt + LEASE_TTL_MS);
     const rows = await this.db
       .execute<{ shard: string }>(
         sql`
@@ -151,8 +158,11 @@ export class Shards {
       returning shard`,
       )
       .then(rowsOf<{ shard: string }>);
-    if (rows[0]?.shard !== this.self.name) return false;
-    this.held.add(databaseId);
+    if (rows[0]?.shard !== this.self.name) {
+      if (this.held.delete(databaseId)) leasesHeld.set(this.held.size);
+      return false;
+    }
+    this.held.set(databaseId, startedAt);
     leasesHeld.set(this.held.size);
     return true;
   }
@@ -171,6 +181,16 @@ export class Shards {
     return this.held.has(databaseId);
   }
 
+  /**
+   * Whether this shard may still act on its lease of `databaseId`: held, and renewed recently
+   * enough that it cannot have expired for the others. A shard cut off from PostgreSQL stops
+   * serving its databases a round before another shard may take them over.
+   */
+  confirmed(databaseId: number): boolean {
+    const at = this.held.get(databaseId);
+    return at !== undefined && Date.now() - at < LEASE_TTL_MS - RENEW_EVERY_MS;
+  }
+
   /** The databases placed on this shard. */
   async placedHere(): Promise<number[]> {
     const rows = await this.db
@@ -183,7 +203,7 @@ export class Shards {
   /** Of the databases this shard holds, those now placed elsewhere (or deleted). */
   async placedElsewhere(): Promise<number[]> {
     if (this.held.size === 0) return [];
-    const ids = [...this.held];
+    const ids = [...this.held.keys()];
     const here = await this.db
       .select({ id: sqliteDatabases.id })
       .from(sqliteDatabases)
@@ -208,16 +228,20 @@ export class Shards {
    * the file is let go at once.
    */
   private async renew(): Promise<void> {
+    const startedAt = Date.now();
     await this.heartbeat();
     if (this.held.size === 0) return;
     const renewed = await this.db
       .update(sqliteLeases)
       .set({ expiresAt: new Date(Date.now() + LEASE_TTL_MS) })
-      .where(and(inArray(sqliteLeases.databaseId, [...this.held]), eq(sqliteLeases.shard, this.self.name)))
+      .where(
+        and(inArray(sqliteLeases.databaseId, [...this.held.keys()]), eq(sqliteLeases.shard, this.self.name)),
+      )
       .returning({ databaseId: sqliteLeases.databaseId });
     const kept = new Set(renewed.map((r) => r.databaseId));
-    const lost = [...this.held].filter((id) => !kept.has(id));
+    const lost = [...this.held.keys()].filter((id) => !kept.has(id));
     for (const id of lost) this.held.delete(id);
+    for (const id of kept) if (this.held.has(id)) this.held.set(id, startedAt);
     leasesHeld.set(this.held.size);
     if (lost.length > 0) this.onLost?.(lost);
     await this.onRenewed?.();

@@ -26,6 +26,8 @@ export interface DatabaseReport {
 export interface Ownership {
   /** Takes or keeps the lease; false when another shard holds it or the database is placed elsewhere. */
   acquire(databaseId: number): Promise<boolean>;
+  /** Whether the lease is held and recent enough to act on without asking PostgreSQL. */
+  confirmed(databaseId: number): boolean;
   release(databaseId: number): Promise<void>;
   /** The database's row as it is now (undefined: deleted). */
   record(databaseId: number): Promise<DatabaseRecord | undefined>;

@@ -11,6 +11,7 @@ import type { DatabaseRecord, DatabaseReport, Ownership } from './opener.js';
 export function shardOwnership(db: Db, shards: Shards): Ownership {
   return {
     acquire: (id) => shards.acquire(id),
+    confirmed: (id) => shards.confirmed(id),
     release: (id) => shards.release(id),
     async record(id): Promise<DatabaseRecord | undefined> {
       const [row] = await db
