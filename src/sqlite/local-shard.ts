@@ -5,7 +5,7 @@ import { tallyHistogram } from '../observability/index.js';
 import { SqlitePool, type CallEvent, type SqliteDatabase } from './engine/index.js';
 import type { SqliteDatabaseRow } from './tables.js';
 import { queueWait } from './metrics.js';
-import { noReplication, type Replicator } from './replication/replicator.js';
+import { noReplication, type ReplicaOf, type Replicator } from './replication/replicator.js';
 import { DatabaseOpener, type LetGoOptions, type Ownership } from './replication/opener.js';
 
 /**
@@ -54,6 +54,7 @@ interface OpenDatabase {
   opening: Promise<SqliteDatabase>;
   file?: string;
   replicated?: boolean;
+  replica?: ReplicaOf;
   /** Calls running on it; a database let go waits for them. */
   inFlight: number;
   drained?: () => void;
@@ -141,7 +142,7 @@ export class LocalShard {
       entry = { opening: opened.then((o) => o.db), inFlight: 0 };
       const fresh = entry;
       void opened.then(
-        (o) => Object.assign(fresh, { file: o.file, replicated: o.replicated }),
+        (o) => Object.assign(fresh, { file: o.file, replicated: o.replicated, replica: o.replica }),
         () => this.open.get(database.id) === fresh && this.open.delete(database.id),
       );
       this.open.set(database.id, entry);
@@ -164,13 +165,21 @@ export class LocalShard {
   /** An open database's figures and file, for the shard's reports (undefined: not open). */
   async stateOf(
     databaseId: number,
-  ): Promise<{ version: number; sizeBytes: number; file: string; replicated: boolean } | undefined> {
+  ): Promise<
+    { version: number; sizeBytes: number; file: string; replicated: boolean; replica?: ReplicaOf } | undefined
+  > {
     const entry = this.open.get(databaseId);
     if (!entry?.file || entry.leaving) return undefined;
     const db = await entry.opening.catch(() => undefined);
     if (!db?.usable) return undefined;
     const { version, sizeBytes } = await db.version();
-    return { version, sizeBytes, file: entry.file, replicated: entry.replicated ?? false };
+    return {
+      version,
+      sizeBytes,
+      file: entry.file,
+      replicated: entry.replicated ?? false,
+      replica: entry.replica,
+    };
   }
 
   /**

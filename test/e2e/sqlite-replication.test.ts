@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { eventually } from '../support/eventually.js';
 import { createBucket } from '../support/minio.js';
@@ -19,6 +20,7 @@ describe('a shard replicating its databases with Litestream', () => {
   let token = '';
   let origin = '';
   let apiKey = '';
+  let databaseUrl = '';
 
   const call = async (route: string, headers: Record<string, string>, json?: unknown) => {
     const { res, body } = await jsonRequest(instance.port, `/api/v1/sqlite/${route}`, {
@@ -63,10 +65,8 @@ describe('a shard replicating its databases with Litestream', () => {
   beforeAll(async () => {
     if (!existsSync(bin)) throw new Error(`${bin} is missing: run \`npm run build\` first`);
     const s3 = inject('s3');
-    const [databaseUrl, bucket] = await Promise.all([
-      createDatabase(inject('postgresUrl')),
-      createBucket(s3),
-    ]);
+    let bucket: string;
+    [databaseUrl, bucket] = await Promise.all([createDatabase(inject('postgresUrl')), createBucket(s3)]);
     instance = await newInstance(replicatedShardEnv(s3, databaseUrl, bucket, 'replicated-a'));
     await startServe(instance);
     const created = await cli(instance, [
@@ -106,6 +106,36 @@ describe('a shard replicating its databases with Litestream', () => {
     }
     if (instance) await rm(instance.dataDir, { recursive: true, force: true });
   });
+
+  it('reports each database to PostgreSQL: replicating, in step, its version, size and earliest restore point', async () => {
+    const { n } = await count();
+    const client = new pg.Client({ connectionString: databaseUrl });
+    await client.connect();
+    try {
+      const row = await eventually(
+        'the shard reported the database',
+        async () => {
+          const { rows } = await client.query<{
+            replication_state: string;
+            replicated_at: Date | null;
+            restorable_from: Date | null;
+            version: string;
+            size_bytes: string;
+          }>(
+            'select replication_state, replicated_at, restorable_from, version, size_bytes from sqlite_databases',
+          );
+          const r = rows[0];
+          return r && r.replicated_at && r.restorable_from && Number(r.version) >= n + 1 ? r : undefined;
+        },
+        30_000,
+      );
+      expect(row.replication_state).toBe('replicating');
+      expect(Number(row.size_bytes)).toBeGreaterThan(0);
+      expect(row.restorable_from!.getTime()).toBeLessThanOrEqual(row.replicated_at!.getTime());
+    } finally {
+      await client.end();
+    }
+  }, 60_000);
 
   it('loses nothing on SIGTERM: every acknowledged write is restored into an empty data dir', async () => {
     const stop = { now: false };

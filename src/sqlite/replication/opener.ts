@@ -72,7 +72,7 @@ export class DatabaseOpener {
   async open(
     databaseId: number,
     maxBytes: number | null,
-  ): Promise<{ db: SqliteDatabase; file: string; replicated: boolean }> {
+  ): Promise<{ db: SqliteDatabase; file: string; replicated: boolean; replica: ReplicaOf }> {
     const failed = this.failedAt.get(databaseId);
     if (failed && Date.now() - failed.at < FAILED_RETRY_MS) throw failed.error;
     if (!(await this.ownership.acquire(databaseId)))
@@ -95,7 +95,7 @@ export class DatabaseOpener {
     const db = await this.pool().open(file, { maxBytes });
     if (!replicated) {
       await this.ownership.report(databaseId, { replicationState: 'off' });
-      return { db, file, replicated };
+      return { db, file, replicated, replica: record };
     }
     try {
       await this.replicator.attach(file, record);
@@ -107,7 +107,7 @@ export class DatabaseOpener {
       throw Object.assign(unavailable('replication_failed'), { cause: err });
     }
     await this.ownership.report(databaseId, { replicationState: 'replicating' });
-    return { db, file, replicated };
+    return { db, file, replicated, replica: record };
   }
 
   /** The file is not here: a new pod, a wiped volume, or the database was placed here. */

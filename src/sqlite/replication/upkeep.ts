@@ -67,9 +67,10 @@ export async function keepShardInLine(deps: {
     for (const id of ids) letGo(id, true);
   };
   const behindSince = new Map<number, number>();
+  const windowAt = new Map<number, number>();
   shards.onRenewed = async () => {
     await checkPlacement();
-    await report(deps, behindSince);
+    await report(deps, behindSince, windowAt);
   };
   const unlisten = await deps.store.listen(
     CHANNELS.sqlitePlacement,
@@ -81,15 +82,22 @@ export async function keepShardInLine(deps: {
   return unlisten;
 }
 
+const WINDOWS_PER_ROUND = 3;
+const WINDOW_EVERY_MS = 60 * 60_000;
+
 /** One report round: version and size of each open database, and how its replica stands. */
 async function report(
   deps: { shard: LocalShard; ownership: Ownership; logger: Logger },
   behindSince: Map<number, number>,
+  windowAt: Map<number, number>,
 ): Promise<void> {
   const { shard, ownership } = deps;
   const now = Date.now();
   let lag = 0;
   let replicated = 0;
+  // The earliest restore point moves only as snapshots age out: a few databases per round, each
+  // at most hourly (reading it lists the replica's files in S3).
+  let windowsLeft = WINDOWS_PER_ROUND;
   for (const id of shard.openIds()) {
     const state = await shard.stateOf(id);
     if (!state) continue;
@@ -100,6 +108,12 @@ async function report(
       if (inStep) {
         behindSince.delete(id);
         fields.replicatedAt = new Date(now);
+        if (state.replica && windowsLeft > 0 && now - (windowAt.get(id) ?? 0) > WINDOW_EVERY_MS) {
+          windowsLeft--;
+          windowAt.set(id, now);
+          const window = await shard.replicator.restoreWindow(state.replica).catch(() => undefined);
+          if (window) fields.restorableFrom = window.earliest;
+        }
       } else {
         const since = behindSince.get(id) ?? now;
         behindSince.set(id, since);
@@ -108,7 +122,9 @@ async function report(
     }
     await ownership.report(id, fields).catch((err: unknown) => deps.logger.debug({ err }, 'report failed'));
   }
-  for (const id of behindSince.keys()) if (!shard.openIds().includes(id)) behindSince.delete(id);
+  const open = new Set(shard.openIds());
+  for (const id of behindSince.keys()) if (!open.has(id)) behindSince.delete(id);
+  for (const id of windowAt.keys()) if (!open.has(id)) windowAt.delete(id);
   replicationLag.set(lag);
   replicatedDatabases.set(replicated);
 }
