@@ -99,7 +99,9 @@ export async function startReplication(deps: {
       throw new AppError('CONFIG_INVALID', {
         message: `HOSTPLANE_SQLITE_REPLICATION=required, but ${missing}`,
       });
-    logger.warn(`SQLite databases are not replicated: ${missing}`);
+    // Expected on a laptop without S3; with S3 set, a missing binary is likely a mistake.
+    if (config.s3) logger.warn(`SQLite databases are not replicated: ${missing}`);
+    else logger.info(`SQLite databases are not replicated: ${missing}`);
     return noReplication;
   }
   const s3 = config.s3!;
