@@ -137,6 +137,18 @@ describe('a shard replicating its databases with Litestream', () => {
     }
   }, 60_000);
 
+  it("keeps Litestream's own tables reserved and out of /schema, and tenant writes still work beside them", async () => {
+    const schema = await scoped('schema');
+    expect(schema.status).toBe(200);
+    const names = (schema.body.tables as { name: string }[]).map((t) => t.name);
+    expect(names).toEqual(['log']);
+    const write = await scoped('exec', { sql: 'DELETE FROM _litestream_seq' });
+    expect(write.status, JSON.stringify(write.body)).toBe(400);
+    expect(write.body.code).toBe('SQLITE_AUTH');
+    const read = await scoped('query', { sql: 'SELECT * FROM _litestream_lock' });
+    expect(read.status).toBe(400);
+  });
+
   it('loses nothing on SIGTERM: every acknowledged write is restored into an empty data dir', async () => {
     const stop = { now: false };
     const writing = writeContinuously(stop, 1);
