@@ -24,7 +24,7 @@ import { adminCommands, startAdminSocket } from './admin-socket.js';
 import { createApp } from './app.js';
 import { closeNow, metricsBeside } from './listen.js';
 import type { AppRole } from './roles.js';
-import { clusterSiteHook, formsHooks, notifyByMail } from './wiring.js';
+import { clusterSiteHook, formsHooks, notifyByMail, sqliteResourceTarget } from './wiring.js';
 
 /** The services of a running server (tests reach into them). */
 export interface Services {
@@ -125,7 +125,15 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     points: SUBMIT_RATE_LIMIT.perMinute,
     durationSeconds: 60,
   });
-  const sqlite = await sqliteRuntime({ config, store, events, platform, files, logger });
+  const sqlite = await sqliteRuntime({
+    config,
+    store,
+    events,
+    platform,
+    files,
+    logger,
+    resources: sqliteResourceTarget(config, logger, options.kubeConfig),
+  });
   const edge = new Edge(config, platform, files, blobs, events, options.edge);
   const services: Services = {
     config,

@@ -8,3 +8,13 @@ export { sqliteModule } from './module.js';
 export { LocalShard, localDatabaseFiles, type DatabaseFiles } from './local-shard.js';
 export { Shards, LEASE_TTL_MS, type Shard } from './shards.js';
 export { sqliteRuntime, type SqliteRuntime } from './runtime.js';
+export {
+  SqliteDatabases,
+  DEFAULT_REPLICA_SETTINGS,
+  type ReplicaSettings,
+  type RemovedDatabase,
+} from './databases.js';
+export { ClusterSqliteTokens, type DatabaseResourceTarget } from './cluster.js';
+export type { SqliteDatabaseRow } from './tables.js';
+export type { DatabaseFileIndex } from './token-routes.js';
+export { normalizeDatabasePath } from './db-path.js';
