@@ -10,7 +10,8 @@ export type SqliteDatabaseContext = Pick<ControllerContext, 'platform' | 'sqlite
 };
 
 /** The Secret holding the token of a database created from a SqliteDatabase resource. */
-export const tokenSecretNameFor = (resourceName: string): string => `sqldb-${resourceName}-token`.slice(0, 253);
+export const tokenSecretNameFor = (resourceName: string): string =>
+  `sqldb-${resourceName}-token`.slice(0, 253);
 
 /** The name of that token in the database's token list. */
 export const tokenNameFor = (resourceName: string): string => `SqliteDatabase ${resourceName}`;

@@ -175,7 +175,10 @@ async function tokenOfResource(
 }
 
 /** The token a token Secret holds; undefined when there is no such Secret. */
-export async function readTokenSecret(context: SqliteDatabaseContext, name: string): Promise<string | undefined> {
+export async function readTokenSecret(
+  context: SqliteDatabaseContext,
+  name: string,
+): Promise<string | undefined> {
   const { core, namespace } = context.clients;
   try {
     const secret = await core.readNamespacedSecret({ name, namespace });

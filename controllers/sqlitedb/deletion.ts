@@ -1,9 +1,5 @@
 import { z } from 'zod';
-import {
-  isNotFound,
-  REPLICA_SWEEP_ANNOTATION,
-  type SqliteDatabaseResource,
-} from '../../src/kube/index.js';
+import { isNotFound, REPLICA_SWEEP_ANNOTATION, type SqliteDatabaseResource } from '../../src/kube/index.js';
 import type { Cleanup } from '../runtime/reconcile.js';
 import { tokenSecretNameFor, type SqliteDatabaseContext } from './context.js';
 import { annotatedDatabaseId, controllingResource, databasePath, readTokenSecret } from './database-link.js';
@@ -50,7 +46,11 @@ export async function cleanUpDatabase(
         // Its watch event brings the pass that waits for the time it names.
         await context.clients.sqliteDatabases.patchMetadata(resource, {
           annotations: {
-            [REPLICA_SWEEP_ANNOTATION]: JSON.stringify({ after, siteId: database.siteId, path: database.path }),
+            [REPLICA_SWEEP_ANNOTATION]: JSON.stringify({
+              after,
+              siteId: database.siteId,
+              path: database.path,
+            }),
           },
         });
         return { requeueAfterMs: Math.max(0, Date.parse(after) - Date.now()) };
@@ -101,7 +101,10 @@ function pendingSweep(resource: SqliteDatabaseResource): z.infer<typeof sweepSch
   }
 }
 
-async function deleteTokenSecret(context: SqliteDatabaseContext, resource: SqliteDatabaseResource): Promise<void> {
+async function deleteTokenSecret(
+  context: SqliteDatabaseContext,
+  resource: SqliteDatabaseResource,
+): Promise<void> {
   const { core, namespace } = context.clients;
   try {
     await core.deleteNamespacedSecret({ name: tokenSecretNameFor(resource.metadata.name), namespace });

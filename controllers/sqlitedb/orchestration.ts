@@ -54,7 +54,9 @@ export async function orchestrateDatabase(
   }
   const caps = await capsOf(context, database.siteId);
   const lowered = [
-    ...(spec.maxSizeBytes !== undefined && (caps.maxSizeBytes ?? Infinity) > spec.maxSizeBytes ? ['maxSizeBytes'] : []),
+    ...(spec.maxSizeBytes !== undefined && (caps.maxSizeBytes ?? Infinity) > spec.maxSizeBytes
+      ? ['maxSizeBytes']
+      : []),
     ...(spec.maxUsers !== undefined && (caps.maxUsers ?? Infinity) > spec.maxUsers ? ['maxUsers'] : []),
   ];
   if (lowered.length > 0) {

@@ -1,4 +1,9 @@
-import type { Condition, SqliteDatabaseResource, SqliteDatabaseSpec, SqliteDatabaseStatus } from '../../src/kube/index.js';
+import type {
+  Condition,
+  SqliteDatabaseResource,
+  SqliteDatabaseSpec,
+  SqliteDatabaseStatus,
+} from '../../src/kube/index.js';
 import type { SqliteDatabaseRow } from '../../src/sqlite/index.js';
 import { condition, READY, writeStatusIfChanged } from '../runtime/reconcile-helpers.js';
 import type { SqliteDatabaseContext } from './context.js';
@@ -29,11 +34,7 @@ export async function writeLinkedStatus(
   const ready = readyCondition(resource, spec, database, caps);
   const iso = (d: Date | null) => (d ? d.toISOString().replace(/\.\d+Z$/, 'Z') : undefined);
   const status: Omit<SqliteDatabaseStatus, 'observedGeneration'> = {
-    conditions: [
-      ready,
-      replicatingCondition(resource, database),
-      restoringCondition(resource, database),
-    ],
+    conditions: [ready, replicatingCondition(resource, database), restoringCondition(resource, database)],
     databaseId: database.id,
     siteId: database.siteId,
     shard: database.shard ?? undefined,
@@ -46,7 +47,10 @@ export async function writeLinkedStatus(
     lastReplicatedAt: iso(database.replicatedAt),
     retentionHours: database.replicationEnabled ? context.sqlite.replicaSettings.retentionHours : undefined,
     restoreWindow: database.replicatedAt
-      ? { earliest: iso(database.restorableFrom ?? database.replicatedAt), latest: iso(database.replicatedAt) }
+      ? {
+          earliest: iso(database.restorableFrom ?? database.replicatedAt),
+          latest: iso(database.replicatedAt),
+        }
       : undefined,
     tokenId: token?.tokenId,
     tokenSecretName: token?.secretName,
@@ -64,7 +68,10 @@ function readyCondition(
 ): Condition {
   const notReady = (reason: string, message: string) => condition(resource, READY, 'False', reason, message);
   if (database.replicationState === 'restore_failed') {
-    return notReady('RestoreFailed', 'its replica exists but could not be restored: the database is not served');
+    return notReady(
+      'RestoreFailed',
+      'its replica exists but could not be restored: the database is not served',
+    );
   }
   if (database.replicationState === 'register_failed') {
     return notReady(
@@ -95,7 +102,11 @@ function replicatingCondition(resource: SqliteDatabaseResource, database: Sqlite
     case 'replicating':
       return set('True', 'Replicating', 'Litestream replicates the database to S3');
     case 'off':
-      return set('False', 'Unavailable', 'its shard has no S3 or no litestream binary: the file is the only copy');
+      return set(
+        'False',
+        'Unavailable',
+        'its shard has no S3 or no litestream binary: the file is the only copy',
+      );
     case 'restoring':
       return set('False', 'Restoring', 'the database is being restored from its replica');
     case 'restore_failed':

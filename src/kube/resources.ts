@@ -193,9 +193,9 @@ export const sqliteDatabaseSpecSchema = z
       .string()
       .min(1)
       .max(1024)
-      .regex(/^[^\\\0]+\.(sqlite|db)$/)
+      .regex(/^[^/\\\0][^\\\0]*\.(sqlite|db)$/)
       .meta({
-        description: 'Database path within the site; ends in .sqlite or .db.',
+        description: 'Database path within the site, relative to its root; ends in .sqlite or .db.',
         'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: 'path is immutable' }],
       }),
     shard: z.string().max(253).optional().meta({
@@ -222,7 +222,7 @@ export const sqliteDatabaseSpecSchema = z
       }),
     deletionPolicy: z.enum(['Delete', 'Retain']).default('Delete').meta({
       description:
-        "Delete: deleting the resource removes the database (file, tokens, user pool) and its replica in S3. Retain: the same, but the replica stays in S3 (restorable by an operator).",
+        'Delete: deleting the resource removes the database (file, tokens, user pool) and its replica in S3. Retain: the same, but the replica stays in S3 (restorable by an operator).',
     }),
   })
   .strict();
@@ -238,7 +238,11 @@ const restoreWindowSchema = z
 export const sqliteDatabaseStatusSchema = z
   .object({
     ...statusBase,
-    databaseId: z.int().min(1).optional().meta({ description: 'The database in the control-plane database.' }),
+    databaseId: z
+      .int()
+      .min(1)
+      .optional()
+      .meta({ description: 'The database in the control-plane database.' }),
     siteId: z.int().min(1).optional().meta({ description: 'The site the database belongs to.' }),
     shard: z.string().optional().meta({ description: 'The shard the database is placed on.' }),
     sizeBytes: z.int().min(0).optional().meta({ description: 'Size the owning shard last reported.' }),

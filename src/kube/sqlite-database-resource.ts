@@ -66,7 +66,8 @@ export async function createSqliteDatabaseResource(
       if (!isConflict(err)) throw err;
     }
     const existing = await resources.get(name);
-    if (existing?.metadata.annotations?.[SQLITE_DATABASE_ID_ANNOTATION] === id) return { name, result: 'exists' };
+    if (existing?.metadata.annotations?.[SQLITE_DATABASE_ID_ANNOTATION] === id)
+      return { name, result: 'exists' };
   }
   throw new Error(`no free name for the SqliteDatabase resource of database ${id}`);
 }
