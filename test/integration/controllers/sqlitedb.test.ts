@@ -5,6 +5,7 @@ import {
   SQLITE_DATABASE_FINALIZER,
   SQLITE_DATABASE_ID_ANNOTATION,
   SQLITE_DATABASE_ID_LABEL,
+  REPLICA_SWEEP_ANNOTATION,
   apiStatus,
   resourceClient,
   type ResourceClient,
@@ -276,6 +277,75 @@ describe('deletionPolicy Retain', () => {
     expect(await databaseRow(databaseId)).toBeUndefined();
     expect(await secretToken('sqldb-kept-token')).toBeUndefined();
     expect(await keysUnder(replicaRoot('kept.db'))).toEqual(keys);
+  });
+});
+
+describe('deleting a database a shard holds', () => {
+  it('sweeps the replica again once the shard’s lease has run out (late Litestream writes go too)', async () => {
+    await apply('busy', { path: 'busy.sqlite' });
+    const resource = await waitReady('busy');
+    const databaseId = resource.status!.databaseId!;
+    const token = (await secretToken('sqldb-busy-token'))!;
+    // A write through the API: a shard opens the database and takes its lease.
+    const res = await fx.hostplane.request('/api/v1/sqlite/exec', {
+      method: 'POST',
+      headers: { 'x-sqlite-token': token, origin: 'http://shop.localhost:8080' },
+      json: { sql: 'CREATE TABLE notes (body TEXT)' },
+    });
+    expect(res.status).toBe(200);
+    expect(
+      await countOf(sql`select count(*) as n from sqlite_leases where database_id = ${databaseId}`),
+    ).toBe(1);
+    await fakeReplica('busy.sqlite');
+
+    await databases.delete('busy');
+    const sweeping = await eventually('the second sweep to be scheduled', async () => {
+      const r = await databases.get('busy');
+      return r?.metadata.annotations?.[REPLICA_SWEEP_ANNOTATION] ? r : undefined;
+    });
+    expect(await databaseRow(databaseId)).toBeUndefined();
+    expect(await keysUnder(replicaRoot('busy.sqlite'))).toEqual([]);
+    // What the shard's Litestream could still upload before it lets the database go.
+    const late = `${replicaRoot('busy.sqlite')}g0/ltx/0/late.ltx`;
+    await replicas().put(late, Buffer.from('ltx'));
+    const { after } = JSON.parse(sweeping.metadata.annotations![REPLICA_SWEEP_ANNOTATION]!) as {
+      after: string;
+    };
+    expect(Date.parse(after)).toBeGreaterThan(Date.now());
+    // The resource stays until then (the finalizer holds it), and goes with the late write.
+    expect(await databases.get('busy')).toBeDefined();
+    await eventually('the resource to be gone', async () => !(await databases.get('busy')), 60_000);
+    expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(after));
+    expect(await keysUnder(replicaRoot('busy.sqlite'))).toEqual([]);
+  }, 90_000);
+});
+
+describe('a Site deleted with deletionPolicy Delete', () => {
+  it('takes its SqliteDatabases with it, through their finalizers', async () => {
+    await fx.sites.create({
+      metadata: { name: 'temp' },
+      spec: { slug: 'temp', deletionPolicy: 'Delete' } as SiteResource['spec'],
+    });
+    const site = await eventually('Site temp to be Ready', async () => {
+      const s = await fx.sites.get('temp');
+      return s?.status?.conditions?.[0]?.status === 'True' ? s : undefined;
+    });
+    await databases.create({
+      metadata: { name: 'temp-db' },
+      spec: { siteRef: { name: 'temp' }, path: 'temp.sqlite' } as SqliteDatabaseSpec,
+    });
+    const resource = await waitReady('temp-db');
+    const root = replicaKeyRoot(DEFAULT_REPLICA_SETTINGS.prefix, {
+      siteId: site.status!.siteId!,
+      path: 'temp.sqlite',
+    });
+    await replicas().put(`${root}g0/ltx/0/x.ltx`, Buffer.from('ltx'));
+
+    await fx.sites.delete('temp');
+    await eventually('the Site to be gone', async () => !(await fx.sites.get('temp')));
+    expect(await databases.get('temp-db')).toBeUndefined();
+    expect(await databaseRow(resource.status!.databaseId!)).toBeUndefined();
+    expect(await keysUnder(root)).toEqual([]);
   });
 });
 
