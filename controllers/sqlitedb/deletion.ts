@@ -24,7 +24,7 @@ export async function cleanUpDatabase(
   if (sweep) {
     const waitMs = Date.parse(sweep.after) - Date.now();
     if (waitMs > 0) return { requeueAfterMs: waitMs };
-    await sqlite.removeReplica(sweep.siteId, sweep.path);
+    await removeReplicaOrWarn(context, resource, sweep.siteId, sweep.path);
     await deleteTokenSecret(context, resource);
     return { release: resource };
   }
@@ -41,6 +41,13 @@ export async function cleanUpDatabase(
         `removed database ${database.id} (${database.path}) with its tokens, users and sessions; ` +
           (keepReplica ? 'its replica in S3 is kept (Retain)' : 'its replica in S3 is deleted'),
       );
+      if (removed.replicaError !== undefined) {
+        events.warning(
+          resource,
+          'ReplicaDeleteFailed',
+          `could not delete the replica in S3 (${messageOf(removed.replicaError)}); trying again`,
+        );
+      }
       if (removed.sweepReplicaAgainAt) {
         const after = removed.sweepReplicaAgainAt.toISOString();
         // Its watch event brings the pass that waits for the time it names.
@@ -58,7 +65,7 @@ export async function cleanUpDatabase(
     }
   } else if (owned && !keepReplica) {
     // The database was deleted by other means (its site went): its replica still goes.
-    await sqlite.removeReplica(owned.siteId, owned.path);
+    await removeReplicaOrWarn(context, resource, owned.siteId, owned.path);
   }
   await deleteTokenSecret(context, resource);
   return { release: resource };
@@ -89,6 +96,27 @@ async function ownedDatabase(
   const opened = token === undefined ? undefined : await context.sqlite.tokenOf(token);
   return opened ? { databaseId: opened.databaseId } : undefined;
 }
+
+/** Deletes the replica; a failure is a Warning Event on the resource, and the pass is retried. */
+async function removeReplicaOrWarn(
+  context: SqliteDatabaseContext,
+  resource: SqliteDatabaseResource,
+  siteId: number,
+  path: string,
+): Promise<void> {
+  try {
+    await context.sqlite.removeReplica(siteId, path);
+  } catch (err) {
+    context.events.warning(
+      resource,
+      'ReplicaDeleteFailed',
+      `could not delete the replica in S3 (${messageOf(err)}); trying again`,
+    );
+    throw err;
+  }
+}
+
+const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 function pendingSweep(resource: SqliteDatabaseResource): z.infer<typeof sweepSchema> | undefined {
   const value = resource.metadata.annotations?.[REPLICA_SWEEP_ANNOTATION];

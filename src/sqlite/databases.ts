@@ -38,6 +38,8 @@ export interface RemovedDatabase {
    * Litestream may still write into the replica, so the caller sweeps it once more afterwards.
    */
   sweepReplicaAgainAt?: Date;
+  /** Why the replica could not be deleted this time (then sweepReplicaAgainAt is set). */
+  replicaError?: unknown;
 }
 
 /**
@@ -166,11 +168,14 @@ export class SqliteDatabases {
       }),
     );
     if (options.keepReplica) return { database };
-    await this.removeReplica(database.siteId, database.path);
-    return {
-      database,
-      ...(lease ? { sweepReplicaAgainAt: new Date(lease.expiresAt.getTime() + UNREGISTER_MARGIN_MS) } : {}),
-    };
+    const leaseEnd = lease ? new Date(lease.expiresAt.getTime() + UNREGISTER_MARGIN_MS) : undefined;
+    try {
+      await this.removeReplica(database.siteId, database.path);
+    } catch (err) {
+      // The row is gone: the caller sweeps again (the bucket out of reach, say) rather than fail.
+      return { database, sweepReplicaAgainAt: leaseEnd ?? new Date(), replicaError: err };
+    }
+    return { database, ...(leaseEnd ? { sweepReplicaAgainAt: leaseEnd } : {}) };
   }
 
   /** Deletes every object under the database's replica root (all lineages); returns how many. */
