@@ -3,13 +3,14 @@ import type { ReconcileResult } from '../runtime/controller.js';
 import { isRefusal, WAITING_RETRY_MS, type RefusedOn } from '../runtime/reconcile.js';
 import type { SqliteDatabaseContext } from './context.js';
 import { linkDatabase } from './database-link.js';
-import { writeLinkedStatus, type Caps } from './status.js';
+import { capsAbovePlan, writeLinkedStatus } from './status.js';
 
 /**
  * A live SqliteDatabase with a valid spec: the database exists (database-link.ts: created with a
  * readwrite token when the resource came first), replication follows the spec, and the status
- * reports what the owning shard last recorded (status.ts). Placement is the shards' business: a
- * pin is applied when the database is created, never by moving it.
+ * reports what the owning shard last recorded (status.ts). The spec's caps are the database's
+ * own, applied where lower than the plan's. Placement is the shards' business: a pin is applied
+ * when the database is created, never by moving it.
  */
 export async function orchestrateDatabase(
   context: SqliteDatabaseContext,
@@ -52,26 +53,26 @@ export async function orchestrateDatabase(
       `the database is placed on ${database.shard}: a pin applies when it is created; draining a shard moves databases`,
     );
   }
-  const caps = await capsOf(context, database.siteId);
-  const lowered = [
-    ...(spec.maxSizeBytes !== undefined && (caps.maxSizeBytes ?? Infinity) > spec.maxSizeBytes
-      ? ['maxSizeBytes']
-      : []),
-    ...(spec.maxUsers !== undefined && (caps.maxUsers ?? Infinity) > spec.maxUsers ? ['maxUsers'] : []),
-  ];
-  if (lowered.length > 0) {
-    events.warning(
-      current,
-      'CapNotEnforced',
-      `${lowered.join(' and ')} below the plan's cap: the plan's cap applies (see status)`,
-    );
+  const wanted = { maxSizeBytes: spec.maxSizeBytes ?? null, maxUsers: spec.maxUsers ?? null };
+  if (database.maxSizeBytes !== wanted.maxSizeBytes || database.maxUsers !== wanted.maxUsers) {
+    database = (await sqlite.setCaps(database.id, wanted)) ?? database;
+    events.normal(current, 'CapsChanged', `caps of database ${database.id}: ${describeCaps(wanted)}`);
   }
-  const notReady = await writeLinkedStatus(context, current, spec, { database, token: linked.token, caps });
+  const { plan, ...caps } = await sqlite.capsInEffect(database);
+  const above = plan
+    ? capsAbovePlan(spec, { maxSizeBytes: plan.maxSqliteBytes, maxUsers: plan.maxSqliteUsers })
+    : [];
+  const notReady = await writeLinkedStatus(context, current, {
+    database,
+    token: linked.token,
+    caps,
+    capsAbovePlan: above,
+  });
   // A database being restored, or a cap above the plan, changes without a resource event.
   return notReady ? { requeueAfterMs: WAITING_RETRY_MS } : undefined;
 }
 
-async function capsOf(context: SqliteDatabaseContext, siteId: number): Promise<Caps> {
-  const plan = (await context.platform.getUsage(siteId))?.plan;
-  return { maxSizeBytes: plan?.maxSqliteBytes ?? null, maxUsers: plan?.maxSqliteUsers ?? null };
+function describeCaps(caps: { maxSizeBytes: number | null; maxUsers: number | null }): string {
+  const one = (value: number | null) => (value === null ? "the plan's" : String(value));
+  return `maxSizeBytes ${one(caps.maxSizeBytes)}, maxUsers ${one(caps.maxUsers)}`;
 }

@@ -12,7 +12,7 @@ import type { TokenRef } from './database-link.js';
 export const REPLICATING = 'Replicating';
 export const RESTORING = 'Restoring';
 
-/** The plan's caps in effect for the database (null: none). */
+/** Size and user caps (null: none). */
 export interface Caps {
   maxSizeBytes: number | null;
   maxUsers: number | null;
@@ -26,12 +26,18 @@ export interface Caps {
 export async function writeLinkedStatus(
   context: SqliteDatabaseContext,
   resource: SqliteDatabaseResource,
-  spec: SqliteDatabaseSpec,
-  linked: { database: SqliteDatabaseRow; token?: TokenRef; caps: Caps },
+  linked: {
+    database: SqliteDatabaseRow;
+    token?: TokenRef;
+    /** The caps in effect. */
+    caps: Caps;
+    /** The spec's caps above the plan's (capsAbovePlan). */
+    capsAbovePlan: string[];
+  },
 ): Promise<string | undefined> {
   const { database, token, caps } = linked;
   const users = await context.sqlite.userCount(database.id);
-  const ready = readyCondition(resource, spec, database, caps);
+  const ready = readyCondition(resource, database, linked.capsAbovePlan);
   const iso = (d: Date | null) => (d ? d.toISOString().replace(/\.\d+Z$/, 'Z') : undefined);
   const status: Omit<SqliteDatabaseStatus, 'observedGeneration'> = {
     conditions: [ready, replicatingCondition(resource, database), restoringCondition(resource, database)],
@@ -62,9 +68,8 @@ export async function writeLinkedStatus(
 /** Ready: served, and the spec's caps within the plan's. */
 function readyCondition(
   resource: SqliteDatabaseResource,
-  spec: SqliteDatabaseSpec,
   database: SqliteDatabaseRow,
-  caps: Caps,
+  above: string[],
 ): Condition {
   const notReady = (reason: string, message: string) => condition(resource, READY, 'False', reason, message);
   if (database.replicationState === 'restore_failed') {
@@ -79,18 +84,17 @@ function readyCondition(
       'Litestream refused the database: it is not served (no write is acknowledged unreplicated)',
     );
   }
-  const above = capsAbovePlan(spec, caps);
   if (above.length > 0) return notReady('CapAbovePlan', `${above.join('; ')}: the plan's caps apply`);
   return condition(resource, READY, 'True', 'Reconciled', `database ${database.id} exists and is served`);
 }
 
-/** The spec caps that exceed the plan's (a cap can only be lowered). */
-export function capsAbovePlan(spec: SqliteDatabaseSpec, caps: Caps): string[] {
+/** The spec caps that exceed the plan's (`plan`): a cap can only be lowered. */
+export function capsAbovePlan(spec: SqliteDatabaseSpec, plan: Caps): string[] {
   const above: string[] = [];
-  if (spec.maxSizeBytes !== undefined && caps.maxSizeBytes !== null && spec.maxSizeBytes > caps.maxSizeBytes)
-    above.push(`maxSizeBytes ${spec.maxSizeBytes} exceeds the plan's ${caps.maxSizeBytes}`);
-  if (spec.maxUsers !== undefined && caps.maxUsers !== null && spec.maxUsers > caps.maxUsers)
-    above.push(`maxUsers ${spec.maxUsers} exceeds the plan's ${caps.maxUsers}`);
+  if (spec.maxSizeBytes !== undefined && plan.maxSizeBytes !== null && spec.maxSizeBytes > plan.maxSizeBytes)
+    above.push(`maxSizeBytes ${spec.maxSizeBytes} exceeds the plan's ${plan.maxSizeBytes}`);
+  if (spec.maxUsers !== undefined && plan.maxUsers !== null && spec.maxUsers > plan.maxUsers)
+    above.push(`maxUsers ${spec.maxUsers} exceeds the plan's ${plan.maxUsers}`);
   return above;
 }
 

@@ -1,8 +1,9 @@
 import { and, asc, count, eq, gt, isNull, sql } from 'drizzle-orm';
 import type { BlobStore } from '../blob/index.js';
 import { dbOp } from '../observability/index.js';
-import { hashSecret, type Platform } from '../platform/index.js';
+import { hashSecret, type Plan, type Platform } from '../platform/index.js';
 import { CHANNELS, type Db } from '../store/index.js';
+import { cappedPlan } from './grants.js';
 import { replicaKeyRoot } from './replication/replica-path.js';
 import {
   sqliteDatabases,
@@ -143,6 +144,35 @@ export class SqliteDatabases {
       .where(eq(sqliteDatabases.id, id))
       .returning();
     return row;
+  }
+
+  /** The caps its calls apply: the plan's, or the database's own where lower (null: none). */
+  async capsInEffect(
+    database: SqliteDatabaseRow,
+  ): Promise<{ maxSizeBytes: number | null; maxUsers: number | null; plan: Plan | undefined }> {
+    const plan = (await this.deps.platform.getUsage(database.siteId))?.plan;
+    const capped = plan ? cappedPlan(plan, database) : undefined;
+    return {
+      maxSizeBytes: capped ? capped.maxSqliteBytes : database.maxSizeBytes,
+      maxUsers: capped ? capped.maxSqliteUsers : database.maxUsers,
+      plan,
+    };
+  }
+
+  /**
+   * Sets the database's own caps (null: the plan's) and tells every replica's grant cache, which
+   * holds the caps its calls apply, in the same transaction. Returns the row, or undefined when
+   * it is gone.
+   */
+  async setCaps(
+    id: number,
+    caps: { maxSizeBytes: number | null; maxUsers: number | null },
+  ): Promise<SqliteDatabaseRow | undefined> {
+    return this.deps.db.transaction(async (tx) => {
+      const [row] = await tx.update(sqliteDatabases).set(caps).where(eq(sqliteDatabases.id, id)).returning();
+      if (row) await tx.execute(sql`select pg_notify(${CHANNELS.sqliteGrants}, ${String(row.siteId)})`);
+      return row;
+    });
   }
 
   /**

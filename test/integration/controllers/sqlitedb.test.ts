@@ -76,8 +76,8 @@ const ready = (r: SqliteDatabaseResource | undefined) =>
 const waitReady = (name: string) =>
   eventually(`SqliteDatabase ${name} to be Ready`, async () => ready(await databases.get(name)));
 
-const waitGone = (name: string) =>
-  eventually(`SqliteDatabase ${name} to be gone`, async () => !(await databases.get(name)));
+const waitGone = (name: string, timeoutMs?: number) =>
+  eventually(`SqliteDatabase ${name} to be gone`, async () => !(await databases.get(name)), timeoutMs);
 
 const apply = (name: string, spec: Partial<SqliteDatabaseSpec>) =>
   databases.create({
@@ -280,6 +280,61 @@ describe('deletionPolicy Retain', () => {
   });
 });
 
+describe('caps', () => {
+  const scoped = (token: string, path: string, json: unknown, headers: Record<string, string> = {}) =>
+    fx.hostplane.request(path, {
+      method: 'POST',
+      headers: { 'x-sqlite-token': token, origin: 'http://shop.localhost:8080', ...headers },
+      json,
+    });
+
+  it('the spec’s caps below the plan’s are the ones the calls apply; removing them restores the plan’s', async () => {
+    await apply('capped', { path: 'capped.sqlite', maxUsers: 1, maxSizeBytes: 256 * 1024 });
+    const resource = await waitReady('capped');
+    expect(resource.status).toMatchObject({ maxUsers: 1, maxSizeBytes: 256 * 1024 });
+    const token = (await secretToken('sqldb-capped-token'))!;
+    const register = (email: string) =>
+      scoped(
+        token,
+        '/api/v1/sqlite/auth/register',
+        { email, password: 'a long passphrase 42' },
+        { 'x-api-key': apiKey },
+      );
+    expect((await register('first@example.com')).status).toBe(201);
+    const second = await register('second@example.com');
+    expect(second.status).toBe(402);
+    expect(await second.json()).toMatchObject({ error: 'USER_POOL_LIMIT_REACHED', user_limit: 1 });
+
+    expect((await scoped(token, '/api/v1/sqlite/exec', { sql: 'CREATE TABLE blobs (b BLOB)' })).status).toBe(
+      200,
+    );
+    const big = await scoped(token, '/api/v1/sqlite/exec', {
+      sql: 'INSERT INTO blobs VALUES (randomblob(400000))',
+    });
+    expect(big.status).toBe(413);
+    expect(await big.json()).toMatchObject({ limitBytes: 256 * 1024 });
+
+    // The plan's caps again: the grant caches hear of the change before the status says so.
+    const current = (await databases.get('capped'))!;
+    await databases.replace({
+      ...current,
+      spec: { siteRef: current.spec.siteRef, path: current.spec.path, replication: { enabled: true } },
+    } as SqliteDatabaseResource);
+    const relaxed = await eventually('the plan’s caps', async () => {
+      const r = ready(await databases.get('capped'));
+      return r?.status?.maxUsers === 2500 ? r : undefined;
+    });
+    expect(relaxed.status?.maxSizeBytes).toBe(1024 ** 3);
+    expect((await register('second@example.com')).status).toBe(201);
+    expect(await eventsOf('capped')).toEqual(
+      expect.arrayContaining([expect.objectContaining({ reason: 'CapsChanged' })]),
+    );
+    // A shard held it: the finalizer sweeps its replica once more when the lease has run out.
+    await databases.delete('capped');
+    await waitGone('capped', 60_000);
+  }, 100_000);
+});
+
 describe('deleting a database a shard holds', () => {
   it('sweeps the replica again once the shard’s lease has run out (late Litestream writes go too)', async () => {
     await apply('busy', { path: 'busy.sqlite' });
@@ -354,7 +409,6 @@ describe('a database created through the API', () => {
     const res = await install('data/api.sqlite');
     expect(res.status).toBe(200);
     const body = (await res.json()) as { tokenId: number };
-    const [listed] = await databases.list(`${SITE_LABEL}=shop,${SQLITE_DATABASE_ID_LABEL}`);
     const found = (await databases.list()).find((r) => r.spec.path === 'data/api.sqlite');
     expect(found?.metadata.name).toBe('shop-data-api-sqlite');
     expect(found?.spec).toEqual({
@@ -363,11 +417,14 @@ describe('a database created through the API', () => {
       replication: { enabled: true },
       deletionPolicy: 'Delete',
     });
-    expect(listed?.metadata.name).toBe('shop-data-api-sqlite');
-    const linked = await waitReady('shop-data-api-sqlite');
     const [row] = await rows<{ database_id: number }>(
       sql`select database_id from sqlite_tokens where id = ${body.tokenId}`,
     );
+    const labelled = await databases.list(
+      `${SITE_LABEL}=shop,${SQLITE_DATABASE_ID_LABEL}=${row?.database_id}`,
+    );
+    expect(labelled.map((r) => r.metadata.name)).toEqual(['shop-data-api-sqlite']);
+    const linked = await waitReady('shop-data-api-sqlite');
     expect(linked.status?.databaseId).toBe(row?.database_id);
     // The API's caller holds the token: the controller minted none.
     expect(linked.status?.tokenId).toBeUndefined();
