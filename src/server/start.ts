@@ -24,7 +24,7 @@ import { adminCommands, startAdminSocket } from './admin-socket.js';
 import { createApp } from './app.js';
 import { closeNow, metricsBeside } from './listen.js';
 import type { AppRole } from './roles.js';
-import { clusterSiteHook, formsHooks, notifyByMail, sqliteResourceTarget } from './wiring.js';
+import { clusterSiteHook, formsHooks, notifyByMail } from './wiring.js';
 
 /** The services of a running server (tests reach into them). */
 export interface Services {
@@ -132,7 +132,13 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     platform,
     files,
     logger,
-    resources: sqliteResourceTarget(config, logger, options.kubeConfig),
+    // Cluster mode: a database's first install is followed by its SqliteDatabase resource.
+    resources: config.kubernetes && {
+      namespace: config.kubernetes.namespace,
+      requestTimeoutMs: config.kubernetes.requestTimeoutMs,
+      kubeConfig: options.kubeConfig,
+      logger,
+    },
   });
   const edge = new Edge(config, platform, files, blobs, events, options.edge);
   const services: Services = {

@@ -1,14 +1,11 @@
 // Glue between domains that only the composition root knows: forms send their notices through
-// the mail outbox, `admin create-site` creates the Site resource in cluster mode, and a new SQLite
-// database gets its SqliteDatabase resource. Kept out of
+// the mail outbox, and `admin create-site` creates the Site resource in cluster mode. Kept out of
 // start.ts so the admin CLI can load it without the whole server.
-import type { KubeConfig } from '@kubernetes/client-node';
 import type { Config } from '../config/index.js';
 import type { Notify, PurgeHook } from '../forms/index.js';
 import type { createSiteResource, SiteResources } from '../kube/index.js';
 import { composeSubmissionMail, enqueue, messageIdFor, purgeBySource } from '../mail/index.js';
 import type { Logger } from '../observability/index.js';
-import type { DatabaseResourceTarget } from '../sqlite/index.js';
 import type { SiteCreatedHook } from './admin-socket.js';
 
 /** The owner's mail about an accepted submission, queued in the submission's transaction. */
@@ -75,18 +72,4 @@ export function clusterSiteHook(config: Config, logger: Logger): SiteCreatedHook
       return { resource: { namespace: kube.namespace, name: site.slug, result: 'deferred' } };
     }
   };
-}
-
-/**
- * Cluster mode: where the API creates the SqliteDatabase resource of a database it just created
- * (ClusterSqliteTokens, as ClusterFormsService does for forms); undefined standalone.
- */
-export function sqliteResourceTarget(
-  config: Config,
-  logger: Logger,
-  kubeConfig?: KubeConfig,
-): DatabaseResourceTarget | undefined {
-  const kube = config.kubernetes;
-  if (!kube) return undefined;
-  return { namespace: kube.namespace, requestTimeoutMs: kube.requestTimeoutMs, kubeConfig, logger };
 }
