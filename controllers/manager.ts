@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Config, KubernetesConfig } from '../src/config/index.js';
 import type { FormsService } from '../src/forms/index.js';
 import type { Platform } from '../src/platform/index.js';
+import type { SqliteDatabases } from '../src/sqlite/index.js';
 import {
   ResyncTracker,
   startControllerSet,
@@ -13,19 +14,25 @@ import { LeaderElector } from './runtime/leader-election.js';
 import type { ControllerSetup } from './runtime/setup.js';
 import { setupFormController } from './form/setup.js';
 import { setupSiteController } from './site/setup.js';
+import { setupSqliteDatabaseController } from './sqlitedb/setup.js';
 
 /**
  * Every controller the manager runs. Adding a kind is a setup function (controllers/<kind>/setup.ts:
  * informers, predicates, resync) and its parts of the reconcile pass (<kind>/reconciler.ts, run by
  * runtime/reconcile.ts), listed here.
  */
-export const controllerSetups: readonly ControllerSetup[] = [setupSiteController, setupFormController];
+export const controllerSetups: readonly ControllerSetup[] = [
+  setupSiteController,
+  setupFormController,
+  setupSqliteDatabaseController,
+];
 
 export interface ControllerManagerOptions {
   config: Config & { kubernetes: KubernetesConfig };
   kubeConfig: KubeConfig;
   platform: Platform;
   forms: FormsService;
+  sqlite: SqliteDatabases;
   logger: Logger;
   /** Default true; tests of a single instance may turn it off. */
   leaderElection?: boolean;
@@ -81,6 +88,7 @@ export function startControllerManager(options: ControllerManagerOptions): Contr
         kubeConfig,
         platform: options.platform,
         forms: options.forms,
+        sqlite: options.sqlite,
         logger,
         setups: options.setups ?? controllerSetups,
         workers: options.workers,

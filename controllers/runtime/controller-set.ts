@@ -4,6 +4,7 @@ import type { Config, KubernetesConfig } from '../../src/config/index.js';
 import type { FormsService } from '../../src/forms/index.js';
 import { kubeClients } from '../../src/kube/index.js';
 import type { Platform } from '../../src/platform/index.js';
+import type { SqliteDatabases } from '../../src/sqlite/index.js';
 import { objectKey } from './controller.js';
 import { EventRecorder } from './events.js';
 import { resyncTotal } from './metrics.js';
@@ -15,6 +16,7 @@ export interface ControllerSetOptions {
   kubeConfig: KubeConfig;
   platform: Platform;
   forms: FormsService;
+  sqlite: SqliteDatabases;
   logger: Logger;
   setups: readonly ControllerSetup[];
   workers: number | undefined;
@@ -86,6 +88,7 @@ export function startControllerSet(options: ControllerSetOptions): ControllerSet
     config,
     platform: options.platform,
     forms: options.forms,
+    sqlite: options.sqlite,
     clients,
     informers,
     events: new EventRecorder(clients.core, CONTROLLER_NAME, kube.podName, logger),

@@ -3,6 +3,7 @@ import type { Config, KubernetesConfig } from '../../src/config/index.js';
 import type { FormsService } from '../../src/forms/index.js';
 import type { KubeClients } from '../../src/kube/index.js';
 import type { Platform } from '../../src/platform/index.js';
+import type { SqliteDatabases } from '../../src/sqlite/index.js';
 import type { Controller } from './controller.js';
 import type { EventRecorder } from './events.js';
 import type { KubeObject } from './informer.js';
@@ -20,6 +21,8 @@ export interface ControllerContext {
   platform: Platform;
   /** Forms without a caller's scope (the Form controller); its delete purges the form's outbox mail. */
   forms: FormsService;
+  /** SQLite databases as whole objects: created with a token, removed with their replica. */
+  sqlite: SqliteDatabases;
   /** Typed clients of the three kinds and the built-in APIs, with the per-call deadline. */
   clients: KubeClients;
   /** Ask for informers here (not `new Informer`), so that controllers share one per collection. */

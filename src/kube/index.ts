@@ -6,6 +6,7 @@ export * from './resource-client.js';
 export * from './resources.js';
 export * from './site-resource.js';
 export * from './form-resource.js';
+export * from './sqlite-database-resource.js';
 export {
   FORM_APPLIED_ANNOTATION,
   FORM_FINALIZER,

@@ -183,34 +183,95 @@ export type FormStatus = z.output<typeof formStatusSchema>;
 
 export const sqliteDatabaseSpecSchema = z
   .object({
-    siteRef: localObjectReference,
+    // A database belongs to one site and one path for life: its replica is keyed by both.
+    siteRef: localObjectReference.meta({
+      'x-kubernetes-validations': [
+        { rule: 'self == oldSelf', message: 'siteRef is immutable: a database cannot move to another Site' },
+      ],
+    }),
     path: z
       .string()
       .min(1)
       .max(1024)
-      .regex(/^[^\\\0]+\.(sqlite|db)$/)
-      .meta({ description: 'Database path within the site; ends in .sqlite or .db.' }),
-    shard: z
-      .string()
-      .max(63)
+      .regex(/^[^/\\\0][^\\\0]*\.(sqlite|db)$/)
+      .meta({
+        description: 'Database path within the site, relative to its root; ends in .sqlite or .db.',
+        'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: 'path is immutable' }],
+      }),
+    shard: z.string().max(253).optional().meta({
+      description:
+        'Pin a new database to this sqlite shard (its pod name). Default: placed on the shard with the fewest databases.',
+    }),
+    maxSizeBytes: z
+      .int()
+      .min(0)
       .optional()
-      .meta({ description: 'Pin to a sqlite shard (default: placed by the controller).' }),
-    maxSizeBytes: z.int().min(0).optional().meta({ description: 'Size cap (default: the plan cap).' }),
-    maxUsers: z.int().min(0).optional().meta({ description: 'End-user cap (default: the plan cap).' }),
+      .meta({ description: "Size cap; at most the plan's (default: the plan's cap)." }),
+    maxUsers: z
+      .int()
+      .min(0)
+      .optional()
+      .meta({ description: "End-user cap; at most the plan's (default: the plan's cap)." }),
     replication: z
       .object({ enabled: z.boolean().default(true) })
       .strict()
-      .optional()
-      .meta({ description: 'Litestream replication to S3.' }),
+      .default({ enabled: true })
+      .meta({
+        description:
+          'Litestream replication to S3. Retention is per shard (HOSTPLANE_SQLITE_RETENTION_HOURS); the status reports the one in effect.',
+      }),
+    deletionPolicy: z.enum(['Delete', 'Retain']).default('Delete').meta({
+      description:
+        'Delete: deleting the resource removes the database (file, tokens, user pool) and its replica in S3. Retain: the same, but the replica stays in S3 (restorable by an operator).',
+    }),
   })
   .strict();
+
+const restoreWindowSchema = z
+  .object({
+    earliest: z.string().optional().meta({ format: 'date-time' }),
+    latest: z.string().optional().meta({ format: 'date-time' }),
+  })
+  .strict()
+  .meta({ description: 'The times a point-in-time restore can reach.' });
 
 export const sqliteDatabaseStatusSchema = z
   .object({
     ...statusBase,
-    shard: z.string().optional(),
-    sizeBytes: z.int().min(0).optional(),
-    users: z.int().min(0).optional(),
+    databaseId: z
+      .int()
+      .min(1)
+      .optional()
+      .meta({ description: 'The database in the control-plane database.' }),
+    siteId: z.int().min(1).optional().meta({ description: 'The site the database belongs to.' }),
+    shard: z.string().optional().meta({ description: 'The shard the database is placed on.' }),
+    sizeBytes: z.int().min(0).optional().meta({ description: 'Size the owning shard last reported.' }),
+    version: z.int().min(0).optional().meta({ description: 'The database version (bumped by every write).' }),
+    users: z.int().min(0).optional().meta({ description: 'End users in its pool.' }),
+    maxSizeBytes: z.int().min(0).optional().meta({ description: 'Size cap in effect (absent: none).' }),
+    maxUsers: z.int().min(0).optional().meta({ description: 'End-user cap in effect (absent: none).' }),
+    replicationState: z.string().optional().meta({
+      description: 'pending, replicating, off, restoring, restore_failed or register_failed.',
+    }),
+    lastReplicatedAt: z
+      .string()
+      .optional()
+      .meta({ format: 'date-time', description: 'When Litestream last reported the replica in step.' }),
+    retentionHours: z
+      .int()
+      .min(0)
+      .optional()
+      .meta({ description: 'Snapshot retention in effect (per shard, not per database).' }),
+    restoreWindow: restoreWindowSchema.optional(),
+    tokenId: z
+      .int()
+      .min(1)
+      .optional()
+      .meta({ description: 'The readwrite token minted for a database created from this resource.' }),
+    tokenSecretName: z
+      .string()
+      .optional()
+      .meta({ description: 'Secret holding that token (key `token`); the status never carries it.' }),
   })
   .strict();
 
@@ -226,6 +287,8 @@ export interface ObjectMeta {
   uid?: string;
   resourceVersion?: string;
   generation?: number;
+  /** Set by the API server (RFC 3339 in JSON); orders resources that claim the same thing. */
+  creationTimestamp?: Date | string;
   // client-node types timestamps as Date; objects straight from JSON carry strings. Only the
   // presence of deletionTimestamp is read.
   deletionTimestamp?: Date;
@@ -312,7 +375,11 @@ export const sqliteDatabaseKind: ResourceKind = {
     { name: 'Site', type: 'string', jsonPath: '.spec.siteRef.name' },
     { name: 'Path', type: 'string', jsonPath: '.spec.path' },
     { name: 'Shard', type: 'string', jsonPath: '.status.shard' },
+    { name: 'Size', type: 'integer', jsonPath: '.status.sizeBytes' },
+    { name: 'Version', type: 'integer', jsonPath: '.status.version' },
+    { name: 'Replicated', type: 'date', jsonPath: '.status.lastReplicatedAt' },
     readyColumn,
+    { name: 'Policy', type: 'string', jsonPath: '.spec.deletionPolicy', priority: 1 },
     ageColumn,
   ],
 };

@@ -3,11 +3,15 @@ import type { AddressInfo } from 'node:net';
 import type { KubeConfig } from '@kubernetes/client-node';
 // controllers/ is a layer beside this one, not a domain: its manager.ts is its face.
 import type { ControllerManager } from '../../controllers/manager.js';
+import path from 'node:path';
+import { FsBlobStore, S3BlobStore, type BlobStore } from '../blob/index.js';
 import type { Config } from '../config/index.js';
 import { AppError } from '../errors/index.js';
+import { FilesService } from '../files/index.js';
 import { FormsService } from '../forms/index.js';
 import { createLogger, type Logger, type MetricsServer } from '../observability/index.js';
-import { Platform } from '../platform/index.js';
+import { Platform, SiteEvents } from '../platform/index.js';
+import { DEFAULT_REPLICA_SETTINGS, SqliteDatabases } from '../sqlite/index.js';
 import { openStoreForRole, type Store } from '../store/index.js';
 import { closeNow, metricsBeside } from './listen.js';
 import { createControllerApp } from './probes.js';
@@ -40,11 +44,27 @@ export async function startController(
     import('../kube/index.js'),
   ]);
   const platform = new Platform(store.db);
+  // S3 when configured: the bucket the shards' Litestream replicates into, where the
+  // SqliteDatabase controller deletes replicas. Only database entries are written to the file
+  // index (no bytes), so a local store (nothing replicated) does too.
+  // No call at start: a bucket out of reach fails the cleanup that needs it, not the controller.
+  const blobs =
+    options.blobs ??
+    (config.s3 ? new S3BlobStore(config.s3) : new FsBlobStore(path.join(config.dataDir, 'files')));
+  const upgradeUrl = `${config.baseUrl}/account/upgrade`;
+  const sqlite = new SqliteDatabases({
+    db: store.db,
+    platform,
+    files: new FilesService(store.db, blobs, platform, new SiteEvents(), upgradeUrl),
+    replicas: blobs,
+    replica: DEFAULT_REPLICA_SETTINGS,
+  });
   const manager = startControllerManager({
     config: { ...config, kubernetes: kube },
     kubeConfig: options.kubeConfig ?? kubeConfigFromEnvironment(),
     platform,
-    forms: new FormsService(store.db, platform, formsHooks(`${config.baseUrl}/account/upgrade`)),
+    forms: new FormsService(store.db, platform, formsHooks(upgradeUrl)),
+    sqlite,
     logger,
     leaderElection: options.leaderElection,
     cacheSyncDeadlineMs: options.cacheSyncDeadlineMs,
@@ -97,6 +117,8 @@ export interface StartControllerOptions {
   kubeConfig?: KubeConfig;
   leaderElection?: boolean;
   cacheSyncDeadlineMs?: number;
+  /** Where the SQLite replicas are (tests: the fixture's MinIO bucket); default: S3 from config. */
+  blobs?: BlobStore;
 }
 
 export interface RunningController {

@@ -125,7 +125,21 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     points: SUBMIT_RATE_LIMIT.perMinute,
     durationSeconds: 60,
   });
-  const sqlite = await sqliteRuntime({ config, store, events, platform, files, logger });
+  const sqlite = await sqliteRuntime({
+    config,
+    store,
+    events,
+    platform,
+    files,
+    logger,
+    // Cluster mode: a database's first install is followed by its SqliteDatabase resource.
+    resources: config.kubernetes && {
+      namespace: config.kubernetes.namespace,
+      requestTimeoutMs: config.kubernetes.requestTimeoutMs,
+      kubeConfig: options.kubeConfig,
+      logger,
+    },
+  });
   const edge = new Edge(config, platform, files, blobs, events, options.edge);
   const services: Services = {
     config,

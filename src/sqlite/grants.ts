@@ -9,7 +9,10 @@ import type { SqliteDatabaseRow, SqliteTokenRow } from './tables.js';
 import type { SqliteTokens } from './tokens.js';
 import { grantLookups } from './metrics.js';
 
-/** A scoped token resolved with everything a call needs: its database, origins and plan caps. */
+/**
+ * A scoped token resolved with everything a call needs: its database, origins and plan caps (the
+ * database's own caps where they are lower).
+ */
 export interface Grant {
   token: SqliteTokenRow;
   database: SqliteDatabaseRow;
@@ -120,6 +123,19 @@ export class TokenGrants {
       siteOrigins(this.deps.config, this.deps.platform, found.database.siteId),
       this.deps.platform.accountContact(found.database.accountId),
     ]);
-    return { ...found, origins, plan: planFor(contact?.plan ?? 'free') };
+    return { ...found, origins, plan: cappedPlan(planFor(contact?.plan ?? 'free'), found.database) };
   }
 }
+
+/** The plan with the database's own caps (a SqliteDatabase's spec) where they are lower. */
+export function cappedPlan(plan: Plan, database: Pick<SqliteDatabaseRow, 'maxSizeBytes' | 'maxUsers'>): Plan {
+  return {
+    ...plan,
+    maxSqliteBytes: lowerCap(plan.maxSqliteBytes, database.maxSizeBytes),
+    maxSqliteUsers: lowerCap(plan.maxSqliteUsers, database.maxUsers),
+  };
+}
+
+/** The lower of two caps, null meaning none. */
+export const lowerCap = (a: number | null, b: number | null): number | null =>
+  a === null ? b : b === null ? a : Math.min(a, b);

@@ -3,6 +3,16 @@
 export { SqliteTokens, type InstallInput, type TokenGrant } from './tokens.js';
 export { TokenGrants, type Grant } from './grants.js';
 export { UserPools, SESSION_DAYS, SESSION_REFRESH_DAYS } from './users.js';
+export {
+  SqliteDatabases,
+  DEFAULT_REPLICA_SETTINGS,
+  type ReplicaSettings,
+  type RemovedDatabase,
+} from './databases.js';
+export { ClusterSqliteTokens, type DatabaseResourceTarget } from './cluster.js';
+export type { SqliteDatabaseRow } from './tables.js';
+export type { DatabaseFileIndex } from './token-routes.js';
+export { normalizeDatabasePath } from './db-path.js';
 export { AUTH_RATE_LIMITS } from './user-routes.js';
 export { sqliteModule } from './module.js';
 export { LocalShard, localDatabaseFiles, type DatabaseFiles } from './local-shard.js';

@@ -7,6 +7,7 @@ import type { Platform, SiteEvents } from '../platform/index.js';
 import { createRateLimiter } from '../ratelimit/index.js';
 import type { Store } from '../store/index.js';
 import { TokenGrants } from './grants.js';
+import { ClusterSqliteTokens, type DatabaseResourceTarget } from './cluster.js';
 import { LocalShard, localDatabaseFiles } from './local-shard.js';
 import { sqliteModule } from './module.js';
 import { Shards } from './shards.js';
@@ -41,9 +42,13 @@ export async function sqliteRuntime(deps: {
   platform: Platform;
   files: DatabaseFileIndex;
   logger: Logger;
+  /** Cluster mode: a database's first install is followed by its SqliteDatabase resource. */
+  resources?: DatabaseResourceTarget;
 }): Promise<SqliteRuntime> {
   const { config, store, platform, logger } = deps;
-  const tokens = new SqliteTokens(store.db, platform);
+  const tokens = deps.resources
+    ? new ClusterSqliteTokens(store.db, platform, deps.resources)
+    : new SqliteTokens(store.db, platform);
   const grants = new TokenGrants({ config, platform, tokens, logger });
   await grants.listen(store, deps.events);
   const siteHosts = new SiteHosts({ config, platform });

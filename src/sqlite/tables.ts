@@ -61,6 +61,9 @@ export const sqliteDatabases = pgTable(
     // The replica's lineage: a point-in-time restore starts a new one beside the old, so two
     // histories never share one replica path (the old stays readable for an undo).
     replicaGeneration: integer('replica_generation').notNull().default(0),
+    // Caps of this database below its plan's (a SqliteDatabase's spec); null: the plan's apply.
+    maxSizeBytes: bigint('max_size_bytes', { mode: 'number' }),
+    maxUsers: integer('max_users'),
   },
   (t) => [
     uniqueIndex('sqlite_databases_site_path_key').on(t.siteId, t.path),

@@ -12,6 +12,10 @@ export interface InstallInput {
   permissions: 'read' | 'readwrite';
   requireUserAuth: boolean;
   expiresInDays?: number;
+  /** A token minted beforehand (the controller stores it in a Secret first); default: a new one. */
+  token?: string;
+  /** Settings of the database when this install creates it (a SqliteDatabase resource's spec). */
+  newDatabase?: { shard?: string; replicationEnabled?: boolean };
 }
 
 /** A scoped token resolved: its record and the database it opens. */
@@ -43,7 +47,7 @@ export class SqliteTokens {
     const usage = await this.platform.getUsage(site.id);
     if (!usage) throw new AppError('UNKNOWN_SITE', { siteId: site.id });
     const { plan } = usage;
-    const token = newSecret('hp_sqlite_');
+    const token = input.token ?? newSecret('hp_sqlite_');
     return dbOp('sqlite_install', () =>
       this.db.transaction(async (tx) => {
         await tx.execute(sql`select pg_advisory_xact_lock(${DATABASES_LOCK_CLASS}, ${site.accountId})`);
@@ -66,7 +70,13 @@ export class SqliteTokens {
             });
           [database] = await tx
             .insert(sqliteDatabases)
-            .values({ siteId: site.id, accountId: site.accountId, path })
+            .values({
+              siteId: site.id,
+              accountId: site.accountId,
+              path,
+              shard: input.newDatabase?.shard ?? null,
+              replicationEnabled: input.newDatabase?.replicationEnabled ?? true,
+            })
             .returning();
         }
         const [record] = await tx

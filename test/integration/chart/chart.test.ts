@@ -542,7 +542,11 @@ describe('RBAC with the real authorizer', () => {
       ...each(['update'], { group: hp, resource: 'sites', subresource: 'finalizers' }),
       ...each(['get', 'list', 'watch', 'create', 'patch', 'delete'], { group: hp, resource: 'forms' }),
       ...each(['update'], { group: hp, resource: 'forms', subresource: 'status' }),
-      ...each(['list', 'delete'], { group: hp, resource: 'sqlitedatabases' }),
+      ...each(['get', 'list', 'watch', 'create', 'patch', 'delete'], {
+        group: hp,
+        resource: 'sqlitedatabases',
+      }),
+      ...each(['update'], { group: hp, resource: 'sqlitedatabases', subresource: 'status' }),
       ...each(['get', 'list', 'watch', 'create', 'patch', 'delete'], {
         group: 'networking.k8s.io',
         resource: 'ingresses',
@@ -562,6 +566,9 @@ describe('RBAC with the real authorizer', () => {
       ...each(['update', 'deletecollection'], { group: hp, resource: 'forms' }),
       ...each(['patch'], { group: hp, resource: 'forms', subresource: 'status' }),
       ...each(['update'], { group: hp, resource: 'forms', subresource: 'finalizers' }),
+      ...each(['update', 'deletecollection'], { group: hp, resource: 'sqlitedatabases' }),
+      ...each(['patch'], { group: hp, resource: 'sqlitedatabases', subresource: 'status' }),
+      ...each(['update'], { group: hp, resource: 'sqlitedatabases', subresource: 'finalizers' }),
       ...each(['update'], { group: 'networking.k8s.io', resource: 'ingresses' }),
       ...each(['get', 'create', 'delete'], { resource: 'pods' }),
       ...each(['get'], { resource: 'configmaps' }),
@@ -606,6 +613,7 @@ describe('RBAC with the real authorizer', () => {
       await allowed(rbac.apiToken, [
         ...each(['get', 'list', 'create'], { group: hp, resource: 'sites' }),
         ...each(['get', 'list', 'create', 'patch', 'delete'], { group: hp, resource: 'forms' }),
+        ...each(['get', 'list', 'create'], { group: hp, resource: 'sqlitedatabases' }),
       ]),
       true,
     );
@@ -615,6 +623,7 @@ describe('RBAC with the real authorizer', () => {
         ...each(['update'], { group: hp, resource: 'sites', subresource: 'status' }),
         ...each(['update', 'watch'], { group: hp, resource: 'forms' }),
         ...each(['update'], { group: hp, resource: 'forms', subresource: 'status' }),
+        ...each(['patch', 'update', 'delete', 'watch'], { group: hp, resource: 'sqlitedatabases' }),
         ...each(['get', 'create'], { resource: 'secrets' }),
         ...each(['create'], { group: 'networking.k8s.io', resource: 'ingresses' }),
         ...each(['create'], { group: hp, resource: 'sites', namespace: otherNamespace }),

@@ -77,6 +77,8 @@ export async function startClusterFixture(namespace = 'hostplane'): Promise<Clus
             kubeConfig: env.kubeConfig(options.token),
             leaderElection: options.leaderElection ?? true,
             cacheSyncDeadlineMs: options.cacheSyncDeadlineMs,
+            // The bucket the SQLite replicas would be in: the fixture's MinIO bucket.
+            blobs: hp.services.blobs,
           },
         );
         controllers.push(controller);

@@ -1,0 +1,78 @@
+import { isNotFound, type SqliteDatabaseResource, type SqliteDatabaseSpec } from '../../src/kube/index.js';
+import type { ReconcileResult } from '../runtime/controller.js';
+import { isRefusal, WAITING_RETRY_MS, type RefusedOn } from '../runtime/reconcile.js';
+import type { SqliteDatabaseContext } from './context.js';
+import { linkDatabase } from './database-link.js';
+import { capsAbovePlan, writeLinkedStatus } from './status.js';
+
+/**
+ * A live SqliteDatabase with a valid spec: the database exists (database-link.ts: created with a
+ * readwrite token when the resource came first), replication follows the spec, and the status
+ * reports what the owning shard last recorded (status.ts). The spec's caps are the database's
+ * own, applied where lower than the plan's. Placement is the shards' business: a pin is applied
+ * when the database is created, never by moving it.
+ */
+export async function orchestrateDatabase(
+  context: SqliteDatabaseContext,
+  resource: SqliteDatabaseResource,
+  spec: SqliteDatabaseSpec,
+): Promise<ReconcileResult | RefusedOn<SqliteDatabaseResource> | void> {
+  const { events, sqlite } = context;
+  const linked = await linkDatabase(context, resource, spec);
+  if ('staleDatabaseId' in linked) {
+    // Deleted by other means (its site was deleted): finish that delete. Creating it again
+    // would hand back an empty database in place of the deleted one.
+    events.normal(
+      resource,
+      'DatabaseDeleted',
+      `database ${linked.staleDatabaseId} no longer exists; deleting this resource`,
+    );
+    try {
+      await context.clients.sqliteDatabases.delete(resource.metadata.name);
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+    return;
+  }
+  if (isRefusal(linked)) return { ...linked, resource };
+  const current = linked.resource;
+
+  let { database } = linked;
+  if (database.replicationEnabled !== spec.replication.enabled) {
+    database = (await sqlite.setReplication(database.id, spec.replication.enabled)) ?? database;
+    events.normal(
+      current,
+      spec.replication.enabled ? 'ReplicationEnabled' : 'ReplicationDisabled',
+      `replication of database ${database.id} turned ${spec.replication.enabled ? 'on' : 'off'}`,
+    );
+  }
+  if (spec.shard && database.shard && spec.shard !== database.shard) {
+    events.warning(
+      current,
+      'ShardPinIgnored',
+      `the database is placed on ${database.shard}: a pin applies when it is created; draining a shard moves databases`,
+    );
+  }
+  const wanted = { maxSizeBytes: spec.maxSizeBytes ?? null, maxUsers: spec.maxUsers ?? null };
+  if (database.maxSizeBytes !== wanted.maxSizeBytes || database.maxUsers !== wanted.maxUsers) {
+    database = (await sqlite.setCaps(database.id, wanted)) ?? database;
+    events.normal(current, 'CapsChanged', `caps of database ${database.id}: ${describeCaps(wanted)}`);
+  }
+  const { plan, ...caps } = await sqlite.capsInEffect(database);
+  const above = plan
+    ? capsAbovePlan(spec, { maxSizeBytes: plan.maxSqliteBytes, maxUsers: plan.maxSqliteUsers })
+    : [];
+  const notReady = await writeLinkedStatus(context, current, {
+    database,
+    token: linked.token,
+    caps,
+    capsAbovePlan: above,
+  });
+  // A database being restored, or a cap above the plan, changes without a resource event.
+  return notReady ? { requeueAfterMs: WAITING_RETRY_MS } : undefined;
+}
+
+function describeCaps(caps: { maxSizeBytes: number | null; maxUsers: number | null }): string {
+  const one = (value: number | null) => (value === null ? "the plan's" : String(value));
+  return `maxSizeBytes ${one(caps.maxSizeBytes)}, maxUsers ${one(caps.maxUsers)}`;
+}

@@ -1,0 +1,225 @@
+import { and, asc, count, eq, gt, isNull, sql } from 'drizzle-orm';
+import type { BlobStore } from '../blob/index.js';
+import { dbOp } from '../observability/index.js';
+import { hashSecret, type Plan, type Platform } from '../platform/index.js';
+import { CHANNELS, type Db } from '../store/index.js';
+import { cappedPlan } from './grants.js';
+import { replicaKeyRoot } from './replication/replica-path.js';
+import {
+  sqliteDatabases,
+  sqliteLeases,
+  sqliteTokens,
+  sqliteUsers,
+  type SqliteDatabaseRow,
+} from './tables.js';
+import type { DatabaseFileIndex } from './token-routes.js';
+import { SqliteTokens } from './tokens.js';
+
+/** Where replicas live and how long their snapshots are kept (the shards' settings). */
+export interface ReplicaSettings {
+  /** HOSTPLANE_SQLITE_REPLICA_PREFIX: the replicas' key prefix in the blob bucket. */
+  prefix: string;
+  /** HOSTPLANE_SQLITE_RETENTION_HOURS: one retention per shard's Litestream, so per cluster. */
+  retentionHours: number;
+}
+
+export const DEFAULT_REPLICA_SETTINGS: ReplicaSettings = { prefix: 'sqlite', retentionHours: 168 };
+
+/**
+ * After the lease a removed database had expires, its shard has let it go (and unregistered it
+ * from Litestream): this margin covers that unregistration.
+ */
+const UNREGISTER_MARGIN_MS = 5_000;
+
+/** A database removed by removeDatabase. */
+export interface RemovedDatabase {
+  database: SqliteDatabaseRow;
+  /**
+   * Set when a shard held the database and its replica was deleted: until then, that shard's
+   * Litestream may still write into the replica, so the caller sweeps it once more afterwards.
+   */
+  sweepReplicaAgainAt?: Date;
+  /** Why the replica could not be deleted this time (then sweepReplicaAgainAt is set). */
+  replicaError?: unknown;
+}
+
+/**
+ * The databases as whole objects (what the SqliteDatabase controller manages): created with a
+ * readwrite token, read with their pool size, removed with their tokens, users, sessions, file
+ * entry and — unless kept — their replica in S3.
+ */
+export class SqliteDatabases {
+  private readonly tokens: SqliteTokens;
+
+  constructor(
+    private readonly deps: {
+      db: Db;
+      platform: Platform;
+      /** The site's file index: a database is one of its files. */
+      files: DatabaseFileIndex;
+      /** The bucket the replicas are in; none (or a local folder) when nothing replicates. */
+      replicas: BlobStore | undefined;
+      replica: ReplicaSettings;
+    },
+  ) {
+    this.tokens = new SqliteTokens(deps.db, deps.platform);
+  }
+
+  get replicaSettings(): ReplicaSettings {
+    return this.deps.replica;
+  }
+
+  async byId(id: number): Promise<SqliteDatabaseRow | undefined> {
+    const [row] = await this.deps.db.select().from(sqliteDatabases).where(eq(sqliteDatabases.id, id));
+    return row;
+  }
+
+  async bySitePath(siteId: number, path: string): Promise<SqliteDatabaseRow | undefined> {
+    const [row] = await this.deps.db
+      .select()
+      .from(sqliteDatabases)
+      .where(and(eq(sqliteDatabases.siteId, siteId), eq(sqliteDatabases.path, path)));
+    return row;
+  }
+
+  /** Every database, oldest first (the resync's view). */
+  list(): Promise<SqliteDatabaseRow[]> {
+    return this.deps.db.select().from(sqliteDatabases).orderBy(asc(sqliteDatabases.id));
+  }
+
+  async userCount(databaseId: number): Promise<number> {
+    const [row] = await this.deps.db
+      .select({ n: count() })
+      .from(sqliteUsers)
+      .where(eq(sqliteUsers.databaseId, databaseId));
+    return row?.n ?? 0;
+  }
+
+  /**
+   * Creates the database at (site, path) — or adds to the one there — with a readwrite token
+   * (`token`, minted by the caller and stored first, so a crash never loses it): the file entry
+   * first, taken back if the install is refused, as the install route does.
+   */
+  async create(
+    siteId: number,
+    path: string,
+    input: { token: string; tokenName: string; shard?: string; replicationEnabled: boolean },
+  ): Promise<{ database: SqliteDatabaseRow; tokenId: number; created: boolean }> {
+    const site = await this.deps.platform.getSite(siteId);
+    if (!site) throw new Error(`site ${siteId} does not exist`);
+    const added = await this.deps.files.registerDatabase(siteId, path);
+    try {
+      const installed = await this.tokens.install(site, {
+        path,
+        name: input.tokenName,
+        permissions: 'readwrite',
+        requireUserAuth: false,
+        token: input.token,
+        newDatabase: { shard: input.shard, replicationEnabled: input.replicationEnabled },
+      });
+      return { database: installed.database, tokenId: installed.record.id, created: installed.created };
+    } catch (err) {
+      if (added) await this.deps.files.unregisterDatabase(siteId, path);
+      throw err;
+    }
+  }
+
+  /**
+   * The id and database of a token that is not revoked; undefined otherwise. A plain lookup: it
+   * does not count as a use of the token (lastUsedAt stays).
+   */
+  async tokenOf(token: string): Promise<{ tokenId: number; databaseId: number } | undefined> {
+    const [row] = await this.deps.db
+      .select({ tokenId: sqliteTokens.id, databaseId: sqliteTokens.databaseId })
+      .from(sqliteTokens)
+      .where(and(eq(sqliteTokens.tokenHash, hashSecret(token)), isNull(sqliteTokens.revokedAt)));
+    return row;
+  }
+
+  /** Turns replication on or off; the owning shard registers or unregisters it with Litestream. */
+  async setReplication(id: number, enabled: boolean): Promise<SqliteDatabaseRow | undefined> {
+    const [row] = await this.deps.db
+      .update(sqliteDatabases)
+      .set({ replicationEnabled: enabled })
+      .where(eq(sqliteDatabases.id, id))
+      .returning();
+    return row;
+  }
+
+  /** The caps its calls apply: the plan's, or the database's own where lower (null: none). */
+  async capsInEffect(
+    database: SqliteDatabaseRow,
+  ): Promise<{ maxSizeBytes: number | null; maxUsers: number | null; plan: Plan | undefined }> {
+    const plan = (await this.deps.platform.getUsage(database.siteId))?.plan;
+    const capped = plan ? cappedPlan(plan, database) : undefined;
+    return {
+      maxSizeBytes: capped ? capped.maxSqliteBytes : database.maxSizeBytes,
+      maxUsers: capped ? capped.maxSqliteUsers : database.maxUsers,
+      plan,
+    };
+  }
+
+  /**
+   * Sets the database's own caps (null: the plan's) and tells every replica's grant cache, which
+   * holds the caps its calls apply, in the same transaction. Returns the row, or undefined when
+   * it is gone.
+   */
+  async setCaps(
+    id: number,
+    caps: { maxSizeBytes: number | null; maxUsers: number | null },
+  ): Promise<SqliteDatabaseRow | undefined> {
+    return this.deps.db.transaction(async (tx) => {
+      const [row] = await tx.update(sqliteDatabases).set(caps).where(eq(sqliteDatabases.id, id)).returning();
+      if (row) await tx.execute(sql`select pg_notify(${CHANNELS.sqliteGrants}, ${String(row.siteId)})`);
+      return row;
+    });
+  }
+
+  /**
+   * Removes a database: its file entry, then its row — tokens, users, sessions and lease go with
+   * it (ON DELETE CASCADE), every replica's grant and session caches are told in the same
+   * transaction, and the owning shard, losing the lease at its next renewal, lets the file go —
+   * then, unless `keepReplica`, every lineage of its replica in S3. Undefined when it is gone.
+   */
+  async removeDatabase(id: number, options: { keepReplica: boolean }): Promise<RemovedDatabase | undefined> {
+    const database = await this.byId(id);
+    if (!database) return undefined;
+    await this.deps.files.unregisterDatabase(database.siteId, database.path);
+    const lease = await dbOp('sqlite_remove_database', () =>
+      this.deps.db.transaction(async (tx) => {
+        const [held] = await tx
+          .select({ expiresAt: sqliteLeases.expiresAt })
+          .from(sqliteLeases)
+          .where(and(eq(sqliteLeases.databaseId, id), gt(sqliteLeases.expiresAt, sql`now()`)));
+        await tx.delete(sqliteDatabases).where(eq(sqliteDatabases.id, id));
+        await tx.execute(sql`select pg_notify(${CHANNELS.sqliteGrants}, ${String(database.siteId)})`);
+        await tx.execute(sql`select pg_notify(${CHANNELS.sqliteSessions}, ${String(id)})`);
+        return held;
+      }),
+    );
+    if (options.keepReplica) return { database };
+    const leaseEnd = lease ? new Date(lease.expiresAt.getTime() + UNREGISTER_MARGIN_MS) : undefined;
+    try {
+      await this.removeReplica(database.siteId, database.path);
+    } catch (err) {
+      // The row is gone: the caller sweeps again (the bucket out of reach, say) rather than fail.
+      return { database, sweepReplicaAgainAt: leaseEnd ?? new Date(), replicaError: err };
+    }
+    return { database, ...(leaseEnd ? { sweepReplicaAgainAt: leaseEnd } : {}) };
+  }
+
+  /** Deletes every object under the database's replica root (all lineages); returns how many. */
+  async removeReplica(siteId: number, path: string): Promise<number> {
+    const { replicas } = this.deps;
+    if (replicas?.kind !== 's3') return 0; // replication needs S3: nothing was replicated
+    // The trailing slash keeps `a.db` from matching `a.db2`'s objects.
+    const root = replicaKeyRoot(this.deps.replica.prefix, { siteId, path });
+    const prefix = root.endsWith('/') ? root : `${root}/`;
+    let removed = 0;
+    for await (const object of replicas.list(prefix)) {
+      await replicas.delete(object.key);
+      removed++;
+    }
+    return removed;
+  }
+}
