@@ -47,11 +47,18 @@ export async function orchestrateDatabase(
     );
   }
   if (spec.shard && database.shard && spec.shard !== database.shard) {
-    events.warning(
-      current,
-      'ShardPinIgnored',
-      `the database is placed on ${database.shard}: a pin applies when it is created; draining a shard moves databases`,
-    );
+    // A pin changed: the database moves (its owner syncs and lets go, the pinned shard restores it).
+    const from = database.shard;
+    try {
+      await sqlite.move(database.id, spec.shard);
+      events.normal(current, 'Moving', `database ${database.id} moves from ${from} to ${spec.shard}`);
+    } catch (err) {
+      events.warning(
+        current,
+        'MoveRefused',
+        `database ${database.id} stays on ${from}: ${(err as Error).message}`,
+      );
+    }
   }
   const wanted = { maxSizeBytes: spec.maxSizeBytes ?? null, maxUsers: spec.maxUsers ?? null };
   if (database.maxSizeBytes !== wanted.maxSizeBytes || database.maxUsers !== wanted.maxUsers) {

@@ -11,7 +11,7 @@ import { FilesService } from '../files/index.js';
 import { FormsService } from '../forms/index.js';
 import { createLogger, type Logger, type MetricsServer } from '../observability/index.js';
 import { Platform, SiteEvents } from '../platform/index.js';
-import { DEFAULT_REPLICA_SETTINGS, SqliteDatabases } from '../sqlite/index.js';
+import { SqliteDatabases } from '../sqlite/index.js';
 import { openStoreForRole, type Store } from '../store/index.js';
 import { closeNow, metricsBeside } from './listen.js';
 import { createControllerApp } from './probes.js';
@@ -57,7 +57,7 @@ export async function startController(
     platform,
     files: new FilesService(store.db, blobs, platform, new SiteEvents(), upgradeUrl),
     replicas: blobs,
-    replica: DEFAULT_REPLICA_SETTINGS,
+    replica: config.sqliteReplication,
   });
   const manager = startControllerManager({
     config: { ...config, kubernetes: kube },

@@ -1,9 +1,10 @@
-import { and, asc, count, eq, gt, isNull, sql } from 'drizzle-orm';
+import { and, asc, count, eq, gt, isNull, ne, sql } from 'drizzle-orm';
 import type { BlobStore } from '../blob/index.js';
 import { dbOp } from '../observability/index.js';
 import { hashSecret, type Plan, type Platform } from '../platform/index.js';
 import { CHANNELS, type Db } from '../store/index.js';
 import { cappedPlan } from './grants.js';
+import { moveDatabase } from './placement.js';
 import { replicaKeyRoot } from './replication/replica-path.js';
 import {
   sqliteDatabases,
@@ -136,14 +137,26 @@ export class SqliteDatabases {
     return row;
   }
 
-  /** Turns replication on or off; the owning shard registers or unregisters it with Litestream. */
+  /**
+   * Turns replication on or off; the owning shard registers or unregisters it with Litestream
+   * within a lease round. Turned on again, it replicates into a new generation: the file went on
+   * without the old replica, whose history no longer leads to it.
+   */
   async setReplication(id: number, enabled: boolean): Promise<SqliteDatabaseRow | undefined> {
     const [row] = await this.deps.db
       .update(sqliteDatabases)
-      .set({ replicationEnabled: enabled })
-      .where(eq(sqliteDatabases.id, id))
+      .set({
+        replicationEnabled: enabled,
+        ...(enabled ? { replicaGeneration: sql`${sqliteDatabases.replicaGeneration} + 1` } : {}),
+      })
+      .where(and(eq(sqliteDatabases.id, id), ne(sqliteDatabases.replicationEnabled, enabled)))
       .returning();
-    return row;
+    return row ?? (await this.byId(id));
+  }
+
+  /** Places the database on shard `to` (its owner lets it go; `to` restores it from the replica). */
+  move(id: number, to: string): Promise<'moved' | 'already'> {
+    return moveDatabase(this.deps.db, id, to);
   }
 
   /** The caps its calls apply: the plan's, or the database's own where lower (null: none). */

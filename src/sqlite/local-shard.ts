@@ -46,6 +46,7 @@ const soleOwner: Ownership = {
     replicaGeneration: 0,
     version: 0,
     replicationEnabled: false,
+    replicationState: 'pending',
   }),
   report: async () => undefined,
 };
@@ -162,6 +163,11 @@ export class LocalShard {
     return [...this.open.keys()];
   }
 
+  /** Whether an open database is registered with Litestream (undefined: not open yet). */
+  replicatedHere(databaseId: number): boolean | undefined {
+    return this.open.get(databaseId)?.replicated;
+  }
+
   /** An open database's figures and file, for the shard's reports (undefined: not open). */
   async stateOf(
     databaseId: number,
@@ -198,7 +204,11 @@ export class LocalShard {
       if (entry.inFlight > 0) await new Promise<void>((resolve) => (entry.drained = resolve));
       const db = await entry.opening.catch(() => undefined);
       try {
-        await this.opener.close(databaseId, db, entry.file, options);
+        // A database that was not replicated has no replica to bring in step.
+        await this.opener.close(databaseId, db, entry.file, {
+          ...options,
+          discard: options.discard || !entry.replicated,
+        });
       } catch (err) {
         entry.leaving = undefined; // not let go: it stays served here
         throw err;

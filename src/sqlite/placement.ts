@@ -54,6 +54,26 @@ export async function drainShard(db: Db, shard: string, to?: string): Promise<Dr
   return result;
 }
 
+/**
+ * Moves one database to shard `to` (the SqliteDatabase's `spec.shard`): refused when `to` is not
+ * live or draining, or when the database's replication is off (its only copy is on its shard).
+ */
+export async function moveDatabase(db: Db, databaseId: number, to: string): Promise<'moved' | 'already'> {
+  const [database] = await db
+    .select({ shard: sqliteDatabases.shard, replicationEnabled: sqliteDatabases.replicationEnabled })
+    .from(sqliteDatabases)
+    .where(eq(sqliteDatabases.id, databaseId));
+  if (!database) throw new AppError('NOT_FOUND', { message: `no SQLite database ${databaseId}` });
+  if (database.shard === to) return 'already';
+  if (database.shard !== null && !database.replicationEnabled)
+    throw new AppError('INVALID_REQUEST', {
+      message: 'replication is off for this database: its only copy is on its shard, so it cannot move',
+    });
+  if (!(await liveShard(db, to)))
+    throw new AppError('INVALID_REQUEST', { message: `shard "${to}" is not live or is draining` });
+  return (await placeOn(db, databaseId, to)) ? 'moved' : 'already';
+}
+
 async function liveShard(db: Db, name: string): Promise<boolean> {
   const rows = await db
     .select({ name: sqliteShards.name })

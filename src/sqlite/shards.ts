@@ -230,20 +230,26 @@ export class Shards {
   private async renew(): Promise<void> {
     const startedAt = Date.now();
     await this.heartbeat();
-    if (this.held.size === 0) return;
-    const renewed = await this.db
-      .update(sqliteLeases)
-      .set({ expiresAt: new Date(Date.now() + LEASE_TTL_MS) })
-      .where(
-        and(inArray(sqliteLeases.databaseId, [...this.held.keys()]), eq(sqliteLeases.shard, this.self.name)),
-      )
-      .returning({ databaseId: sqliteLeases.databaseId });
-    const kept = new Set(renewed.map((r) => r.databaseId));
-    const lost = [...this.held.keys()].filter((id) => !kept.has(id));
-    for (const id of lost) this.held.delete(id);
-    for (const id of kept) if (this.held.has(id)) this.held.set(id, startedAt);
-    leasesHeld.set(this.held.size);
-    if (lost.length > 0) this.onLost?.(lost);
+    // The leases of this round as it starts: one acquired while it runs is not in its answer,
+    // and must not be taken for lost.
+    const ids = [...this.held.keys()];
+    if (ids.length > 0) {
+      const renewed = await this.db
+        .update(sqliteLeases)
+        .set({ expiresAt: new Date(startedAt + LEASE_TTL_MS) })
+        .where(and(inArray(sqliteLeases.databaseId, ids), eq(sqliteLeases.shard, this.self.name)))
+        .returning({ databaseId: sqliteLeases.databaseId });
+      const kept = new Set(renewed.map((r) => r.databaseId));
+      const lost = ids.filter((id) => {
+        const at = this.held.get(id);
+        return !kept.has(id) && at !== undefined && at <= startedAt; // not taken again meanwhile
+      });
+      for (const id of lost) this.held.delete(id);
+      for (const id of kept)
+        if (this.held.has(id)) this.held.set(id, Math.max(this.held.get(id)!, startedAt));
+      leasesHeld.set(this.held.size);
+      if (lost.length > 0) this.onLost?.(lost);
+    }
     await this.onRenewed?.();
   }
 

@@ -130,6 +130,11 @@ include "hostplane.env.commonIn" (list . "/var/lib/hostplane")
       key: {{ $root.Values.database.secretKey | quote }}
 - name: S3_BUCKET
   value: {{ $root.Values.s3.bucket | quote }}
+{{- /* Where SQLite replicas live and how long: the shards write them, the controller deletes and reports them. */}}
+- name: HOSTPLANE_SQLITE_REPLICA_PREFIX
+  value: {{ $root.Values.sqlite.replication.prefix | quote }}
+- name: HOSTPLANE_SQLITE_RETENTION_HOURS
+  value: {{ $root.Values.sqlite.replication.retentionHours | toString | quote }}
 {{- with $root.Values.s3.endpoint }}
 - name: S3_ENDPOINT
   value: {{ . | quote }}

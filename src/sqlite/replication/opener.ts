@@ -12,6 +12,8 @@ export interface DatabaseRecord extends ReplicaOf {
   /** The version last reported to PostgreSQL: above 0, the database has had writes. */
   version: number;
   replicationEnabled: boolean;
+  /** `pending` until a shard first opened it: after that, a missing file means a lost one. */
+  replicationState: ReplicationState;
 }
 
 export interface DatabaseReport {
@@ -135,9 +137,9 @@ export class DatabaseOpener {
         await rm(temp, { force: true });
       }
     }
-    if (!restored && record.version > 0) {
-      // It had writes, and neither its file nor a replica is here: serving an empty database in
-      // its place would look like data loss to every client.
+    if (!restored && (record.version > 0 || record.replicationState !== 'pending')) {
+      // A shard had it open (its version is reported only every 10 s), and neither its file nor
+      // a replica is here: serving an empty database in its place would look like data loss.
       restoreFailures.inc({ reason: 'file_lost' });
       await this.ownership.report(record.id, { replicationState: 'restore_failed' }).catch(() => undefined);
       throw unavailable('file_lost');

@@ -1,4 +1,4 @@
-import { eq, sql } from 'drizzle-orm';
+import { eq, inArray, sql } from 'drizzle-orm';
 import { CHANNELS, type Db, type Store } from '../../store/index.js';
 import type { Logger } from '../../observability/index.js';
 import type { LocalShard } from '../local-shard.js';
@@ -22,6 +22,7 @@ export function shardOwnership(db: Db, shards: Shards): Ownership {
           replicaGeneration: sqliteDatabases.replicaGeneration,
           version: sqliteDatabases.version,
           replicationEnabled: sqliteDatabases.replicationEnabled,
+          replicationState: sqliteDatabases.replicationState,
         })
         .from(sqliteDatabases)
         .where(eq(sqliteDatabases.id, id));
@@ -70,6 +71,7 @@ export async function keepShardInLine(deps: {
   const windowAt = new Map<number, number>();
   shards.onRenewed = async () => {
     await checkPlacement();
+    await followReplicationSwitch(deps.store.db, shard, logger);
     await report(deps, behindSince, windowAt);
   };
   const unlisten = await deps.store.listen(
@@ -80,6 +82,30 @@ export async function keepShardInLine(deps: {
     () => void checkPlacement().catch(() => undefined),
   );
   return unlisten;
+}
+
+/**
+ * Replication turned on or off for an open database (its SqliteDatabase resource): the file is
+ * closed, keeping its lease, and opened again by the next call, registered or not as it now says.
+ */
+async function followReplicationSwitch(db: Db, shard: LocalShard, logger: Logger): Promise<void> {
+  if (!shard.replicator.enabled) return;
+  const ids = shard.openIds();
+  if (ids.length === 0) return;
+  const rows = await db
+    .select({ id: sqliteDatabases.id, enabled: sqliteDatabases.replicationEnabled })
+    .from(sqliteDatabases)
+    .where(inArray(sqliteDatabases.id, ids));
+  for (const { id, enabled } of rows) {
+    const now = shard.replicatedHere(id);
+    if (now === undefined || now === enabled) continue;
+    await shard
+      .letGo(id, { removeFile: false, keepLease: true })
+      .then(() =>
+        logger.info({ databaseId: id, replicated: enabled }, 'sqlite database replication switched'),
+      )
+      .catch((err: unknown) => logger.warn({ err, databaseId: id }, 'sqlite replication switch deferred'));
+  }
 }
 
 const WINDOWS_PER_ROUND = 3;
