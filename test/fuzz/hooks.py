@@ -7,8 +7,8 @@ come from a random benchmarking address (198.18.0.0/15); the tenth keeps the rea
 limiter's 429 answer is still exercised and checked against the document. SQLite register and
 login (5 a minute per address) get the same treatment.
 
-SQLite (/api/v1/sqlite/*, except install and the token list, which take the master key from
-schemathesis.toml): a scoped token is only accepted with the site's `Origin`, and most operations
+SQLite (/api/v1/sqlite/*, except install, the token list and the point-in-time restore routes,
+which take the master key): a scoped token is only accepted with the site's `Origin`, and most operations
 also want a user session, which no static configuration can keep alive while the fuzzer revokes
 tokens, logs sessions out and resets passwords. So:
 - an auth provider (`SqliteAuth`) gives nine cases in ten the credentials their security
@@ -134,7 +134,7 @@ STATE = State()
 def _sqlite_case(case) -> bool:
     path = case.operation.path
     return STATE.fixture is not None and path.startswith(f"{fx.API}/") and not re.match(
-        r"^/api/v1/sqlite/auth/(install|tokens)", path
+        r"^/api/v1/sqlite/(auth/(install|tokens)|restore)", path
     )
 
 
