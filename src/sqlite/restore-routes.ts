@@ -21,7 +21,9 @@ export const restoreWindowResponse = z.object({
   success: z.boolean(),
   path: z.string(),
   earliest: iso.nullable().describe('The earliest time a restore can reach (null: nothing replicated yet)'),
-  latest: iso.nullable().describe('When the latest replicated change was shipped (null: nothing replicated yet)'),
+  latest: iso
+    .nullable()
+    .describe('When the latest replicated change was shipped (null: nothing replicated yet)'),
   retentionHours: z.int().describe('How long restore points are kept (HOSTPLANE_SQLITE_RETENTION_HOURS)'),
 });
 
@@ -33,10 +35,7 @@ const bookmark = z
   .min(1)
   .max(512)
   .describe('A previousBookmark a restore answered: restores the state just before that restore (undo)');
-export const restoreBody = z.union([
-  z.strictObject({ path, timestamp }),
-  z.strictObject({ path, bookmark }),
-]);
+export const restoreBody = z.union([z.strictObject({ path, timestamp }), z.strictObject({ path, bookmark })]);
 export const restoreResponse = z.object({
   success: z.boolean(),
   path: z.string(),
@@ -139,7 +138,8 @@ export function restoreRoutes(deps: {
           path: 'data/app.sqlite',
           restoredTo: '2026-05-08T08:30:00.000Z',
           version: 1043,
-          previousBookmark: 'eyJ2IjoxLCJkIjo3LCJnIjowLCJ0IjoiMjAyNi0wNS0wOFQwOTowMDowMC4wMDBaIn0.c2lnbmF0dXJl',
+          previousBookmark:
+            'eyJ2IjoxLCJkIjo3LCJnIjowLCJ0IjoiMjAyNi0wNS0wOFQwOTowMDowMC4wMDBaIn0.c2lnbmF0dXJl',
         },
         links: {
           UndoTheRestore: {
@@ -156,7 +156,8 @@ export function restoreRoutes(deps: {
     handler: async ({ req, res, body }) => {
       const row = await databaseOf(req, body.path);
       if (await proxy.sendTo(req, res, row, body)) return;
-      const target = 'timestamp' in body ? { timestamp: new Date(body.timestamp) } : { bookmark: body.bookmark };
+      const target =
+        'timestamp' in body ? { timestamp: new Date(body.timestamp) } : { bookmark: body.bookmark };
       const outcome = await restores.restore(row, target, await maxBytesOf(row));
       res.json({
         success: true,

@@ -154,7 +154,10 @@ export const sqliteErrors = {
         : `${p.timestamp} is outside this database's restore window: from ${p.earliest} to now (latest change replicated at ${p.latest}).`,
     extra: (p) => ({ earliest: p.earliest, latest: p.latest }),
     extraSchema: {
-      earliest: z.string().nullable().describe('The earliest time a restore can reach (null: no restore points yet)'),
+      earliest: z
+        .string()
+        .nullable()
+        .describe('The earliest time a restore can reach (null: no restore points yet)'),
       latest: z.string().nullable().describe('The time of the latest replicated change'),
     },
     description: 'The timestamp is before the database’s earliest restore point or in the future',
@@ -172,7 +175,8 @@ export const sqliteErrors = {
       'The database could not be restored from its replica right now; nothing was changed. Try again shortly.',
     extra: (p) => ({ retry_after: p.retryAfterSeconds }),
     extraSchema: { retry_after: z.int().describe('Seconds until a new attempt may succeed') },
-    description: 'The replica could not be read or restored (storage unreachable, integrity check); nothing was changed',
+    description:
+      'The replica could not be read or restored (storage unreachable, integrity check); nothing was changed',
     headers: retryAfter,
   }),
   SQL_ERROR: define<{ message: string; sqliteCode?: string; statementIndex?: number }>({

@@ -28,7 +28,10 @@ export interface RestoreOutcome {
 }
 
 /** The database's own columns a restore works from. */
-type DatabaseOf = Pick<SqliteDatabaseRow, 'id' | 'siteId' | 'path' | 'replicaGeneration' | 'replicationEnabled'>;
+type DatabaseOf = Pick<
+  SqliteDatabaseRow,
+  'id' | 'siteId' | 'path' | 'replicaGeneration' | 'replicationEnabled'
+>;
 
 /** `litestream ltx -json` gives whole seconds: the exact times may be up to this much later. */
 const LISTED_PRECISION_MS = 1000;
@@ -84,6 +87,9 @@ export class PointInTimeRestore {
   /** The current generation's restore window (nulls: nothing replicated yet). */
   async window(database: DatabaseOf): Promise<RestoreWindowAnswer> {
     this.mustReplicate(database);
+    // An open database's WAL shipped first: `latest` then covers every acknowledged write.
+    const state = await this.deps.shard.stateOf(database.id);
+    if (state) await this.deps.shard.replicator.flush(state.file).catch(() => undefined);
     const window = await this.windowOf(database);
     if (window)
       await this.deps.db
@@ -98,7 +104,11 @@ export class PointInTimeRestore {
   }
 
   /** Restores the database to `target` (see the class); one restore of a database at a time. */
-  async restore(database: DatabaseOf, target: RestoreTarget, maxBytes: number | null): Promise<RestoreOutcome> {
+  async restore(
+    database: DatabaseOf,
+    target: RestoreTarget,
+    maxBytes: number | null,
+  ): Promise<RestoreOutcome> {
     this.mustReplicate(database);
     if (this.busy.has(database.id))
       throw new AppError('CONFLICT', { message: 'A restore of this database is already under way.' });
@@ -120,7 +130,10 @@ export class PointInTimeRestore {
       // A refusal (bad timestamp or bookmark, busy) is not a failed restore.
       if (!(err instanceof AppError && err.status < 500)) {
         restoresTotal.inc({ kind: 'point_in_time', outcome: 'failed' });
-        this.deps.logger.error({ err, databaseId: database.id, target: kind }, 'sqlite point-in-time restore failed');
+        this.deps.logger.error(
+          { err, databaseId: database.id, target: kind },
+          'sqlite point-in-time restore failed',
+        );
       }
       throw err;
     } finally {
@@ -168,7 +181,9 @@ export class PointInTimeRestore {
               restorableFrom: null,
               replicationState: 'pending',
             })
-            .where(and(eq(sqliteDatabases.id, database.id), eq(sqliteDatabases.replicaGeneration, generation)))
+            .where(
+              and(eq(sqliteDatabases.id, database.id), eq(sqliteDatabases.replicaGeneration, generation)),
+            )
             .returning({ id: sqliteDatabases.id });
           if (moved.length === 0) throw busy();
           const bookmark = signBookmark({ databaseId: database.id, generation, at: new Date() }, secret);
@@ -217,7 +232,9 @@ export class PointInTimeRestore {
   private async downloadBookmarked(database: DatabaseOf, text: string, temp: string): Promise<Date> {
     const bookmark = readBookmark(text, await this.deps.secret());
     if (bookmark.databaseId !== database.id || bookmark.generation >= database.replicaGeneration)
-      throw new AppError('SQLITE_BOOKMARK_INVALID', { message: 'This bookmark is not valid for this database.' });
+      throw new AppError('SQLITE_BOOKMARK_INVALID', {
+        message: 'This bookmark is not valid for this database.',
+      });
     const restored = await this.download(this.replicaOf(database, bookmark.generation), temp, undefined);
     if (!restored)
       throw new AppError('SQLITE_BOOKMARK_INVALID', {
@@ -237,7 +254,9 @@ export class PointInTimeRestore {
 
   private async windowOf(database: DatabaseOf): Promise<RestoreWindow | undefined> {
     try {
-      return await this.deps.shard.replicator.restoreWindow(this.replicaOf(database, database.replicaGeneration));
+      return await this.deps.shard.replicator.restoreWindow(
+        this.replicaOf(database, database.replicaGeneration),
+      );
     } catch (err) {
       throw Object.assign(new AppError('SQLITE_RESTORE_FAILED', { retryAfterSeconds: 10 }), { cause: err });
     }
