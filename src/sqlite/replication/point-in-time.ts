@@ -25,6 +25,8 @@ export interface RestoreOutcome {
   restoredTo: Date;
   version: number;
   previousBookmark: string;
+  /** How long the database was unavailable (the swap under its write lock). */
+  swapMs: number;
 }
 
 /** The database's own columns a restore works from. */
@@ -122,7 +124,13 @@ export class PointInTimeRestore {
       );
       restoresTotal.inc({ kind: 'point_in_time', outcome: 'restored' });
       this.deps.logger.info(
-        { databaseId: database.id, target: kind, restoredTo: outcome.restoredTo, version: outcome.version },
+        {
+          databaseId: database.id,
+          target: kind,
+          restoredTo: outcome.restoredTo,
+          version: outcome.version,
+          swapMs: outcome.swapMs,
+        },
         'sqlite database restored to a point in time',
       );
       return outcome;
@@ -166,6 +174,7 @@ export class PointInTimeRestore {
           : await this.downloadBookmarked(database, target.bookmark, temp);
       const secret = await this.deps.secret();
       let version = 0;
+      const swapStarted = performance.now();
       const previousBookmark = await shard.replaceFile(
         database.id,
         maxBytes,
@@ -200,7 +209,7 @@ export class PointInTimeRestore {
             .where(eq(sqliteDatabases.id, database.id));
         },
       );
-      return { restoredTo, version, previousBookmark };
+      return { restoredTo, version, previousBookmark, swapMs: Math.round(performance.now() - swapStarted) };
     } finally {
       await rm(temp, { force: true });
     }
