@@ -263,6 +263,8 @@ def before_call(context, case, kwargs):
     headers = dict(case.headers or {})
     if path in LIMITED_PATHS and rng.random() >= 0.1:
         headers["X-Forwarded-For"] = f"198.{rng.randint(18, 19)}.{rng.randrange(256)}.{rng.randint(1, 254)}"
+    if path.startswith(f"{fx.API}/restore") and STATE.fixture is not None:
+        _fixture_database(case)
     if _sqlite_case(case):
         pick = rng.random()
         if pick < 0.9:
@@ -273,6 +275,17 @@ def before_call(context, case, kwargs):
             _valid_sql(case)
             _known_password(case, headers)
     case.headers = headers
+
+
+def _fixture_database(case) -> None:
+    """Half of the schema-valid restore cases name the fixture's database (random paths only meet 404)."""
+    meta = getattr(case, "meta", None)
+    if (meta is not None and not meta.generation.mode.is_positive) or rng.random() >= 0.5:
+        return
+    if case.operation.method.upper() == "GET" and isinstance(case.query, dict):
+        case.query["path"] = STATE.fixture.path
+    elif isinstance(case.body, dict):
+        case.body["path"] = STATE.fixture.path
 
 
 def _known_password(case, headers) -> None:
