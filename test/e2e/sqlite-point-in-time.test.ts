@@ -172,6 +172,11 @@ describe('point-in-time restore of a SQLite database', () => {
 
     expect(await notes()).toEqual(['one', 'two', 'three']);
     expect(await version()).toBe(versionAfterPhase2 + 1);
+    const logged = owner.serverLog.join('').match(/"swapMs":(\d+)/);
+    console.info(
+      `point-in-time restore: swap ${logged?.[1] ?? '?'} ms under the write lock; ` +
+        `${reading.answers.filter((a) => a.status === 503).length} of ${reading.answers.length} reads meanwhile got 503`,
+    );
     for (const answer of reading.answers) {
       expect([200, 503]).toContain(answer.status);
       if (answer.status === 503) expect(Number(answer.retryAfter)).toBeGreaterThan(0);
