@@ -61,10 +61,16 @@ interface OpenDatabase {
   drained?: () => void;
   /** Set while it is let go: new calls are turned away. */
   leaving?: Promise<void>;
+  /** Set while a point-in-time restore swaps its file (`leaving` is set too). */
+  restoring?: boolean;
 }
 
 const away = (message: string, retryAfterSeconds = 1) =>
   new AppError('CAPACITY', { message, retryAfterSeconds });
+const turnedAway = (entry: { restoring?: boolean }) =>
+  entry.restoring
+    ? away('This database is being restored to a point in time; try again shortly.', 2)
+    : away('This database is moving to another shard; try again shortly.');
 
 /**
  * The databases this process serves: each restored from its replica when its file is missing,
@@ -119,7 +125,7 @@ export class LocalShard {
   ): Promise<T> {
     const db = await this.handle(database, maxBytes);
     const entry = this.open.get(database.id);
-    if (entry?.leaving) throw away('This database is moving to another shard; try again shortly.');
+    if (entry?.leaving) throw turnedAway(entry);
     if (entry) entry.inFlight++;
     try {
       return await work(db);
@@ -132,7 +138,7 @@ export class LocalShard {
   async handle(database: Pick<SqliteDatabaseRow, 'id'>, maxBytes: number | null): Promise<SqliteDatabase> {
     if (this.stopping) throw away('This SQLite shard is stopping; try again shortly.', 2);
     let entry = this.open.get(database.id);
-    if (entry?.leaving) throw away('This database is moving to another shard; try again shortly.');
+    if (entry?.leaving) throw turnedAway(entry);
     if (entry && !this.ownership.confirmed(database.id) && !(await this.ownership.acquire(database.id))) {
       // Its lease went to another shard while this one could not renew it: let go of the file.
       void this.letGo(database.id, { removeFile: true, discard: true }).catch(() => undefined);
@@ -195,6 +201,11 @@ export class LocalShard {
    */
   async letGo(databaseId: number, options: LetGoOptions): Promise<void> {
     const entry = this.open.get(databaseId);
+    if (entry?.restoring) {
+      // A restore swaps the file and opens it again: let go of what it leaves open.
+      await entry.leaving?.catch(() => undefined);
+      return this.letGo(databaseId, options);
+    }
     if (!entry) {
       if (options.removeFile) await this.opener.removeFile(databaseId);
       if (!options.keepLease) await this.opener.release(databaseId);
@@ -216,6 +227,65 @@ export class LocalShard {
       this.open.delete(databaseId);
     })();
     await entry.leaving;
+  }
+
+  // --- point-in-time restore (replication/point-in-time.ts) ---------------------------------------
+
+  /**
+   * Swaps the file of an open database: as in letGo, new calls are turned away (503, retry) and
+   * running ones finish; the replica gets its last sync and Litestream lets go of the file, which
+   * closes (the lease is kept). `swap` replaces the file (told the version it had); the database is
+   * then opened again through the opener — registered under the replica its row names now — and
+   * `reopened` runs before any call reaches it. A failed `swap` reopens the file that is in place.
+   */
+  async replaceFile<T>(
+    databaseId: number,
+    maxBytes: number | null,
+    swap: (file: string, versionBefore: number) => Promise<T>,
+    reopened: (db: SqliteDatabase, file: string, result: T) => Promise<void>,
+  ): Promise<T> {
+    await this.handle({ id: databaseId }, maxBytes);
+    const entry = this.open.get(databaseId);
+    if (!entry?.file || entry.leaving) throw turnedAway(entry ?? {});
+    let result: { value: T } | undefined;
+    entry.restoring = true;
+    entry.leaving = (async () => {
+      if (entry.inFlight > 0) await new Promise<void>((resolve) => (entry.drained = resolve));
+      const db = await entry.opening;
+      const { version } = await db.version();
+      try {
+        await this.opener.close(databaseId, db, entry.file, { removeFile: false, keepLease: true });
+      } catch (err) {
+        Object.assign(entry, { leaving: undefined, restoring: false }); // still served as it was
+        throw err;
+      }
+      let failure: { err: unknown } | undefined;
+      try {
+        result = { value: await swap(entry.file!, version) };
+      } catch (err) {
+        failure = { err };
+      }
+      try {
+        const opened = await this.opener.open(databaseId, maxBytes);
+        try {
+          if (result) await reopened(opened.db, opened.file, result.value);
+        } finally {
+          this.open.set(databaseId, {
+            opening: Promise.resolve(opened.db),
+            file: opened.file,
+            replicated: opened.replicated,
+            replica: opened.replica,
+            inFlight: 0,
+          });
+        }
+      } catch (err) {
+        if (this.open.get(databaseId) === entry) this.open.delete(databaseId); // the next call opens it
+        throw err;
+      }
+      if (failure) throw failure.err;
+    })();
+    await entry.leaving;
+    return result!.value;
   }
 
   /**

@@ -5,6 +5,8 @@ import type { Platform } from '../platform/index.js';
 import type { RateLimiter } from '../ratelimit/index.js';
 import { sqlitePreflight } from './access.js';
 import { crudRoutes } from './crud-routes.js';
+import type { PointInTimeRestore } from './replication/point-in-time.js';
+import { restoreRoutes } from './restore-routes.js';
 import { shardProxy } from './proxy.js';
 import type { Shards } from './shards.js';
 import type { SiteHosts } from './site-hosts.js';
@@ -33,6 +35,7 @@ export function sqliteModule(deps: {
   logger: Logger;
   files: DatabaseFileIndex;
   siteHosts: SiteHosts;
+  restores: PointInTimeRestore;
 }): DomainModule {
   const proxy = shardProxy({
     shards: deps.shards,
@@ -48,6 +51,7 @@ export function sqliteModule(deps: {
       router.use(tokenRoutes({ ...deps, registry }));
       router.use(userRoutes({ ...deps, limiters: deps.authLimiters, registry }));
       router.use(crudRoutes({ ...deps, proxy, registry }));
+      router.use(restoreRoutes({ ...deps, proxy, registry }));
       return router;
     },
     sweeps: [{ name: 'sqlite_sessions', everyMs: HOUR, run: () => deps.users.sweepExpired() }],

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { timingSafeEqual } from 'node:crypto';
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler } from 'express';
 import { AppError, outageError } from '../errors/index.js';
 import type { Logger } from '../observability/index.js';
 import { grantOf } from './access.js';
@@ -55,6 +55,16 @@ export interface ShardProxy {
   sendOn(req: http.IncomingMessage, res: http.ServerResponse, grant: Grant): false | Promise<boolean>;
   /** The same as Express middleware of a route, after its `scopedToken`. */
   toOwner: RequestHandler;
+  /**
+   * For a master-key route that names its database in a body it has read already (point-in-time
+   * restore): sends the call with `body` (JSON) to the owner of `database`; false when served here.
+   */
+  sendTo(
+    req: Request,
+    res: http.ServerResponse,
+    database: { id: number; shard: string | null },
+    body?: unknown,
+  ): Promise<boolean>;
 }
 
 /**
@@ -70,8 +80,13 @@ export function shardProxy(deps: {
   logger: Logger;
 }): ShardProxy {
   const { shards } = deps;
-  const route = async (req: http.IncomingMessage, res: http.ServerResponse, grant: Grant, path: string) => {
-    const { database } = grant;
+  const route = async (
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    database: { id: number; shard: string | null },
+    path: string,
+    body?: Buffer,
+  ) => {
     const owner = await shards.placementOf(database.id, database.shard);
     if (!owner) throw unavailable();
     // Placement never moves, so the grant in memory may keep it (no placement read next time).
@@ -85,15 +100,21 @@ export function shardProxy(deps: {
     const target = await shards.live(owner);
     if (!target) throw unavailable();
     const sessionsChanged = deps.sessions.changedHereLately(database.id);
-    const hop = { url: new URL(path, target.url), secret, sessionsChanged };
+    const hop = { url: new URL(path, target.url), secret, sessionsChanged, body };
     const result = await forward(req, res, hop).catch((err: unknown) => {
       throw err instanceof ClientClosed ? err : new HopFailed(err);
     });
     proxyHops.inc({ result });
     return true;
   };
-  const settled = (req: http.IncomingMessage, res: http.ServerResponse, grant: Grant, path: string) =>
-    route(req, res, grant, path).catch((err: unknown) => {
+  const settled = (
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    database: { id: number; shard: string | null },
+    path: string,
+    body?: Buffer,
+  ) =>
+    route(req, res, database, path, body).catch((err: unknown) => {
       if (err instanceof ClientClosed) {
         proxyHops.inc({ result: 'client_closed' });
         deps.logger.debug('sqlite proxy hop cut: the client closed the connection');
@@ -115,7 +136,7 @@ export function shardProxy(deps: {
   const sendOn = (req: http.IncomingMessage, res: http.ServerResponse, grant: Grant, path: string) =>
     grant.database.shard === shards.self.name && req.headers[SHARD_SECRET_HEADER] === undefined
       ? false
-      : settled(req, res, grant, path);
+      : settled(req, res, grant.database, path);
   return {
     sendOn: (req, res, grant) => sendOn(req, res, grant, req.url ?? '/'),
     toOwner: (req, res, next) => {
@@ -125,6 +146,14 @@ export function shardProxy(deps: {
         if (!done) next();
       }, next);
     },
+    sendTo: async (req, res, database, body) =>
+      settled(
+        req,
+        res,
+        database,
+        req.originalUrl,
+        body === undefined ? undefined : Buffer.from(JSON.stringify(body)),
+      ),
   };
 }
 
@@ -138,7 +167,7 @@ function sameSecret(presented: string, secret: Buffer): boolean {
 function forward(
   req: http.IncomingMessage,
   res: http.ServerResponse,
-  hop: { url: URL; secret: Buffer; sessionsChanged: boolean },
+  hop: { url: URL; secret: Buffer; sessionsChanged: boolean; body?: Buffer },
 ): Promise<'ok' | 'answered_here'> {
   const { url } = hop;
   return new Promise((resolve, reject) => {
@@ -147,6 +176,12 @@ function forward(
     headers[SHARD_SECRET_HEADER] = hop.secret.toString('base64url');
     if (hop.sessionsChanged) headers[SESSIONS_CHANGED_HEADER] = '1';
     else delete headers[SESSIONS_CHANGED_HEADER];
+    if (hop.body) {
+      // Read here already (and decoded): sent on as the JSON it was parsed into.
+      delete headers['content-encoding'];
+      headers['content-type'] = 'application/json';
+      headers['content-length'] = hop.body.length;
+    }
     const send = url.protocol === 'https:' ? https.request : http.request;
     let [answered, carried] = [false, false];
     const upstream = send(url, { method: req.method, headers, timeout: 30_000 }, (answer) => {
@@ -183,6 +218,7 @@ function forward(
       resolve('answered_here'); // e.g. the body deadline's 408: the owner's answer has nowhere to go
       upstream.destroy();
     });
-    req.pipe(upstream);
+    if (hop.body) upstream.end(hop.body);
+    else req.pipe(upstream);
   });
 }

@@ -11,6 +11,7 @@ import { ClusterSqliteTokens, type DatabaseResourceTarget } from './cluster.js';
 import { LocalShard, localDatabaseFiles } from './local-shard.js';
 import { sqliteModule } from './module.js';
 import { Shards } from './shards.js';
+import { PointInTimeRestore } from './replication/point-in-time.js';
 import { startReplication } from './replication/replicator.js';
 import { keepShardInLine, shardOwnership } from './replication/upkeep.js';
 import type { DatabaseFileIndex } from './token-routes.js';
@@ -80,6 +81,13 @@ export async function sqliteRuntime(deps: {
       logger,
       files: deps.files,
       siteHosts,
+      restores: new PointInTimeRestore({
+        db: store.db,
+        shard,
+        secret: () => platform.serverSecret('sqlite_restore_bookmark'),
+        retentionHours: config.sqliteReplication.retentionHours,
+        logger,
+      }),
     }),
     async startShard(url) {
       self.url ||= url;

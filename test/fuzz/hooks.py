@@ -7,8 +7,8 @@ come from a random benchmarking address (198.18.0.0/15); the tenth keeps the rea
 limiter's 429 answer is still exercised and checked against the document. SQLite register and
 login (5 a minute per address) get the same treatment.
 
-SQLite (/api/v1/sqlite/*, except install and the token list, which take the master key from
-schemathesis.toml): a scoped token is only accepted with the site's `Origin`, and most operations
+SQLite (/api/v1/sqlite/*, except install, the token list and the point-in-time restore routes,
+which take the master key): a scoped token is only accepted with the site's `Origin`, and most operations
 also want a user session, which no static configuration can keep alive while the fuzzer revokes
 tokens, logs sessions out and resets passwords. So:
 - an auth provider (`SqliteAuth`) gives nine cases in ten the credentials their security
@@ -134,7 +134,7 @@ STATE = State()
 def _sqlite_case(case) -> bool:
     path = case.operation.path
     return STATE.fixture is not None and path.startswith(f"{fx.API}/") and not re.match(
-        r"^/api/v1/sqlite/auth/(install|tokens)", path
+        r"^/api/v1/sqlite/(auth/(install|tokens)|restore)", path
     )
 
 
@@ -263,6 +263,8 @@ def before_call(context, case, kwargs):
     headers = dict(case.headers or {})
     if path in LIMITED_PATHS and rng.random() >= 0.1:
         headers["X-Forwarded-For"] = f"198.{rng.randint(18, 19)}.{rng.randrange(256)}.{rng.randint(1, 254)}"
+    if path.startswith(f"{fx.API}/restore") and STATE.fixture is not None:
+        _fixture_database(case)
     if _sqlite_case(case):
         pick = rng.random()
         if pick < 0.9:
@@ -273,6 +275,17 @@ def before_call(context, case, kwargs):
             _valid_sql(case)
             _known_password(case, headers)
     case.headers = headers
+
+
+def _fixture_database(case) -> None:
+    """Half of the schema-valid restore cases name the fixture's database (random paths only meet 404)."""
+    meta = getattr(case, "meta", None)
+    if (meta is not None and not meta.generation.mode.is_positive) or rng.random() >= 0.5:
+        return
+    if case.operation.method.upper() == "GET" and isinstance(case.query, dict):
+        case.query["path"] = STATE.fixture.path
+    elif isinstance(case.body, dict):
+        case.body["path"] = STATE.fixture.path
 
 
 def _known_password(case, headers) -> None:

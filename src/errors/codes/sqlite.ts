@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { define, retryAfter } from '../define.js';
+import { define, retryAfter, type WithMessage } from '../define.js';
 
 /**
  * Codes of the SQLite domain: tokens and user sessions, the user pool's sign-up and login, guard
@@ -135,6 +135,48 @@ export const sqliteErrors = {
     },
     description:
       'The database is not served: its replica could not be restored, replication could not start, or its file is lost with no replica; nothing was changed',
+    headers: retryAfter,
+  }),
+  // Point-in-time restore (src/sqlite/restore-routes.ts), beyond the spec.
+  SQLITE_REPLICATION_OFF: define({
+    status: 409,
+    error: 'Conflict',
+    message: () =>
+      'This database is not replicated, so it has no restore points: point-in-time restore needs replication to S3 (see the README, SQLite replication).',
+    description: 'Point-in-time restore or its window asked of a database that is not replicated',
+  }),
+  SQLITE_RESTORE_WINDOW: define<{ timestamp: string; earliest: string | null; latest: string | null }>({
+    status: 400,
+    error: 'Bad Request',
+    message: (p) =>
+      p.earliest === null
+        ? `This database has no restore points yet, so it cannot be restored to ${p.timestamp}.`
+        : `${p.timestamp} is outside this database's restore window: from ${p.earliest} to now (latest change replicated at ${p.latest}).`,
+    extra: (p) => ({ earliest: p.earliest, latest: p.latest }),
+    extraSchema: {
+      earliest: z
+        .string()
+        .nullable()
+        .describe('The earliest time a restore can reach (null: no restore points yet)'),
+      latest: z.string().nullable().describe('The time of the latest replicated change'),
+    },
+    description: 'The timestamp is before the database’s earliest restore point or in the future',
+  }),
+  SQLITE_BOOKMARK_INVALID: define<WithMessage>({
+    status: 400,
+    error: 'Bad Request',
+    message: (p) => p.message,
+    description: 'The bookmark was not issued for this database by this platform, or was altered',
+  }),
+  SQLITE_RESTORE_FAILED: define<{ retryAfterSeconds: number }>({
+    status: 503,
+    error: 'Service Unavailable',
+    message: () =>
+      'The database could not be restored from its replica right now; nothing was changed. Try again shortly.',
+    extra: (p) => ({ retry_after: p.retryAfterSeconds }),
+    extraSchema: { retry_after: z.int().describe('Seconds until a new attempt may succeed') },
+    description:
+      'The replica could not be read or restored (storage unreachable, integrity check); nothing was changed',
     headers: retryAfter,
   }),
   SQL_ERROR: define<{ message: string; sqliteCode?: string; statementIndex?: number }>({

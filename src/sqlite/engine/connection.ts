@@ -180,6 +180,22 @@ export class GuardedDatabase {
     };
   }
 
+  /**
+   * Sets the change counter (a point-in-time restore: the restored file's counter is older than
+   * what clients have seen, and pollers must see a change). In its own transaction, engine mode.
+   */
+  setVersion(version: number): void {
+    this.internal.begin.run();
+    try {
+      this.db.prepare('UPDATE _meta SET version = ? WHERE id = 1').run(version);
+      this.internal.commit.run();
+    } catch (err) {
+      if (this.db.inTransaction) this.internal.rollback.run();
+      throw err;
+    }
+    this.version = version;
+  }
+
   close(): void {
     if (this.db.open) this.db.close();
   }

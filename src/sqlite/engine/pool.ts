@@ -247,6 +247,11 @@ export class SqliteDatabase {
     this.maxBytes = maxBytes;
   }
 
+  /** Sets the change counter (after a point-in-time restore; see GuardedDatabase.setVersion). */
+  async setVersion(version: number): Promise<void> {
+    await this.call('setVersion', [version]);
+  }
+
   /** Closes this handle; the connection closes with the last handle of the file. */
   async close(): Promise<void> {
     if (this.closed) return;

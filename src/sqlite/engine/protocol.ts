@@ -4,7 +4,16 @@ import type { EngineLimits, VersionResult } from './types.js';
 
 /** Messages between the pool (main thread) and its workers. */
 export type Operation =
-  'open' | 'query' | 'exec' | 'batch' | 'schema' | 'vacuum' | 'version' | 'setMaxBytes' | 'close';
+  | 'open'
+  | 'query'
+  | 'exec'
+  | 'batch'
+  | 'schema'
+  | 'vacuum'
+  | 'version'
+  | 'setMaxBytes'
+  | 'setVersion'
+  | 'close';
 
 export interface Request {
   id: number;

@@ -44,6 +44,9 @@ function handle(request: Request): unknown {
     case 'setMaxBytes':
       db.setMaxBytes(a as number | null);
       return null;
+    case 'setVersion':
+      db.setVersion(a as number);
+      return null;
     case 'close':
       databases.delete(request.dbId);
       db.close();

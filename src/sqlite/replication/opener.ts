@@ -176,7 +176,7 @@ export class DatabaseOpener {
 }
 
 /** The WAL, shared-memory index and Litestream's local state of a database file. */
-async function removeCompanions(file: string): Promise<void> {
+export async function removeCompanions(file: string): Promise<void> {
   const meta = path.join(path.dirname(file), `.${path.basename(file)}-litestream`);
   await Promise.all([
     rm(`${file}-wal`, { force: true }),

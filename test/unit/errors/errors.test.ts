@@ -91,6 +91,14 @@ const samples: { [C in ErrorCode]: AppError<C> } = {
     reason: 'restore_failed',
     retryAfterSeconds: 30,
   }),
+  SQLITE_REPLICATION_OFF: new AppError('SQLITE_REPLICATION_OFF'),
+  SQLITE_RESTORE_WINDOW: new AppError('SQLITE_RESTORE_WINDOW', {
+    timestamp: '2026-01-01T00:00:00.000Z',
+    earliest: '2026-01-02T00:00:00.000Z',
+    latest: '2026-01-03T00:00:00.000Z',
+  }),
+  SQLITE_BOOKMARK_INVALID: new AppError('SQLITE_BOOKMARK_INVALID', { message: 'bad bookmark' }),
+  SQLITE_RESTORE_FAILED: new AppError('SQLITE_RESTORE_FAILED', { retryAfterSeconds: 10 }),
   SQL_ERROR: new AppError('SQL_ERROR', {
     message: 'no such table: t',
     sqliteCode: 'SQLITE_ERROR',
@@ -166,6 +174,7 @@ describe('the error registry', () => {
       'METHOD_NOT_ALLOWED',
       'RATE_LIMITED',
       'SQLITE_DATABASE_UNAVAILABLE',
+      'SQLITE_RESTORE_FAILED',
     ]);
     for (const err of Object.values(samples)) expect(headersOf(err)).toEqual(err.headers);
   });
