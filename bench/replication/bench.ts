@@ -21,6 +21,7 @@ import { Lab } from './lab.js';
 import { benchLatency, type LatencyResult } from './latency.js';
 import { report } from './report.js';
 import { benchRestore, type RestoreResult } from './restore.js';
+import { retried } from './shard.js';
 
 const { values } = parseArgs({
   options: {
@@ -73,6 +74,7 @@ async function main() {
     await lab.close();
   }
   meta['load average at end'] = load();
+  meta['503 answers retried'] = [...retried].map(([what, n]) => `${n} × ${what}`).join('; ') || 'none';
   meta['bench duration'] = `${((performance.now() - started) / 1000).toFixed(0)} s`;
   if (values.json) console.log(JSON.stringify({ meta, restore, cost, latency }, null, 2));
   else console.log(report({ meta, restore, cost, latency }));

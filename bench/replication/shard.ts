@@ -46,7 +46,7 @@ export async function launchShard(opts: ShardOptions): Promise<Shard> {
     HOSTPLANE_BASE_URL: `http://localhost:${port}`,
     HOSTPLANE_SITES_DOMAIN: 'localhost',
     HOSTPLANE_SQLITE_SHARD_NAME: opts.name,
-    LOG_LEVEL: 'warn',
+    LOG_LEVEL: process.env.BENCH_SHARD_LOG_LEVEL ?? 'warn',
     ...opts.env,
     PORT: String(port),
     HOSTPLANE_METRICS_PORT: String(metricsPort),
@@ -111,7 +111,13 @@ export async function launchShard(opts: ShardOptions): Promise<Shard> {
   };
 }
 
-/** The shard's (or any server's) JSON API on loopback; throws on a non-2xx answer. */
+/** 503 answers the bench retried (after their Retry-After), by message: reported with the figures. */
+export const retried = new Map<string, number>();
+
+/**
+ * The shard's JSON API on loopback; throws on a non-2xx answer. A 503 with `retry_after` (the
+ * database is moving, the shard is busy) is retried as a client would, up to 10 times, and counted.
+ */
 export async function api(
   port: number,
   method: string,
@@ -120,17 +126,28 @@ export async function api(
   json?: unknown,
 ): Promise<Record<string, unknown>> {
   const body = json === undefined ? undefined : JSON.stringify(json);
-  const res = await request(
-    port,
-    method,
-    route,
-    body === undefined ? headers : { 'content-type': 'application/json', ...headers },
-    body,
-    agent,
-  );
-  if (res.status < 200 || res.status >= 300)
-    throw new Error(`${method} ${route} → ${res.status} ${res.body.slice(0, 500)}`);
-  return (res.body ? JSON.parse(res.body) : {}) as Record<string, unknown>;
+  for (let attempt = 1; ; attempt++) {
+    const res = await request(
+      port,
+      method,
+      route,
+      body === undefined ? headers : { 'content-type': 'application/json', ...headers },
+      body,
+      agent,
+    );
+    if (res.status === 503 && attempt < 10) {
+      const answer = JSON.parse(res.body || '{}') as { message?: string; retry_after?: number };
+      if (answer.retry_after !== undefined) {
+        const key = `${route}: ${answer.message}`;
+        retried.set(key, (retried.get(key) ?? 0) + 1);
+        await new Promise((r) => setTimeout(r, answer.retry_after! * 1000));
+        continue;
+      }
+    }
+    if (res.status < 200 || res.status >= 300)
+      throw new Error(`${method} ${route} → ${res.status} ${res.body.slice(0, 500)}`);
+    return (res.body ? JSON.parse(res.body) : {}) as Record<string, unknown>;
+  }
 }
 
 /** A site on the enterprise plan (no SQLite caps), through the admin CLI: its API key. */
