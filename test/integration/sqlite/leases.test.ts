@@ -4,6 +4,7 @@ import { Platform } from '../../../src/platform/index.js';
 import { LEASE_TTL_MS, Shards } from '../../../src/sqlite/index.js';
 import { sqliteDatabases, sqliteLeases } from '../../../src/sqlite/tables.js';
 import { migrate } from '../../../src/store/index.js';
+import { eventually } from '../../support/eventually.js';
 import { storesClosedAfterEach } from '../../support/stores.js';
 
 /**
@@ -15,19 +16,22 @@ describe('SQLite leases: acted on only while confirmed', () => {
   const openStore = storesClosedAfterEach();
   afterEach(() => vi.restoreAllMocks());
 
-  async function placedDatabase() {
-    const store = await openStore('pglite');
+  async function placedDatabase(backend: 'pglite' | 'postgres' = 'pglite') {
+    const store = await openStore(backend);
     await migrate(store);
     const site = await new Platform(store.db).createSite({
       email: 'l@example.com',
       slug: 'leases',
       plan: 'free',
     });
-    const [row] = await store.db
-      .insert(sqliteDatabases)
-      .values({ siteId: site.siteId, accountId: site.accountId, path: 'a.sqlite', shard: 'lease-a' })
-      .returning({ id: sqliteDatabases.id });
-    return { store, id: row!.id };
+    const place = async (path: string) => {
+      const [row] = await store.db
+        .insert(sqliteDatabases)
+        .values({ siteId: site.siteId, accountId: site.accountId, path, shard: 'lease-a' })
+        .returning({ id: sqliteDatabases.id });
+      return row!.id;
+    };
+    return { store, id: await place('a.sqlite'), place };
   }
 
   it('is confirmed after acquiring; stale after two thirds of the TTL; confirmed again by PostgreSQL', async () => {
@@ -63,5 +67,35 @@ describe('SQLite leases: acted on only while confirmed', () => {
     const { store, id } = await placedDatabase();
     const other = new Shards(store.db, { name: 'lease-c', url: 'http://127.0.0.1:3' });
     expect(await other.acquire(id)).toBe(false);
+  });
+
+  it('does not take a lease acquired during a renewal round for lost', async () => {
+    const { store, id, place } = await placedDatabase('postgres');
+    const shards = new Shards(store.db, { name: 'lease-a', url: 'http://127.0.0.1:1' });
+    const lost: number[] = [];
+    shards.onLost = (ids) => lost.push(...ids);
+    expect(await shards.acquire(id)).toBe(true);
+    const second = await place('b.sqlite');
+    // The round's UPDATE waits on a row lock; the second database is acquired meanwhile.
+    await store.session(async (locker) => {
+      await locker.query('begin');
+      await locker.query('select 1 from sqlite_leases where database_id = $1 for update', [id]);
+      // Private: the round the shard runs every 10 s, run now. The cast reaches it.
+      const round = (shards as unknown as { renew(): Promise<void> }).renew();
+      await eventually('the round waits on the lock', async () => {
+        const rows = await store.session((watcher) =>
+          watcher.query<{ n: number }>(
+            `select count(*)::int as n from pg_stat_activity where query ilike 'update "sqlite_leases"%' and wait_event_type = 'Lock'`,
+          ),
+        );
+        return rows[0]!.n > 0;
+      });
+      expect(await shards.acquire(second)).toBe(true);
+      await locker.query('commit');
+      await round;
+    });
+    expect(lost).toEqual([]);
+    expect(shards.confirmed(id)).toBe(true);
+    expect(shards.confirmed(second)).toBe(true);
   });
 });
