@@ -89,7 +89,7 @@ export const configSchema = z.object({
   HOSTPLANE_LITESTREAM_METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
   // Databases placed on one shard at most (one Litestream per shard runs out of threads with
   // thousands of databases, litestream#1469): a new database goes to a shard with room.
-  HOSTPLANE_SQLITE_MAX_DATABASES_PER_SHARD: z.coerce.number().int().min(1).max(1_000_000).default(1000),
+  HOSTPLANE_SQLITE_MAX_DATABASES_PER_SHARD: z.coerce.number().int().min(1).max(1_000_000).default(500),
   // The edge's hot path (src/edge): the share of site requests traced when the request carries no
   // trace (a request with a W3C traceparent follows its parent's decision), access log lines
   // (off | sampled | all; 5xx are always logged), the memory for cached file bytes and their

@@ -262,7 +262,7 @@ export class Shards {
 /** Serializes placements (advisory lock class; see tokens.ts and users.ts for the others). */
 const PLACEMENT_LOCK_CLASS = 4204;
 /** The databases one shard holds at most when no cap is configured (the config's default). */
-export const DEFAULT_MAX_DATABASES_PER_SHARD = 1000;
+export const DEFAULT_MAX_DATABASES_PER_SHARD = 500;
 
 type Refusal = { reason: 'full' | 'no_shard' };
 const refused = (reason: Refusal['reason']): Refusal => ({ reason });

@@ -99,7 +99,7 @@ describe('the sqlite StatefulSet', () => {
     expect(envValue(c, 'HOSTPLANE_SQLITE_REPLICATION')).toBe('required');
     expect(envValue(c, 'HOSTPLANE_SQLITE_RETENTION_HOURS')).toBe('168');
     expect(envValue(c, 'HOSTPLANE_SQLITE_REPLICA_PREFIX')).toBe('sqlite');
-    expect(envValue(c, 'HOSTPLANE_SQLITE_MAX_DATABASES_PER_SHARD')).toBe('1000');
+    expect(envValue(c, 'HOSTPLANE_SQLITE_MAX_DATABASES_PER_SHARD')).toBe('500');
     expect(envValue(c, 'HOSTPLANE_LITESTREAM_METRICS_PORT')).toBe('9091');
     expect(c.ports).toEqual([
       { name: 'http', containerPort: 8080, protocol: 'TCP' },

@@ -114,7 +114,7 @@ describe('configuration', () => {
   });
 
   it('caps the databases placed on one SQLite shard: 1000 unless set, a positive integer', () => {
-    expect(loadConfig({}).sqliteShard.maxDatabases).toBe(1000);
+    expect(loadConfig({}).sqliteShard.maxDatabases).toBe(500);
     expect(loadConfig({ HOSTPLANE_SQLITE_MAX_DATABASES_PER_SHARD: '250' }).sqliteShard.maxDatabases).toBe(
       250,
     );
