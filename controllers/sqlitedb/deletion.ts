@@ -5,7 +5,7 @@ import { tokenSecretNameFor, type SqliteDatabaseContext } from './context.js';
 import { annotatedDatabaseId, controllingResource, databasePath, readTokenSecret } from './database-link.js';
 
 /** The second sweep of a replica a shard may still have been writing to (REPLICA_SWEEP_ANNOTATION). */
-const sweepSchema = z.object({ after: z.iso.datetime(), siteId: z.int(), path: z.string() });
+const sweepSchema = z.object({ after: z.iso.datetime(), id: z.int(), siteId: z.int(), path: z.string() });
 
 /**
  * Behind the finalizer of a deleted SqliteDatabase: the database it controls goes — file entry,
@@ -24,7 +24,7 @@ export async function cleanUpDatabase(
   if (sweep) {
     const waitMs = Date.parse(sweep.after) - Date.now();
     if (waitMs > 0) return { requeueAfterMs: waitMs };
-    await removeReplicaOrWarn(context, resource, sweep.siteId, sweep.path);
+    await removeReplicaOrWarn(context, resource, sweep);
     await deleteTokenSecret(context, resource);
     return { release: resource };
   }
@@ -55,6 +55,7 @@ export async function cleanUpDatabase(
           annotations: {
             [REPLICA_SWEEP_ANNOTATION]: JSON.stringify({
               after,
+              id: database.id,
               siteId: database.siteId,
               path: database.path,
             }),
@@ -65,7 +66,7 @@ export async function cleanUpDatabase(
     }
   } else if (owned && !keepReplica) {
     // The database was deleted by other means (its site went): its replica still goes.
-    await removeReplicaOrWarn(context, resource, owned.siteId, owned.path);
+    await removeReplicaOrWarn(context, resource, owned);
   }
   await deleteTokenSecret(context, resource);
   return { release: resource };
@@ -79,7 +80,7 @@ export async function cleanUpDatabase(
 async function ownedDatabase(
   context: SqliteDatabaseContext,
   resource: SqliteDatabaseResource,
-): Promise<{ databaseId: number } | { siteId: number; path: string } | undefined> {
+): Promise<{ databaseId: number } | { id: number; siteId: number; path: string } | undefined> {
   const path = databasePath(resource.spec.path ?? '');
   if (path === undefined) return undefined;
   const holder = controllingResource(context, resource.spec.siteRef.name, path);
@@ -90,7 +91,9 @@ async function ownedDatabase(
     const row = await context.sqlite.byId(annotated);
     if (row) return row.path === path ? { databaseId: row.id } : undefined;
     const siteId = resource.status?.siteId;
-    return siteId !== undefined && resource.status?.databaseId === annotated ? { siteId, path } : undefined;
+    return siteId !== undefined && resource.status?.databaseId === annotated
+      ? { id: annotated, siteId, path }
+      : undefined;
   }
   const token = await readTokenSecret(context, tokenSecretNameFor(resource.metadata.name));
   const opened = token === undefined ? undefined : await context.sqlite.tokenOf(token);
@@ -101,11 +104,10 @@ async function ownedDatabase(
 async function removeReplicaOrWarn(
   context: SqliteDatabaseContext,
   resource: SqliteDatabaseResource,
-  siteId: number,
-  path: string,
+  database: { id: number; siteId: number; path: string },
 ): Promise<void> {
   try {
-    await context.sqlite.removeReplica(siteId, path);
+    await context.sqlite.removeReplica(database);
   } catch (err) {
     context.events.warning(
       resource,

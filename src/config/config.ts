@@ -157,7 +157,7 @@ export interface SqliteReplicationConfig {
   mode: 'auto' | 'required' | 'off';
   /** The litestream binary: a path, or a name looked up on PATH. */
   litestreamBin: string;
-  /** Replicas live under `<prefix>/<site id>/<path>/g<generation>/` in the S3 bucket. */
+  /** Replicas live under `<prefix>/<site id>/<path>/d<database id>/g<generation>/` in the S3 bucket. */
   prefix: string;
   /** How far back a point-in-time restore reaches (Litestream's snapshot retention). */
   retentionHours: number;

@@ -213,7 +213,7 @@ export class SqliteDatabases {
     if (options.keepReplica) return { database };
     const leaseEnd = lease ? new Date(lease.expiresAt.getTime() + UNREGISTER_MARGIN_MS) : undefined;
     try {
-      await this.removeReplica(database.siteId, database.path);
+      await this.removeReplica(database);
     } catch (err) {
       // The row is gone: the caller sweeps again (the bucket out of reach, say) rather than fail.
       return { database, sweepReplicaAgainAt: leaseEnd ?? new Date(), replicaError: err };
@@ -222,12 +222,11 @@ export class SqliteDatabases {
   }
 
   /** Deletes every object under the database's replica root (all lineages); returns how many. */
-  async removeReplica(siteId: number, path: string): Promise<number> {
+  async removeReplica(database: { id: number; siteId: number; path: string }): Promise<number> {
     const { replicas } = this.deps;
     if (replicas?.kind !== 's3') return 0; // replication needs S3: nothing was replicated
-    // The trailing slash keeps `a.db` from matching `a.db2`'s objects.
-    const root = replicaKeyRoot(this.deps.replica.prefix, { siteId, path });
-    const prefix = root.endsWith('/') ? root : `${root}/`;
+    // The trailing slash keeps `d1` from matching `d12`'s objects.
+    const prefix = replicaKeyRoot(this.deps.replica.prefix, database);
     let removed = 0;
     for await (const object of replicas.list(prefix)) {
       await replicas.delete(object.key);

@@ -38,6 +38,8 @@ function recordCall(event: CallEvent): void {
 const soleOwner: Ownership = {
   acquire: async () => true,
   confirmed: () => true,
+  tookOver: () => false,
+  nextGeneration: async (_id, from) => from,
   release: async () => undefined,
   record: async (id) => ({
     id,
@@ -140,8 +142,8 @@ export class LocalShard {
     let entry = this.open.get(database.id);
     if (entry?.leaving) throw turnedAway(entry);
     if (entry && !this.ownership.confirmed(database.id) && !(await this.ownership.acquire(database.id))) {
-      // Its lease went to another shard while this one could not renew it: let go of the file.
-      void this.letGo(database.id, { removeFile: true, discard: true }).catch(() => undefined);
+      // Not ours to serve (another shard's lease, or placed elsewhere): the lease round or the
+      // placement check lets the file go, with a last sync when it moved by placement.
       throw away('Another shard holds this database now; try again shortly.', 5);
     }
     if (!entry) {
@@ -202,9 +204,12 @@ export class LocalShard {
   async letGo(databaseId: number, options: LetGoOptions): Promise<void> {
     const entry = this.open.get(databaseId);
     if (entry?.restoring) {
-      // A restore swaps the file and opens it again: let go of what it leaves open.
+      // A restore swaps the file and opens it again: let go of what it leaves open (once it
+      // has settled; an entry it left behind as it was is let go as it is).
       await entry.leaving?.catch(() => undefined);
-      return this.letGo(databaseId, options);
+      if (this.open.get(databaseId) !== entry || !entry.restoring) return this.letGo(databaseId, options);
+      entry.restoring = false;
+      entry.leaving = undefined;
     }
     if (!entry) {
       if (options.removeFile) await this.opener.removeFile(databaseId);
@@ -251,12 +256,15 @@ export class LocalShard {
     entry.restoring = true;
     entry.leaving = (async () => {
       if (entry.inFlight > 0) await new Promise<void>((resolve) => (entry.drained = resolve));
-      const db = await entry.opening;
-      const { version } = await db.version();
+      let version: number;
       try {
+        const db = await entry.opening;
+        version = (await db.version()).version;
         await this.opener.close(databaseId, db, entry.file, { removeFile: false, keepLease: true });
       } catch (err) {
         Object.assign(entry, { leaving: undefined, restoring: false }); // still served as it was
+        if (this.open.get(databaseId) === entry && !(await entry.opening.catch(() => undefined))?.usable)
+          this.open.delete(databaseId); // its worker died: the next call opens it again
         throw err;
       }
       let failure: { err: unknown } | undefined;
@@ -290,16 +298,21 @@ export class LocalShard {
 
   /**
    * The graceful stop: no new calls, running ones finish, every database gets its last sync and
-   * is let go, then Litestream stops. Leases are released by the caller after this (Shards.stop).
+   * is let go, then Litestream stops. Leases are released by the caller after this (Shards.stop),
+   * except those of the databases returned: their last sync failed.
    */
-  async close(): Promise<void> {
+  async close(): Promise<number[]> {
     this.stopping = true;
-    await Promise.allSettled(
-      [...this.open.keys()].map((id) => this.letGo(id, { removeFile: false, keepLease: true })),
+    const ids = [...this.open.keys()];
+    const settled = await Promise.allSettled(
+      ids.map((id) => this.letGo(id, { removeFile: false, keepLease: true })),
     );
+    // Their last sync failed: their leases run out rather than hand them over without their tail.
+    const unsynced = ids.filter((_, i) => settled[i]!.status === 'rejected');
     this.open.clear();
     await this.replicator.close();
     await this.pool?.close();
     this.pool = undefined;
+    return unsynced;
   }
 }

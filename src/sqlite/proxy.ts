@@ -89,7 +89,8 @@ export function shardProxy(deps: {
   ) => {
     const owner = await shards.placementOf(database.id, database.shard);
     if (!owner) throw unavailable();
-    // Placement never moves, so the grant in memory may keep it (no placement read next time).
+    // Placement moves only by a drain, which NOTIFY announces and which drops the grants that
+    // carry it: the grant in memory may keep it (no placement read next time).
     database.shard ??= owner;
     const secret = await deps.secret();
     const forwarded = req.headers[SHARD_SECRET_HEADER];
@@ -100,7 +101,9 @@ export function shardProxy(deps: {
     const target = await shards.live(owner);
     if (!target) throw unavailable();
     const sessionsChanged = deps.sessions.changedHereLately(database.id);
-    const hop = { url: new URL(path, target.url), secret, sessionsChanged, body };
+    // A restore downloads the replica before it answers: minutes for a large database.
+    const idleMs = body === undefined ? undefined : RESTORE_HOP_IDLE_MS;
+    const hop = { url: new URL(path, target.url), secret, sessionsChanged, body, idleMs };
     const result = await forward(req, res, hop).catch((err: unknown) => {
       throw err instanceof ClientClosed ? err : new HopFailed(err);
     });
@@ -157,6 +160,8 @@ export function shardProxy(deps: {
   };
 }
 
+const RESTORE_HOP_IDLE_MS = 30 * 60_000;
+
 /** Whether a presented shard credential is the shared secret (timing-safe). */
 function sameSecret(presented: string, secret: Buffer): boolean {
   const a = Buffer.from(presented, 'base64url');
@@ -167,7 +172,7 @@ function sameSecret(presented: string, secret: Buffer): boolean {
 function forward(
   req: http.IncomingMessage,
   res: http.ServerResponse,
-  hop: { url: URL; secret: Buffer; sessionsChanged: boolean; body?: Buffer },
+  hop: { url: URL; secret: Buffer; sessionsChanged: boolean; body?: Buffer; idleMs?: number },
 ): Promise<'ok' | 'answered_here'> {
   const { url } = hop;
   return new Promise((resolve, reject) => {
@@ -184,7 +189,7 @@ function forward(
     }
     const send = url.protocol === 'https:' ? https.request : http.request;
     let [answered, carried] = [false, false];
-    const upstream = send(url, { method: req.method, headers, timeout: 30_000 }, (answer) => {
+    const upstream = send(url, { method: req.method, headers, timeout: hop.idleMs ?? 30_000 }, (answer) => {
       answered = true;
       // Answered here already (the body deadline's 408): the owner's answer has nowhere to go.
       if (res.headersSent) {

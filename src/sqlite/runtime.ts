@@ -14,6 +14,7 @@ import { Shards } from './shards.js';
 import { PointInTimeRestore } from './replication/point-in-time.js';
 import { startReplication } from './replication/replicator.js';
 import { keepShardInLine, shardOwnership } from './replication/upkeep.js';
+import { removeLeftovers } from './replication/opener.js';
 import type { DatabaseFileIndex } from './token-routes.js';
 import { SqliteTokens } from './tokens.js';
 import { AUTH_RATE_LIMITS } from './user-routes.js';
@@ -100,7 +101,7 @@ export async function sqliteRuntime(deps: {
       await shards.start();
       started = true;
       stopUpkeep = await keepShardInLine({ store, shards, shard, ownership, logger });
-      await openPlacedDatabases(shards, shard, logger);
+      await openPlacedDatabases(shards, shard, dir, logger);
       ready = true;
     },
     ready: () => ready,
@@ -109,9 +110,19 @@ export async function sqliteRuntime(deps: {
       await stopUpkeep?.().catch(() => undefined);
       // The graceful stop: writes stopped, a last sync of each database, Litestream stopped —
       // and only then the leases released, so no other shard opens a file with an unsynced tail.
-      await shard.close().catch((err: unknown) => logger.error({ err }, 'sqlite shard close incomplete'));
+      const unsynced = await shard.close().catch((err: unknown) => {
+        logger.error({ err }, 'sqlite shard close incomplete');
+        return [];
+      });
+      if (unsynced.length > 0)
+        logger.error(
+          { databases: unsynced },
+          'sqlite databases whose last sync failed keep their leases until they run out',
+        );
       if (started)
-        await shards.stop().catch((err: unknown) => logger.warn({ err }, 'sqlite shard stop incomplete'));
+        await shards
+          .stop(unsynced)
+          .catch((err: unknown) => logger.warn({ err }, 'sqlite shard stop incomplete'));
       await grants.close();
       siteHosts.close();
       await sessions.close();
@@ -124,8 +135,16 @@ export async function sqliteRuntime(deps: {
  * from its replica now, not on a client's first call, and a replica's tail is caught up at once.
  * A database that cannot be opened is reported (its row, a metric) and does not hold the rest up.
  */
-async function openPlacedDatabases(shards: Shards, shard: LocalShard, logger: Logger): Promise<void> {
+async function openPlacedDatabases(
+  shards: Shards,
+  shard: LocalShard,
+  dir: string,
+  logger: Logger,
+): Promise<void> {
+  const removed = await removeLeftovers(dir, (ids) => shards.ownedElsewhere(ids));
   const ids = await shards.placedHere();
+  if (removed.length > 0)
+    logger.info({ files: removed.length }, 'sqlite shard removed files of databases placed elsewhere');
   let next = 0;
   const worker = async () => {
     while (next < ids.length) {

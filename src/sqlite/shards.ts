@@ -1,4 +1,4 @@
-import { and, eq, gt, inArray, isNull, sql } from 'drizzle-orm';
+import { and, eq, gt, inArray, isNull, ne, sql } from 'drizzle-orm';
 import { AppError } from '../errors/index.js';
 import type { Logger } from '../observability/index.js';
 import type { Db } from '../store/index.js';
@@ -9,6 +9,7 @@ import { leasesHeld, placementRefused } from './metrics.js';
 export const LEASE_TTL_MS = 30_000;
 /** Heartbeats and lease renewals run at a third of the TTL, so two missed rounds still hold. */
 export const RENEW_EVERY_MS = LEASE_TTL_MS / 3;
+const LEASE_INTERVAL = `${LEASE_TTL_MS / 1000} seconds`;
 
 export interface Shard {
   name: string;
@@ -46,18 +47,15 @@ export class Shards {
     this.timer.unref();
   }
 
-  async stop(): Promise<void> {
+  /** Stops renewing and releases the leases, except those of `keep` (they run out on their own). */
+  async stop(keep: readonly number[] = []): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
-    if (this.held.size > 0)
+    const released = [...this.held.keys()].filter((id) => !keep.includes(id));
+    if (released.length > 0)
       await this.db
         .delete(sqliteLeases)
-        .where(
-          and(
-            inArray(sqliteLeases.databaseId, [...this.held.keys()]),
-            eq(sqliteLeases.shard, this.self.name),
-          ),
-        );
+        .where(and(inArray(sqliteLeases.databaseId, released), eq(sqliteLeases.shard, this.self.name)));
     this.held.clear();
     leasesHeld.set(0);
     // Gone from placement at once (a restart registers again).
@@ -146,26 +144,38 @@ export class Shards {
   async acquire(databaseId: number): Promise<boolean> {
     if (this.confirmed(databaseId)) return true;
     const startedAt = Date.now();
-    const expiresAt = new Date(startedAt + LEASE_TTL_MS);
+    // Expiry in PostgreSQL's clock, the one every shard's takeover is judged by.
     const rows = await this.db
-      .execute<{ shard: string }>(
+      .execute<{ shard: string; prior: string | null }>(
         sql`
+      with prior as (select shard from ${sqliteLeases} where database_id = ${databaseId})
       insert into ${sqliteLeases} (database_id, shard, expires_at)
-      select ${databaseId}, ${this.self.name}, ${expiresAt}
+      select ${databaseId}, ${this.self.name}, now() + ${LEASE_INTERVAL}::interval
       where exists (select 1 from ${sqliteDatabases} where id = ${databaseId} and shard = ${this.self.name})
       on conflict (database_id) do update set shard = excluded.shard, expires_at = excluded.expires_at
       where ${sqliteLeases.expiresAt} < now() or ${sqliteLeases.shard} = excluded.shard
-      returning shard`,
+      returning shard, (select shard from prior) as prior`,
       )
-      .then(rowsOf<{ shard: string }>);
-    if (rows[0]?.shard !== this.self.name) {
+      .then(rowsOf<{ shard: string; prior: string | null }>);
+    const row = rows[0];
+    if (row?.shard !== this.self.name) {
       if (this.held.delete(databaseId)) leasesHeld.set(this.held.size);
       return false;
     }
+    // Taken from another shard after its lease ran out, not handed over: that shard may still
+    // ship what it had to the replica, so the new owner replicates into a new generation.
+    if (row.prior !== null && row.prior !== this.self.name) this.takenOver.add(databaseId);
     this.held.set(databaseId, startedAt);
     leasesHeld.set(this.held.size);
     return true;
   }
+
+  /** Whether the last acquire of `databaseId` took it over from another shard (asked once). */
+  tookOver(databaseId: number): boolean {
+    return this.takenOver.delete(databaseId);
+  }
+
+  private readonly takenOver = new Set<number>();
 
   /** Gives up the lease of one database (let go: moved, deleted, or its file closed). */
   async release(databaseId: number): Promise<void> {
@@ -198,6 +208,28 @@ export class Shards {
       .from(sqliteDatabases)
       .where(eq(sqliteDatabases.shard, this.self.name));
     return rows.map((r) => r.id);
+  }
+
+  /** Of `ids`, the databases that are gone, or whose live lease another shard holds. */
+  async ownedElsewhere(ids: number[]): Promise<Set<number>> {
+    const [existing, heldElsewhere] = await Promise.all([
+      this.db
+        .select({ id: sqliteDatabases.id })
+        .from(sqliteDatabases)
+        .where(inArray(sqliteDatabases.id, ids)),
+      this.db
+        .select({ id: sqliteLeases.databaseId })
+        .from(sqliteLeases)
+        .where(
+          and(
+            inArray(sqliteLeases.databaseId, ids),
+            ne(sqliteLeases.shard, this.self.name),
+            gt(sqliteLeases.expiresAt, sql`now()`),
+          ),
+        ),
+    ]);
+    const alive = new Set(existing.map((r) => r.id));
+    return new Set([...ids.filter((id) => !alive.has(id)), ...heldElsewhere.map((r) => r.id)]);
   }
 
   /** Of the databases this shard holds, those now placed elsewhere (or deleted). */
@@ -236,7 +268,7 @@ export class Shards {
     if (ids.length > 0) {
       const renewed = await this.db
         .update(sqliteLeases)
-        .set({ expiresAt: new Date(startedAt + LEASE_TTL_MS) })
+        .set({ expiresAt: sql`now() + ${LEASE_INTERVAL}::interval` })
         .where(and(inArray(sqliteLeases.databaseId, ids), eq(sqliteLeases.shard, this.self.name)))
         .returning({ databaseId: sqliteLeases.databaseId });
       const kept = new Set(renewed.map((r) => r.databaseId));

@@ -150,6 +150,8 @@ export class Litestream {
     child.on('exit', (code, signal) => {
       if (!this.stopping) this.onExit?.(code, signal);
     });
+    // A later 'error' (a failed kill) must not go unheard: that would end the process.
+    child.on('error', (err) => this.options.logger.warn({ err }, 'litestream process error'));
   }
 
   private async waitForSocket(): Promise<void> {
@@ -234,13 +236,25 @@ export class Litestream {
   /** The earliest and latest restorable times of a replica; undefined when it has none. */
   async restoreWindow(replicaUrl: string): Promise<RestoreWindow | undefined> {
     const { stdout } = await this.run(['ltx', '-level', 'all', '-json', replicaUrl]);
-    const files = JSON.parse(stdout || '[]') as { level: number; timestamp: string }[] | null;
-    if (!files || files.length === 0) return undefined;
-    const times = files.map((f) => Date.parse(f.timestamp)).filter((t) => Number.isFinite(t));
-    // The oldest snapshot (level 9) bounds how far back a restore reaches; without one, level 0+.
-    const snapshots = files.filter((f) => f.level === 9).map((f) => Date.parse(f.timestamp));
-    const earliest = Math.min(...(snapshots.length > 0 ? snapshots : times));
-    return { earliest: new Date(earliest), latest: new Date(Math.max(...times)) };
+    let files: unknown;
+    try {
+      files = JSON.parse(stdout || '[]');
+    } catch {
+      throw new LitestreamError('litestream ltx: unreadable output');
+    }
+    if (!Array.isArray(files)) return undefined;
+    // The oldest snapshot (level 9) bounds how far back a restore reaches; without one, any file.
+    let [earliestSnapshot, earliestAny, latest] = [Infinity, Infinity, -Infinity];
+    for (const f of files as { level?: unknown; timestamp?: unknown }[]) {
+      const t = typeof f.timestamp === 'string' ? Date.parse(f.timestamp) : NaN;
+      if (!Number.isFinite(t)) continue;
+      if (f.level === 9) earliestSnapshot = Math.min(earliestSnapshot, t);
+      earliestAny = Math.min(earliestAny, t);
+      latest = Math.max(latest, t);
+    }
+    if (!Number.isFinite(latest)) return undefined;
+    const earliest = Number.isFinite(earliestSnapshot) ? earliestSnapshot : earliestAny;
+    return { earliest: new Date(earliest), latest: new Date(latest) };
   }
 
   /** Stops the process (SIGTERM; SIGKILL after `graceMs`) and removes its socket and config. */

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { access, rename, rm } from 'node:fs/promises';
+import { access, readdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { AppError } from '../../errors/index.js';
 import type { SqliteDatabase, SqlitePool } from '../engine/index.js';
@@ -30,6 +30,10 @@ export interface Ownership {
   acquire(databaseId: number): Promise<boolean>;
   /** Whether the lease is held and recent enough to act on without asking PostgreSQL. */
   confirmed(databaseId: number): boolean;
+  /** Whether the last acquire took the lease over from another shard after it ran out (asked once). */
+  tookOver(databaseId: number): boolean;
+  /** Moves the database's replica to generation `from + 1` (unless another already did); the new one. */
+  nextGeneration(databaseId: number, from: number): Promise<number>;
   release(databaseId: number): Promise<void>;
   /** The database's row as it is now (undefined: deleted). */
   record(databaseId: number): Promise<DatabaseRecord | undefined>;
@@ -87,19 +91,36 @@ export class DatabaseOpener {
       throw new AppError('CAPACITY', { message: 'This database was just removed.', retryAfterSeconds: 1 });
     const replicated = this.replicator.enabled && record.replicationEnabled;
     const file = await this.files.fileFor(record);
+    const takenOver = this.ownership.tookOver(databaseId);
+    // A copy left here from before another shard owned it is behind: the replica is the truth.
+    if (takenOver && replicated) await this.removeFile(databaseId);
+    let db: SqliteDatabase;
     try {
-      if (!(await exists(file))) await this.restoreMissing(record, file, replicated);
+      const hadFile = await exists(file);
+      if (!hadFile) await this.restoreMissing(record, file, replicated);
+      db = await this.pool().open(file, { maxBytes });
+      if (hadFile && replicated && (await db.version()).version < record.version) {
+        // Behind what its last owner reported (it moved away and back while this copy slept):
+        // the replica has what came after.
+        await db.close();
+        await this.removeFile(databaseId);
+        await this.restoreMissing(record, file, replicated);
+        db = await this.pool().open(file, { maxBytes });
+      }
     } catch (err) {
       if (err instanceof AppError) this.failedAt.set(databaseId, { at: Date.now(), error: err });
       throw err;
     }
     this.failedAt.delete(databaseId);
-    const db = await this.pool().open(file, { maxBytes });
     if (!replicated) {
       await this.ownership.report(databaseId, { replicationState: 'off' });
       return { db, file, replicated, replica: record };
     }
     try {
+      // The shard it was taken from may still ship its tail into the old generation: replicate
+      // into a new one, so the two histories never meet.
+      if (takenOver && replicated)
+        record.replicaGeneration = await this.ownership.nextGeneration(databaseId, record.replicaGeneration);
       await this.replicator.attach(file, record);
     } catch (err) {
       // Not one write may be acknowledged unreplicated: the file closes again, the call fails.
@@ -158,6 +179,11 @@ export class DatabaseOpener {
     options: LetGoOptions,
   ): Promise<void> {
     if (file && !options.discard) await this.replicator.flush(file);
+    if (db?.usable) {
+      // Its figures as it is let go, so the next owner can tell a stale copy from a current one.
+      const { version, sizeBytes } = await db.version();
+      await this.ownership.report(databaseId, { version, sizeBytes }).catch(() => undefined);
+    }
     if (db) await db.close();
     if (file) await this.replicator.detach(file);
     if (options.removeFile) await this.removeFile(databaseId);
@@ -173,6 +199,32 @@ export class DatabaseOpener {
   async release(databaseId: number): Promise<void> {
     await this.ownership.release(databaseId);
   }
+}
+
+/**
+ * At a shard's start, before it opens anything: the temporary files of restores a crash
+ * interrupted, and the files of databases that are gone or that another shard now owns (they
+ * moved while this one was down; opened here again later, they would be behind their replica).
+ * A file whose database nobody else owns is kept, whatever its placement says.
+ */
+export async function removeLeftovers(
+  dir: string,
+  ownedElsewhere: (ids: number[]) => Promise<ReadonlySet<number>>,
+): Promise<string[]> {
+  const names = await readdir(dir).catch(() => [] as string[]);
+  const idOf = (name: string) => /^\.?(\d+)\.sqlite(?:-wal|-shm|-litestream)?$/.exec(name)?.[1];
+  const ids = [...new Set(names.map(idOf).filter((id) => id !== undefined))].map(Number);
+  const elsewhere = ids.length > 0 ? await ownedElsewhere(ids) : new Set<number>();
+  const removed: string[] = [];
+  for (const name of names) {
+    const id = idOf(name);
+    const temporary = /\.sqlite\.(?:restoring|pitr)-[0-9a-z]+$/.test(name);
+    if (temporary || (id !== undefined && elsewhere.has(Number(id)))) {
+      await rm(path.join(dir, name), { recursive: true, force: true });
+      removed.push(name);
+    }
+  }
+  return removed;
 }
 
 /** The WAL, shared-memory index and Litestream's local state of a database file. */

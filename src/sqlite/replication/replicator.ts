@@ -135,6 +135,7 @@ function litestreamReplicator(
       for (let attempt = 0; !closing; attempt++) {
         try {
           await litestream.spawn();
+          if (closing) return void (await litestream.stop()); // the shard stopped meanwhile
           for (const [file, url] of registered) await litestream.register(file, url);
           return;
         } catch (err) {
@@ -157,8 +158,9 @@ function litestreamReplicator(
     },
     async detach(file) {
       if (!registered.has(file)) return;
-      await litestream.unregister(file);
+      // Forgotten first: a Litestream restarted meanwhile must not take a file let go back.
       registered.delete(file);
+      await litestream.unregister(file);
     },
     async inStep(file) {
       const { txid, replicatedTxid } = await litestream.sync(file, false);

@@ -1,4 +1,4 @@
-import { eq, inArray, sql } from 'drizzle-orm';
+import { and, eq, inArray, sql } from 'drizzle-orm';
 import { CHANNELS, type Db, type Store } from '../../store/index.js';
 import type { Logger } from '../../observability/index.js';
 import type { LocalShard } from '../local-shard.js';
@@ -12,6 +12,20 @@ export function shardOwnership(db: Db, shards: Shards): Ownership {
   return {
     acquire: (id) => shards.acquire(id),
     confirmed: (id) => shards.confirmed(id),
+    tookOver: (id) => shards.tookOver(id),
+    async nextGeneration(id, from) {
+      const [row] = await db
+        .update(sqliteDatabases)
+        .set({ replicaGeneration: from + 1 })
+        .where(and(eq(sqliteDatabases.id, id), eq(sqliteDatabases.replicaGeneration, from)))
+        .returning({ generation: sqliteDatabases.replicaGeneration });
+      if (row) return row.generation;
+      const [now] = await db
+        .select({ generation: sqliteDatabases.replicaGeneration })
+        .from(sqliteDatabases)
+        .where(eq(sqliteDatabases.id, id));
+      return now?.generation ?? from + 1;
+    },
     release: (id) => shards.release(id),
     async record(id): Promise<DatabaseRecord | undefined> {
       const [row] = await db

@@ -118,15 +118,16 @@ async function secretToken(name: string): Promise<string | undefined> {
 
 /** The replica bucket (the fixture's MinIO bucket, which the controller was given). */
 const replicas = () => fx.hostplane.services.blobs;
-const replicaRoot = (path: string) => replicaKeyRoot(DEFAULT_REPLICA_SETTINGS.prefix, { siteId, path });
+const replicaRoot = (path: string, id: number) =>
+  replicaKeyRoot(DEFAULT_REPLICA_SETTINGS.prefix, { id, siteId, path });
 async function keysUnder(prefix: string): Promise<string[]> {
   const keys: string[] = [];
   for await (const object of replicas().list(prefix)) keys.push(object.key);
   return keys;
 }
 /** Objects as Litestream lays them out (two lineages), standing in for a real replica. */
-async function fakeReplica(path: string): Promise<string[]> {
-  const root = replicaRoot(path);
+async function fakeReplica(path: string, id: number): Promise<string[]> {
+  const root = replicaRoot(path, id);
   const keys = [`${root}g0/ltx/0/0000000000000001-0000000000000001.ltx`, `${root}g1/ltx/0/snapshot.ltx`];
   for (const key of keys) await replicas().put(key, Buffer.from('ltx'));
   return keys;
@@ -242,11 +243,14 @@ describe('a SqliteDatabase applied with kubectl', () => {
 
   it('deleted with Delete: the row, its tokens and file entry, its Secret and its replica in S3 go', async () => {
     const databaseId = created.status!.databaseId!;
-    const keys = await fakeReplica('data/app.sqlite');
-    // A neighbour whose path starts with this one's: its replica must stay.
-    const neighbour = `${replicaRoot('data/app.sqlite.db')}g0/ltx/0/keep.ltx`;
-    await replicas().put(neighbour, Buffer.from('ltx'));
-    expect(await keysUnder(replicaRoot('data/app.sqlite'))).toEqual(keys);
+    const keys = await fakeReplica('data/app.sqlite', databaseId);
+    // Neighbours whose keys start with this one's (a longer path, a longer id): theirs stay.
+    const neighbours = [
+      `${replicaRoot('data/app.sqlite.db', databaseId)}g0/ltx/0/keep.ltx`,
+      `${replicaRoot('data/app.sqlite', databaseId * 10 + 1)}g0/ltx/0/keep.ltx`,
+    ];
+    for (const key of neighbours) await replicas().put(key, Buffer.from('ltx'));
+    expect(await keysUnder(replicaRoot('data/app.sqlite', databaseId))).toEqual(keys);
 
     await databases.delete('app');
     await waitGone('app');
@@ -260,8 +264,9 @@ describe('a SqliteDatabase applied with kubectl', () => {
       ),
     ).toBe(0);
     expect(await secretToken('sqldb-app-token')).toBeUndefined();
-    expect(await keysUnder(replicaRoot('data/app.sqlite'))).toEqual([]);
-    expect(await keysUnder(replicaRoot('data/app.sqlite.db'))).toEqual([neighbour]);
+    expect(await keysUnder(replicaRoot('data/app.sqlite', databaseId))).toEqual([]);
+    expect(await keysUnder(replicaRoot('data/app.sqlite.db', databaseId))).toEqual([neighbours[0]]);
+    expect(await keysUnder(replicaRoot('data/app.sqlite', databaseId * 10 + 1))).toEqual([neighbours[1]]);
     expect((await eventsOf('app')).some((e) => e.reason === 'Deleted')).toBe(true);
   });
 });
@@ -271,12 +276,12 @@ describe('deletionPolicy Retain', () => {
     await apply('kept', { path: 'kept.db', deletionPolicy: 'Retain' });
     const resource = await waitReady('kept');
     const databaseId = resource.status!.databaseId!;
-    const keys = await fakeReplica('kept.db');
+    const keys = await fakeReplica('kept.db', databaseId);
     await databases.delete('kept');
     await waitGone('kept');
     expect(await databaseRow(databaseId)).toBeUndefined();
     expect(await secretToken('sqldb-kept-token')).toBeUndefined();
-    expect(await keysUnder(replicaRoot('kept.db'))).toEqual(keys);
+    expect(await keysUnder(replicaRoot('kept.db', databaseId))).toEqual(keys);
   });
 });
 
@@ -351,7 +356,7 @@ describe('deleting a database a shard holds', () => {
     expect(
       await countOf(sql`select count(*) as n from sqlite_leases where database_id = ${databaseId}`),
     ).toBe(1);
-    await fakeReplica('busy.sqlite');
+    await fakeReplica('busy.sqlite', databaseId);
 
     await databases.delete('busy');
     const sweeping = await eventually('the second sweep to be scheduled', async () => {
@@ -359,9 +364,9 @@ describe('deleting a database a shard holds', () => {
       return r?.metadata.annotations?.[REPLICA_SWEEP_ANNOTATION] ? r : undefined;
     });
     expect(await databaseRow(databaseId)).toBeUndefined();
-    expect(await keysUnder(replicaRoot('busy.sqlite'))).toEqual([]);
+    expect(await keysUnder(replicaRoot('busy.sqlite', databaseId))).toEqual([]);
     // What the shard's Litestream could still upload before it lets the database go.
-    const late = `${replicaRoot('busy.sqlite')}g0/ltx/0/late.ltx`;
+    const late = `${replicaRoot('busy.sqlite', databaseId)}g0/ltx/0/late.ltx`;
     await replicas().put(late, Buffer.from('ltx'));
     const { after } = JSON.parse(sweeping.metadata.annotations![REPLICA_SWEEP_ANNOTATION]!) as {
       after: string;
@@ -371,7 +376,7 @@ describe('deleting a database a shard holds', () => {
     expect(await databases.get('busy')).toBeDefined();
     await eventually('the resource to be gone', async () => !(await databases.get('busy')), 60_000);
     expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(after));
-    expect(await keysUnder(replicaRoot('busy.sqlite'))).toEqual([]);
+    expect(await keysUnder(replicaRoot('busy.sqlite', databaseId))).toEqual([]);
   }, 90_000);
 });
 
@@ -391,6 +396,7 @@ describe('a Site deleted with deletionPolicy Delete', () => {
     });
     const resource = await waitReady('temp-db');
     const root = replicaKeyRoot(DEFAULT_REPLICA_SETTINGS.prefix, {
+      id: resource.status!.databaseId!,
       siteId: site.status!.siteId!,
       path: 'temp.sqlite',
     });

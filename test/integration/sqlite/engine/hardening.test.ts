@@ -237,9 +237,11 @@ describe('fair turns between databases', () => {
     const result = await batch;
     const batchMs = performance.now() - started + firstWait;
 
-    expect(batchMs).toBeGreaterThan(3_000); // it was long: the waits below are not just a short batch
-    expect(firstWait).toBeLessThan(2_500);
-    expect(secondWait).toBeLessThan(2_500);
+    // It was long (the waits below are not just a short batch), and each call ran in its course,
+    // not after it: measured against the batch itself, so a loaded machine moves both alike.
+    expect(batchMs).toBeGreaterThan(2_000);
+    expect(firstWait).toBeLessThan(batchMs / 2);
+    expect(secondWait).toBeLessThan(batchMs / 2);
     expect(written).toMatchObject({ rowsAffected: 1, lastInsertRowId: 1000 });
     expect(result.results).toEqual([
       ...Array.from({ length: 8 }, (_, i) => ({ rowsAffected: 1, lastInsertRowId: i + 1 })),
