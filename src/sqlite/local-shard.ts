@@ -274,7 +274,7 @@ export class LocalShard {
         failure = { err };
       }
       try {
-        const opened = await this.opener.open(databaseId, maxBytes);
+        const opened = await this.opener.open(databaseId, maxBytes, { swapped: true });
         try {
           if (result) await reopened(opened.db, opened.file, result.value);
         } finally {

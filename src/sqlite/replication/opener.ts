@@ -75,9 +75,11 @@ export class DatabaseOpener {
     private readonly pool: () => SqlitePool,
   ) {}
 
+  /** `swapped`: the file in place was just put there on purpose (a point-in-time restore). */
   async open(
     databaseId: number,
     maxBytes: number | null,
+    options: { swapped?: boolean } = {},
   ): Promise<{ db: SqliteDatabase; file: string; replicated: boolean; replica: ReplicaOf }> {
     const failed = this.failedAt.get(databaseId);
     if (failed && Date.now() - failed.at < FAILED_RETRY_MS) throw failed.error;
@@ -99,7 +101,7 @@ export class DatabaseOpener {
       const hadFile = await exists(file);
       if (!hadFile) await this.restoreMissing(record, file, replicated);
       db = await this.pool().open(file, { maxBytes });
-      if (hadFile && replicated && (await db.version()).version < record.version) {
+      if (hadFile && replicated && !options.swapped && (await db.version()).version < record.version) {
         // Behind what its last owner reported (it moved away and back while this copy slept):
         // the replica has what came after.
         await db.close();
