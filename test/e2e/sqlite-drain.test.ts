@@ -7,7 +7,7 @@ import { jsonRequest } from '../support/hostplane.js';
 import { createBucket } from '../support/minio.js';
 import { createDatabase } from '../support/postgres.js';
 import { exited } from '../support/procs.js';
-import { bin, cli, newInstance, startServe, type Instance } from '../support/cli.js';
+import { bin, cli, newInstance, startServe, stopServe, type Instance } from '../support/cli.js';
 import { childPids, replicatedShardEnv } from '../support/litestream.js';
 
 // Draining a shard moves its databases while clients keep writing: the owner stops writes, syncs
@@ -18,14 +18,15 @@ describe('draining a SQLite shard', () => {
   const shards: Instance[] = [];
   let token = '';
   let origin = '';
+  let apiKey = '';
 
   /** A call to shard `i` (it forwards to the owner when the database is elsewhere). */
-  const scoped = async (i: number, route: string, json?: unknown) => {
+  const scoped = async (i: number, route: string, json?: unknown, withToken = token) => {
     const shard = shards[i]!;
     const { res, body } = await jsonRequest(shard.port, `/api/v1/sqlite/${route}`, {
       method: json === undefined ? 'GET' : 'POST',
       host: `localhost:${shards[0]!.port}`, // one public API host for both, as behind a proxy
-      headers: { 'x-sqlite-token': token, origin },
+      headers: { 'x-sqlite-token': withToken, origin },
       json,
     });
     return { status: res.status, body, retryAfter: res.headers.get('retry-after') };
@@ -59,7 +60,7 @@ describe('draining a SQLite shard', () => {
       '--json',
     ]);
     expect(created.code, created.stderr).toBe(0);
-    const apiKey = (JSON.parse(created.stdout) as { apiKey: string }).apiKey;
+    apiKey = (JSON.parse(created.stdout) as { apiKey: string }).apiKey;
     origin = `http://moving.localhost:${shards[0]!.port}`;
     const { res, body } = await jsonRequest(shards[0]!.port, '/api/v1/sqlite/auth/install', {
       host: `localhost:${shards[0]!.port}`,
@@ -133,9 +134,67 @@ describe('draining a SQLite shard', () => {
     const rows = await scoped(0, 'query', { sql: 'SELECT id FROM log ORDER BY id' });
     expect(rows.status).toBe(200);
     expect((rows.body.rows as { id: number }[]).map((r) => r.id)).toEqual(acked);
-
-    // A drained shard gets no new databases.
-    const metrics = await fetch(`http://127.0.0.1:${shards[1]!.port}/readyz`);
-    expect(metrics.status).toBe(200);
   }, 180_000);
+
+  it('a shard that was down while its database moved away never serves its stale copy', async () => {
+    const a = shards[0]!;
+    const insert = async (via: number, id: number) =>
+      (await scoped(via, 'exec', { sql: 'INSERT INTO log (id) VALUES (?)', params: [id] })).status;
+    const ids = async (via: number) =>
+      (
+        (await scoped(via, 'query', { sql: 'SELECT id FROM log ORDER BY id' })).body.rows as { id: number }[]
+      ).map((r) => r.id);
+    const kill = async (shard: Instance) => {
+      const server = shard.server!;
+      const children = childPids(server.pid!);
+      server.kill('SIGKILL');
+      await exited(server);
+      for (const pid of children) process.kill(pid, 'SIGKILL');
+    };
+    const b = shards[1]!;
+    const drain = async (from: string, to: string) => {
+      const moved = await cli(a.server?.exitCode === null ? a : b, [
+        'admin',
+        'drain-shard',
+        '--shard',
+        from,
+        '--to',
+        to,
+        '--json',
+      ]);
+      expect(moved.code, moved.stderr).toBe(0);
+    };
+    // a starts again (a start ends its drain) and takes the database back; b is drained by it.
+    await kill(a);
+    await startServe(a);
+    await drain('drain-b', 'drain-a');
+    const base = (await ids(1)).at(-1) ?? 0;
+    await eventually('a serves it', async () => (await insert(1, base + 1)) === 200, 60_000);
+    expect(await files(0)).toHaveLength(1);
+    await stopServe(b); // its drain ends with a start
+    await startServe(b);
+
+    // a dies with its copy on disk; the database moves to b, which takes the lease once a's has
+    // run out, and gets more writes.
+    await kill(a);
+    await drain('drain-a', 'drain-b');
+    await eventually(
+      'b serves it after a’s lease ran out',
+      async () => (await insert(1, base + 2)) === 200,
+      90_000,
+    );
+    for (let id = base + 3; id <= base + 10; id++) expect(await insert(1, id)).toBe(200);
+    const onB = await ids(1);
+    expect(onB.slice(-9)).toEqual(Array.from({ length: 9 }, (_, i) => base + 2 + i));
+
+    // a comes back with its old copy, and the database is moved to it again: served as b left it.
+    await startServe(a);
+    await drain('drain-b', 'drain-a');
+    await eventually(
+      'a serves it again',
+      async () => (await scoped(0, 'version')).status === 200 && (await files(0)).length === 1,
+      60_000,
+    );
+    expect(await ids(0)).toEqual(onB);
+  }, 240_000);
 });
