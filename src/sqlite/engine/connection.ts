@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { type BindValue, decodeParams, type SqlValue } from './encoding.js';
 import { diskFullError, diskNearlyFull } from './disk.js';
+import { ReservedNames } from './reserved-names.js';
 import { prepareEngineStatements, type EngineStatements } from './engine-statements.js';
 import { SqliteEngineError } from './errors.js';
 import { readRows, valueCap } from './rows.js';
@@ -51,8 +52,7 @@ export class GuardedDatabase {
   private version = 0;
   private sizeBytes = 0;
   /** Objects with reserved names, all the platform's: a tenant write that adds one is undone. */
-  private reservedObjects = 0;
-  private schemaVersion = 0;
+  private readonly reserved: ReservedNames;
   private readonly statements = new Map<string, Prepared>();
 
   // Plain fields, no parameter properties: the worker runs this file under Node's type stripping.
@@ -80,8 +80,7 @@ export class GuardedDatabase {
       this.setMaxBytes(options.maxBytes);
       this.version = this.db.prepare('SELECT version FROM _meta WHERE id = 1').pluck().get() as number;
       this.sizeBytes = this.measure();
-      this.schemaVersion = Number(this.internal.schemaVersion.get());
-      this.reservedObjects = Number(this.internal.reservedCount.get());
+      this.reserved = new ReservedNames(this.internal);
     } catch (err) {
       this.db.close();
       throw err;
@@ -216,7 +215,7 @@ export class GuardedDatabase {
     let yielded = performance.now();
     this.internal.begin.run();
     try {
-      this.noticeOutsideSchemaChanges();
+      if (this.reserved.adoptOutsideChanges()) this.statements.clear();
       statements.forEach((s, index) => {
         if (between && index > 0 && performance.now() - yielded >= YIELD_EVERY_MS) {
           // In engine mode, between statements: the next one sets its own deadline again.
@@ -251,7 +250,7 @@ export class GuardedDatabase {
       // Engine mode again (runTenant switched back): the counter, in the same transaction.
       if (!this.db.inTransaction)
         throw new SqliteEngineError({ kind: 'internal', message: 'transaction lost' });
-      this.checkReservedNames();
+      if (this.reserved.checkAfterWrite()) this.statements.clear();
       const version = Number(this.internal.bump.get());
       this.internal.commit.run();
       this.version = version;
@@ -281,39 +280,6 @@ export class GuardedDatabase {
     this.sizeBytes = this.measure();
     if (this.maxBytes !== null && this.sizeBytes > this.maxBytes) throw this.sizeError(true);
     return results;
-  }
-
-  /**
-   * Another connection may change the schema between our writes: Litestream creates its
-   * `_litestream_seq` and `_litestream_lock` tables when it starts replicating. Under the write
-   * lock (BEGIN IMMEDIATE), before any tenant statement, what is there now is the platform's.
-   */
-  private noticeOutsideSchemaChanges(): void {
-    const schemaVersion = Number(this.internal.schemaVersion.get());
-    if (schemaVersion === this.schemaVersion) return;
-    this.statements.clear();
-    this.reservedObjects = Number(this.internal.reservedCount.get());
-    this.schemaVersion = schemaVersion;
-  }
-
-  /**
-   * The authorizer cannot see the new name of ALTER TABLE … RENAME TO, so after a schema change the
-   * engine counts the objects with reserved names: one more than the platform made is refused.
-   */
-  private checkReservedNames(): void {
-    const schemaVersion = Number(this.internal.schemaVersion.get());
-    if (schemaVersion === this.schemaVersion) return;
-    // The cached statements' columns (and so their caps per value) may have changed: prepare anew.
-    this.statements.clear();
-    if (Number(this.internal.reservedCount.get()) !== this.reservedObjects) {
-      throw new SqliteEngineError({
-        kind: 'denied',
-        message: 'not authorized: names starting with _hp_ or _litestream_, and _meta, are reserved',
-        sqliteCode: 'SQLITE_AUTH',
-        reason: 'reserved name',
-      });
-    }
-    this.schemaVersion = schemaVersion;
   }
 
   /**

@@ -1,25 +1,20 @@
 import { AuthorizationV1Api, type KubernetesObject } from '@kubernetes/client-node';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { startKubeTestEnv, type KubeTestEnv } from '../../support/kube/envtest.js';
 import {
   CHART_DIR,
   applyObjects,
-  chartCrds,
   componentObjects,
   ensureNamespace,
   findObject,
-  installCrds,
-  monitoringTestCrds,
   renderChart,
-  type Values,
 } from '../../support/kube/helm.js';
 import {
   litestreamMetricNames,
   pinnedLitestreamVersion,
-  renderValidated,
+  chartTestEnv,
   sqliteObject,
   type Policy,
   type Service,
@@ -33,19 +28,7 @@ import {
 const NAMESPACE = 'hostplane-sqlite-ops';
 const RELEASE = 'hostplane';
 
-let env: KubeTestEnv;
-
-beforeAll(async () => {
-  env = await startKubeTestEnv();
-  await installCrds(env, [...(await chartCrds()), ...monitoringTestCrds()]);
-  await ensureNamespace(env, NAMESPACE);
-});
-
-afterAll(async () => {
-  await env?.stop();
-});
-
-const render = (values: Values) => renderValidated(env, NAMESPACE, values);
+const { env, render } = chartTestEnv(NAMESPACE);
 
 describe('network, monitoring and permissions of the shards', () => {
   it('NetworkPolicy: api, controller and shards reach the shard port; metrics and Litestream from metricsFrom', async () => {
@@ -171,17 +154,17 @@ describe('network, monitoring and permissions of the shards', () => {
 
   it("the shards' ServiceAccount has no token and no permission at all", async () => {
     const namespace = 'hostplane-sqlite-rbac';
-    await ensureNamespace(env, namespace);
+    await ensureNamespace(env(), namespace);
     const objects = await renderChart({ namespace, releaseName: RELEASE });
     const rbac = objects.filter((o) => ['ServiceAccount', 'Role', 'RoleBinding'].includes(o.kind ?? ''));
-    const results = await applyObjects(env, rbac, { dryRun: false });
+    const results = await applyObjects(env(), rbac, { dryRun: false });
     expect(results.filter((r) => r.error).map((r) => r.error)).toEqual([]);
 
     const set = sqliteObject<ShardSet>(objects, 'StatefulSet');
     const account = set.spec.template.spec.serviceAccountName;
     const sa = findObject(objects, 'ServiceAccount', account) as { automountServiceAccountToken?: boolean };
     expect(sa.automountServiceAccountToken).toBe(false);
-    const authz = env.kubeConfig().makeApiClient(AuthorizationV1Api);
+    const authz = env().kubeConfig().makeApiClient(AuthorizationV1Api);
     const user = `system:serviceaccount:${namespace}:${account}`;
     for (const check of [
       { verb: 'get', group: 'hostplane.dev', resource: 'sqlitedatabases' },

@@ -4,11 +4,16 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { requireTool, type KubeTestEnv } from '../../support/kube/envtest.js';
+import { afterAll, beforeAll } from 'vitest';
+import { requireTool, startKubeTestEnv, type KubeTestEnv } from '../../support/kube/envtest.js';
 import {
   DEFAULT_RELEASE,
   applyObjects,
+  chartCrds,
   componentObjects,
+  ensureNamespace,
+  installCrds,
+  monitoringTestCrds,
   describeObject,
   renderChart,
   type Values,
@@ -88,6 +93,30 @@ export type Policy = KubernetesObject & {
 };
 
 /** Renders the chart with `values` and dry-runs every object against the API server; throws on a rejected one. */
+/**
+ * One test file's real kube-apiserver with the chart's CRDs and `namespace`, started before its
+ * tests and stopped after them; `render` renders the chart and has the API server validate it.
+ */
+export function chartTestEnv(namespace: string): {
+  env: () => KubeTestEnv;
+  render: (values: Values) => Promise<KubernetesObject[]>;
+} {
+  let env: KubeTestEnv | undefined;
+  beforeAll(async () => {
+    env = await startKubeTestEnv();
+    await installCrds(env, [...(await chartCrds()), ...monitoringTestCrds()]);
+    await ensureNamespace(env, namespace);
+  });
+  afterAll(async () => {
+    await env?.stop();
+  });
+  const started = () => {
+    if (!env) throw new Error('the kube test env has not started');
+    return env;
+  };
+  return { env: started, render: (values) => renderValidated(started(), namespace, values) };
+}
+
 export async function renderValidated(
   env: KubeTestEnv,
   namespace: string,

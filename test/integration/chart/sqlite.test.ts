@@ -1,18 +1,13 @@
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
-import { startKubeTestEnv, type KubeTestEnv } from '../../support/kube/envtest.js';
 import {
   CHART_DIR,
   REQUIRED_VALUES,
-  chartCrds,
   componentObjects,
-  ensureNamespace,
   helm,
-  installCrds,
-  monitoringTestCrds,
   runHelm,
   valuesFile,
   type Values,
@@ -21,7 +16,7 @@ import {
   envValue,
   envVarOf,
   mountOf,
-  renderValidated,
+  chartTestEnv,
   shardContainer,
   sqliteObject,
   type Pdb,
@@ -36,19 +31,7 @@ import {
 const NAMESPACE = 'hostplane-sqlite';
 const RELEASE = 'hostplane';
 
-let env: KubeTestEnv;
-
-beforeAll(async () => {
-  env = await startKubeTestEnv();
-  await installCrds(env, [...(await chartCrds()), ...monitoringTestCrds()]);
-  await ensureNamespace(env, NAMESPACE);
-});
-
-afterAll(async () => {
-  await env?.stop();
-});
-
-const render = (values: Values) => renderValidated(env, NAMESPACE, values);
+const { env, render } = chartTestEnv(NAMESPACE);
 
 describe('the sqlite StatefulSet', () => {
   it('defaults: two shards on 10Gi PVCs, `serve --role sqlite`, Litestream copied in by an init container', async () => {
@@ -267,7 +250,7 @@ describe('the sqlite StatefulSet', () => {
 
   it('upgrades keep the immutable parts: a new chart version applies, a new PVC size is refused', async () => {
     const namespace = 'hostplane-sqlite-upgrade';
-    const kube = ['--kubeconfig', env.kubeconfigPath, '--namespace', namespace];
+    const kube = ['--kubeconfig', env().kubeconfigPath, '--namespace', namespace];
     const required = await valuesFile({ ...REQUIRED_VALUES, crds: { enabled: false } });
     const copy = await mkdtemp(path.join(tmpdir(), 'hostplane-chart-'));
     try {

@@ -10,13 +10,12 @@ import {
   type FormResource,
   type FormSpec,
   type ResourceClient,
-  type SiteResource,
 } from '../../../src/kube/index.js';
 import type { RunningController } from '../../../src/server/index.js';
 import { eventually, startClusterFixture, type ClusterFixture } from '../../support/kube/cluster.js';
-import { installChartRbac } from '../../support/kube/helm.js';
+import { readySite, startWithChartRbac } from '../../support/kube/cluster-api.js';
 import { contactFields, formsApi, type FormsApi, type Json } from '../../support/forms-api.js';
-import { startHostplane, type TestHostplane } from '../../support/hostplane.js';
+import type { TestHostplane } from '../../support/hostplane.js';
 
 let fx: ClusterFixture;
 let controller: RunningController;
@@ -27,35 +26,10 @@ let shop: FormsApi;
 
 beforeAll(async () => {
   fx = await startClusterFixture();
-  // Both roles run with the chart's own ServiceAccounts and Roles: every test below also proves
-  // those permissions are enough.
-  const rbac = await installChartRbac(fx.env, fx.namespace);
-  controller = await fx.startController({ token: rbac.controllerToken });
-  api = await startHostplane('postgres+s3', {
-    env: {
-      DATABASE_URL: fx.hostplane.config.databaseUrl,
-      HOSTPLANE_KUBERNETES: 'true',
-      HOSTPLANE_NAMESPACE: fx.namespace,
-      HOSTPLANE_POD_NAME: 'api-0',
-    },
-    kubeConfig: fx.env.kubeConfig(rbac.apiToken),
-  });
+  ({ controller, api } = await startWithChartRbac(fx));
   forms = resourceClient('Form', fx.env.kubeConfig(), fx.namespace, 'test');
-
-  await fx.sites.create({
-    metadata: { name: 'shop' },
-    spec: { slug: 'shop', owner: { email: 'shop@example.com', plan: 'business' } } as SiteResource['spec'],
-  });
-  const site = await eventually('Site shop to be Ready', async () => {
-    const s = await fx.sites.get('shop');
-    return s?.status?.conditions?.[0]?.status === 'True' ? s : undefined;
-  });
-  const secret = await fx.core.readNamespacedSecret({
-    name: site.status?.apiKeySecretName ?? '',
-    namespace: fx.namespace,
-  });
-  const apiKey = Buffer.from(secret.data?.apiKey ?? '', 'base64').toString('utf8');
-  shop = formsApi(api, { siteId: site.status?.siteId ?? 0, accountId: 0, slug: 'shop', apiKey, email: '' });
+  const { siteId, apiKey } = await readySite(fx, 'shop', 'shop@example.com');
+  shop = formsApi(api, { siteId, accountId: 0, slug: 'shop', apiKey, email: '' });
 }, 180_000);
 
 afterAll(async () => {

@@ -18,8 +18,8 @@ import type { RunningController } from '../../../src/server/index.js';
 import { DEFAULT_REPLICA_SETTINGS } from '../../../src/sqlite/index.js';
 import { replicaKeyRoot } from '../../../src/sqlite/replication/replica-path.js';
 import { eventually, startClusterFixture, type ClusterFixture } from '../../support/kube/cluster.js';
-import { installChartRbac } from '../../support/kube/helm.js';
-import { startHostplane, type TestHostplane } from '../../support/hostplane.js';
+import { readySite, startWithChartRbac } from '../../support/kube/cluster-api.js';
+import type { TestHostplane } from '../../support/hostplane.js';
 
 let fx: ClusterFixture;
 let controller: RunningController;
@@ -31,35 +31,9 @@ let apiKey: string;
 
 beforeAll(async () => {
   fx = await startClusterFixture();
-  // Both roles run with the chart's own ServiceAccounts and Roles: every test below also proves
-  // those permissions are enough.
-  const rbac = await installChartRbac(fx.env, fx.namespace);
-  controller = await fx.startController({ token: rbac.controllerToken });
-  api = await startHostplane('postgres+s3', {
-    env: {
-      DATABASE_URL: fx.hostplane.config.databaseUrl,
-      HOSTPLANE_KUBERNETES: 'true',
-      HOSTPLANE_NAMESPACE: fx.namespace,
-      HOSTPLANE_POD_NAME: 'api-0',
-    },
-    kubeConfig: fx.env.kubeConfig(rbac.apiToken),
-  });
+  ({ controller, api } = await startWithChartRbac(fx));
   databases = resourceClient('SqliteDatabase', fx.env.kubeConfig(), fx.namespace, 'test');
-
-  await fx.sites.create({
-    metadata: { name: 'shop' },
-    spec: { slug: 'shop', owner: { email: 'shop@example.com', plan: 'business' } } as SiteResource['spec'],
-  });
-  const site = await eventually('Site shop to be Ready', async () => {
-    const s = await fx.sites.get('shop');
-    return s?.status?.conditions?.[0]?.status === 'True' ? s : undefined;
-  });
-  siteId = site.status?.siteId ?? 0;
-  const secret = await fx.core.readNamespacedSecret({
-    name: site.status?.apiKeySecretName ?? '',
-    namespace: fx.namespace,
-  });
-  apiKey = Buffer.from(secret.data?.apiKey ?? '', 'base64').toString('utf8');
+  ({ siteId, apiKey } = await readySite(fx, 'shop', 'shop@example.com'));
 }, 180_000);
 
 afterAll(async () => {
