@@ -197,10 +197,11 @@ export async function uploadTo(port: number, site: TestSite, sitePath: string, c
 export async function jsonRequest(
   port: number,
   pathAndQuery: string,
-  init: { method?: string; host: string; headers?: Record<string, string>; json?: unknown },
+  init: { method?: string; host: string; headers?: Record<string, string>; json?: unknown; address?: string },
 ): Promise<{ res: Response; body: Record<string, unknown> }> {
   const { json } = init;
   const res = await rawRequest(port, pathAndQuery, {
+    address: init.address,
     method: init.method ?? (json === undefined ? 'GET' : 'POST'),
     headers: {
       host: init.host,
@@ -226,11 +227,23 @@ export async function jsonRequest(
 export function rawRequest(
   port: number,
   pathAndQuery: string,
-  init: { method?: string; headers?: Record<string, string>; body?: string | Buffer | Uint8Array },
+  init: {
+    method?: string;
+    headers?: Record<string, string>;
+    body?: string | Buffer | Uint8Array;
+    /** Where to connect (127.0.0.1 unless given). */
+    address?: string;
+  },
 ): Promise<Response> {
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { host: '127.0.0.1', port, path: pathAndQuery, method: init.method ?? 'GET', headers: init.headers },
+      {
+        host: init.address ?? '127.0.0.1',
+        port,
+        path: pathAndQuery,
+        method: init.method ?? 'GET',
+        headers: init.headers,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));

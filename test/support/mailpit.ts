@@ -54,11 +54,12 @@ async function isUp(apiUrl: string): Promise<boolean> {
 }
 
 /**
- * Starts Mailpit on 127.0.0.1 (SMTP and HTTP API on free ports, its database in a fresh temp
+ * Starts Mailpit on 127.0.0.1 or `host` (SMTP and HTTP API on free ports, its database in a fresh temp
  * folder). Fails when the binary is missing, as every real part of the tests does. `args` adds
  * Mailpit flags (e.g. `--smtp-allowed-recipients <regexp>`, to have others refused with a 550).
  */
-export async function startMailpit(options: { args?: string[] } = {}): Promise<MailpitServer> {
+export async function startMailpit(options: { args?: string[]; host?: string } = {}): Promise<MailpitServer> {
+  const host = options.host ?? '127.0.0.1';
   try {
     accessSync(MAILPIT_BIN, constants.X_OK);
   } catch {
@@ -68,8 +69,8 @@ export async function startMailpit(options: { args?: string[] } = {}): Promise<M
   const smtpPort = await freePort();
   let httpPort = await freePort();
   while (httpPort === smtpPort) httpPort = await freePort();
-  const smtpUrl = `smtp://127.0.0.1:${smtpPort}`;
-  const apiUrl = `http://127.0.0.1:${httpPort}`;
+  const smtpUrl = `smtp://${host}:${smtpPort}`;
+  const apiUrl = `http://${host}:${httpPort}`;
   let child: ChildProcess | undefined;
 
   // Should the test run die without close(), do not leave a server behind.
@@ -85,9 +86,9 @@ export async function startMailpit(options: { args?: string[] } = {}): Promise<M
       MAILPIT_BIN,
       [
         '--smtp',
-        `127.0.0.1:${smtpPort}`,
+        `${host}:${smtpPort}`,
         '--listen',
-        `127.0.0.1:${httpPort}`,
+        `${host}:${httpPort}`,
         '--database',
         path.join(dir, 'mailpit.db'),
         '--smtp-disable-rdns',

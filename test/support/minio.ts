@@ -33,10 +33,11 @@ async function isLive(endpoint: string): Promise<boolean> {
 }
 
 /**
- * Starts a throwaway MinIO server on 127.0.0.1 storing into a fresh temp folder. `stop()` kills
+ * Starts a throwaway MinIO server on 127.0.0.1 (or `host`) storing into a fresh temp folder. `stop()` kills
  * it and deletes the folder.
  */
-export async function startMinio(): Promise<MinioServer> {
+export async function startMinio(options: { host?: string } = {}): Promise<MinioServer> {
+  const host = options.host ?? '127.0.0.1';
   try {
     accessSync(MINIO_BIN, constants.X_OK);
   } catch {
@@ -54,9 +55,9 @@ export async function startMinio(): Promise<MinioServer> {
         'server',
         dataDir,
         '--address',
-        `127.0.0.1:${port}`,
+        `${host}:${port}`,
         '--console-address',
-        `127.0.0.1:${consolePort}`,
+        `${host}:${consolePort}`,
         '--quiet',
       ],
       {
@@ -74,7 +75,7 @@ export async function startMinio(): Promise<MinioServer> {
     );
     const output = captureOutput(child);
     try {
-      await waitUntilReady('minio', child, output, () => isLive(`http://127.0.0.1:${port}`));
+      await waitUntilReady('minio', child, output, () => isLive(`http://${host}:${port}`));
     } catch (err) {
       await terminate(child, 'SIGKILL');
       throw Object.assign(err as Error, { portTaken: /already in use/i.test(output()) });
@@ -89,7 +90,7 @@ export async function startMinio(): Promise<MinioServer> {
     const port = await freePort();
     let consolePort = await freePort();
     while (consolePort === port) consolePort = await freePort();
-    const endpoint = `http://127.0.0.1:${port}`;
+    const endpoint = `http://${host}:${port}`;
 
     let child: ChildProcess | undefined;
     // Should the test run die without calling stop(), do not leave a server behind.

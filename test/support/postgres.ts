@@ -1,6 +1,15 @@
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { accessSync, chownSync, constants, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import {
+  accessSync,
+  appendFileSync,
+  chownSync,
+  constants,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -113,11 +122,14 @@ function signal(pid: number | undefined, sig: NodeJS.Signals): void {
 }
 
 /**
- * Starts a throwaway PostgreSQL cluster on 127.0.0.1 in a fresh temp folder (trust auth,
+ * Starts a throwaway PostgreSQL cluster on 127.0.0.1 (or `host`) in a fresh temp folder (trust auth,
  * durability off unless `durable`: then a commit survives an immediate shutdown). `stop()` kills it
  * and deletes the folder.
  */
-export async function startPostgres(options: { durable?: boolean } = {}): Promise<PostgresServer> {
+export async function startPostgres(
+  options: { durable?: boolean; host?: string } = {},
+): Promise<PostgresServer> {
+  const host = options.host ?? '127.0.0.1';
   const binDir = findBinDir();
   const runAs = runAsUser();
   const baseDir = mkdtempSync(path.join(tmpdir(), 'hostplane-pg-'));
@@ -141,6 +153,9 @@ export async function startPostgres(options: { durable?: boolean } = {}): Promis
     if (init.error || init.status !== 0) {
       throw new Error(`initdb failed (${init.error?.message ?? `exit ${init.status}`}):\n${init.stderr}`);
     }
+    // Listening beyond loopback (pods of the test node connect from their own addresses).
+    if (host !== '127.0.0.1')
+      appendFileSync(path.join(dataDir, 'pg_hba.conf'), 'host all all 0.0.0.0/0 trust\n');
   } catch (err) {
     cleanupDir();
     throw err;
@@ -154,7 +169,7 @@ export async function startPostgres(options: { durable?: boolean } = {}): Promis
       '-k',
       baseDir,
       '-h',
-      '127.0.0.1',
+      host,
       '-p',
       String(port),
       '-c',
@@ -170,7 +185,7 @@ export async function startPostgres(options: { durable?: boolean } = {}): Promis
     ]);
     const child = spawn(file, args, { cwd: baseDir, stdio: ['ignore', 'pipe', 'pipe'] });
     const output = captureOutput(child);
-    const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+    const url = `postgres://postgres@${host}:${port}/postgres`;
     /** Shuts the postmaster down (SIGINT: `pg_ctl stop -m fast`, SIGQUIT: `-m immediate`). */
     const halt = async (sig: NodeJS.Signals = 'SIGQUIT'): Promise<void> => {
       // When run through runuser, `child` is runuser, which exits with the postmaster.

@@ -34,7 +34,7 @@ export interface HelmResult {
  * Runs helm with its cache, config and data homes in a throwaway folder (nothing from the user's
  * home leaks in or out). Resolves with the exit code; never rejects on a non-zero exit.
  */
-export async function runHelm(args: string[]): Promise<HelmResult> {
+export async function runHelm(args: string[], options: { timeoutMs?: number } = {}): Promise<HelmResult> {
   requireTool(HELM_BIN);
   const home = await mkdtemp(path.join(tmpdir(), 'hostplane-helm-'));
   try {
@@ -49,7 +49,7 @@ export async function runHelm(args: string[]): Promise<HelmResult> {
       execFile(
         HELM_BIN,
         args,
-        { env, maxBuffer: 64 * 1024 * 1024, timeout: 60_000 },
+        { env, maxBuffer: 64 * 1024 * 1024, timeout: options.timeoutMs ?? 60_000 },
         (err, stdout, stderr) => {
           if (err && typeof err.code !== 'number') return reject(err);
           resolve({ code: err ? Number(err.code) : 0, stdout, stderr });
@@ -62,8 +62,8 @@ export async function runHelm(args: string[]): Promise<HelmResult> {
 }
 
 /** Runs helm and returns its stdout; a non-zero exit throws with helm's output. */
-export async function helm(args: string[]): Promise<string> {
-  const result = await runHelm(args);
+export async function helm(args: string[], options: { timeoutMs?: number } = {}): Promise<string> {
+  const result = await runHelm(args, options);
   if (result.code !== 0) {
     throw new Error(`helm ${args.join(' ')} exited ${result.code}:\n${result.stderr}${result.stdout}`);
   }
