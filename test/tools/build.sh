@@ -4,6 +4,9 @@
 #   - kube-apiserver and etcd (test/tools/kube/go.mod) and helm (test/tools/helm/go.mod);
 #   - Mailpit, the SMTP sink of the mail tests (test/tools/mailpit/go.mod);
 #   - Litestream, the SQLite replicator of the shards (test/tools/litestream/go.mod);
+#   - kube-controller-manager, kube-scheduler, kubelet, kube-proxy and kubectl (test/tools/kube)
+#     and CoreDNS (test/tools/coredns/go.mod) for the real node of test/kube/node/, and the Debian
+#     packages it runs on (containerd, runc, CNI plugins, iptables, ...), installed when missing;
 #   - the PostgreSQL server binaries (initdb, postgres), installed with apt-get when missing.
 # Idempotent: a second run only checks and returns in well under a second.
 set -euo pipefail
@@ -80,9 +83,14 @@ ensure_kube() {
   local kube_dir="$here/kube" version minor
   version="$(pinned_version "$kube_dir" k8s.io/kubernetes)"
   minor="$(printf '%s' "$version" | cut -d. -f2)"
-  # Without the version ldflags /version reports v0.0.0-master.
-  ensure_go_tool kube-apiserver "$kube_dir" k8s.io/kubernetes k8s.io/kubernetes/cmd/kube-apiserver \
-    "-X k8s.io/component-base/version.gitVersion=$version -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor"
+  # Without the version ldflags /version reports v0.0.0-master (and a kubelet of v0.0.0 is older
+  # than any apiserver's minimum). kube-apiserver serves the envtest harness; the rest make the
+  # real node of test/kube/node/ (kubectl drives it from the scripts).
+  local cmd
+  for cmd in kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl; do
+    ensure_go_tool "$cmd" "$kube_dir" k8s.io/kubernetes "k8s.io/kubernetes/cmd/$cmd" \
+      "-X k8s.io/component-base/version.gitVersion=$version -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor -X k8s.io/client-go/pkg/version.gitVersion=$version -X k8s.io/client-go/pkg/version.gitMajor=1 -X k8s.io/client-go/pkg/version.gitMinor=$minor"
+  done
   ensure_go_tool etcd "$kube_dir" go.etcd.io/etcd/server/v3 go.etcd.io/etcd/server/v3
 }
 
@@ -107,6 +115,11 @@ ensure_litestream() {
   version="$(pinned_version "$here/litestream" github.com/benbjohnson/litestream)"
   ensure_go_tool litestream "$here/litestream" github.com/benbjohnson/litestream \
     github.com/benbjohnson/litestream/cmd/litestream "-X main.Version=$version"
+}
+
+# CoreDNS: the cluster DNS of the test node (test/kube/node/), packed into an image by up.sh.
+ensure_coredns() {
+  ensure_go_tool coredns "$here/coredns" github.com/coredns/coredns github.com/coredns/coredns
 }
 
 # --- PostgreSQL ------------------------------------------------------------------------------
@@ -165,6 +178,52 @@ ensure_chromium() {
   log "installed Chromium in $((SECONDS - t0))s"
 }
 
+# --- The node's Debian packages ---------------------------------------------------------------
+# The real node of test/kube/node/ runs pods with Debian bookworm's containerd 1.6.20 and runc
+# 1.1.5: containerd 1.6 serves the CRI v1 API kubelet 1.34 requires (v1alpha2 is gone from
+# kubelet since 1.26) and runs on cgroup v1 with the cgroupfs driver; kubelet 1.34 only warns
+# that the runtime cannot report its cgroup driver (RuntimeConfig, containerd >= 1.7) and uses
+# its own setting. CNI plugins (bridge, host-local, portmap, loopback), iptables for kube-proxy,
+# conntrack and socat for kubelet/kube-proxy, umoci and gcc to make the pause and CoreDNS images,
+# busybox-static for the test image (sh, wget, nslookup, httpd).
+# "<package>:<file that proves it is installed>"
+node_packages=(
+  containerd:/usr/bin/containerd
+  containerd:/usr/bin/ctr
+  runc:/usr/sbin/runc
+  containernetworking-plugins:/usr/lib/cni/bridge
+  iptables:/usr/sbin/iptables
+  conntrack:/usr/sbin/conntrack
+  socat:/usr/bin/socat
+  umoci:/usr/bin/umoci
+  busybox-static:/bin/busybox
+  gcc:/usr/bin/gcc
+  libc6-dev:/usr/lib/x86_64-linux-gnu/libc.a
+)
+
+ensure_node_packages() {
+  local entry missing=() pkg
+  for entry in "${node_packages[@]}"; do
+    pkg="${entry%%:*}"
+    if [ ! -e "${entry#*:}" ] && [[ " ${missing[*]} " != *" $pkg "* ]]; then missing+=("$pkg"); fi
+  done
+  if [ "${#missing[@]}" -eq 0 ]; then
+    log "node packages present (containerd $(containerd --version 2>/dev/null | awk '{ print $3 }'), runc $(runc --version 2>/dev/null | awk 'NR == 1 { print $3 }'))"
+    return
+  fi
+  command -v apt-get >/dev/null 2>&1 ||
+    die "the test node needs Debian packages that are missing: ${missing[*]} (apt-get is unavailable: install them yourself)"
+  local t0=$SECONDS
+  log "node packages missing: ${missing[*]}: installing them with apt-get"
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+  for entry in "${node_packages[@]}"; do
+    [ -e "${entry#*:}" ] || die "installed ${entry%%:*} but ${entry#*:} is still missing"
+  done
+  # Debian starts the containerd service on install; the node runs its own containerd.
+  log "installed ${missing[*]} in $((SECONDS - t0))s"
+}
+
 # Two concurrent runs would race on the same output file.
 mkdir -p "$tools_dir"
 exec 9>"$tools_dir/.build.lock"
@@ -177,6 +236,8 @@ ensure_kube
 ensure_helm
 ensure_mailpit
 ensure_litestream
+ensure_coredns
 ensure_postgres
 ensure_chromium
+ensure_node_packages
 log "done in $((SECONDS - started))s"

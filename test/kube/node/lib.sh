@@ -1,0 +1,76 @@
+# Shared by up.sh, down.sh and import-image.sh: the node's fixed addresses, the paths inside a
+# state directory, and small helpers. Sourced, not run.
+# shellcheck shell=bash
+
+node_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$node_dir/../../.." && pwd)"
+tools_dir="$repo/.cache/tools"
+
+# One node per machine: the addresses are private ones that only exist on this machine's own
+# interfaces (hpnode0, a bridge without ports; hpcni0, the pods' bridge), so nothing is reachable from outside.
+NODE_NAME=hpnode
+NODE_IF=hpnode0
+NODE_IP=10.200.0.1
+NODE_PREFIX=24
+CNI_BRIDGE=hpcni0
+CNI_NETWORK=hpnode
+POD_CIDR=10.244.0.0/24
+SERVICE_CIDR=10.96.0.0/24
+API_SERVICE_IP=10.96.0.1
+DNS_SERVICE_IP=10.96.0.10
+CLUSTER_DOMAIN=cluster.local
+API_PORT=6443
+STORAGE_CLASS=hostpath
+# Pre-created hostPath PersistentVolumes (Retain: a released one is not reused while the node lives).
+PV_COUNT="${PV_COUNT:-24}"
+PV_SIZE=10Gi
+PAUSE_IMAGE=hostplane.test/pause:1
+COREDNS_IMAGE=hostplane.test/coredns:1
+BUSYBOX_IMAGE=hostplane.test/busybox:1
+
+log() { printf '[node %s] %s\n' "$(date -u +%H:%M:%S)" "$*"; }
+die() {
+  printf '[node] error: %s\n' "$*" >&2
+  exit 1
+}
+
+# The state directory, absolute and without symlinks (kubelet refuses a --root-dir with one).
+resolve_state_dir() { # <state dir>
+  [ -n "${1:-}" ] || die "usage: $(basename "$0") <state dir>"
+  mkdir -p "$1"
+  (cd "$1" && pwd -P)
+}
+
+# The paths inside a state directory ($state must be set).
+state_paths() {
+  certs="$state/certs"
+  logs="$state/logs"
+  pids="$state/pids"
+  ctrd="$state/containerd"
+  ctrd_sock="$ctrd/containerd.sock"
+  kubelet_root="$state/kubelet"
+}
+
+ctr_k8s() { ctr --address "$ctrd_sock" --namespace k8s.io "$@"; }
+
+kubectl_admin() { "$tools_dir/kubectl" --kubeconfig "$state/kubeconfig" "$@"; }
+
+# Waits up to <seconds> for a command to succeed; prints <what> on the way.
+wait_for() { # <seconds> <what> <command...>
+  local seconds="$1" what="$2" deadline
+  shift 2
+  deadline=$((SECONDS + seconds))
+  until "$@" >/dev/null 2>&1; do
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      die "timed out after ${seconds}s waiting for $what (logs in $logs/)"
+    fi
+    sleep 0.5
+  done
+}
+
+# Is the process of <name>'s pid file alive?
+running() { # <name>
+  local pid
+  pid="$(cat "$pids/$1.pid" 2>/dev/null)" || return 1
+  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null
+}
