@@ -1,6 +1,7 @@
 // Copies one tagged image out of deploy/image/build.sh's cache layout into a layout of its own (the
 // contents of the OCI archive), and names it for containerd: `ctr images import` reads the
-// io.containerd.image.name annotation (a full reference), other tools the OCI ref.name (the tag).
+// io.containerd.image.name annotation (a full reference), other tools (umoci, skopeo) the OCI
+// ref.name: the reference's tag.
 //   node oci-export.mjs <cache layout> <tag in it> <new layout dir> <full reference>
 // Prints "<manifest digest> <compressed bytes> <uncompressed bytes>" (the layers, gunzipped).
 /* global console, process -- Node globals; the ESLint config has none for .mjs */
@@ -35,7 +36,10 @@ const named = {
   mediaType: entry.mediaType,
   digest: entry.digest,
   size: entry.size,
-  annotations: { 'io.containerd.image.name': reference, 'org.opencontainers.image.ref.name': tag },
+  annotations: {
+    'io.containerd.image.name': reference,
+    'org.opencontainers.image.ref.name': reference.slice(reference.lastIndexOf(':') + 1),
+  },
 };
 writeFileSync(
   path.join(dst, 'index.json'),
