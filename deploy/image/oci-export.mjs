@@ -43,16 +43,20 @@ const named = {
 };
 writeFileSync(
   path.join(dst, 'index.json'),
-  JSON.stringify({ schemaVersion: 2, mediaType: 'application/vnd.oci.image.index.v1+json', manifests: [named] }),
+  JSON.stringify({
+    schemaVersion: 2,
+    mediaType: 'application/vnd.oci.image.index.v1+json',
+    manifests: [named],
+  }),
 );
 
 let compressed = 0;
 let uncompressed = 0;
 for (const d of descriptors) compressed += d.size;
 for (const layer of manifest.layers) {
-  const counter = async function* (source) {
-    for await (const chunk of source) uncompressed += chunk.length;
-  };
-  await pipeline(createReadStream(blobPath(src, layer.digest)), createGunzip(), counter);
+  const gunzip = createGunzip();
+  const reading = pipeline(createReadStream(blobPath(src, layer.digest)), gunzip);
+  for await (const chunk of gunzip) uncompressed += chunk.length;
+  await reading;
 }
 console.log(`${entry.digest} ${compressed} ${uncompressed}`);
