@@ -23,10 +23,15 @@ export function locateNativeParts(env: NodeJS.ProcessEnv = process.env): NativeP
   return parts;
 }
 
+// The first folder up from this file with native/sqlite-guard/ (a checkout) or native/build/ (an
+// image, which ships the build without its sources), so the working directory does not matter.
 function findBuildDir(): string {
   let dir = path.dirname(fileURLToPath(import.meta.url));
   for (;;) {
-    if (existsSync(path.join(dir, 'native', 'sqlite-guard'))) return path.join(dir, 'native', 'build');
+    const native = path.join(dir, 'native');
+    if (existsSync(path.join(native, 'sqlite-guard')) || existsSync(path.join(native, 'build'))) {
+      return path.join(native, 'build');
+    }
     const parent = path.dirname(dir);
     if (parent === dir) return path.resolve('native', 'build');
     dir = parent;
