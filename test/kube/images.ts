@@ -1,14 +1,17 @@
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
+const IMAGES = path.join(REPO, '.cache', 'images');
 
 export interface BuiltImage {
   /** OCI archive for `ctr images import`. */
   archive: string;
-  /** The fully qualified reference pods name (e.g. docker.io/library/hostplane:dev). */
+  /** The fully qualified reference pods name. */
   ref: string;
 }
 
@@ -17,16 +20,30 @@ export interface BuiltImages {
   litestream: BuiltImage & { caBundlePath: string };
 }
 
+interface Recipe {
+  litestream: { repository: string; caBundle: string };
+}
+
 /**
- * Builds (or finds cached) the Hostplane and Litestream images without Docker, with the same
- * script `make image-oci` runs. It prints one JSON object describing what it built.
+ * Builds the Hostplane image (hostplane:dev) and the Litestream image without Docker, with the
+ * script `make image-oci` runs (cached layers: only the app layer is rebuilt after a code change).
  */
 export async function buildImages(): Promise<BuiltImages> {
-  const { stdout } = await run('bash', ['deploy/image/build.sh', '--json'], {
+  await run('bash', ['deploy/image/build.sh', 'all'], {
     cwd: REPO,
     maxBuffer: 64 << 20,
     timeout: 20 * 60_000,
   });
-  const last = stdout.trim().split('\n').at(-1) ?? '';
-  return JSON.parse(last) as BuiltImages;
+  const recipe = JSON.parse(readFileSync(path.join(REPO, 'deploy/image/recipe.json'), 'utf8')) as Recipe;
+  const { stdout } = await run(path.join(REPO, '.cache/tools/litestream'), ['version']);
+  const version = stdout.trim().replace(/^v/, '');
+  const litestream = recipe.litestream.repository;
+  return {
+    hostplane: { archive: path.join(IMAGES, 'hostplane-dev.tar'), ref: 'docker.io/library/hostplane:dev' },
+    litestream: {
+      archive: path.join(IMAGES, `${litestream}-${version}.tar`),
+      ref: `docker.io/library/${litestream}:${version}`,
+      caBundlePath: recipe.litestream.caBundle,
+    },
+  };
 }
