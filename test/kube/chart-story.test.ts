@@ -99,6 +99,27 @@ describe('the chart on a real node', () => {
       ready: p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
     }));
 
+  /** The release's namespace, new (a reused node may hold one from an earlier run: it goes first). */
+  const freshNamespace = async () => {
+    const namespace = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } };
+    if ((await kube('POST', '/api/v1/namespaces', namespace)).status === 201) return;
+    await helm(helmArgs('uninstall', RELEASE, '--ignore-not-found', '--wait'), { timeoutMs: 5 * MINUTES });
+    for (const plural of ['sites', 'forms', 'sqlitedatabases']) {
+      for (const o of await list(`/apis/hostplane.dev/v1alpha1/namespaces/${NS}/${plural}`)) {
+        const url = `/apis/hostplane.dev/v1alpha1/namespaces/${NS}/${plural}/${o.metadata.name}`;
+        await kube('PATCH', url, { metadata: { finalizers: null } }, 'application/merge-patch+json');
+      }
+    }
+    await kube('DELETE', `/api/v1/namespaces/${NS}`);
+    await eventually(
+      'the old namespace gone',
+      async () => ((await get(`/api/v1/namespaces/${NS}`)) ? undefined : true),
+      3 * MINUTES,
+    );
+    const res = await kube('POST', '/api/v1/namespaces', namespace);
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+  };
+
   beforeAll(async () => {
     node = await startNode();
     const host = node.env.HOST_IP;
@@ -118,15 +139,7 @@ describe('the chart on a real node', () => {
       metadata: { name, namespace: NS },
       stringData: data,
     });
-    expect(
-      (
-        await kube('POST', '/api/v1/namespaces', {
-          apiVersion: 'v1',
-          kind: 'Namespace',
-          metadata: { name: NS },
-        })
-      ).status,
-    ).toBe(201);
+    await freshNamespace();
     for (const s of [
       secret('hostplane-database', { DATABASE_URL: postgres.url }),
       secret('hostplane-s3', {

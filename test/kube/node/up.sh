@@ -375,7 +375,9 @@ apply_addons() {
   local i pvs="$state/persistent-volumes.yaml"
   printf '' >"$pvs"
   for i in $(seq -w 1 "$PV_COUNT"); do
-    mkdir -p "$state/volumes/pv-$i"
+    # World-writable, as local-path-provisioner makes its volumes: the kubelet applies no fsGroup to
+    # hostPath volumes, and the chart's pods run as UID 10001.
+    mkdir -p -m 0777 "$state/volumes/pv-$i"
     sed -e "s|@NAME@|hostpath-pv-$i|g" -e "s|@PATH@|$state/volumes/pv-$i|g" -e "s|@SIZE@|$PV_SIZE|g" \
       -e "s|@STORAGE_CLASS@|$STORAGE_CLASS|g" -e "s|@NODE_NAME@|$NODE_NAME|g" \
       "$node_dir/manifests/persistent-volume.yaml" >>"$pvs"
