@@ -47,6 +47,9 @@ lint: install ## Type-check, lint and check formatting
 test: build test-tools lint ## Install everything, then run the whole suite against real PostgreSQL and MinIO
 	npx vitest run
 
+test-node: install test-tools ## The real-node tests (root): kubelet, containerd, CNI, kube-proxy, CoreDNS (test/kube/node/)
+	npx vitest run --config vitest.node.config.ts
+
 fuzz: build ## Schemathesis against a real `hostplane serve` (bounded; FUZZ_MAX_TIME=3600 for the long pass)
 	bash scripts/fuzz.sh
 
@@ -67,7 +70,7 @@ bench-replication: build ## SQLite replication: restore time (5 / 50 MiB), cost 
 clean: ## Remove build output and tool caches (not ./data)
 	rm -rf dist .cache native/build
 
-.PHONY: help node install build run test-tools lint test fuzz bench-edge bench-sqlite bench-files bench-replication clean
+.PHONY: help node install build run test-tools lint test test-node fuzz bench-edge bench-sqlite bench-files bench-replication clean
 
 # --- Cluster: container image, chart lint, a local kind cluster --------------------------------------
 # kind-up needs Docker, kind, kubectl and helm on the PATH (none of it runs in CI or the test suite).

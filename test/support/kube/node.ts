@@ -1,0 +1,95 @@
+import { execFile, spawn } from 'node:child_process';
+import { mkdtemp, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * The real single-node Kubernetes of test/kube/node/ (etcd, kube-apiserver, controller-manager,
+ * scheduler, containerd + runc, kubelet, CNI bridge, kube-proxy, CoreDNS), driven from tests:
+ * `startNode()` runs up.sh in a fresh state dir, `stop()` runs down.sh.
+ */
+export interface TestNode {
+  stateDir: string;
+  /** node.env as written by up.sh (KUBECONFIG, NODE_IP, HOST_IP, CONTAINERD_ADDRESS, ...). */
+  env: Record<string, string>;
+  /** Seconds up.sh took. */
+  upSeconds: number;
+  /** kubectl with the node's admin kubeconfig; rejects with its stderr on a non-zero exit. */
+  kubectl(args: string[], input?: string): Promise<string>;
+  /** import-image.sh: an OCI archive into the node's containerd under `ref`. */
+  importImage(archive: string, ref: string): Promise<void>;
+  /** down.sh (idempotent). */
+  stop(): Promise<void>;
+}
+
+export const NODE_SCRIPTS_DIR = fileURLToPath(new URL('../../kube/node/', import.meta.url));
+
+/** Runs a script to its end; rejects with the tail of its output when it fails. */
+export function runScript(script: string, args: string[], timeoutMs: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('bash', [path.join(NODE_SCRIPTS_DIR, script), ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: timeoutMs,
+      killSignal: 'SIGKILL',
+    });
+    let output = '';
+    const add = (chunk: Buffer): void => {
+      output = (output + chunk.toString('utf8')).slice(-32_768);
+    };
+    child.stdout.on('data', add);
+    child.stderr.on('data', add);
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      if (code === 0) resolve(output);
+      else reject(new Error(`${script} ${args.join(' ')} failed (${signal ?? `exit ${code}`}):\n${output}`));
+    });
+  });
+}
+
+export function parseEnvFile(text: string): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const line of text.split('\n')) {
+    const match = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(line);
+    if (match) env[match[1]] = match[2];
+  }
+  return env;
+}
+
+export async function startNode(stateDir?: string): Promise<TestNode> {
+  const dir = stateDir ?? (await mkdtemp(path.join(tmpdir(), 'hostplane-node-')));
+  const t0 = Date.now();
+  try {
+    await runScript('up.sh', [dir], 300_000);
+  } catch (err) {
+    await runScript('down.sh', [dir], 120_000).catch(() => undefined);
+    throw err;
+  }
+  const upSeconds = (Date.now() - t0) / 1000;
+  const env = parseEnvFile(await readFile(path.join(dir, 'node.env'), 'utf8'));
+  const kubectl = (args: string[], input?: string): Promise<string> =>
+    new Promise((resolve, reject) => {
+      const child = execFile(
+        env.KUBECTL,
+        ['--kubeconfig', env.KUBECONFIG, ...args],
+        { maxBuffer: 16 * 1024 * 1024, timeout: 180_000 },
+        (err, stdout, stderr) => {
+          if (err) reject(new Error(`kubectl ${args.join(' ')}: ${stderr || err.message}`));
+          else resolve(stdout);
+        },
+      );
+      child.stdin?.end(input ?? '');
+    });
+  return {
+    stateDir: dir,
+    env,
+    upSeconds,
+    kubectl,
+    async importImage(archive, ref) {
+      await runScript('import-image.sh', [dir, archive, ref], 300_000);
+    },
+    async stop() {
+      await runScript('down.sh', [dir], 120_000);
+    },
+  };
+}
