@@ -125,14 +125,23 @@ describe('the test node (kubelet, containerd, CNI, kube-proxy, CoreDNS)', () => 
     const service = await json<{ spec: { clusterIP: string } }>(['get', '-n', ns, 'service/web']);
     expect(service.spec.clusterIP.startsWith('10.96.0.')).toBe(true);
 
-    // From the host, through kube-proxy's rules (wait until they carry both endpoints).
+    // From the host, through kube-proxy's rules: both pods answer once kube-proxy has synced the
+    // endpoints (it rejects connections to a Service it knows no endpoint of; polled, each request
+    // on a new connection, balanced at random).
     const seen = new Set<string>();
-    for (let i = 0; i < 40 && seen.size < 2; i++) {
-      const text = await getFresh(`http://${service.spec.clusterIP}/`);
-      expect(text).toMatch(/^hello from web-/);
-      seen.add(text.trim());
+    let lastError: unknown;
+    for (const deadline = Date.now() + 60_000; seen.size < 2 && Date.now() < deadline; ) {
+      try {
+        const text = await getFresh(`http://${service.spec.clusterIP}/`);
+        expect(text).toMatch(/^hello from web-/);
+        seen.add(text.trim());
+      } catch (err) {
+        if (!/ECONNREFUSED/.test(String(err))) throw err;
+        lastError = err;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    expect(seen.size).toBe(2);
+    expect({ seen: seen.size, lastError }).toMatchObject({ seen: 2 });
 
     // From another pod, by the Service's DNS name (CoreDNS), in a Job that must complete.
     await apply({

@@ -58,7 +58,7 @@ kubectl_admin() { "$tools_dir/kubectl" --kubeconfig "$state/kubeconfig" --cache-
 # Paths outside the state dir that kubelet, containerd, its shims, the CNI plugins and `ip netns`
 # create whatever they are told (hard-coded in them). up.sh records which did not exist before it
 # ran (host-paths.created); down.sh removes those.
-host_paths=(/run/netns /run/containerd /var/lib/cni /var/log/containers /var/lib/kubelet)
+host_paths=(/run/netns /run/containerd /run/runc /var/lib/cni /var/log/containers /var/lib/kubelet)
 
 # Waits up to <seconds> for a command to succeed; prints <what> on the way.
 wait_for() { # <seconds> <what> <command...>
