@@ -13,8 +13,10 @@ import { startNode, type TestNode } from '../support/kube/node.js';
 const ns = 'smoke';
 let node: TestNode;
 
-const json = async <T>(args: string[]): Promise<T> => JSON.parse(await node.kubectl([...args, '-o', 'json'])) as T;
-const apply = (manifest: object): Promise<string> => node.kubectl(['apply', '-f', '-'], JSON.stringify(manifest));
+const json = async <T>(args: string[]): Promise<T> =>
+  JSON.parse(await node.kubectl([...args, '-o', 'json'])) as T;
+const apply = (manifest: object): Promise<string> =>
+  node.kubectl(['apply', '-f', '-'], JSON.stringify(manifest));
 const wait = (args: string[], timeout = '120s'): Promise<string> =>
   node.kubectl(['wait', '-n', ns, `--timeout=${timeout}`, ...args]);
 
@@ -34,7 +36,9 @@ function leftovers(stateDir: string): Record<string, string[]> {
       }
     }
   }
-  const netns = existsSync('/run/netns') ? readdirSync('/run/netns').filter((name) => name.startsWith('cni-')) : [];
+  const netns = existsSync('/run/netns')
+    ? readdirSync('/run/netns').filter((name) => name.startsWith('cni-'))
+    : [];
   const cgroups = existsSync('/sys/fs/cgroup/memory/kubepods')
     ? ['/sys/fs/cgroup/memory/kubepods']
     : existsSync('/sys/fs/cgroup/kubepods')
@@ -79,7 +83,10 @@ describe('the test node (kubelet, containerd, CNI, kube-proxy, CoreDNS)', () => 
       apiVersion: 'v1',
       kind: 'Pod',
       metadata: { name: 'pause', namespace: ns },
-      spec: { terminationGracePeriodSeconds: 1, containers: [{ name: 'pause', image: node.env.PAUSE_IMAGE, imagePullPolicy: 'Never' }] },
+      spec: {
+        terminationGracePeriodSeconds: 1,
+        containers: [{ name: 'pause', image: node.env.PAUSE_IMAGE, imagePullPolicy: 'Never' }],
+      },
     });
     await wait(['--for=condition=Ready', 'pod/pause']);
     const pod = await json<{ status: { phase: string; podIP: string } }>(['get', '-n', ns, 'pod/pause']);
@@ -130,7 +137,7 @@ describe('the test node (kubelet, containerd, CNI, kube-proxy, CoreDNS)', () => 
     // on a new connection, balanced at random).
     const seen = new Set<string>();
     let lastError: unknown;
-    for (const deadline = Date.now() + 60_000; seen.size < 2 && Date.now() < deadline; ) {
+    for (const deadline = Date.now() + 60_000; seen.size < 2 && Date.now() < deadline;) {
       try {
         const text = await getFresh(`http://${service.spec.clusterIP}/`);
         expect(text).toMatch(/^hello from web-/);
@@ -207,9 +214,10 @@ describe('the test node (kubelet, containerd, CNI, kube-proxy, CoreDNS)', () => 
       },
     });
     await wait(['--for=condition=Ready', 'pod/db-0'], '180s');
-    const claim = await json<{ status: { phase: string }; spec: { volumeName: string; storageClassName: string } }>(
-      ['get', '-n', ns, 'pvc/data-db-0'],
-    );
+    const claim = await json<{
+      status: { phase: string };
+      spec: { volumeName: string; storageClassName: string };
+    }>(['get', '-n', ns, 'pvc/data-db-0']);
     expect(claim.status.phase).toBe('Bound');
     expect(claim.spec.storageClassName).toBe(node.env.STORAGE_CLASS);
     expect(claim.spec.volumeName).toMatch(/^hostpath-pv-/);
@@ -230,10 +238,11 @@ describe('the test node (kubelet, containerd, CNI, kube-proxy, CoreDNS)', () => 
 
   it('garbage-collects owned objects and deletes a namespace with everything in it', async () => {
     const replicaSets = await json<{ items: Named[] }>(['get', '-n', ns, 'replicasets', '-l', 'app=web']);
+    const [replicaSet] = replicaSets.items;
     expect(replicaSets.items).toHaveLength(1);
     // Background deletion: the Deployment goes at once, the garbage collector removes the rest.
     await node.kubectl(['delete', '-n', ns, 'deployment/web', '--cascade=background']);
-    await wait(['--for=delete', `replicaset/${replicaSets.items[0].metadata.name}`]);
+    await wait(['--for=delete', `replicaset/${replicaSet?.metadata.name}`]);
     await wait(['--for=delete', 'pod', '-l', 'app=web']);
 
     await node.kubectl(['delete', 'namespace', ns, '--wait=true', '--timeout=180s']);

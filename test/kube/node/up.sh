@@ -380,18 +380,18 @@ node_ready() {
 
 # --- Cluster add-ons: CoreDNS and the storage ---------------------------------------------------
 apply_addons() {
-  sed -e "s|@COREDNS_IMAGE@|$COREDNS_IMAGE|g" -e "s|@DNS_SERVICE_IP@|$DNS_SERVICE_IP|g" \
-    -e "s|@CLUSTER_DOMAIN@|$CLUSTER_DOMAIN|g" "$node_dir/manifests/coredns.yaml" |
+  sed -e "s|\${COREDNS_IMAGE}|$COREDNS_IMAGE|g" -e "s|\${DNS_SERVICE_IP}|$DNS_SERVICE_IP|g" \
+    -e "s|\${CLUSTER_DOMAIN}|$CLUSTER_DOMAIN|g" "$node_dir/manifests/coredns.yaml" |
     kubectl_admin apply -f - >/dev/null
   local i pvs="$state/persistent-volumes.yaml"
   printf '' >"$pvs"
   for i in $(seq -w 1 "$PV_COUNT"); do
     mkdir -p "$state/volumes/pv-$i"
-    sed -e "s|@NAME@|hostpath-pv-$i|g" -e "s|@PATH@|$state/volumes/pv-$i|g" -e "s|@SIZE@|$PV_SIZE|g" \
-      -e "s|@STORAGE_CLASS@|$STORAGE_CLASS|g" -e "s|@NODE_NAME@|$NODE_NAME|g" \
+    sed -e "s|\${NAME}|hostpath-pv-$i|g" -e "s|\${HOST_PATH}|$state/volumes/pv-$i|g" -e "s|\${SIZE}|$PV_SIZE|g" \
+      -e "s|\${STORAGE_CLASS}|$STORAGE_CLASS|g" -e "s|\${NODE_NAME}|$NODE_NAME|g" \
       "$node_dir/manifests/persistent-volume.yaml" >>"$pvs"
   done
-  sed -e "s|@STORAGE_CLASS@|$STORAGE_CLASS|g" "$node_dir/manifests/storage-class.yaml" |
+  sed -e "s|\${STORAGE_CLASS}|$STORAGE_CLASS|g" "$node_dir/manifests/storage-class.yaml" |
     kubectl_admin apply -f - >/dev/null
   kubectl_admin apply -f "$pvs" >/dev/null
 }

@@ -50,8 +50,8 @@ export function runScript(script: string, args: string[], timeoutMs: number): Pr
 export function parseEnvFile(text: string): Record<string, string> {
   const env: Record<string, string> = {};
   for (const line of text.split('\n')) {
-    const match = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(line);
-    if (match) env[match[1]] = match[2];
+    const [, key, value] = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(line) ?? [];
+    if (key !== undefined && value !== undefined) env[key] = value;
   }
   return env;
 }
@@ -67,12 +67,15 @@ export async function startNode(stateDir?: string): Promise<TestNode> {
   }
   const upSeconds = (Date.now() - t0) / 1000;
   const env = parseEnvFile(await readFile(path.join(dir, 'node.env'), 'utf8'));
+  const kubectlBin = env.KUBECTL;
+  const kubeconfig = env.KUBECONFIG;
+  if (!kubectlBin || !kubeconfig) throw new Error(`node.env of ${dir} names no KUBECTL or KUBECONFIG`);
   const kubectl = (args: string[], input?: string): Promise<string> =>
     new Promise((resolve, reject) => {
       const child = execFile(
-        env.KUBECTL,
-        ['--kubeconfig', env.KUBECONFIG, ...args],
-        { maxBuffer: 16 * 1024 * 1024, timeout: 180_000 },
+        kubectlBin,
+        ['--kubeconfig', kubeconfig, '--cache-dir', path.join(dir, 'kubectl-cache'), ...args],
+        { encoding: 'utf8', maxBuffer: 16 * 1024 * 1024, timeout: 180_000 },
         (err, stdout, stderr) => {
           if (err) reject(new Error(`kubectl ${args.join(' ')}: ${stderr || err.message}`));
           else resolve(stdout);
