@@ -47,7 +47,7 @@ lint: install ## Type-check, lint and check formatting
 test: build test-tools lint ## Install everything, then run the whole suite against real PostgreSQL and MinIO
 	npx vitest run
 
-test-node: install test-tools ## The real-node tests (root): kubelet, containerd, CNI, kube-proxy, CoreDNS (test/kube/node/)
+test-node: build test-tools ## The chart on a real node: kubelet + containerd + runc, the image built without Docker, helm install → test → uninstall
 	npx vitest run --config vitest.node.config.ts
 
 fuzz: build ## Schemathesis against a real `hostplane serve` (bounded; FUZZ_MAX_TIME=3600 for the long pass)
