@@ -28,7 +28,7 @@ preflight() {
     [ -x "$tools_dir/$bin" ] || missing+=("$bin")
   done
   [ "${#missing[@]}" -eq 0 ] || die "missing in .cache/tools: ${missing[*]} (run: bash test/tools/build.sh)"
-  for bin in containerd ctr runc iptables ip6tables conntrack socat umoci gcc ip openssl mount umount; do
+  for bin in containerd ctr runc iptables ip6tables conntrack socat umoci gcc ip openssl jq mount umount; do
     command -v "$bin" >/dev/null 2>&1 || missing+=("$bin")
   done
   for bin in bridge host-local portmap loopback; do
