@@ -1,4 +1,4 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 // .ci/run sets VITEST_JSON_REPORT to read the pass/fail counts from vitest's JSON reporter.
 const jsonReport = process.env.VITEST_JSON_REPORT;
@@ -6,8 +6,8 @@ const jsonReport = process.env.VITEST_JSON_REPORT;
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    // The chart on a real node runs on its own, after this suite: vitest.node.config.ts.
-    exclude: ['test/kube/**', '**/node_modules/**'],
+    // The real-node tests run by themselves: vitest.node.config.ts, `make test-node`.
+    exclude: [...configDefaults.exclude, 'test/kube/**'],
     globalSetup: ['test/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,

@@ -46,6 +46,11 @@ describe('the chart on a real node', () => {
   let apiKey = '';
   let sqliteToken = '';
 
+  const nodeEnv = (key: string): string => {
+    const value = node.env[key];
+    if (!value) throw new Error(`node.env has no ${key}`);
+    return value;
+  };
   const kube = async <T = unknown>(method: string, urlPath: string, body?: unknown, contentType?: string) => {
     const res = await node.request(method, urlPath, body, contentType);
     return res as { status: number; body: T };
@@ -57,7 +62,7 @@ describe('the chart on a real node', () => {
     return res.body;
   };
   const list = async <T = Obj>(urlPath: string): Promise<T[]> => (await get<List<T>>(urlPath))?.items ?? [];
-  const helmArgs = (...args: string[]) => [...args, '--kubeconfig', node.env.KUBECONFIG, '--namespace', NS];
+  const helmArgs = (...args: string[]) => [...args, '--kubeconfig', nodeEnv('KUBECONFIG'), '--namespace', NS];
 
   /** A Service's ClusterIP (reached from the host through kube-proxy's rules). */
   const clusterIp = async (service: string): Promise<string> => {
@@ -122,7 +127,7 @@ describe('the chart on a real node', () => {
 
   beforeAll(async () => {
     node = await startNode();
-    const host = node.env.HOST_IP;
+    const host = nodeEnv('HOST_IP');
     [images, postgres, minio, mailpit] = await Promise.all([
       buildImages(),
       startPostgres({ host }),
@@ -173,7 +178,7 @@ describe('the chart on a real node', () => {
       sqlite: {
         replicas: 1,
         resources: small,
-        persistence: { storageClassName: node.env.STORAGE_CLASS, size: '1Gi' },
+        persistence: { storageClassName: nodeEnv('STORAGE_CLASS'), size: '1Gi' },
         litestream: {
           image: { repository: lsRepository, tag: lsTag, pullPolicy: 'Never' },
           caBundlePath: images.litestream.caBundlePath,

@@ -185,7 +185,7 @@ ensure_chromium() {
 # that the runtime cannot report its cgroup driver (RuntimeConfig, containerd >= 1.7) and uses
 # its own setting. CNI plugins (bridge, host-local, portmap, loopback), iptables for kube-proxy,
 # conntrack and socat for kubelet/kube-proxy, umoci and gcc to make the pause and CoreDNS images,
-# busybox-static for the test image (sh, wget, nslookup, httpd).
+# busybox-static for the test image (sh, wget, nslookup, httpd), jq for the scripts.
 # "<package>:<file that proves it is installed>"
 node_packages=(
   containerd:/usr/bin/containerd
@@ -198,7 +198,8 @@ node_packages=(
   umoci:/usr/bin/umoci
   busybox-static:/bin/busybox
   gcc:/usr/bin/gcc
-  libc6-dev:/usr/lib/x86_64-linux-gnu/libc.a
+  libc6-dev:/usr/include/stdio.h
+  jq:/usr/bin/jq
 )
 
 ensure_node_packages() {

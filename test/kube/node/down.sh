@@ -18,27 +18,40 @@ state_paths
 [ "$(id -u)" -eq 0 ] || die "down.sh needs root"
 started=$SECONDS
 
-# SIGTERM, then SIGKILL after <grace> seconds; only the pid in our pid file.
-stop() { # <name> [grace seconds]
-  local name="$1" grace="${2:-10}" pid deadline
-  pid="$(cat "$pids/$name.pid" 2>/dev/null)" || return 0
-  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
-    kill -TERM "$pid" 2>/dev/null
-    deadline=$((SECONDS + grace))
-    while kill -0 "$pid" 2>/dev/null && [ "$SECONDS" -lt "$deadline" ]; do sleep 0.2; done
-    kill -KILL "$pid" 2>/dev/null
-    while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
-  fi
-  rm -f "$pids/$name.pid"
+# SIGTERM to each, then SIGKILL to those still alive after <grace> seconds; only the pids in our
+# pid files. They stop in parallel (each takes a second or two).
+stop() { # <grace seconds> <name...>
+  local grace="$1" name pid deadline live=()
+  shift
+  for name in "$@"; do
+    pid="$(cat "$pids/$name.pid" 2>/dev/null)" || continue
+    if [ -n "$pid" ] && pid_alive "$pid"; then
+      kill -TERM "$pid" 2>/dev/null
+      live+=("$name:$pid")
+    fi
+  done
+  deadline=$((SECONDS + grace))
+  for name in "${live[@]}"; do
+    pid="${name#*:}"
+    while pid_alive "$pid" && [ "$SECONDS" -lt "$deadline" ]; do sleep 0.1; done
+    if pid_alive "$pid"; then
+      [ "$grace" -lt 5 ] || log "${name%%:*} did not stop within ${grace}s of SIGTERM: killed"
+      kill -KILL "$pid" 2>/dev/null
+      while pid_alive "$pid"; do sleep 0.1; done
+    fi
+  done
+  for name in "$@"; do rm -f "$pids/$name.pid"; done
 }
 
 # The network namespaces of the pod sandboxes, read from containerd before it stops.
 netns_paths=()
+container_ids=()
 stop_containers() {
   running containerd || return 0
   local ids id path
   ids="$(ctr_k8s containers ls -q 2>/dev/null)"
   for id in $ids; do
+    container_ids+=("$id")
     path="$(ctr_k8s containers info "$id" 2>/dev/null |
       jq -r '.Spec.linux.namespaces[]? | select(.type == "network") | .path // empty' 2>/dev/null)"
     [[ "$path" == */netns/* ]] && netns_paths+=("$path")
@@ -50,13 +63,15 @@ stop_containers() {
 
 # containerd's shims outlive it; ours are the ones started with our socket as their -address.
 stop_shims() {
-  local proc pid
-  for proc in /proc/[0-9]*; do
-    pid="${proc#/proc/}"
-    if tr '\0' ' ' <"$proc/cmdline" 2>/dev/null | grep -qF -- "-address $ctrd_sock "; then
+  local file pid
+  for file in $(grep -laF -- "$ctrd_sock" /proc/[0-9]*/cmdline 2>/dev/null); do
+    pid="${file#/proc/}"
+    pid="${pid%/cmdline}"
+    if tr '\0' ' ' <"$file" 2>/dev/null | grep -E -- "^[^ ]*containerd-shim.* -address $ctrd_sock( |$)" >/dev/null; then
       kill -KILL "$pid" 2>/dev/null
     fi
   done
+  return 0
 }
 
 delete_netns() {
@@ -137,26 +152,41 @@ restore_sysctls() {
 
 # What kubelet and the CNI plugins write outside the state dir.
 remove_host_files() {
-  local link
+  local link id path
   for link in /var/log/containers/*.log; do
     [ -L "$link" ] && [[ "$(readlink "$link")" == "$state/"* ]] && rm -f "$link"
   done
-  rm -f /var/lib/cni/results/"$CNI_NETWORK"-* 2>/dev/null
+  # libcni's cache of the results, one file per network and container.
+  for id in "${container_ids[@]}"; do
+    rm -f /var/lib/cni/results/*-"$id"-* 2>/dev/null
+  done
+  rm -f /var/lib/kubelet/device-plugins/kubelet.sock
+  [ -s "$state/host-paths.created" ] || return 0
+  while IFS= read -r path; do
+    case "$path" in
+    /run/netns)
+      # `ip netns` bind-mounts it onto itself; keep it while other namespaces live in it.
+      if [ -d "$path" ] && [ -z "$(ls -A "$path")" ]; then
+        umount "$path" 2>/dev/null
+        rmdir "$path" 2>/dev/null
+      fi
+      ;;
+    *) [ -e "$path" ] && rm -rf --one-file-system "$path" ;;
+    esac
+  done < <(tac "$state/host-paths.created")
+  rm -f "$state/host-paths.created"
   return 0
 }
 
 mkdir -p "$logs"
 # The control loops first, so nothing restarts what is being stopped.
-stop kube-proxy
-stop kubelet
-stop kube-scheduler
-stop kube-controller-manager
+stop 10 kube-proxy kubelet kube-scheduler kube-controller-manager
 stop_containers
-stop containerd
+stop 10 containerd
 stop_shims
 delete_netns
-stop kube-apiserver
-stop etcd
+# kube-apiserver waits for its watches to end on SIGTERM; its data is thrown away anyway.
+stop 2 kube-apiserver etcd
 unmount_state
 delete_links
 flush_iptables

@@ -33,7 +33,7 @@ else
   imported="$base:$own"
   ctr_k8s images import --base-name "$base" "$archive" >&2
 fi
-ctr_k8s images ls -q | grep -qxF "$imported" || die "ctr imported nothing named $imported from $archive"
+ctr_k8s images ls -q | grep -xF "$imported" >/dev/null || die "ctr imported nothing named $imported from $archive"
 
 if [ -n "$ref" ] && [ "$ref" != "$imported" ]; then
   ctr_k8s images tag --force "$imported" "$ref" >/dev/null

@@ -53,7 +53,12 @@ state_paths() {
 
 ctr_k8s() { ctr --address "$ctrd_sock" --namespace k8s.io "$@"; }
 
-kubectl_admin() { "$tools_dir/kubectl" --kubeconfig "$state/kubeconfig" "$@"; }
+kubectl_admin() { "$tools_dir/kubectl" --kubeconfig "$state/kubeconfig" --cache-dir "$state/kubectl-cache" "$@"; }
+
+# Paths outside the state dir that kubelet, containerd, its shims, the CNI plugins and `ip netns`
+# create whatever they are told (hard-coded in them). up.sh records which did not exist before it
+# ran (host-paths.created); down.sh removes those.
+host_paths=(/run/netns /run/containerd /run/runc /var/lib/cni /var/log/containers /var/lib/kubelet)
 
 # Waits up to <seconds> for a command to succeed; prints <what> on the way.
 wait_for() { # <seconds> <what> <command...>
@@ -68,9 +73,18 @@ wait_for() { # <seconds> <what> <command...>
   done
 }
 
+# Is <pid> alive? A zombie is not: our daemons are children of PID 1 once up.sh has exited, and
+# it may take a while to reap them.
+pid_alive() { # <pid>
+  local stat
+  stat="$(cat "/proc/$1/stat" 2>/dev/null)" || return 1
+  stat="${stat##*) }"
+  [ "${stat%% *}" != Z ]
+}
+
 # Is the process of <name>'s pid file alive?
 running() { # <name>
   local pid
   pid="$(cat "$pids/$1.pid" 2>/dev/null)" || return 1
-  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null
+  [ -n "$pid" ] && pid_alive "$pid"
 }

@@ -22,12 +22,13 @@ trap 'rc=$?; [ "$rc" -eq 0 ] || printf "[node] up failed after %ss: logs in %s/,
 # --- What the node needs from this machine: a clear error naming what is missing ----------------
 preflight() {
   [ "$(id -u)" -eq 0 ] || die "the node needs root (network interfaces, mounts, cgroups, iptables)"
+  record_host_paths
   local bin missing=()
   for bin in etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl coredns; do
     [ -x "$tools_dir/$bin" ] || missing+=("$bin")
   done
   [ "${#missing[@]}" -eq 0 ] || die "missing in .cache/tools: ${missing[*]} (run: bash test/tools/build.sh)"
-  for bin in containerd ctr runc iptables ip6tables conntrack socat umoci gcc ip openssl mount umount; do
+  for bin in containerd ctr runc iptables ip6tables conntrack socat umoci gcc ip openssl jq mount umount; do
     command -v "$bin" >/dev/null 2>&1 || missing+=("$bin")
   done
   for bin in bridge host-local portmap loopback; do
@@ -66,6 +67,14 @@ preflight() {
     die "$NODE_IF exists: another node is up on this machine (run down.sh with its state dir)"
   fi
   return 0
+}
+
+record_host_paths() {
+  local path
+  [ -e "$state/host-paths.created" ] && return
+  for path in "${host_paths[@]}"; do
+    [ -e "$path" ] || printf '%s\n' "$path"
+  done >"$state/host-paths.created"
 }
 
 # --- Kernel settings: what kubelet and kube-proxy change, saved for down.sh to put back ---------
@@ -216,7 +225,8 @@ start_controllers() {
     --use-service-account-credentials=true \
     --service-account-private-key-file="$certs/sa.key" --root-ca-file="$certs/ca.crt" \
     --cluster-signing-cert-file="$certs/ca.crt" --cluster-signing-key-file="$certs/ca.key" \
-    --cluster-name="$NODE_NAME" --service-cluster-ip-range="$SERVICE_CIDR" --v=1
+    --cluster-name="$NODE_NAME" --service-cluster-ip-range="$SERVICE_CIDR" \
+    --flex-volume-plugin-dir="$state/volume-plugins" --v=1
   kc="$state/scheduler.kubeconfig"
   start kube-scheduler "$tools_dir/kube-scheduler" \
     --kubeconfig="$kc" --authentication-kubeconfig="$kc" --authorization-kubeconfig="$kc" \
@@ -333,6 +343,7 @@ serializeImagePulls: false
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 evictionHard: {memory.available: 50Mi, nodefs.available: 1%, imagefs.available: 1%, nodefs.inodesFree: 1%}
+volumePluginDir: $state/volume-plugins
 syncFrequency: 10s
 fileCheckFrequency: 10s
 EOF
@@ -369,8 +380,8 @@ node_ready() {
 
 # --- Cluster add-ons: CoreDNS and the storage ---------------------------------------------------
 apply_addons() {
-  sed -e "s|@COREDNS_IMAGE@|$COREDNS_IMAGE|g" -e "s|@DNS_SERVICE_IP@|$DNS_SERVICE_IP|g" \
-    -e "s|@CLUSTER_DOMAIN@|$CLUSTER_DOMAIN|g" "$node_dir/manifests/coredns.yaml" |
+  sed -e "s|\${COREDNS_IMAGE}|$COREDNS_IMAGE|g" -e "s|\${DNS_SERVICE_IP}|$DNS_SERVICE_IP|g" \
+    -e "s|\${CLUSTER_DOMAIN}|$CLUSTER_DOMAIN|g" "$node_dir/manifests/coredns.yaml" |
     kubectl_admin apply -f - >/dev/null
   local i pvs="$state/persistent-volumes.yaml"
   printf '' >"$pvs"
@@ -378,11 +389,11 @@ apply_addons() {
     # World-writable, as local-path-provisioner makes its volumes: the kubelet applies no fsGroup to
     # hostPath volumes, and the chart's pods run as UID 10001.
     mkdir -p -m 0777 "$state/volumes/pv-$i"
-    sed -e "s|@NAME@|hostpath-pv-$i|g" -e "s|@PATH@|$state/volumes/pv-$i|g" -e "s|@SIZE@|$PV_SIZE|g" \
-      -e "s|@STORAGE_CLASS@|$STORAGE_CLASS|g" -e "s|@NODE_NAME@|$NODE_NAME|g" \
+    sed -e "s|\${NAME}|hostpath-pv-$i|g" -e "s|\${HOST_PATH}|$state/volumes/pv-$i|g" -e "s|\${SIZE}|$PV_SIZE|g" \
+      -e "s|\${STORAGE_CLASS}|$STORAGE_CLASS|g" -e "s|\${NODE_NAME}|$NODE_NAME|g" \
       "$node_dir/manifests/persistent-volume.yaml" >>"$pvs"
   done
-  sed -e "s|@STORAGE_CLASS@|$STORAGE_CLASS|g" "$node_dir/manifests/storage-class.yaml" |
+  sed -e "s|\${STORAGE_CLASS}|$STORAGE_CLASS|g" "$node_dir/manifests/storage-class.yaml" |
     kubectl_admin apply -f - >/dev/null
   kubectl_admin apply -f "$pvs" >/dev/null
 }
@@ -410,6 +421,8 @@ write_env() {
 # Written by test/kube/node/up.sh; shell syntax (source it) and KEY=value lines.
 KUBECONFIG=$state/kubeconfig
 KUBECTL=$tools_dir/kubectl
+# kubectl's discovery cache (instead of ~/.kube/cache).
+KUBECACHEDIR=$state/kubectl-cache
 NODE_NAME=$NODE_NAME
 NODE_IP=$NODE_IP
 # Pods reach services running on the host (PostgreSQL, MinIO, ... listening on it) at this address.
