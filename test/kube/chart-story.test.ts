@@ -78,7 +78,10 @@ describe('the chart on a real node', () => {
       ...init,
       host: API_HOST,
       address: await clusterIp(`${RELEASE}-api`),
-      headers: { 'x-api-key': apiKey, ...init.headers },
+      // An empty header value means: do not send it (e.g. no key on the public submission route).
+      headers: Object.fromEntries(
+        Object.entries({ 'x-api-key': apiKey, ...init.headers }).filter(([, v]) => v !== ''),
+      ),
     });
   const site = async (slug: string, pathAndQuery = '/') =>
     rawRequest(80, pathAndQuery, {
@@ -273,7 +276,7 @@ describe('the chart on a real node', () => {
         json: {
           name: 'Contact',
           notification_email: 'inbox@example.com',
-          fields: [{ id: 'email', type: 'email', label: 'Email', required: true }],
+          fields: [{ name: 'email', label: 'Email', type: 'email', required: true }],
         },
       });
       expect(form.res.status, JSON.stringify(form.body)).toBe(201);
@@ -309,9 +312,9 @@ describe('the chart on a real node', () => {
         'the database replicated',
         async () => {
           const dbs = await list<
-            Obj & { status?: { replicatedAt?: string; conditions?: { type: string; status: string }[] } }
+            Obj & { status?: { lastReplicatedAt?: string; conditions?: { type: string; status: string }[] } }
           >(`/apis/hostplane.dev/v1alpha1/namespaces/${NS}/sqlitedatabases`);
-          return dbs.some((d) => d.status?.replicatedAt) ? dbs : undefined;
+          return dbs.some((d) => d.status?.lastReplicatedAt) ? dbs : undefined;
         },
         2 * MINUTES,
       );
@@ -362,11 +365,15 @@ describe('the chart on a real node', () => {
       } finally {
         await remove();
       }
-      const after = (await Promise.all(['api', 'edge', 'controller', 'sqlite'].map(pods))).flat();
-      expect(
-        after.every((p) => p.ready && !before.has(p.uid)),
-        JSON.stringify(after),
-      ).toBe(true);
+      // helm returns once the new pods are Ready; the old ones may still be in their preStop sleep.
+      await eventually(
+        'only new pods, all Ready',
+        async () => {
+          const after = (await Promise.all(['api', 'edge', 'controller', 'sqlite'].map(pods))).flat();
+          return after.length >= 6 && after.every((p) => p.ready && !before.has(p.uid));
+        },
+        2 * MINUTES,
+      );
       expect(await (await site('story')).text()).toBe('<h1>from a real node</h1>');
       const rows = await eventually('the row after the upgrade', async () => {
         const res = await sqlite('query', 'SELECT body FROM notes');
