@@ -4,7 +4,8 @@
 #   - kube-apiserver and etcd (test/tools/kube/go.mod) and helm (test/tools/helm/go.mod);
 #   - Mailpit, the SMTP sink of the mail tests (test/tools/mailpit/go.mod);
 #   - Litestream, the SQLite replicator of the shards (test/tools/litestream/go.mod);
-#   - the PostgreSQL server binaries (initdb, postgres), installed with apt-get when missing.
+#   - the PostgreSQL server binaries (initdb, postgres), installed with apt-get when missing;
+#   - mmdebstrap, umoci and runc (the images without Docker), installed with apt-get when missing.
 # Idempotent: a second run only checks and returns in well under a second.
 set -euo pipefail
 
@@ -165,6 +166,27 @@ ensure_chromium() {
   log "installed Chromium in $((SECONDS - t0))s"
 }
 
+# --- Image tools (deploy/image/build.sh, test/e2e/image.test.ts) ------------------------------
+
+# mmdebstrap makes the images' Debian root filesystems, umoci packs and unpacks OCI images, runc runs
+# them (Debian packages, installed with apt-get when missing).
+ensure_image_tools() {
+  local missing=() tool
+  for tool in mmdebstrap umoci runc; do
+    command -v "$tool" >/dev/null 2>&1 || [ -x "/usr/sbin/$tool" ] || missing+=("$tool")
+  done
+  if [ "${#missing[@]}" -eq 0 ]; then
+    log "image tools present (mmdebstrap $(mmdebstrap --version | awk '{ print $2 }'), umoci, runc)"
+    return
+  fi
+  command -v apt-get >/dev/null 2>&1 || die "${missing[*]} not found and apt-get is unavailable: install them yourself"
+  local t0=$SECONDS
+  log "${missing[*]} not found: installing with apt-get"
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+  log "installed ${missing[*]} in $((SECONDS - t0))s"
+}
+
 # Two concurrent runs would race on the same output file.
 mkdir -p "$tools_dir"
 exec 9>"$tools_dir/.build.lock"
@@ -179,4 +201,5 @@ ensure_mailpit
 ensure_litestream
 ensure_postgres
 ensure_chromium
+ensure_image_tools
 log "done in $((SECONDS - started))s"
