@@ -141,6 +141,14 @@ export async function execIn(
   }
 }
 
+/** Sends `signal` to the container's process (the kubelet's stop), waits for it to end, removes it; its exit code. */
+export async function stopContainer(container: Container, signal: 'TERM' | 'INT'): Promise<number | null> {
+  await exec('runc', ['kill', container.id, signal]);
+  await exited(container.child);
+  await exec('runc', ['delete', '--force', container.id]).catch(() => undefined);
+  return container.child.exitCode;
+}
+
 export async function removeContainer(container: Container): Promise<void> {
   await exec('runc', ['kill', container.id, 'KILL']).catch(() => undefined);
   await exited(container.child);
