@@ -113,6 +113,11 @@ describe('the image as a replicating sqlite shard (Litestream from its image, Po
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
+  it("runs the migrate Job's command (args: [migrate]) against PostgreSQL", async () => {
+    const migrated = await execIn(container!.id, [...imageRecipe.entrypoint, 'migrate']);
+    expect(migrated.code, migrated.stderr).toBe(0);
+  });
+
   it('replicates a database written through the API with the copied Litestream', async () => {
     const created = await execIn(container!.id, [
       ...imageRecipe.entrypoint,
