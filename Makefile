@@ -44,7 +44,7 @@ lint: install ## Type-check, lint and check formatting
 	npm run typecheck
 	npm run lint
 
-test: build test-tools lint ## Install everything, then run the whole suite against real PostgreSQL and MinIO
+test: build test-tools image-oci lint ## Install everything, then run the whole suite against real PostgreSQL and MinIO
 	npx vitest run
 
 test-node: build test-tools ## The chart on a real node: kubelet + containerd + runc, the image built without Docker, helm install → test → uninstall
@@ -85,6 +85,9 @@ KIND_KUBECTL = kubectl --context kind-$(KIND_CLUSTER)
 image: ## Build the container image from deploy/Dockerfile (hostplane:dev)
 	docker build -f deploy/Dockerfile -t $(IMAGE_REPOSITORY):$(IMAGE_TAG) .
 
+image-oci: build test-tools ## The same image and the Litestream image without Docker (mmdebstrap + umoci; root): OCI archives in .cache/images/
+	IMAGE_REPOSITORY=$(IMAGE_REPOSITORY) IMAGE_TAG=$(IMAGE_TAG) bash deploy/image/build.sh all
+
 chart-lint: ## helm lint --strict the chart (values checked against values.schema.json)
 	$(HELM) lint --strict charts/hostplane \
 	  --set config.baseUrl=https://api.hostplane.example,config.sitesDomain=sites.hostplane.example
@@ -108,4 +111,4 @@ kind-up: image ## Local cluster: kind + ingress-nginx + PostgreSQL + MinIO + the
 kind-down: ## Delete the kind cluster
 	kind delete cluster --name $(KIND_CLUSTER)
 
-.PHONY: image chart-lint kind-up kind-down
+.PHONY: image image-oci chart-lint kind-up kind-down

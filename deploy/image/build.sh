@@ -73,7 +73,8 @@ exec 9>"$images/.lock"
 command -v flock >/dev/null 2>&1 && flock 9
 [ -f "$layout/index.json" ] || umoci init --layout "$layout"
 
-has_tag() { umoci ls --layout "$layout" | grep -qxF "$1"; }
+# grep reads the whole list (with -q, umoci could die of SIGPIPE and pipefail report a miss).
+has_tag() { umoci ls --layout "$layout" | grep -xF "$1" >/dev/null; }
 
 # pack <out.tar> <dir> [tar options...]: the top-level entries of <dir> as a reproducible layer.
 pack() {

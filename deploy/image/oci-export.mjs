@@ -1,7 +1,7 @@
 // Copies one tagged image out of deploy/image/build.sh's cache layout into a layout of its own (the
-// contents of the OCI archive), and names it for containerd: `ctr images import` reads the
-// io.containerd.image.name annotation (a full reference), other tools (umoci, skopeo) the OCI
-// ref.name: the reference's tag.
+// contents of the OCI archive), named by its full reference (docker.io/library/hostplane:dev) in
+// both annotations: `ctr images import` keeps io.containerd.image.name as it is (a bare tag in
+// ref.name would need --base-name), umoci and skopeo read org.opencontainers.image.ref.name.
 //   node oci-export.mjs <cache layout> <tag in it> <new layout dir> <full reference>
 // Prints "<manifest digest> <compressed bytes> <uncompressed bytes>" (the layers, gunzipped).
 /* global console, process -- Node globals; the ESLint config has none for .mjs */
@@ -38,7 +38,7 @@ const named = {
   size: entry.size,
   annotations: {
     'io.containerd.image.name': reference,
-    'org.opencontainers.image.ref.name': reference.slice(reference.lastIndexOf(':') + 1),
+    'org.opencontainers.image.ref.name': reference,
   },
 };
 writeFileSync(

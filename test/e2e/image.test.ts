@@ -1,19 +1,21 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { chown, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
 import { rawRequest } from '../support/hostplane.js';
 import {
   execIn,
   hardenBundle,
-  imageArchive,
+  hostplaneArchive,
+  imageRecipe,
+  litestreamArchive,
+  litestreamBinDir,
+  litestreamValues,
   removeContainer,
   requireRuncAndImage,
   runContainer,
-  runToEnd,
+  runLitestreamInit,
   unpackBundle,
   type Container,
   type RuntimeProcess,
@@ -25,21 +27,8 @@ import { freePort, waitUntilReady } from '../support/procs.js';
 // image's init-container copy, then `hostplane serve` on embedded defaults answering through the
 // API with the native SQLite build and argon2 loaded, and the copied Litestream runnable in it.
 
-const recipe = JSON.parse(readFileSync('deploy/image/recipe.json', 'utf8')) as {
-  user: { uid: number; gid: number };
-  workdir: string;
-  env: Record<string, string>;
-  entrypoint: string[];
-  cmd: string[];
-  litestream: { repository: string };
-};
-const chartValues = parse(readFileSync('charts/hostplane/values.yaml', 'utf8')) as {
-  sqlite: { litestream: { image: { tag: string }; binaryPath: string; caBundlePath: string } };
-};
-const litestreamValues = chartValues.sqlite.litestream;
-const hostplaneArchive = imageArchive('hostplane-dev');
-const litestreamArchive = imageArchive(`${recipe.litestream.repository}-${litestreamValues.image.tag}`);
-const binDir = '/opt/litestream'; // the chart's emptyDir (templates/sqlite.yaml)
+const recipe = imageRecipe;
+const binDir = litestreamBinDir;
 
 describe('the Hostplane and Litestream images under runc, as the chart runs them', () => {
   let dir = '';
@@ -53,19 +42,7 @@ describe('the Hostplane and Litestream images under runc, as the chart runs them
     await requireRuncAndImage(litestreamArchive);
     dir = await mkdtemp(path.join(os.tmpdir(), 'hostplane-image-'));
 
-    // The init container: the chart's `cp <binary> <CA bundle> /opt/litestream/` into an emptyDir
-    // that fsGroup 10001 makes writable for the pod's user.
-    const litestreamBin = path.join(dir, 'litestream-bin');
-    await mkdir(litestreamBin);
-    await chown(litestreamBin, recipe.user.uid, recipe.user.gid);
-    const initBundle = await unpackBundle(litestreamArchive, path.join(dir, 'litestream'));
-    await hardenBundle(initBundle, {
-      args: ['cp', litestreamValues.binaryPath, litestreamValues.caBundlePath, `${binDir}/`],
-      binds: [[litestreamBin, binDir, false]],
-    });
-    const copied = await runToEnd(initBundle, `hp-litestream-${suffix}`);
-    if (copied.code !== 0)
-      throw new Error(`the init container's cp failed (${copied.code}):\n${copied.output}`);
+    const litestreamBin = await runLitestreamInit(litestreamArchive, dir);
 
     const bundle = await unpackBundle(hostplaneArchive, path.join(dir, 'hostplane'));
     port = await freePort();

@@ -1,9 +1,10 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { existsSync, readFileSync } from 'node:fs';
+import { chown, copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { parse } from 'yaml';
 import { captureOutput, exited } from './procs.js';
 
 // Images from deploy/image/build.sh (`make image-oci`), run with runc as the chart runs them: the
@@ -68,10 +69,16 @@ export interface HardenOptions {
   binds?: [string, string, boolean][];
 }
 
-/** Rewrites the bundle's config.json as the chart's securityContext runs it; returns the image's own process. */
+/**
+ * Writes the bundle's config.json as the chart's securityContext runs it, from the image's own
+ * (kept as config.image.json, so a bundle can be run again with other options); returns the
+ * image's process.
+ */
 export async function hardenBundle(bundle: string, options: HardenOptions = {}): Promise<RuntimeProcess> {
   const file = path.join(bundle, 'config.json');
-  const config = JSON.parse(await readFile(file, 'utf8')) as RuntimeConfig;
+  const original = path.join(bundle, 'config.image.json');
+  if (!existsSync(original)) await copyFile(file, original);
+  const config = JSON.parse(await readFile(original, 'utf8')) as RuntimeConfig;
   const image = structuredClone(config.process);
   const env = new Map(config.process.env.map((e) => [e.slice(0, e.indexOf('=')), e] as const));
   for (const [k, v] of Object.entries(options.env ?? {})) env.set(k, `${k}=${v}`);
@@ -134,8 +141,68 @@ export async function execIn(
   }
 }
 
+/** Sends `signal` to the container's process (the kubelet's stop), waits for it to end, removes it; its exit code. */
+export async function stopContainer(container: Container, signal: 'TERM' | 'INT'): Promise<number | null> {
+  await exec('runc', ['kill', container.id, signal]);
+  await exited(container.child);
+  await exec('runc', ['delete', '--force', container.id]).catch(() => undefined);
+  return container.child.exitCode;
+}
+
 export async function removeContainer(container: Container): Promise<void> {
   await exec('runc', ['kill', container.id, 'KILL']).catch(() => undefined);
   await exited(container.child);
   await exec('runc', ['delete', '--force', container.id]).catch(() => undefined);
 }
+
+/** deploy/image/recipe.json: what the Hostplane image runs, as whom, where. */
+export const imageRecipe = JSON.parse(
+  readFileSync(path.join(repo, 'deploy', 'image', 'recipe.json'), 'utf8'),
+) as {
+  user: { uid: number; gid: number };
+  workdir: string;
+  env: Record<string, string>;
+  entrypoint: string[];
+  cmd: string[];
+  litestream: { repository: string };
+};
+/** The image's user, who owns the chart's emptyDirs and PVCs through fsGroup. */
+export const imageUser = imageRecipe.user;
+
+/** A host folder standing for an emptyDir or a PVC: writable by the image's user. */
+export async function podVolume(dir: string): Promise<string> {
+  await mkdir(dir, { recursive: true });
+  await chown(dir, imageUser.uid, imageUser.gid);
+  return dir;
+}
+
+/** The chart's sqlite.litestream values (the init container's `cp` and the emptyDir it fills). */
+export const litestreamValues = (
+  parse(readFileSync(path.join(repo, 'charts', 'hostplane', 'values.yaml'), 'utf8')) as {
+    sqlite: { litestream: { image: { tag: string }; binaryPath: string; caBundlePath: string } };
+  }
+).sqlite.litestream;
+export const litestreamBinDir = '/opt/litestream'; // templates/sqlite.yaml's emptyDir
+
+/**
+ * The sqlite pods' init container: the Litestream image runs the chart's
+ * `cp <binary> <CA bundle> /opt/litestream/` into `<dir>/litestream-bin`; returns that folder.
+ */
+export async function runLitestreamInit(archive: string, dir: string): Promise<string> {
+  const binDir = await podVolume(path.join(dir, 'litestream-bin'));
+  const bundle = await unpackBundle(archive, path.join(dir, 'litestream'));
+  await hardenBundle(bundle, {
+    args: ['cp', litestreamValues.binaryPath, litestreamValues.caBundlePath, `${litestreamBinDir}/`],
+    binds: [[binDir, litestreamBinDir, false]],
+  });
+  const copied = await runToEnd(bundle, `hp-litestream-init-${process.pid}-${path.basename(dir)}`);
+  if (copied.code !== 0)
+    throw new Error(`the init container's cp failed (${copied.code}):\n${copied.output}`);
+  return binDir;
+}
+
+/** The archives `make image-oci` writes (IMAGE_TAG dev; Litestream at the chart's default tag). */
+export const hostplaneArchive = imageArchive('hostplane-dev');
+export const litestreamArchive = imageArchive(
+  `${imageRecipe.litestream.repository}-${litestreamValues.image.tag}`,
+);

@@ -7,7 +7,8 @@
 #   - kube-controller-manager, kube-scheduler, kubelet, kube-proxy and kubectl (test/tools/kube)
 #     and CoreDNS (test/tools/coredns/go.mod) for the real node of test/kube/node/, and the Debian
 #     packages it runs on (containerd, runc, CNI plugins, iptables, ...), installed when missing;
-#   - the PostgreSQL server binaries (initdb, postgres), installed with apt-get when missing.
+#   - the PostgreSQL server binaries (initdb, postgres), installed with apt-get when missing;
+#   - mmdebstrap and umoci for the images without Docker (deploy/image/build.sh), with the node's packages.
 # Idempotent: a second run only checks and returns in well under a second.
 set -euo pipefail
 
@@ -184,7 +185,8 @@ ensure_chromium() {
 # kubelet since 1.26) and runs on cgroup v1 with the cgroupfs driver; kubelet 1.34 only warns
 # that the runtime cannot report its cgroup driver (RuntimeConfig, containerd >= 1.7) and uses
 # its own setting. CNI plugins (bridge, host-local, portmap, loopback), iptables for kube-proxy,
-# conntrack and socat for kubelet/kube-proxy, umoci and gcc to make the pause and CoreDNS images,
+# conntrack and socat for kubelet/kube-proxy, umoci and gcc to make the pause and CoreDNS images
+# (mmdebstrap and umoci also make the Hostplane and Litestream images: deploy/image/build.sh),
 # busybox-static for the test image (sh, wget, nslookup, httpd), jq for the scripts.
 # "<package>:<file that proves it is installed>"
 node_packages=(
@@ -196,6 +198,7 @@ node_packages=(
   conntrack:/usr/sbin/conntrack
   socat:/usr/bin/socat
   umoci:/usr/bin/umoci
+  mmdebstrap:/usr/bin/mmdebstrap
   busybox-static:/bin/busybox
   gcc:/usr/bin/gcc
   libc6-dev:/usr/include/stdio.h
