@@ -101,14 +101,15 @@ unmount_state() {
 }
 
 # The node's data (etcd, images, containers, pod volumes): only once nothing is mounted under the
-# state dir (rm would otherwise reach through a bind mount). logs/, certificates and configs stay.
+# state dir (rm would otherwise reach through a bind mount). logs/, pod-logs/ (the containers'
+# output), certificates and configs stay.
 remove_runtime_data() {
   local dir
   if awk -v s="$state/" 'index($5, s) == 1 { found = 1 } END { exit !found }' /proc/self/mountinfo; then
     log "warning: mounts left under $state: keeping its data"
     return 0
   fi
-  for dir in etcd containerd kubelet cni volumes pod-logs kubectl-cache; do
+  for dir in etcd containerd kubelet cni volumes kubectl-cache; do
     rm -rf --one-file-system "${state:?}/$dir"
   done
 }
