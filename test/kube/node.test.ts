@@ -20,6 +20,17 @@ const apply = (manifest: object): Promise<string> =>
 const wait = (args: string[], timeout = '120s'): Promise<string> =>
   node.kubectl(['wait', '-n', ns, `--timeout=${timeout}`, ...args]);
 
+/** Paths kubelet, containerd and the CNI plugins create outside the state dir (see lib.sh). */
+const hostPaths = [
+  '/run/netns',
+  '/run/containerd',
+  '/run/runc',
+  '/var/lib/cni',
+  '/var/log/containers',
+  '/var/lib/kubelet',
+];
+let hostPathsBefore: string[] = [];
+
 /** What the node leaves on the machine: all empty after down.sh. */
 function leftovers(stateDir: string): Record<string, string[]> {
   const mounts = readFileSync('/proc/self/mountinfo', 'utf8')
@@ -44,7 +55,8 @@ function leftovers(stateDir: string): Record<string, string[]> {
     : existsSync('/sys/fs/cgroup/kubepods')
       ? ['/sys/fs/cgroup/kubepods']
       : [];
-  return { mounts, links, chains, netns, cgroups };
+  const paths = hostPaths.filter((p) => existsSync(p) && !hostPathsBefore.includes(p));
+  return { mounts, links, chains, netns, cgroups, paths };
 }
 
 interface Named {
@@ -69,6 +81,7 @@ const labels = (app: string): Record<string, Record<string, string>> => ({ match
 
 describe('the test node (kubelet, containerd, CNI, kube-proxy, CoreDNS)', () => {
   beforeAll(async () => {
+    hostPathsBefore = hostPaths.filter((p) => existsSync(p));
     node = await startNode();
     console.log(`test node up in ${node.upSeconds.toFixed(1)}s (state ${node.stateDir})`);
     await node.kubectl(['create', 'namespace', ns]);
@@ -250,9 +263,16 @@ describe('the test node (kubelet, containerd, CNI, kube-proxy, CoreDNS)', () => 
     expect(left.split(' ').filter((name) => name === ns)).toEqual([]);
   }, 300_000);
 
-  it('down.sh stops everything and leaves no mounts, interfaces, iptables chains, netns or cgroups', async () => {
+  it('down.sh stops everything and leaves no mounts, interfaces, iptables chains, netns, cgroups or host paths', async () => {
     await node.stop();
-    expect(leftovers(node.stateDir)).toEqual({ mounts: [], links: [], chains: [], netns: [], cgroups: [] });
+    expect(leftovers(node.stateDir)).toEqual({
+      mounts: [],
+      links: [],
+      chains: [],
+      netns: [],
+      cgroups: [],
+      paths: [],
+    });
     // Idempotent: a second run finds nothing to do.
     await node.stop();
   }, 180_000);

@@ -2,8 +2,9 @@
 # down.sh <state dir>: stops the node up.sh started and leaves the machine as it was: the pods'
 # containers and sandboxes killed (through containerd), their network namespaces, veths and the
 # CNI bridge gone, every mount under <state dir> unmounted, the node interface, the KUBE-*/CNI-*
-# iptables chains and kubelet's cgroups removed, the kernel settings put back. Keeps <state dir>
-# (logs/ for a post-mortem; up.sh starts afresh in it). Idempotent; safe after a failed up.sh.
+# iptables chains and kubelet's cgroups removed, the kernel settings put back, the node's data
+# deleted. Keeps logs/ (for a post-mortem), the certificates and configs of <state dir> (up.sh
+# starts afresh in it). Idempotent; safe after a failed up.sh.
 set -uo pipefail
 # shellcheck source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -99,6 +100,20 @@ unmount_state() {
   return 0
 }
 
+# The node's data (etcd, images, containers, pod volumes): only once nothing is mounted under the
+# state dir (rm would otherwise reach through a bind mount). logs/, pod-logs/ (the containers'
+# output), certificates and configs stay.
+remove_runtime_data() {
+  local dir
+  if awk -v s="$state/" 'index($5, s) == 1 { found = 1 } END { exit !found }' /proc/self/mountinfo; then
+    log "warning: mounts left under $state: keeping its data"
+    return 0
+  fi
+  for dir in etcd containerd kubelet cni volumes kubectl-cache; do
+    rm -rf --one-file-system "${state:?}/$dir"
+  done
+}
+
 delete_links() {
   local link
   if ip link show "$CNI_BRIDGE" >/dev/null 2>&1; then
@@ -188,6 +203,7 @@ delete_netns
 # kube-apiserver waits for its watches to end on SIGTERM; its data is thrown away anyway.
 stop 2 kube-apiserver etcd
 unmount_state
+remove_runtime_data
 delete_links
 flush_iptables
 remove_cgroups
