@@ -231,15 +231,18 @@ describe('the chart on a real node', () => {
   );
 
   it(
-    'adopts a Site applied with the Kubernetes API and serves a page uploaded through the API Service',
+    'adopts a Site applied with kubectl and serves a page uploaded through the API Service',
     async () => {
-      const created = await kube('POST', `/apis/hostplane.dev/v1alpha1/namespaces/${NS}/sites`, {
-        apiVersion: 'hostplane.dev/v1alpha1',
-        kind: 'Site',
-        metadata: { name: 'story' },
-        spec: { slug: 'story', owner: { email: 'owner@example.com', plan: 'business' } },
-      });
-      expect(created.status, JSON.stringify(created.body)).toBe(201);
+      const applied = await node.kubectl(
+        ['apply', '-n', NS, '-f', '-'],
+        JSON.stringify({
+          apiVersion: 'hostplane.dev/v1alpha1',
+          kind: 'Site',
+          metadata: { name: 'story' },
+          spec: { slug: 'story', owner: { email: 'owner@example.com', plan: 'business' } },
+        }),
+      );
+      expect(applied).toContain('site.hostplane.dev/story created');
       const ready = await eventually(
         'Site story to be Ready',
         async () => {
