@@ -282,8 +282,8 @@ export function accountAuthRoutes(deps: {
     errors: ['NOT_FOUND'],
     responses: { 200: { description: 'Ended', schema: s.messageResponse } },
     handler: async ({ req, res }) => {
-      const id = Number(req.params.id);
-      const ended = Number.isSafeInteger(id) && (await accounts.sessions.end(req.principal!.accountId, id));
+      const id = s.pathIdOf(req.params, 'id');
+      const ended = await accounts.sessions.end(req.principal!.accountId, id);
       if (!ended)
         throw new AppError('NOT_FOUND', {
           message: `Session ${String(req.params.id).slice(0, 20)} not found.`,

@@ -1,16 +1,26 @@
 import { z } from 'zod';
-import { MAX_PASSWORD_CHARS } from '../passwords/index.js';
+import { AppError } from '../errors/index.js';
+import { MAX_PASSWORD_CHARS, MIN_PASSWORD_CHARS } from '../passwords/index.js';
+import { HOSTNAME_PATTERN } from './domains.js';
+import { SLUG_PATTERN } from './slug.js';
 
 // Request and response schemas of the account API (/api/v1/account/…): they validate requests
 // and write the OpenAPI document.
 
-const noNul = z.string().refine((v) => !v.includes('\u0000'), 'must not contain NUL characters');
-export const emailField = noNul.pipe(z.string().min(3).max(254)).describe('The owner’s email address');
-export const passwordField = z
+// RFC 5321's limits: a local part of at most 64 characters, 254 in all.
+export const emailField = z
+  .email({ error: 'must be an email address' })
+  .max(254)
+  .refine((v) => v.lastIndexOf('@') <= 64, 'must be an email address (at most 64 characters before the @)')
+  .describe('An email address');
+/** A password being checked (sign-in, the current one): any length up to the bound. */
+export const passwordField = z.string().min(1).max(MAX_PASSWORD_CHARS).describe('The password');
+/** A password being set: the policy's length (the common-password list is checked on the server). */
+export const newPasswordField = z
   .string()
-  .min(1)
-  .max(MAX_PASSWORD_CHARS * 4)
-  .describe('At least 8 characters, not on the common-password list');
+  .min(MIN_PASSWORD_CHARS)
+  .max(MAX_PASSWORD_CHARS)
+  .describe('At least 8 characters (at most 256), not on the common-password list');
 export const tokenField = z
   .string()
   .min(1)
@@ -22,16 +32,19 @@ const sessionMode = z
   .describe('bearer: answer a token for `Authorization: Bearer`; cookie: set the browser session cookie');
 
 export const signInBody = z.object({ email: emailField, password: passwordField, session: sessionMode });
-export const signUpBody = z.object({ email: emailField, password: passwordField });
+export const signUpBody = z.object({ email: emailField, password: newPasswordField });
 export const acceptInviteBody = z.object({
   token: tokenField,
-  password: passwordField,
+  password: newPasswordField,
   session: sessionMode,
 });
 export const tokenBody = z.object({ token: tokenField });
 export const resetRequestBody = z.object({ email: emailField });
-export const resetConfirmBody = z.object({ token: tokenField, password: passwordField });
-export const changePasswordBody = z.object({ current_password: passwordField, new_password: passwordField });
+export const resetConfirmBody = z.object({ token: tokenField, password: newPasswordField });
+export const changePasswordBody = z.object({
+  current_password: passwordField,
+  new_password: newPasswordField,
+});
 
 export const messageResponse = z.object({ success: z.boolean(), message: z.string() });
 export const sessionResponse = z.object({
@@ -100,13 +113,33 @@ export const sessionsResponse = z.object({
 });
 
 export const createSiteBody = z.object({
+  // The pattern is documented, not checked here: a slug that breaks it answers the slug rule's
+  // own 400 (INVALID_SLUG), as `hostplane admin create-site` does.
   slug: z
     .string()
     .min(1)
     .max(63)
-    .describe('1-63 lower-case letters, digits or hyphens; the site’s subdomain'),
-  name: noNul.pipe(z.string().min(1).max(200)).optional(),
+    .meta({ pattern: SLUG_PATTERN.source })
+    .describe('1-63 lower-case letters, digits or hyphens, not at either end; the site’s subdomain'),
+  name: z
+    .string()
+    .min(1)
+    .max(200)
+    .refine((v) => !v.includes('\u0000'), 'must not contain NUL characters')
+    .meta({ pattern: '^[^\\u0000]*$' })
+    .optional()
+    .describe('A display name (default: the slug)'),
 });
+
+/** A positive 32-bit id in the path (`:siteId`, `:keyId`, …): anything else is a 400. */
+export function pathIdOf(params: Record<string, unknown>, name: string): number {
+  const raw = String(params[name] ?? '');
+  const id = /^\d{1,10}$/.test(raw) ? Number(raw) : NaN;
+  if (!(id >= 1 && id <= 2_147_483_647))
+    throw new AppError('INVALID_REQUEST', { message: `${name} must be a whole number from 1 to 2147483647` });
+  return id;
+}
+
 export const siteResponse = z.object({ success: z.boolean(), site: siteSchema });
 export const createdSiteResponse = siteResponse.extend({
   api_key: z.string().describe('The site’s first permanent key (shown once)'),
@@ -126,7 +159,9 @@ export const createdKeyResponse = z.object({
   api_key: z.string().describe('The key itself (shown once; only its hash is stored)'),
 });
 
-export const domainBody = z.object({ hostname: z.string().min(1).max(253).describe('e.g. www.example.com') });
+export const domainBody = z.object({
+  hostname: z.string().min(1).max(253).meta({ pattern: HOSTNAME_PATTERN }).describe('e.g. www.example.com'),
+});
 const domainSchema = z.object({
   hostname: z.string(),
   status: z.enum(['active', 'pending']),

@@ -26,10 +26,8 @@ export function accountSiteRoutes(deps: {
 
   /** The site of the path, when it is the signed-in account's; 404 otherwise (never another's). */
   const ownSite = async (req: Request): Promise<Site> => {
-    const id = Number(req.params.siteId);
-    const site = Number.isSafeInteger(id)
-      ? await platform.siteOfAccount(req.principal!.accountId, id)
-      : undefined;
+    const id = s.pathIdOf(req.params, 'siteId');
+    const site = await platform.siteOfAccount(req.principal!.accountId, id);
     if (!site)
       throw new AppError('NOT_FOUND', {
         message: `Site ${String(req.params.siteId).slice(0, 20)} not found in this account.`,
@@ -184,8 +182,8 @@ export function accountSiteRoutes(deps: {
     responses: { 200: { description: 'Revoked', schema: s.messageResponse } },
     handler: async ({ req, res }) => {
       const site = await ownSite(req);
-      const keyId = Number(req.params.keyId);
-      if (!Number.isSafeInteger(keyId) || !(await platform.keys.revoke(site.id, keyId)))
+      const keyId = s.pathIdOf(req.params, 'keyId');
+      if (!(await platform.keys.revoke(site.id, keyId)))
         throw new AppError('NOT_FOUND', {
           message: `Key ${String(req.params.keyId).slice(0, 20)} not found on this site.`,
         });
@@ -279,9 +277,7 @@ export function accountSiteRoutes(deps: {
 
   const formParams = { ...siteParam, formId: pathId('The form') };
   const formOf = (req: Request) => {
-    const formId = Number(req.params.formId);
-    if (!Number.isSafeInteger(formId))
-      throw new AppError('NOT_FOUND', { message: 'Form not found on this site.' });
+    const formId = s.pathIdOf(req.params, 'formId');
     return formId;
   };
   const notificationJson = async (site: Site, formId: number, email: string | null) => ({

@@ -20,8 +20,10 @@ export interface DomainState {
 /** Reads the TXT records of a name; answers [] when there are none. */
 export type TxtLookup = (name: string) => Promise<string[]>;
 
-const HOSTNAME =
-  /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+/** A DNS name of two labels or more, ending in a label that starts with a letter (the documented pattern too). */
+export const HOSTNAME_PATTERN =
+  '^(?=.{1,253}\\.?$)(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+[A-Za-z](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.?$';
+const HOSTNAME = new RegExp(HOSTNAME_PATTERN);
 
 export const recordName = (hostname: string) => `_hostplane.${hostname}`;
 const recordValue = (token: string) => `hostplane-verify=${token}`;
@@ -53,7 +55,7 @@ export class Domains {
 
   normalize(input: string): string {
     const hostname = input.trim().toLowerCase().replace(/\.$/, '');
-    if (!HOSTNAME.test(hostname))
+    if (!HOSTNAME.test(hostname) || hostname.length > 253)
       throw new AppError('INVALID_REQUEST', {
         message: 'hostname must be a DNS name such as www.example.com',
       });
