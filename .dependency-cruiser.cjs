@@ -42,7 +42,8 @@ module.exports = {
     {
       name: 'the-framework-knows-no-domain',
       severity: 'error',
-      comment: 'http, store, blob, kube, observability, config, errors and passwords serve every domain and name none.',
+      comment:
+        'http, store, blob, kube, observability, config, errors and passwords serve every domain and name none.',
       from: { path: `^src/${FRAMEWORK}/` },
       to: { path: `^src/${DOMAINS}/` },
     },
