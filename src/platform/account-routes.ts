@@ -5,6 +5,7 @@ import { jsonBody, pathId, type RouteRegistry } from '../http/index.js';
 import type { AccountHooks } from './account-hooks.js';
 import * as s from './account-schemas.js';
 import {
+  checkSignInOrigin,
   clearSessionCookie,
   csrfTokenOf,
   readCookie,
@@ -52,6 +53,7 @@ export function accountAuthRoutes(deps: {
    * held is ended first: a new sign-in always gets a new session id (no session fixation).
    */
   const startSession = async (req: Request, res: Response, accountId: number, mode: 'bearer' | 'cookie') => {
+    if (mode === 'cookie') checkSignInOrigin(req, cookie);
     const previous = readCookie(req, cookie.name);
     if (previous) await accounts.sessions.endByToken(previous);
     const kind = mode === 'cookie' ? 'browser' : 'bearer';
@@ -107,7 +109,7 @@ export function accountAuthRoutes(deps: {
     auth: 'none',
     middleware: [body],
     body: s.signInBody,
-    errors: ['INVALID_CREDENTIALS', 'RATE_LIMITED'],
+    errors: ['INVALID_CREDENTIALS', 'RATE_LIMITED', 'CSRF_REJECTED'],
     responses: { 200: sessionAnswer },
     handler: async ({ req, res, body }) => {
       await limit(hooks, req, body.email);
@@ -142,7 +144,7 @@ export function accountAuthRoutes(deps: {
     auth: 'none',
     middleware: [body],
     body: s.acceptInviteBody,
-    errors: ['INVALID_TOKEN', 'PASSWORD_TOO_SHORT', 'PASSWORD_TOO_COMMON', 'RATE_LIMITED'],
+    errors: ['INVALID_TOKEN', 'PASSWORD_TOO_SHORT', 'PASSWORD_TOO_COMMON', 'RATE_LIMITED', 'CSRF_REJECTED'],
     responses: { 200: sessionAnswer },
     handler: async ({ req, res, body }) => {
       await limit(hooks, req);

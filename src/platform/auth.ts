@@ -36,7 +36,6 @@ function bearer(req: Request): string | undefined {
 /** The per-route credential checks; each sets `req.principal` or answers 401. */
 export function authenticators(platform: Platform, baseUrl = 'http://localhost:8080'): Authenticators {
   const cookie = sessionCookieFor(baseUrl);
-  const apiOrigin = new URL(baseUrl).origin;
   const wrap =
     (fn: (req: Request) => Promise<void>): RequestHandler =>
     (req: Request, _res: Response, next: NextFunction) => {
@@ -55,7 +54,7 @@ export function authenticators(platform: Platform, baseUrl = 'http://localhost:8
     if (token === undefined) return false;
     const principal = await platform.authenticateSession(token, 'browser');
     if (!principal) throw unauthorized('Invalid or expired session: sign in again.', sessionHint);
-    checkCsrf(req, token, apiOrigin);
+    checkCsrf(req, token, cookie.origin);
     req.principal = principal;
     return true;
   };

@@ -11,11 +11,27 @@ import { AppError } from '../errors/index.js';
 export interface SessionCookie {
   name: string;
   secure: boolean;
+  /** The API's origin: the only one a cookie session may be made or used from. */
+  origin: string;
 }
 
 export function sessionCookieFor(baseUrl: string): SessionCookie {
-  const secure = new URL(baseUrl).protocol === 'https:';
-  return { name: secure ? '__Host-hp_session' : 'hp_session', secure };
+  const url = new URL(baseUrl);
+  const secure = url.protocol === 'https:';
+  return { name: secure ? '__Host-hp_session' : 'hp_session', secure, origin: url.origin };
+}
+
+/**
+ * A cookie session is made only from the API's own origin (or without an Origin header: not a
+ * browser's cross-site request), so another site cannot sign a visitor into an account of its
+ * choosing (login CSRF) with a form that posts JSON-looking text.
+ */
+export function checkSignInOrigin(req: Request, cookie: SessionCookie): void {
+  const origin = req.get('origin');
+  if (origin !== undefined && origin !== cookie.origin)
+    throw new AppError('CSRF_REJECTED', {
+      message: `A browser session cannot be started from ${origin.slice(0, 200)}.`,
+    });
 }
 
 /** The value of cookie `name` in the request's Cookie header (the first, as browsers send the most specific first). */

@@ -129,6 +129,14 @@ describe.each(backends)('account sign-in and sessions on %s', (backend) => {
     expect((await call(hp, 'GET', '/api/v1/account', { headers: { cookie: second.cookie } })).status).toBe(
       200,
     );
+    // Another site cannot start a browser session (login CSRF): its Origin is refused.
+    const crossSite = await call(hp, 'POST', '/api/v1/account/sign-in', {
+      json: { email, password: PASSWORD, session: 'cookie' },
+      headers: { origin: 'https://evil.example', 'content-type': 'text/plain' },
+    });
+    expect(crossSite.status).toBe(403);
+    expect(crossSite.body.error).toBe('CSRF_REJECTED');
+    expect(crossSite.headers.get('set-cookie')).toBeNull();
     // A value planted by someone else is never adopted: sign-in makes its own.
     const planted = 'hp_session=hp_sess_plantedByAnAttacker0000000000000000000';
     const third = await browserSignIn(hp, email, { cookie: planted });
