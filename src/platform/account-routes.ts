@@ -12,6 +12,7 @@ import {
   setSessionCookie,
   type SessionCookie,
 } from './cookies.js';
+import { accountSignInsTotal } from './metrics.js';
 import { planFor } from './plans.js';
 import type { Platform } from './service.js';
 
@@ -112,9 +113,22 @@ export function accountAuthRoutes(deps: {
     errors: ['INVALID_CREDENTIALS', 'RATE_LIMITED', 'CSRF_REJECTED'],
     responses: { 200: sessionAnswer },
     handler: async ({ req, res, body }) => {
-      await limit(hooks, req, body.email);
-      const accountId = await accounts.signIn(body.email, body.password);
-      await startSession(req, res, accountId, body.session);
+      const session = body.session;
+      try {
+        await limit(hooks, req, body.email);
+      } catch (err) {
+        accountSignInsTotal.inc({ result: 'limited', session });
+        throw err;
+      }
+      let accountId: number;
+      try {
+        accountId = await accounts.signIn(body.email, body.password);
+      } catch (err) {
+        accountSignInsTotal.inc({ result: 'invalid', session });
+        throw err;
+      }
+      await startSession(req, res, accountId, session);
+      accountSignInsTotal.inc({ result: 'ok', session });
     },
   });
 

@@ -1,6 +1,12 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backends, startHostplane, type TestHostplane } from '../../support/hostplane.js';
+import {
+  backends,
+  metricValue,
+  scrapeMetrics,
+  startHostplane,
+  type TestHostplane,
+} from '../../support/hostplane.js';
 import { browserSignIn, call, invitedOwner, PASSWORD, tokenOf } from '../../support/account-api.js';
 
 describe.each(backends)('account sign-in and sessions on %s', (backend) => {
@@ -236,5 +242,12 @@ describe.each(backends)('account sign-in and sessions on %s', (backend) => {
       );
     expect(statuses.slice(0, 10).every((s) => s === 401)).toBe(true);
     expect(statuses[10]).toBe(429);
+    const metrics = await scrapeMetrics(hp);
+    expect(
+      metricValue(metrics, 'hostplane_account_sign_ins_total', { result: 'limited', session: 'bearer' }),
+    ).toBeGreaterThanOrEqual(1);
+    expect(
+      metricValue(metrics, 'hostplane_account_sign_ins_total', { result: 'invalid', session: 'bearer' }),
+    ).toBeGreaterThanOrEqual(10);
   });
 });
