@@ -4,6 +4,7 @@ import { backends, startHostplane, type TestHostplane } from '../../support/host
 import { call, invitedOwner } from '../../support/account-api.js';
 import { contactFields } from '../../support/forms-api.js';
 import { eventuallyPasses } from '../../support/eventually.js';
+import { sqliteApi } from '../../support/sqlite-api.js';
 
 describe.each(backends)('account sites, keys, domains and forms on %s', (backend) => {
   let hp: TestHostplane;
@@ -115,6 +116,16 @@ describe.each(backends)('account sites, keys, domains and forms on %s', (backend
     expect(form.status).toBe(201);
     const served = await hp.request('/', { host: `gone-${tag}.localhost:8080` });
     expect(served.status).toBe(200);
+    const sqlite = sqliteApi(hp, {
+      slug: created.site.slug,
+      apiKey: created.api_key,
+      accountId: 0,
+      siteId: created.site.id,
+      email,
+    });
+    const sqliteToken = await sqlite.token({ path: 'data/app.sqlite', name: 'app' });
+    const me = await call(hp, 'GET', '/api/v1/account', { headers: auth });
+    expect(me.body.usage.sqlite_databases.used).toBeGreaterThanOrEqual(1);
     const deleted = await call(hp, 'DELETE', `/api/v1/account/sites/${created.site.id}`, { headers: auth });
     expect(deleted.status).toBe(200);
     expect((await call(hp, 'GET', '/api/v1/hosting-info', { headers: key })).status).toBe(401);
@@ -129,6 +140,14 @@ describe.each(backends)('account sites, keys, domains and forms on %s', (backend
     expect(
       (await call(hp, 'GET', `/api/v1/account/sites/${created.site.id}`, { headers: auth })).status,
     ).toBe(404);
+    // The SQLite database went by its own removal path: its token no longer opens anything.
+    const query = await sqlite.call('POST', '/api/v1/sqlite/query', {
+      json: { sql: 'SELECT 1' },
+      headers: { 'x-sqlite-token': sqliteToken, origin: sqlite.origin },
+    });
+    expect(query.status).toBe(401);
+    const after = await call(hp, 'GET', '/api/v1/account', { headers: auth });
+    expect(after.body.usage.sqlite_databases.used).toBe(me.body.usage.sqlite_databases.used - 1);
   });
 
   it('attaches and detaches custom domains (verification off) and refuses the platform’s names', async () => {
