@@ -1,6 +1,7 @@
 // The account API's glue (src/platform's AccountHooks): mails through the outbox, usage counted
 // by the forms and SQLite domains, site deletion through every domain's own path, and in the
 // cluster the Site resource as the one place a site's deletion and custom domains go through.
+import { randomUUID } from 'node:crypto';
 import type { Config } from '../config/index.js';
 import { isAppError } from '../errors/index.js';
 import type { FormsService, Submissions } from '../forms/index.js';
