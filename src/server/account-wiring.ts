@@ -29,11 +29,7 @@ export function accountMailer(config: Config): AccountMailer | undefined {
   return async (tx, mail) => {
     const composed = composeAccountMail({
       ...mail,
-      messageId: messageIdFor(
-        `account-${mail.kind}`,
-        `${Date.now()}-${Math.random().toString(36).slice(2)}`,
-        domain,
-      ),
+      messageId: messageIdFor(`account-${mail.kind}`, randomUUID(), domain),
     });
     await enqueue(tx, { ...composed, source: `account:${mail.to}` });
   };
