@@ -70,6 +70,8 @@ export HOST=127.0.0.1 PORT=$port HOSTPLANE_METRICS_PORT=0 HOSTPLANE_DATA_DIR="$w
 # Loopback may set X-Forwarded-For: test/fuzz/hooks.py spreads publish requests over many client
 # addresses so the per-address publish limit does not answer nearly all of them with 429.
 export HOSTPLANE_SITES_DOMAIN=localhost HOSTPLANE_TRUST_PROXY=loopback LOG_LEVEL=${FUZZ_LOG_LEVEL:-warn}
+# Custom domains attach at once (no DNS lookups of random names from the fuzzer).
+export HOSTPLANE_DOMAIN_VERIFICATION=off
 
 node dist/src/cli/main.js serve >"$work/server.log" 2>&1 &
 server_pid=$!
@@ -94,6 +96,17 @@ site=$(node dist/src/cli/main.js admin create-site --slug fuzz --email fuzz@exam
 session=$(node dist/src/cli/main.js admin session --email fuzz@example.com --json)
 HOSTPLANE_FUZZ_API_KEY=$(field apiKey <<<"$site")
 HOSTPLANE_FUZZ_SESSION=$(field token <<<"$session")
+HOSTPLANE_FUZZ_SITE_ID=$(field siteId <<<"$site")
+# Spare sessions of the account for the calls that end one (sign-out, DELETE a session): hooks.py
+# sends those with a spare, so the fixture's session lives through the run.
+HOSTPLANE_FUZZ_SPARE_SESSIONS=$(for _ in $(seq 1 20); do
+  node dist/src/cli/main.js admin session --email fuzz@example.com --json | field token
+done | paste -sd, -)
+HOSTPLANE_FUZZ_SESSION_ID=$("$py" -c '
+import json, sys, urllib.request
+req = urllib.request.Request(sys.argv[1], headers={"authorization": "Bearer " + sys.argv[2]})
+sessions = json.load(urllib.request.urlopen(req, timeout=10))["sessions"]
+print(next(s["id"] for s in sessions if s["current"]))' "$base/api/v1/account/sessions" "$HOSTPLANE_FUZZ_SESSION")
 demo=$("$py" -c '
 import json, sys, urllib.request
 req = urllib.request.Request(sys.argv[1], data=json.dumps({"html_content": "<p>fuzz</p>"}).encode(),
@@ -107,6 +120,7 @@ HOSTPLANE_FUZZ_SQLITE_ORIGIN="http://fuzz.$HOSTPLANE_SITES_DOMAIN:$port"
 HOSTPLANE_FUZZ_SQLITE=$("$py" test/fuzz/sqlite_fixture.py "$base" "$HOSTPLANE_FUZZ_API_KEY" "$HOSTPLANE_FUZZ_SQLITE_ORIGIN")
 HOSTPLANE_FUZZ_BASE_URL=$base
 export HOSTPLANE_FUZZ_API_KEY HOSTPLANE_FUZZ_SESSION HOSTPLANE_FUZZ_DEMO_PAGE HOSTPLANE_FUZZ_BASE_URL
+export HOSTPLANE_FUZZ_SITE_ID HOSTPLANE_FUZZ_SPARE_SESSIONS HOSTPLANE_FUZZ_SESSION_ID
 export HOSTPLANE_FUZZ_SQLITE HOSTPLANE_FUZZ_SQLITE_ORIGIN
 
 # --- schemathesis -----------------------------------------------------------------------------------

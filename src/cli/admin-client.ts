@@ -5,7 +5,7 @@ import { adminSecretPath, adminSocketPath } from '../server/index.js';
 /** Sends an admin command to the running server (its admin socket); undefined when no server is listening. */
 export async function callAdminSocket(
   dataDir: string,
-  command: 'create-site' | 'session' | 'drain-shard',
+  command: 'create-site' | 'invite' | 'session' | 'drain-shard',
   body: unknown,
 ): Promise<{ status: number; body: Record<string, unknown> } | undefined> {
   const secret = await readFile(adminSecretPath(dataDir), 'utf8').catch(() => undefined);

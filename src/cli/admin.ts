@@ -5,6 +5,7 @@ import { isAppError, type ErrorBody } from '../errors/index.js';
 import {
   createSiteInput,
   drainShardInput,
+  inviteInput,
   runAdminLocally,
   sessionInput,
   type AdminCommand,
@@ -21,7 +22,8 @@ type Parsed =
       input: z.infer<typeof sessionInput>;
       json: boolean;
     }
-  | { command: 'drain-shard'; input: z.infer<typeof drainShardInput>; json: boolean };
+  | { command: 'drain-shard'; input: z.infer<typeof drainShardInput>; json: boolean }
+  | { command: 'invite'; input: z.infer<typeof inviteInput>; json: boolean };
 
 /** Parses `admin <command> …`; a bad flag or value is a USAGE error (exit 2). */
 export function parseAdminArgs(command: AdminCommand, args: string[]): Parsed {
@@ -32,7 +34,9 @@ export function parseAdminArgs(command: AdminCommand, args: string[]): Parsed {
       ? { slug: str, email: str, plan: str, name: str, json: { type: 'boolean' } }
       : command === 'session'
         ? { email: str, json: { type: 'boolean' } }
-        : { shard: str, to: str, json: { type: 'boolean' } };
+        : command === 'invite'
+          ? { email: str, plan: str, json: { type: 'boolean' } }
+          : { shard: str, to: str, json: { type: 'boolean' } };
   let parsedValues: Record<string, unknown>;
   try {
     parsedValues = parseArgs({ args, options, strict: true, allowPositionals: false }).values;
@@ -65,6 +69,11 @@ export function parseAdminArgs(command: AdminCommand, args: string[]): Parsed {
       plan: values.plan,
       name: values.name,
     });
+    if (!parsed.success) throw flagIssues(parsed.error.issues);
+    return { command, input: parsed.data, json };
+  }
+  if (command === 'invite') {
+    const parsed = inviteInput.safeParse({ email: values.email, plan: values.plan });
     if (!parsed.success) throw flagIssues(parsed.error.issues);
     return { command, input: parsed.data, json };
   }

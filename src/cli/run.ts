@@ -49,9 +49,9 @@ async function main(argv: string[], ctx: Context): Promise<number> {
       ctx.command = 'admin';
       const [sub, ...args] = rest;
       if (sub === undefined)
-        throw usageError('missing the admin command (create-site, session or drain-shard)', 'admin');
+        throw usageError('missing the admin command (create-site, invite, session or drain-shard)', 'admin');
       if (isHelp(sub)) return help('admin');
-      if (sub !== 'create-site' && sub !== 'session' && sub !== 'drain-shard') {
+      if (sub !== 'create-site' && sub !== 'invite' && sub !== 'session' && sub !== 'drain-shard') {
         throw usageError(`unknown admin command "${sub}"`, 'admin');
       }
       ctx.command = `admin ${sub}`;

@@ -7,7 +7,7 @@ export const usages = {
 Commands:
   serve          Start the server (every role by default)
   migrate        Apply pending database migrations, then exit
-  admin          Operator commands: create-site, session, drain-shard
+  admin          Operator commands: create-site, invite, session, drain-shard
 
 Options:
   -h, --help     Show help (also after any command: hostplane serve --help)
@@ -43,6 +43,7 @@ Uses DATABASE_URL, or the embedded database in HOSTPLANE_DATA_DIR.`,
 
 Commands:
   create-site    Create a site (and its account when the email is new) with one API key
+  invite         Invite a site owner: a one-time link to set their password (mailed when SMTP is set)
   session        Mint an account session token (24 hours)
   drain-shard    Move every SQLite database off a shard (before scaling it away)
 
@@ -56,6 +57,16 @@ Run \`hostplane admin <command> --help\` for a command's options.`,
   --plan PLAN      free (default), standard, premium, business or enterprise
   --name NAME      A display name (default: the slug)
   --json           Print one JSON object (the API key is shown once)`,
+
+  'admin invite': `Usage: hostplane admin invite --email EMAIL [--plan PLAN] [--json]
+
+Creates the account when new (without a password) and prints a one-time link to the console
+page where the owner sets a password (valid 7 days; a new invitation replaces the last). With
+SMTP_URL set the link is also mailed. An account that already has a password is refused: its
+owner resets it from the sign-in page.
+  --email EMAIL    The owner's address
+  --plan PLAN      free (default for a new account), standard, premium, business or enterprise
+  --json           Print one JSON object: {"accountId", "email", "link", "expiresAt", "mailed"}`,
 
   'admin session': `Usage: hostplane admin session --email EMAIL [--json]
 

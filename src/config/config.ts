@@ -60,6 +60,9 @@ export const configSchema = z.object({
   HOSTPLANE_BODY_MIN_RATE: z.coerce.number().int().min(0).max(1_073_741_824).default(1024),
   HOSTPLANE_HEADERS_TIMEOUT_SECONDS: z.coerce.number().min(0.1).max(3600).default(20),
   HOSTPLANE_REQUEST_TIMEOUT_SECONDS: z.coerce.number().min(0.1).max(86_400).default(300),
+  // The account area: how accounts come to be, and how a custom domain's ownership is proven.
+  HOSTPLANE_SIGNUP: z.enum(['invite', 'open']).default('invite'),
+  HOSTPLANE_DOMAIN_VERIFICATION: z.enum(['dns', 'off']).default('dns'),
   // Notification mail (src/mail): unset SMTP_URL keeps mail in the outbox and only logs it.
   SMTP_URL: z
     .string()
@@ -130,6 +133,8 @@ export interface Config {
   logLevel: RawConfig['LOG_LEVEL'];
   /** Notification mail: SMTP (none: logged, kept in the outbox), sender, retries. */
   mail: MailConfig;
+  /** The account area: invite-only or open sign-up; custom domains proven by DNS or not at all. */
+  accounts: { signup: 'invite' | 'open'; domainVerification: 'dns' | 'off' };
   /**
    * This process as a SQLite shard: its name, the URL other replicas reach it at (unset: its own
    * port on loopback), and the databases placement puts on one shard at most.
@@ -259,6 +264,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
           ? Number(c.HOSTPLANE_TRUST_PROXY)
           : c.HOSTPLANE_TRUST_PROXY,
     logLevel: c.LOG_LEVEL,
+    accounts: { signup: c.HOSTPLANE_SIGNUP, domainVerification: c.HOSTPLANE_DOMAIN_VERIFICATION },
     mail: {
       smtpUrl: c.SMTP_URL || undefined,
       from: c.MAIL_FROM || `Hostplane <noreply@${baseUrl.hostname}>`,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { accountErrors } from './codes/accounts.js';
 import { coreErrors } from './codes/core.js';
 import { fileErrors } from './codes/files.js';
 import { formErrors } from './codes/forms.js';
@@ -23,6 +24,7 @@ export const errorDefinitions = {
   ...formErrors,
   ...sqliteErrors,
   ...startupErrors,
+  ...accountErrors,
 } as const;
 
 // A code defined in two groups would silently replace the other in the spread: make it a type error.
@@ -33,6 +35,7 @@ type Groups = [
   typeof formErrors,
   typeof sqliteErrors,
   typeof startupErrors,
+  typeof accountErrors,
 ];
 type KeysOfEach<U> = U extends unknown ? keyof U : never;
 type SharedCodes<G extends unknown[]> = G extends [infer First, ...infer Rest]

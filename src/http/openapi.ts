@@ -175,6 +175,13 @@ function queryExamples(route: RouteDoc): Record<string, unknown> {
 const securitySchemes = {
   ApiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
   Session: { type: 'http', scheme: 'bearer', description: 'An account session token' },
+  SessionCookie: {
+    type: 'apiKey',
+    in: 'cookie',
+    name: '__Host-hp_session',
+    description:
+      'A browser session from POST /api/v1/account/sign-in with `"session": "cookie"` (named `hp_session` when the base URL is plain http). Every write it authenticates also needs the `X-CSRF-Token` header of its session.',
+  },
   SqliteToken: {
     type: 'apiKey',
     in: 'header',
@@ -193,8 +200,8 @@ const securitySchemes = {
 // Alternatives are OR-ed; the schemes within one are all needed.
 const securityFor: Record<RouteDoc['auth'], Array<Record<string, string[]>>> = {
   apiKey: [{ ApiKey: [] }],
-  apiKeyOrSession: [{ ApiKey: [] }, { Session: [] }],
-  session: [{ Session: [] }],
+  apiKeyOrSession: [{ ApiKey: [] }, { Session: [] }, { SessionCookie: [] }],
+  session: [{ Session: [] }, { SessionCookie: [] }],
   none: [],
   sqliteToken: [{ SqliteToken: [] }],
   sqliteTokenMaybeUser: [{ SqliteToken: [] }, { SqliteToken: [], SqliteUserToken: [] }],

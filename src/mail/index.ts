@@ -17,6 +17,7 @@ export {
   type ComposedMail,
   type SubmissionMailInput,
 } from './compose.js';
+export { composeAccountMail, type AccountMailInput } from './account-mail.js';
 export { smtpTransport, type MailTransport, type OutgoingMail } from './transport.js';
 
 const DAY = 24 * 60 * 60 * 1000;

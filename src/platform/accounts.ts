@@ -1,64 +1,280 @@
-import { and, eq, gt, lt, sql } from 'drizzle-orm';
+import { and, eq, gt, isNull, sql } from 'drizzle-orm';
 import { AppError } from '../errors/index.js';
 import { dbOp } from '../observability/index.js';
-import type { Db } from '../store/index.js';
+import { checkPassword, hashPassword, normalizeEmail, verifyPassword } from '../passwords/index.js';
+import type { Db, Executor } from '../store/index.js';
 import { planFor, type PlanType } from './plans.js';
-import { hashSecret, newSecret, secretMatches } from './secrets.js';
-import { accountSessions, accounts } from './tables.js';
-import type { Principal } from './types.js';
+import { hashSecret, newSecret } from './secrets.js';
+import { Sessions, type SessionKind } from './sessions.js';
+import { accountTokens, accounts } from './tables.js';
 
-export const ACCOUNT_SESSION_SECONDS = 24 * 3600;
+export type AccountTokenKind = 'invite' | 'verify' | 'reset';
 
-/** Accounts and their owners' sessions (bearer tokens, stored as hashes). */
+const HOUR = 3600_000;
+/** How long each mailed link works. */
+export const TOKEN_LIFETIME_MS: Record<AccountTokenKind, number> = {
+  invite: 7 * 24 * HOUR,
+  verify: 24 * HOUR,
+  reset: HOUR,
+};
+
+/** A mail to an owner with a one-time link (written to the outbox in the caller's transaction). */
+export interface AccountMail {
+  kind: AccountTokenKind;
+  to: string;
+  link: string;
+  expiresAt: Date;
+}
+export type AccountMailer = (tx: Executor, mail: AccountMail) => Promise<void>;
+
+export interface AccountProfile {
+  id: number;
+  email: string;
+  plan: PlanType;
+  emailVerified: boolean;
+  hasPassword: boolean;
+  createdAt: Date;
+}
+
+export interface AccountOptions {
+  /** The API's base URL: the links point at its console pages. */
+  baseUrl: string;
+  /** Sends the account mails; without it they are not sent (the invite command prints its link). */
+  mailer?: AccountMailer | undefined;
+}
+
+/** Where a mailed token is used: a page of the console, with the token in the fragment (never sent to a server log). */
+const PAGES: Record<AccountTokenKind, string> = { invite: 'invite', verify: 'verify', reset: 'reset' };
+
+/**
+ * Owner accounts: email + password (argon2id, src/passwords), invitations, address verification,
+ * password resets, and their sessions. One-time tokens are stored as hashes and used at most once.
+ */
 export class Accounts {
-  constructor(private readonly db: Db) {}
+  readonly sessions: Sessions;
 
-  async createSession(email: string): Promise<{ token: string; expiresAt: Date }> {
-    const [account] = await this.db
-      .select()
-      .from(accounts)
-      .where(eq(accounts.email, email.trim().toLowerCase()));
-    if (!account) throw new AppError('UNKNOWN_ACCOUNT', { email });
-    const token = newSecret('hp_sess_');
-    const expiresAt = new Date(Date.now() + ACCOUNT_SESSION_SECONDS * 1000);
-    await dbOp('create_session', () =>
-      this.db
-        .insert(accountSessions)
-        .values({ accountId: account.id, tokenHash: hashSecret(token), expiresAt }),
-    );
-    return { token, expiresAt };
+  constructor(
+    private readonly db: Db,
+    private readonly options: AccountOptions = { baseUrl: 'http://localhost:8080' },
+  ) {
+    this.sessions = new Sessions(db);
   }
 
-  /** Resolves a bearer session token to its account. */
-  async authenticateSession(token: string): Promise<Principal | undefined> {
-    if (token.length < 16 || token.length > 200) return undefined;
-    const [row] = await dbOp('authenticate_session', () =>
-      this.db
-        .select()
-        .from(accountSessions)
-        .where(
-          and(eq(accountSessions.tokenHash, hashSecret(token)), gt(accountSessions.expiresAt, sql`now()`)),
-        ),
-    );
-    if (!row || !secretMatches(token, row.tokenHash)) return undefined;
-    return { accountId: row.accountId, siteId: undefined, via: 'session' };
+  linkFor(kind: AccountTokenKind, token: string): string {
+    return `${this.options.baseUrl}/console/${PAGES[kind]}#token=${token}`;
+  }
+
+  /** An operator's bearer session for `email` (`hostplane admin session`). */
+  async createSession(email: string): Promise<{ token: string; expiresAt: Date }> {
+    const account = await this.byEmail(email.trim().toLowerCase());
+    if (!account) throw new AppError('UNKNOWN_ACCOUNT', { email });
+    return this.sessions.create(this.db, account.id, 'bearer');
   }
 
   /** The account's owner address and plan (forms mail their notifications there by default). */
   async contact(accountId: number): Promise<{ email: string; plan: PlanType } | undefined> {
-    const [row] = await this.db
-      .select({ email: accounts.email, plan: accounts.plan })
-      .from(accounts)
-      .where(eq(accounts.id, accountId));
-    return row ? { email: row.email, plan: planFor(row.plan).type } : undefined;
+    const profile = await this.profile(accountId);
+    return profile ? { email: profile.email, plan: profile.plan } : undefined;
   }
 
-  /** Deletes expired account sessions; returns how many went. */
+  async profile(accountId: number): Promise<AccountProfile | undefined> {
+    const [row] = await this.db.select().from(accounts).where(eq(accounts.id, accountId));
+    if (!row) return undefined;
+    return {
+      id: row.id,
+      email: row.email,
+      plan: planFor(row.plan).type,
+      emailVerified: row.emailVerifiedAt !== null,
+      hasPassword: row.passwordHash !== null,
+      createdAt: row.createdAt,
+    };
+  }
+
+  /**
+   * `admin invite`: the account (created without a password when new; `plan` applies to a new one
+   * and changes an existing one's) and a one-time link that sets its password.
+   */
+  async invite(input: { email: string; plan?: PlanType | undefined }): Promise<{
+    accountId: number;
+    link: string;
+    expiresAt: Date;
+    mailed: boolean;
+  }> {
+    const email = normalizeEmail(input.email);
+    return dbOp('invite_account', () =>
+      this.db.transaction(async (tx) => {
+        await tx
+          .insert(accounts)
+          .values({ email, plan: input.plan ?? 'free' })
+          .onConflictDoNothing();
+        const [account] = await tx.select().from(accounts).where(eq(accounts.email, email));
+        if (!account) throw new Error('account upsert returned no row');
+        if (account.passwordHash !== null) throw new AppError('ACCOUNT_EXISTS', { email });
+        if (input.plan && account.plan !== input.plan)
+          await tx.update(accounts).set({ plan: input.plan }).where(eq(accounts.id, account.id));
+        const { link, expiresAt, mailed } = await this.issue(tx, account.id, email, 'invite');
+        return { accountId: account.id, link, expiresAt, mailed };
+      }),
+    );
+  }
+
+  /** Open sign-up: an unverified account with its password, and the verification mail. */
+  async signUp(emailInput: string, password: string): Promise<void> {
+    const email = normalizeEmail(emailInput);
+    checkPassword(password);
+    // Hashed whether or not the address is taken: the answer and its timing say nothing.
+    const passwordHash = await hashPassword(password);
+    await dbOp('sign_up', () =>
+      this.db.transaction(async (tx) => {
+        const [created] = await tx
+          .insert(accounts)
+          .values({ email, passwordHash })
+          .onConflictDoNothing()
+          .returning({ id: accounts.id });
+        if (created) await this.issue(tx, created.id, email, 'verify');
+      }),
+    );
+  }
+
+  /** Sets the password of an invited account; the mailed link proves the address. */
+  async acceptInvite(token: string, password: string): Promise<number> {
+    checkPassword(password);
+    const passwordHash = await hashPassword(password);
+    return this.db.transaction(async (tx) => {
+      const accountId = await this.consume(tx, token, 'invite');
+      await tx
+        .update(accounts)
+        .set({ passwordHash, emailVerifiedAt: sql`coalesce(${accounts.emailVerifiedAt}, now())` })
+        .where(eq(accounts.id, accountId));
+      return accountId;
+    });
+  }
+
+  async verifyEmail(token: string): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      const accountId = await this.consume(tx, token, 'verify');
+      await tx
+        .update(accounts)
+        .set({ emailVerifiedAt: sql`coalesce(${accounts.emailVerifiedAt}, now())` })
+        .where(eq(accounts.id, accountId));
+    });
+  }
+
+  /** A new verification mail (earlier links stop working); nothing when already verified. */
+  async resendVerification(accountId: number): Promise<void> {
+    const profile = await this.profile(accountId);
+    if (!profile || profile.emailVerified) return;
+    await this.db.transaction((tx) =>
+      this.issue(tx, accountId, profile.email, 'verify').then(() => undefined),
+    );
+  }
+
+  /** The account of `email` when `password` is its password; one error (and time) for every failure. */
+  async signIn(emailInput: string, password: string): Promise<number> {
+    const email = emailInput.trim().toLowerCase().slice(0, 254);
+    const account = await this.byEmail(email);
+    const ok = await verifyPassword(account?.passwordHash ?? undefined, password);
+    if (!account || !ok) throw new AppError('INVALID_CREDENTIALS');
+    return account.id;
+  }
+
+  /** Changes the password after checking the current one; every other session ends. */
+  async changePassword(accountId: number, keepSessionId: number | undefined, current: string, next: string) {
+    const [account] = await this.db.select().from(accounts).where(eq(accounts.id, accountId));
+    if (!account || !(await verifyPassword(account.passwordHash ?? undefined, current)))
+      throw new AppError('WRONG_PASSWORD');
+    checkPassword(next);
+    const passwordHash = await hashPassword(next);
+    await this.db.transaction(async (tx) => {
+      await tx.update(accounts).set({ passwordHash }).where(eq(accounts.id, accountId));
+      await this.sessions.endAll(tx, accountId, keepSessionId);
+      await this.retire(tx, accountId, 'reset');
+    });
+  }
+
+  /** Mails a reset link when the address has an account; the same (silent) answer otherwise. */
+  async requestReset(emailInput: string): Promise<void> {
+    const email = emailInput.trim().toLowerCase().slice(0, 254);
+    await this.db.transaction(async (tx) => {
+      const [account] = await tx.select({ id: accounts.id }).from(accounts).where(eq(accounts.email, email));
+      if (account) await this.issue(tx, account.id, email, 'reset');
+    });
+  }
+
+  /** Sets a new password from a reset link: every session ends, the address counts as proven. */
+  async resetPassword(token: string, password: string): Promise<void> {
+    checkPassword(password);
+    const passwordHash = await hashPassword(password);
+    await this.db.transaction(async (tx) => {
+      const accountId = await this.consume(tx, token, 'reset');
+      await tx
+        .update(accounts)
+        .set({ passwordHash, emailVerifiedAt: sql`coalesce(${accounts.emailVerifiedAt}, now())` })
+        .where(eq(accounts.id, accountId));
+      await this.sessions.endAll(tx, accountId);
+    });
+  }
+
+  /** A new session for a signed-in account (the caller ends any session the client still held). */
+  newSession(accountId: number, kind: SessionKind, userAgent?: string) {
+    return this.sessions.create(this.db, accountId, kind, userAgent);
+  }
+
+  private async byEmail(email: string) {
+    const [account] = await this.db.select().from(accounts).where(eq(accounts.email, email));
+    return account;
+  }
+
+  /** A new one-time token of `kind` (earlier unused ones of that kind stop working), mailed when a mailer is set. */
+  private async issue(tx: Executor, accountId: number, email: string, kind: AccountTokenKind) {
+    await this.retire(tx, accountId, kind);
+    const token = newSecret(`hp_${kind}_`);
+    const expiresAt = new Date(Date.now() + TOKEN_LIFETIME_MS[kind]);
+    await tx.insert(accountTokens).values({ accountId, kind, tokenHash: hashSecret(token), expiresAt });
+    const link = this.linkFor(kind, token);
+    const mailer = this.options.mailer;
+    if (mailer) await mailer(tx, { kind, to: email, link, expiresAt });
+    return { link, expiresAt, mailed: mailer !== undefined };
+  }
+
+  private async retire(tx: Executor, accountId: number, kind: AccountTokenKind): Promise<void> {
+    await tx
+      .update(accountTokens)
+      .set({ usedAt: sql`now()` })
+      .where(
+        and(
+          eq(accountTokens.accountId, accountId),
+          eq(accountTokens.kind, kind),
+          isNull(accountTokens.usedAt),
+        ),
+      );
+  }
+
+  /** Uses a token once (one statement: two concurrent uses cannot both succeed); its account. */
+  private async consume(tx: Executor, token: string, kind: AccountTokenKind): Promise<number> {
+    if (token.length < 16 || token.length > 200) throw new AppError('INVALID_TOKEN');
+    const [row] = await tx
+      .update(accountTokens)
+      .set({ usedAt: sql`now()` })
+      .where(
+        and(
+          eq(accountTokens.tokenHash, hashSecret(token)),
+          eq(accountTokens.kind, kind),
+          isNull(accountTokens.usedAt),
+          gt(accountTokens.expiresAt, sql`now()`),
+        ),
+      )
+      .returning({ accountId: accountTokens.accountId });
+    if (!row) throw new AppError('INVALID_TOKEN');
+    return row.accountId;
+  }
+
+  /** Deletes expired sessions and tokens past their lifetime; returns how many rows went. */
   async sweepExpired(): Promise<number> {
-    const sessions = await this.db
-      .delete(accountSessions)
-      .where(lt(accountSessions.expiresAt, sql`now()`))
-      .returning({ id: accountSessions.id });
-    return sessions.length;
+    const tokens = await this.db
+      .delete(accountTokens)
+      .where(sql`${accountTokens.expiresAt} < now() - interval '1 day'`)
+      .returning({ id: accountTokens.id });
+    return (await this.sessions.sweepExpired()) + tokens.length;
   }
 }

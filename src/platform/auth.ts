@@ -1,6 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { AppError } from '../errors/index.js';
 import type { Authenticators } from '../http/index.js';
+import { checkCsrf, readCookie, sessionCookieFor } from './cookies.js';
 import type { Platform } from './service.js';
 import type { Principal } from './types.js';
 
@@ -14,7 +15,8 @@ const keyHint =
   'Ask the user for a valid Hostplane API key (sent as the X-API-Key header). ' +
   'Permanent keys are created per site by the account owner; temporary keys come from POST /api/keys/generate-temp.';
 const sessionHint =
-  'This call needs the account owner to be signed in: send their session token as "Authorization: Bearer <token>". ' +
+  'This call needs the account owner to be signed in: send their session token as "Authorization: Bearer <token>" ' +
+  '(POST /api/v1/account/sign-in makes one), or the browser session cookie with X-CSRF-Token on writes. ' +
   'An operator can mint one with `hostplane admin session --email <email>`.';
 
 export const unauthorized = (message: string, hint = keyHint): AppError =>
@@ -32,7 +34,8 @@ function bearer(req: Request): string | undefined {
 }
 
 /** The per-route credential checks; each sets `req.principal` or answers 401. */
-export function authenticators(platform: Platform): Authenticators {
+export function authenticators(platform: Platform, baseUrl = 'http://localhost:8080'): Authenticators {
+  const cookie = sessionCookieFor(baseUrl);
   const wrap =
     (fn: (req: Request) => Promise<void>): RequestHandler =>
     (req: Request, _res: Response, next: NextFunction) => {
@@ -43,6 +46,17 @@ export function authenticators(platform: Platform): Authenticators {
     const principal = token ? await platform.authenticateSession(token) : undefined;
     if (!principal) throw unauthorized('Invalid or expired session.', sessionHint);
     req.principal = principal;
+  };
+
+  /** The browser's session cookie: its writes also need the session's CSRF token. */
+  const byCookie = async (req: Request): Promise<boolean> => {
+    const token = readCookie(req, cookie.name);
+    if (token === undefined) return false;
+    const principal = await platform.authenticateSession(token, 'browser');
+    if (!principal) throw unauthorized('Invalid or expired session: sign in again.', sessionHint);
+    checkCsrf(req, token, cookie.origin);
+    req.principal = principal;
+    return true;
   };
 
   // A credential that is present is always checked, even when empty: an empty X-API-Key beside a
@@ -57,6 +71,7 @@ export function authenticators(platform: Platform): Authenticators {
     }
     const token = allowSession ? bearer(req) : undefined;
     if (token !== undefined) return bySession(req, token);
+    if (allowSession && (await byCookie(req))) return;
     throw unauthorized('Missing API key: send it in the X-API-Key header.');
   };
 
@@ -67,6 +82,7 @@ export function authenticators(platform: Platform): Authenticators {
     session: [
       wrap(async (req) => {
         const token = bearer(req);
+        if (token === undefined && (await byCookie(req))) return;
         if (token === undefined)
           throw unauthorized('Missing session: send "Authorization: Bearer <token>".', sessionHint);
         await bySession(req, token);

@@ -1,4 +1,4 @@
-import { and, eq, gt, isNull, lt, or, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, isNull, lt, or, sql } from 'drizzle-orm';
 import { dbOp } from '../observability/index.js';
 import type { Db } from '../store/index.js';
 import { hashSecret, newSecret, secretMatches } from './secrets.js';
@@ -11,6 +11,13 @@ export const TEMP_KEY_MAX_SECONDS = 86_400;
 
 /** A new permanent API key. */
 export const newApiKey = (): string => newSecret('hp_live_');
+
+export interface PermanentKeyInfo {
+  id: number;
+  prefix: string;
+  createdAt: Date;
+  lastUsedAt: Date | null;
+}
 
 /** API keys: permanent (one per site, minted with the site) and temporary; stored as hashes. */
 export class Keys {
@@ -65,6 +72,52 @@ export class Keys {
       }),
     );
     return { key, expiresAt };
+  }
+
+  /** A new permanent key of the site (shown once; stored as its hash). */
+  async createPermanent(
+    siteId: number,
+  ): Promise<{ id: number; key: string; prefix: string; createdAt: Date }> {
+    const key = newApiKey();
+    const [row] = await dbOp('create_key', () =>
+      this.db
+        .insert(apiKeys)
+        .values({ siteId, kind: 'permanent', keyHash: hashSecret(key), keyPrefix: key.slice(0, 12) })
+        .returning({ id: apiKeys.id, createdAt: apiKeys.createdAt }),
+    );
+    return { id: row!.id, key, prefix: key.slice(0, 12), createdAt: row!.createdAt };
+  }
+
+  /** The site's permanent keys that still work, oldest first: never the key, only its prefix. */
+  listPermanent(siteId: number): Promise<PermanentKeyInfo[]> {
+    return this.db
+      .select({
+        id: apiKeys.id,
+        prefix: apiKeys.keyPrefix,
+        createdAt: apiKeys.createdAt,
+        lastUsedAt: apiKeys.lastUsedAt,
+      })
+      .from(apiKeys)
+      .where(and(eq(apiKeys.siteId, siteId), eq(apiKeys.kind, 'permanent'), isNull(apiKeys.revokedAt)))
+      .orderBy(asc(apiKeys.id))
+      .limit(1000);
+  }
+
+  /** Revokes a permanent key of the site at once (every replica reads the row); false when none. */
+  async revoke(siteId: number, keyId: number): Promise<boolean> {
+    const rows = await this.db
+      .update(apiKeys)
+      .set({ revokedAt: sql`now()` })
+      .where(
+        and(
+          eq(apiKeys.id, keyId),
+          eq(apiKeys.siteId, siteId),
+          eq(apiKeys.kind, 'permanent'),
+          isNull(apiKeys.revokedAt),
+        ),
+      )
+      .returning({ id: apiKeys.id });
+    return rows.length > 0;
   }
 
   /** Deletes expired temporary keys; returns how many went. */

@@ -3,6 +3,11 @@ import { z } from 'zod';
 import { jsonBody, type DomainModule, type RouteRegistry } from '../http/index.js';
 import { AppError } from '../errors/index.js';
 import { TEMP_KEY_DEFAULT_SECONDS, TEMP_KEY_MAX_SECONDS, TEMP_KEY_MIN_SECONDS } from './keys.js';
+import type { Logger } from '../observability/index.js';
+import type { AccountHooks } from './account-hooks.js';
+import { accountAuthRoutes } from './account-routes.js';
+import { accountSiteRoutes } from './account-site-routes.js';
+import { sessionCookieFor } from './cookies.js';
 import type { Platform } from './service.js';
 
 const generateTempBody = z.object({
@@ -105,11 +110,30 @@ export function platformRoutes(deps: { platform: Platform; registry: RouteRegist
 
 const MINUTE = 60_000;
 
-/** The platform as a module of the app: the key routes and the expired-credentials sweep. */
-export function platformModule(platform: Platform): DomainModule {
+/** The account API's wiring: the other domains' hooks and where things are. */
+export interface AccountApi {
+  hooks: AccountHooks;
+  baseUrl: string;
+  siteUrl: (slug: string) => string;
+  logger: Logger;
+}
+
+/**
+ * The platform as a module of the app: the key routes, the account API (when wired) and the
+ * expired-credentials sweep.
+ */
+export function platformModule(platform: Platform, account?: AccountApi): DomainModule {
   return {
     name: 'platform',
-    routes: (registry) => platformRoutes({ platform, registry }),
+    routes: (registry) => {
+      const router = platformRoutes({ platform, registry });
+      if (account) {
+        const cookie = sessionCookieFor(account.baseUrl);
+        router.use(accountAuthRoutes({ platform, hooks: account.hooks, cookie, registry }));
+        router.use(accountSiteRoutes({ platform, registry, ...account }));
+      }
+      return router;
+    },
     sweeps: [{ name: 'credentials', everyMs: 10 * MINUTE, run: () => platform.sweepExpiredCredentials() }],
   };
 }

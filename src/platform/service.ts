@@ -1,5 +1,6 @@
 import type { Db, Executor } from '../store/index.js';
-import { Accounts } from './accounts.js';
+import { Accounts, type AccountMailer } from './accounts.js';
+import { Domains, type DomainVerification, type TxtLookup } from './domains.js';
 import { Keys } from './keys.js';
 import { ServerSecrets } from './server-secrets.js';
 import { Routing, type RoutingResult, type SiteRouting } from './routing.js';
@@ -8,20 +9,44 @@ import type { PlanType } from './plans.js';
 import type { Principal, Site, SiteUsage } from './types.js';
 import { Usage, type UsageChange } from './usage.js';
 
+/** What the account area needs beyond the database; every part has a default for other callers. */
+export interface PlatformOptions {
+  /** The API's base URL (the mailed links point at its console). */
+  baseUrl?: string;
+  /** Sends invitation, verification and reset mails (the composition root's outbox). */
+  mailer?: AccountMailer | undefined;
+  /** How custom domains are proven (default dns). */
+  domainVerification?: DomainVerification;
+  /** Names the platform itself answers on, never attachable as a custom domain. */
+  isPlatformHost?: (hostname: string) => boolean;
+  /** TXT lookups (tests inject one). */
+  txtLookup?: TxtLookup;
+}
+
 /**
  * The platform domain's one service: accounts and sessions, API keys, sites and routing, plans
  * and usage. Each concern lives in its own module; this face keeps the calls other domains make.
  */
 export class Platform {
-  private readonly accounts: Accounts;
-  private readonly keys: Keys;
-  private readonly sites: Sites;
+  /** Inside the platform domain (the account routes); other domains use the methods below. */
+  readonly accounts: Accounts;
+  readonly keys: Keys;
+  readonly sites: Sites;
+  readonly domains: Domains;
   private readonly usage: Usage;
   private readonly routing: Routing;
   private readonly secrets: ServerSecrets;
 
-  constructor(db: Db) {
-    this.accounts = new Accounts(db);
+  constructor(db: Db, options: PlatformOptions = {}) {
+    this.accounts = new Accounts(db, {
+      baseUrl: options.baseUrl ?? 'http://localhost:8080',
+      mailer: options.mailer,
+    });
+    this.domains = new Domains(db, {
+      verification: options.domainVerification ?? 'dns',
+      reserved: options.isPlatformHost ?? (() => false),
+      lookup: options.txtLookup,
+    });
     this.keys = new Keys(db);
     this.sites = new Sites(db);
     this.usage = new Usage(db);
@@ -38,8 +63,8 @@ export class Platform {
   authenticateKey(key: string): Promise<Principal | undefined> {
     return this.keys.authenticate(key);
   }
-  authenticateSession(token: string): Promise<Principal | undefined> {
-    return this.accounts.authenticateSession(token);
+  authenticateSession(token: string, kind: 'bearer' | 'browser' = 'bearer'): Promise<Principal | undefined> {
+    return this.accounts.sessions.authenticate(token, kind);
   }
   createTempKey(siteId: number, expiresInSeconds: number): Promise<{ key: string; expiresAt: Date }> {
     return this.keys.createTemporary(siteId, expiresInSeconds);

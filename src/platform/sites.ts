@@ -41,7 +41,12 @@ export class Sites {
     }
     return dbOp('create_site', () =>
       this.db.transaction(async (tx) => {
-        await tx.insert(accounts).values({ email, plan: input.plan }).onConflictDoNothing();
+        // An operator's account: its address counts as proven (it may sign in once a reset or an
+        // invitation sets its password).
+        await tx
+          .insert(accounts)
+          .values({ email, plan: input.plan, emailVerifiedAt: sql`now()` })
+          .onConflictDoNothing();
         const [account] = await tx.select().from(accounts).where(eq(accounts.email, email));
         if (!account) throw new Error('account upsert returned no row');
         const [site] = await tx
@@ -81,6 +86,16 @@ export class Sites {
         : and(eq(sites.accountId, accountId), eq(sites.id, siteId));
     const [site] = await this.db.select().from(sites).where(where).orderBy(asc(sites.id)).limit(1);
     return site;
+  }
+
+  /** Every site of the account, oldest first. */
+  listOfAccount(accountId: number): Promise<Site[]> {
+    return this.db
+      .select()
+      .from(sites)
+      .where(eq(sites.accountId, accountId))
+      .orderBy(asc(sites.id))
+      .limit(1000);
   }
 
   async get(siteId: number): Promise<Site | undefined> {

@@ -6,6 +6,11 @@ export const accounts = pgTable('accounts', {
   id: serial('id').primaryKey(),
   email: text('email').notNull().unique(),
   plan: text('plan').notNull().default('free'),
+  // argon2id (src/passwords); null until an invitation is accepted (or for accounts made by
+  // `admin create-site`, which sign in only once a reset sets a password).
+  passwordHash: text('password_hash'),
+  // Open sign-up: set when the address is proven; until then the account cannot create a site.
+  emailVerifiedAt: timestamp('email_verified_at', { withTimezone: true }),
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
 });
 
@@ -81,10 +86,54 @@ export const accountSessions = pgTable(
       .notNull()
       .references(() => accounts.id, { onDelete: 'cascade' }),
     tokenHash: text('token_hash').notNull(),
+    // bearer (API and CLI, `Authorization: Bearer`) or browser (the session cookie, CSRF-checked).
+    kind: text('kind', { enum: ['bearer', 'browser'] })
+      .notNull()
+      .default('bearer'),
+    userAgent: text('user_agent'),
+    lastUsedAt: timestamp('last_used_at', { withTimezone: true }),
     expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [uniqueIndex('account_sessions_hash_key').on(t.tokenHash)],
+  (t) => [
+    uniqueIndex('account_sessions_hash_key').on(t.tokenHash),
+    index('account_sessions_account_idx').on(t.accountId),
+  ],
+);
+
+// One-time tokens mailed to an owner: an invitation, an address verification, a password reset.
+// Stored as sha256 hashes, used once (used_at), each with its own lifetime.
+export const accountTokens = pgTable(
+  'account_tokens',
+  {
+    id: serial('id').primaryKey(),
+    accountId: integer('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    kind: text('kind', { enum: ['invite', 'verify', 'reset'] }).notNull(),
+    tokenHash: text('token_hash').notNull(),
+    expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+    usedAt: timestamp('used_at', { withTimezone: true }),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('account_tokens_hash_key').on(t.tokenHash),
+    index('account_tokens_account_idx').on(t.accountId),
+  ],
+);
+
+// A custom domain an owner asked for, waiting for its DNS TXT proof (`_hostplane.<hostname>`).
+export const domainClaims = pgTable(
+  'domain_claims',
+  {
+    siteId: integer('site_id')
+      .notNull()
+      .references(() => sites.id, { onDelete: 'cascade' }),
+    hostname: text('hostname').notNull(),
+    token: text('token').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex('domain_claims_site_host_key').on(t.siteId, t.hostname)],
 );
 
 // Secrets every replica shares without extra configuration (e.g. the key of the submitters' IP

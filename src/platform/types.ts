@@ -24,4 +24,8 @@ export interface Principal {
   /** The site a key is scoped to; for a session, undefined until resolved per request. */
   siteId: number | undefined;
   via: 'permanent_key' | 'temporary_key' | 'session';
+  /** Sessions: which one (to end it, or keep it when the others end). */
+  sessionId?: number;
+  /** Sessions: a bearer token, or the browser's cookie (whose writes are CSRF-checked). */
+  sessionKind?: 'bearer' | 'browser';
 }

@@ -3,6 +3,7 @@ import { createLogger } from '../observability/index.js';
 import { Platform } from '../platform/index.js';
 import { openStoreForRole } from '../store/index.js';
 import { adminCommands, runAdminCommand, type AdminCommand, type AdminInput } from './admin-socket.js';
+import { platformOptions } from './account-wiring.js';
 import { clusterSiteHook } from './wiring.js';
 
 /**
@@ -20,7 +21,7 @@ export async function runAdminLocally<C extends AdminCommand>(
   const store = await openStoreForRole(config, { policy: 'check', logger });
   try {
     const commands = adminCommands(
-      new Platform(store.db),
+      new Platform(store.db, platformOptions(config)),
       (slug) => siteUrl(config, slug),
       clusterSiteHook(config, logger),
       store.db,

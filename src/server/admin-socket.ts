@@ -24,21 +24,25 @@ export const createSiteInput = z.object({
   name: z.string().min(1).max(200).optional(),
 });
 export const sessionInput = z.object({ email: z.email().max(254) });
+export const inviteInput = z.object({ email: z.email().max(254), plan: z.enum(planTypes).optional() });
 const shardName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,252}$/, 'must be a shard name');
 export const drainShardInput = z.object({ shard: shardName, to: shardName.optional() });
 
-export type AdminCommand = 'create-site' | 'session' | 'drain-shard';
+export type AdminCommand = 'create-site' | 'invite' | 'session' | 'drain-shard';
 /** The input of each admin command, as the CLI parses it and the socket receives it. */
 export type AdminInput<C extends AdminCommand> = z.infer<
   C extends 'create-site'
     ? typeof createSiteInput
-    : C extends 'session'
-      ? typeof sessionInput
-      : typeof drainShardInput
+    : C extends 'invite'
+      ? typeof inviteInput
+      : C extends 'session'
+        ? typeof sessionInput
+        : typeof drainShardInput
 >;
 
 export interface AdminCommands {
   createSite(input: z.infer<typeof createSiteInput>): Promise<Record<string, unknown>>;
+  invite(input: z.infer<typeof inviteInput>): Promise<Record<string, unknown>>;
   session(input: z.infer<typeof sessionInput>): Promise<Record<string, unknown>>;
   drainShard(input: z.infer<typeof drainShardInput>): Promise<Record<string, unknown>>;
 }
@@ -52,6 +56,8 @@ export function runAdminCommand<C extends AdminCommand>(
   switch (command) {
     case 'create-site':
       return commands.createSite(input as AdminInput<'create-site'>);
+    case 'invite':
+      return commands.invite(input as AdminInput<'invite'>);
     case 'session':
       return commands.session(input as AdminInput<'session'>);
     default:
@@ -76,6 +82,16 @@ export function adminCommands(
       const created = await platform.createSite(input);
       const extra = onSiteCreated ? await onSiteCreated(created) : {};
       return { ...created, siteUrl: siteUrlOf(created.slug), ...extra };
+    },
+    async invite(input) {
+      const invited = await platform.accounts.invite(input);
+      return {
+        accountId: invited.accountId,
+        email: input.email.trim().toLowerCase(),
+        link: invited.link,
+        expiresAt: invited.expiresAt.toISOString(),
+        mailed: invited.mailed,
+      };
     },
     async session(input) {
       const { token, expiresAt } = await platform.createSession(input.email);
@@ -131,6 +147,9 @@ export async function startAdminSocket(
           const body: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}');
           if (req.method === 'POST' && req.url === '/create-site') {
             return send(200, await commands.createSite(createSiteInput.parse(body)));
+          }
+          if (req.method === 'POST' && req.url === '/invite') {
+            return send(200, await commands.invite(inviteInput.parse(body)));
           }
           if (req.method === 'POST' && req.url === '/session') {
             return send(200, await commands.session(sessionInput.parse(body)));

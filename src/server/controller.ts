@@ -16,6 +16,7 @@ import { openStoreForRole, type Store } from '../store/index.js';
 import { closeNow, metricsBeside } from './listen.js';
 import { createControllerApp } from './probes.js';
 import { formsHooks } from './wiring.js';
+import { upgradeUrlOf } from './account-wiring.js';
 
 /**
  * The `controller` role: leader-elected reconcilers plus /healthz, /readyz and /metrics. Needs
@@ -51,7 +52,7 @@ export async function startController(
   const blobs =
     options.blobs ??
     (config.s3 ? new S3BlobStore(config.s3) : new FsBlobStore(path.join(config.dataDir, 'files')));
-  const upgradeUrl = `${config.baseUrl}/account/upgrade`;
+  const upgradeUrl = upgradeUrlOf(config);
   const sqlite = new SqliteDatabases({
     db: store.db,
     platform,

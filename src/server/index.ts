@@ -13,6 +13,7 @@ export {
   adminSocketPath,
   createSiteInput,
   drainShardInput,
+  inviteInput,
   sessionInput,
   type AdminCommand,
   type AdminInput,

@@ -17,9 +17,10 @@ import { MailOutbox, mailModule } from '../mail/index.js';
 import { createLogger, type Logger } from '../observability/index.js';
 import { authenticators, Platform, platformModule, SiteEvents } from '../platform/index.js';
 import { PUBLISH_RATE_LIMIT, PublishService, publishModule } from '../publish/index.js';
-import { createRateLimiter, sweepRateLimits } from '../ratelimit/index.js';
-import { sqliteRuntime } from '../sqlite/index.js';
+import { createRateLimiter, sweepRateLimits, type RateLimit } from '../ratelimit/index.js';
+import { SqliteDatabases, sqliteRuntime } from '../sqlite/index.js';
 import { openStoreForRole, StandInProbes, untilReachable, type Store } from '../store/index.js';
+import { ACCOUNT_RATE_LIMITS, accountHooks, platformOptions, upgradeUrlOf } from './account-wiring.js';
 import { adminCommands, startAdminSocket } from './admin-socket.js';
 import { createApp } from './app.js';
 import { closeNow, metricsBeside } from './listen.js';
@@ -96,8 +97,9 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   }
   const events = new SiteEvents();
   await events.listen(store);
-  const platform = new Platform(store.db);
-  const files = new FilesService(store.db, blobs, platform, events, `${config.baseUrl}/account/upgrade`);
+  const platform = new Platform(store.db, platformOptions(config));
+  const upgradeUrl = upgradeUrlOf(config);
+  const files = new FilesService(store.db, blobs, platform, events, upgradeUrl);
   const publish = new PublishService(store.db, {
     pages: config.tempPages.maxPages,
     bytes: config.tempPages.maxBytes,
@@ -107,7 +109,6 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     points: PUBLISH_RATE_LIMIT.perMinute,
     durationSeconds: 60,
   });
-  const upgradeUrl = `${config.baseUrl}/account/upgrade`;
   // Only the roles that answer the API send mail (and report the outbox's depth on /metrics).
   const outbox = isApiRole(role) ? new MailOutbox(store.db, config.mail, logger) : undefined;
   // Cluster mode: each form write is followed by its Form resource.
@@ -141,6 +142,32 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     },
   });
   const edge = new Edge(config, platform, files, blobs, events, options.edge);
+  const siteCreated = clusterSiteHook(config, logger);
+  const accountLimiter = (limit: RateLimit) => createRateLimiter(store.db, limit);
+  const account = {
+    baseUrl: config.baseUrl,
+    siteUrl: (slug: string) => siteUrl(config, slug),
+    logger,
+    hooks: accountHooks({
+      config,
+      platform,
+      forms,
+      submissions,
+      databases: new SqliteDatabases({
+        db: store.db,
+        platform,
+        files,
+        replicas: blobs,
+        replica: config.sqliteReplication,
+      }),
+      limiters: {
+        perAddress: ACCOUNT_RATE_LIMITS.perAddress.map(accountLimiter),
+        perEmail: ACCOUNT_RATE_LIMITS.perEmail.map(accountLimiter),
+      },
+      siteCreated,
+      logger,
+    }),
+  };
   const services: Services = {
     config,
     logger,
@@ -158,7 +185,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     role === 'sqlite'
       ? [sqlite.module]
       : [
-          platformModule(platform),
+          platformModule(platform, account),
           filesModule({ config, platform, files }),
           publishModule({ config, publish, limiter: publishLimiter, logger }),
           formsModule({ config, platform, forms, submissions, limiter: submitLimiter, logger }),
@@ -178,7 +205,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       store,
       blobs,
       edge,
-      authenticators: authenticators(platform),
+      authenticators: authenticators(platform, config.baseUrl),
       modules,
       shardReady: shard ? () => sqlite.ready() : undefined,
     },
@@ -219,7 +246,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       stops.push(
         await startAdminSocket(
           config.dataDir,
-          adminCommands(platform, (slug) => siteUrl(config, slug), clusterSiteHook(config, logger), store.db),
+          adminCommands(platform, (slug) => siteUrl(config, slug), siteCreated, store.db),
           logger,
         ),
       );

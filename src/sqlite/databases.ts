@@ -88,6 +88,35 @@ export class SqliteDatabases {
     return this.deps.db.select().from(sqliteDatabases).orderBy(asc(sqliteDatabases.id));
   }
 
+  /** The site's databases (an owner deleting the site removes each). */
+  ofSite(siteId: number): Promise<SqliteDatabaseRow[]> {
+    return this.deps.db.select().from(sqliteDatabases).where(eq(sqliteDatabases.siteId, siteId));
+  }
+
+  /** The account's databases against its plan: how many, the largest file and the largest user pool. */
+  async accountUsage(
+    accountId: number,
+  ): Promise<{ databases: number; largestBytes: number; largestUsers: number }> {
+    const [files] = await this.deps.db
+      .select({
+        databases: count(),
+        largestBytes: sql<number>`coalesce(max(${sqliteDatabases.sizeBytes}), 0)`.mapWith(Number),
+      })
+      .from(sqliteDatabases)
+      .where(eq(sqliteDatabases.accountId, accountId));
+    const pools = await this.deps.db
+      .select({ users: count() })
+      .from(sqliteUsers)
+      .innerJoin(sqliteDatabases, eq(sqliteDatabases.id, sqliteUsers.databaseId))
+      .where(eq(sqliteDatabases.accountId, accountId))
+      .groupBy(sqliteUsers.databaseId);
+    return {
+      databases: files?.databases ?? 0,
+      largestBytes: files?.largestBytes ?? 0,
+      largestUsers: Math.max(0, ...pools.map((p) => p.users)),
+    };
+  }
+
   async userCount(databaseId: number): Promise<number> {
     const [row] = await this.deps.db
       .select({ n: count() })

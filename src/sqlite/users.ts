@@ -4,7 +4,7 @@ import { AppError } from '../errors/index.js';
 import { dbOp } from '../observability/index.js';
 import { secretMatches } from '../platform/index.js';
 import { CHANNELS, type Db, type Tx } from '../store/index.js';
-import { checkPassword, hashPassword, normalizeEmail, verifyPassword } from './passwords.js';
+import { checkPassword, hashPassword, normalizeEmail, verifyPassword } from '../passwords/index.js';
 import { sqliteSessions, sqliteUsers, type SqliteDatabaseRow, type SqliteUserRow } from './tables.js';
 
 export const SESSION_DAYS = 30;

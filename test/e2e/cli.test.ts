@@ -92,6 +92,38 @@ describe('hostplane serve + admin CLI on embedded defaults (PGlite)', () => {
     expect(list.status).toBe(200);
   });
 
+  it('admin invite prints a one-time link that sets the password; the owner then signs in', async () => {
+    const out = await cli(instance, [
+      'admin',
+      'invite',
+      '--email',
+      'Invitee@Example.com',
+      '--plan',
+      'standard',
+      '--json',
+    ]);
+    expect(out.code).toBe(0);
+    const invited = JSON.parse(out.stdout);
+    expect(Object.keys(invited).sort()).toEqual(['accountId', 'email', 'expiresAt', 'link', 'mailed']);
+    expect(invited).toMatchObject({ email: 'invitee@example.com', mailed: false });
+    expect(invited.link).toMatch(/^http:\/\/localhost:\d+\/console\/invite#token=hp_invite_[\w-]{43}$/);
+    const token = new URL(invited.link).hash.slice('#token='.length);
+    const accept = await apiRequest(instance, '/api/v1/account/invitations/accept', {
+      method: 'POST',
+      json: { token, password: 'a long and unusual passphrase' },
+    });
+    expect(accept.status).toBe(200);
+    const signIn = await apiRequest(instance, '/api/v1/account/sign-in', {
+      method: 'POST',
+      json: { email: 'invitee@example.com', password: 'a long and unusual passphrase' },
+    });
+    expect(signIn.status).toBe(200);
+    // Once the password is set, another invitation is refused with the registry's message.
+    const again = await cli(instance, ['admin', 'invite', '--email', 'invitee@example.com']);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('already has an account with a password');
+  });
+
   it('a second site of the same email joins the existing account', async () => {
     const out = await cli(instance, [
       'admin',
@@ -276,6 +308,7 @@ describe('the command line: help, version, usage errors, failures', () => {
       ['admin', '--help'],
       ['admin', 'create-site', '--help'],
       ['admin', 'session', '--help'],
+      ['admin', 'invite', '--help'],
       ['help', 'admin', 'session'],
     ]) {
       const out = await cli(env, args);

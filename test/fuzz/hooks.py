@@ -40,7 +40,26 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sqlite_fixture as fx  # noqa: E402
 
 PUBLISH_PATHS = {"/ai/publish", "/demo/api/publish"}
-LIMITED_PATHS = PUBLISH_PATHS | {f"{fx.API}/auth/register", f"{fx.API}/auth/login"}
+ACCOUNT = "/api/v1/account"
+# Sign-in, sign-up, invitations, verification and resets: limited per client address (and email).
+ACCOUNT_LIMITED = {
+    f"{ACCOUNT}/{p}"
+    for p in (
+        "sign-in",
+        "sign-up",
+        "invitations/accept",
+        "verify",
+        "verify/resend",
+        "password-reset",
+        "password-reset/confirm",
+        "password",
+    )
+}
+LIMITED_PATHS = PUBLISH_PATHS | ACCOUNT_LIMITED | {f"{fx.API}/auth/register", f"{fx.API}/auth/login"}
+# Calls that end the session they are sent with, or delete the fixture's site or its keys.
+ENDS_SESSION = {f"{ACCOUNT}/sign-out", f"{ACCOUNT}/sessions/{{id}}"}
+SPARE_SESSIONS = [t for t in os.environ.get("HOSTPLANE_FUZZ_SPARE_SESSIONS", "").split(",") if t]
+UNKNOWN_ID = "2147483647"
 # Not the module-level functions: Hypothesis reseeds the global `random` for every example, which
 # would give every request the same address.
 rng = random.SystemRandom()
@@ -257,10 +276,32 @@ def _valid_sql(case) -> None:
                     statement["sql"] = sql
 
 
+def _protect_account_fixture(case, headers) -> None:
+    """Keeps the fixture's session, site and keys alive: a call that ends a session gets a spare
+    one (then a dead one, once they are used up); a delete of the fixture's site, or of a key or
+    domain of it, names an unknown site instead (the positive paths are in the integration tests)."""
+    path, method = case.operation.path, case.operation.method.upper()
+    if path in ENDS_SESSION and method in ("POST", "DELETE"):
+        if str(headers.get("Authorization", "")).endswith(os.environ.get("HOSTPLANE_FUZZ_SESSION", "-")):
+            spare = SPARE_SESSIONS.pop() if SPARE_SESSIONS else "hp_sess_" + "0" * 43
+            headers["Authorization"] = f"Bearer {spare}"
+        params = case.path_parameters or {}
+        if str(params.get("id")) == os.environ.get("HOSTPLANE_FUZZ_SESSION_ID"):
+            params["id"] = UNKNOWN_ID
+            case.path_parameters = params
+    if path.startswith(f"{ACCOUNT}/sites/{{siteId}}") and method == "DELETE":
+        params = case.path_parameters or {}
+        if str(params.get("siteId")) == os.environ.get("HOSTPLANE_FUZZ_SITE_ID"):
+            params["siteId"] = UNKNOWN_ID
+            case.path_parameters = params
+
+
 @schemathesis.hook
 def before_call(context, case, kwargs):
     path = case.operation.path
     headers = dict(case.headers or {})
+    if path.startswith(ACCOUNT):
+        _protect_account_fixture(case, headers)
     if path in LIMITED_PATHS and rng.random() >= 0.1:
         headers["X-Forwarded-For"] = f"198.{rng.randint(18, 19)}.{rng.randrange(256)}.{rng.randint(1, 254)}"
     if path.startswith(f"{fx.API}/restore") and STATE.fixture is not None:

@@ -91,6 +91,10 @@ spec:
               value: {{ $root.Values.smtp.maxAttempts | quote }}
             - name: HOSTPLANE_MAIL_RETRY_SECONDS
               value: {{ $root.Values.smtp.retrySeconds | quote }}
+            - name: HOSTPLANE_SIGNUP
+              value: {{ $root.Values.accounts.signup | quote }}
+            - name: HOSTPLANE_DOMAIN_VERIFICATION
+              value: {{ $root.Values.accounts.domainVerification | quote }}
             {{- end }}
             {{- with $root.Values.config.extraEnv }}
             {{- toYaml . | nindent 12 }}

@@ -426,6 +426,9 @@ describe('helm template, validated by a real API server', () => {
       expect(envVar(c, 'SMTP_URL')?.valueFrom?.secretKeyRef).toEqual(
         component === 'api' ? { name: 'smtp-credentials', key: 'url' } : undefined,
       );
+      // The account area's switches, read by the api (the account API and `admin invite`).
+      expect(envVar(c, 'HOSTPLANE_SIGNUP')?.value).toBe(component === 'api' ? 'invite' : undefined);
+      expect(envVar(c, 'HOSTPLANE_DOMAIN_VERIFICATION')?.value).toBe(component === 'api' ? 'dns' : undefined);
     }
     const [migrate] = podSpecOf(findObject(objects, 'Job')).containers;
     expect(envVar(migrate, 'DATABASE_URL')?.valueFrom?.secretKeyRef).toEqual({

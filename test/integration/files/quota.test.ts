@@ -14,7 +14,7 @@ import { backends } from '../../support/hostplane.js';
 import { withFreeLimits } from '../../support/plans.js';
 
 const FREE_FILES = 200;
-const UPGRADE_URL = 'http://localhost:8080/account/upgrade';
+const UPGRADE_URL = 'http://localhost:8080/console/plans';
 
 const keys = (value: object) => Object.keys(value).sort();
 

@@ -128,7 +128,10 @@ describe.each(backends)('operational endpoints (%s)', (backend) => {
 
     it('declares the API key on files endpoints and the session on generate-temp', () => {
       expect(paths['/api/v1/files/upload']?.post?.security).toContainEqual({ ApiKey: [] });
-      expect(paths['/api/keys/generate-temp']?.post?.security).toEqual([{ Session: [] }]);
+      expect(paths['/api/keys/generate-temp']?.post?.security).toEqual([
+        { Session: [] },
+        { SessionCookie: [] },
+      ]);
       expect(paths['/ai/publish']?.post?.security).toEqual([]);
     });
 

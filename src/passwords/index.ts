@@ -2,6 +2,9 @@ import argon2 from 'argon2';
 import { dictionary } from '@zxcvbn-ts/language-common';
 import { AppError } from '../errors/index.js';
 
+// Password policy shared by every kind of account (the platform's owners, the SQLite end-user
+// pools): argon2id with OWASP's parameters and a maintained common-password list.
+
 /** OWASP's minimum for argon2id: 19 MiB, 2 iterations, 1 lane. */
 export const ARGON2_OPTIONS = {
   type: argon2.argon2id,

@@ -1,0 +1,57 @@
+import { define } from '../define.js';
+
+/** Codes of the account area (/api/v1/account/…): sign-up, sign-in, one-time tokens, domains. */
+export const accountErrors = {
+  SIGNUP_CLOSED: define({
+    status: 403,
+    error: 'SIGNUP_CLOSED',
+    message: () => 'Sign-up is by invitation only on this server: ask its operator for an invitation.',
+    description: 'HOSTPLANE_SIGNUP is invite: accounts come from `hostplane admin invite`',
+  }),
+  WRONG_PASSWORD: define({
+    status: 403,
+    error: 'WRONG_PASSWORD',
+    message: () => 'The current password is wrong.',
+    description: 'Changing the password needs the current one',
+  }),
+  INVALID_TOKEN: define({
+    status: 400,
+    error: 'INVALID_TOKEN',
+    message: () => 'This link is invalid, expired or already used: ask for a new one.',
+    description: 'An invitation, verification or reset token that is unknown, expired or used',
+  }),
+  EMAIL_NOT_VERIFIED: define({
+    status: 403,
+    error: 'EMAIL_NOT_VERIFIED',
+    message: () =>
+      'Confirm your email address first: follow the link we mailed you (POST /api/v1/account/verify/resend sends a new one).',
+    description: 'Open sign-up: the account cannot create a site before its address is verified',
+  }),
+  ACCOUNT_EXISTS: define<{ email: string }>({
+    status: 409,
+    error: 'ACCOUNT_EXISTS',
+    message: (p) =>
+      `${p.email} already has an account with a password: they can reset it from the sign-in page.`,
+    description: 'An invitation for an account that can already sign in',
+  }),
+  CSRF_REJECTED: define<{ message: string }>({
+    status: 403,
+    error: 'CSRF_REJECTED',
+    message: (p) => p.message,
+    description:
+      'A write authenticated by the session cookie without the X-CSRF-Token header of its session, or from another origin',
+  }),
+  DOMAIN_TAKEN: define<{ hostname: string }>({
+    status: 409,
+    error: 'DOMAIN_TAKEN',
+    message: (p) => `${p.hostname} is already attached to a site.`,
+    description: 'The custom domain routes to another site',
+  }),
+  DOMAIN_NOT_VERIFIED: define<{ hostname: string; record: string; value: string }>({
+    status: 409,
+    error: 'DOMAIN_NOT_VERIFIED',
+    message: (p) =>
+      `No TXT record ${p.record} with the value "${p.value}" was found yet. DNS changes can take a while; try again later.`,
+    description: 'The DNS TXT record that proves ownership of a custom domain is missing',
+  }),
+};

@@ -1,0 +1,59 @@
+// The account area's mails: an invitation, an address verification, a password reset. Each holds
+// one link with a one-time token; plain text and HTML.
+import type { ComposedMail } from './compose.js';
+
+export interface AccountMailInput {
+  kind: 'invite' | 'verify' | 'reset';
+  to: string;
+  link: string;
+  expiresAt: Date;
+  messageId: string;
+}
+
+const escapeHtml = (value: string): string =>
+  value.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+
+const wording = {
+  invite: {
+    subject: 'You are invited to Hostplane',
+    intro: 'You have been invited to host your sites on Hostplane. Choose a password to start:',
+    action: 'Accept the invitation',
+  },
+  verify: {
+    subject: 'Confirm your email address',
+    intro: 'Confirm this address to finish signing up to Hostplane:',
+    action: 'Confirm my address',
+  },
+  reset: {
+    subject: 'Reset your Hostplane password',
+    intro: 'Someone (hopefully you) asked to reset the password of this Hostplane account:',
+    action: 'Choose a new password',
+  },
+} as const;
+
+export function composeAccountMail(input: AccountMailInput): ComposedMail {
+  const w = wording[input.kind];
+  const until = input.expiresAt.toISOString();
+  const ignore =
+    input.kind === 'reset'
+      ? 'If you did not ask for this, ignore this mail: your password stays as it is.'
+      : 'If you did not expect this mail, ignore it.';
+  const text = `${w.intro}\n\n${input.link}\n\nThe link works once, until ${until}.\n${ignore}\n`;
+  const html = `<!doctype html>
+<html><head><meta charset="utf-8"><title>${escapeHtml(w.subject)}</title></head>
+<body style="font-family:sans-serif">
+<p>${escapeHtml(w.intro)}</p>
+<p><a href="${escapeHtml(input.link)}">${escapeHtml(w.action)}</a></p>
+<p>The link works once, until ${escapeHtml(until)}.<br>${escapeHtml(ignore)}</p>
+</body></html>
+`;
+  return {
+    kind: `account_${input.kind}`,
+    messageId: input.messageId,
+    to: input.to,
+    replyTo: undefined,
+    subject: w.subject,
+    text,
+    html,
+  };
+}

@@ -1,0 +1,35 @@
+import type { RateLimiter } from '../ratelimit/index.js';
+
+/** The usage the platform does not keep itself: forms, submissions and SQLite (their domains count). */
+export interface ExtraUsage {
+  forms: number;
+  submissionsThisMonth: number;
+  submissionsResetAt: Date;
+  sqliteDatabases: number;
+  largestSqliteBytes: number;
+  largestSqliteUsers: number;
+}
+
+/**
+ * What the account API needs from the other domains and the cluster, provided by the composition
+ * root (src/server/), so that the platform imports none of them.
+ */
+export interface AccountHooks {
+  signup: 'invite' | 'open';
+  /** The console page that shows the plans: quota errors and GET /api/v1/account point at it. */
+  upgradeUrl: string;
+  /** Sign-in, sign-up and reset attempts: per client address and per email, counted across replicas. */
+  limiters: { perAddress: RateLimiter[]; perEmail: RateLimiter[] };
+  usage(accountId: number): Promise<ExtraUsage>;
+  /** After a site is committed (cluster mode: its Site resource); what it returns is logged. */
+  siteCreated?(site: { siteId: number; slug: string }): Promise<unknown>;
+  /** Deletes the site with its files, forms and SQLite databases (cluster mode: through its resource). */
+  deleteSite(siteId: number): Promise<void>;
+  /** Cluster mode: the site's custom domains changed (the Site resource holds them). */
+  domainsChanged?(siteId: number, hostnames: string[]): Promise<void>;
+  forms: {
+    /** The form's notification address (null: the account's), undefined when the site has no such form. */
+    notification(siteId: number, formId: number): Promise<{ email: string | null } | undefined>;
+    setNotification(siteId: number, formId: number, email: string | null): Promise<{ email: string | null }>;
+  };
+}

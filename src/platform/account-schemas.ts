@@ -1,0 +1,184 @@
+import { z } from 'zod';
+import { AppError } from '../errors/index.js';
+import { MAX_PASSWORD_CHARS, MIN_PASSWORD_CHARS } from '../passwords/index.js';
+import { HOSTNAME_PATTERN } from './domains.js';
+import { SLUG_PATTERN } from './slug.js';
+
+// Request and response schemas of the account API (/api/v1/account/…): they validate requests
+// and write the OpenAPI document.
+
+// RFC 5321's limits: a local part of at most 64 characters, 254 in all.
+export const emailField = z
+  .email({ error: 'must be an email address' })
+  .max(254)
+  .refine((v) => v.lastIndexOf('@') <= 64, 'must be an email address (at most 64 characters before the @)')
+  .describe('An email address');
+/** A password being checked (sign-in, the current one): any length up to the bound. */
+export const passwordField = z.string().min(1).max(MAX_PASSWORD_CHARS).describe('The password');
+/** A password being set: the policy's length (the common-password list is checked on the server). */
+export const newPasswordField = z
+  .string()
+  .min(MIN_PASSWORD_CHARS)
+  .max(MAX_PASSWORD_CHARS)
+  .describe('At least 8 characters (at most 256), not on the common-password list');
+export const tokenField = z
+  .string()
+  .min(1)
+  .max(200)
+  .describe('The token of the mailed link (after `#token=`)');
+const sessionMode = z
+  .enum(['bearer', 'cookie'])
+  .default('bearer')
+  .describe('bearer: answer a token for `Authorization: Bearer`; cookie: set the browser session cookie');
+
+export const signInBody = z.object({ email: emailField, password: passwordField, session: sessionMode });
+export const signUpBody = z.object({ email: emailField, password: newPasswordField });
+export const acceptInviteBody = z.object({
+  token: tokenField,
+  password: newPasswordField,
+  session: sessionMode,
+});
+export const tokenBody = z.object({ token: tokenField });
+export const resetRequestBody = z.object({ email: emailField });
+export const resetConfirmBody = z.object({ token: tokenField, password: newPasswordField });
+export const changePasswordBody = z.object({
+  current_password: passwordField,
+  new_password: newPasswordField,
+});
+
+export const messageResponse = z.object({ success: z.boolean(), message: z.string() });
+export const sessionResponse = z.object({
+  success: z.boolean(),
+  session: z.enum(['bearer', 'cookie']),
+  token: z.string().optional().describe('bearer only: the session token (shown once)'),
+  csrf_token: z.string().optional().describe('cookie only: send it as X-CSRF-Token on every write'),
+  expires_at: z.iso.datetime(),
+});
+
+const limited = z.object({
+  used: z.number().int(),
+  limit: z.number().int().nullable().describe('null: unlimited'),
+});
+
+export const siteSchema = z.object({
+  id: z.number().int(),
+  slug: z.string(),
+  name: z.string(),
+  url: z.string(),
+  created_at: z.iso.datetime(),
+  files: limited,
+  storage_bytes: limited,
+  custom_domains: z.array(z.string()),
+});
+
+export const meResponse = z.object({
+  success: z.boolean(),
+  email: z.string(),
+  email_verified: z.boolean(),
+  created_at: z.iso.datetime(),
+  plan: z.object({ type: z.string(), name: z.string() }),
+  usage: z.object({
+    sites: z.array(
+      z.object({ id: z.number().int(), slug: z.string(), files: limited, storage_bytes: limited }),
+    ),
+    forms: limited,
+    submissions_this_month: limited.extend({ resets_at: z.iso.datetime() }),
+    sqlite_databases: limited,
+    sqlite_database_bytes: z.object({
+      largest: z.number().int(),
+      limit: z.number().int().nullable().describe('Cap of one database; null: unlimited'),
+    }),
+    sqlite_users_per_database: z.object({ largest: z.number().int(), limit: z.number().int().nullable() }),
+  }),
+  upgrade_url: z
+    .string()
+    .describe('The console page that shows the plans (a plan is changed by the operator)'),
+  signup: z.enum(['invite', 'open']),
+  csrf_token: z.string().optional().describe('Cookie sessions: the X-CSRF-Token of this session'),
+});
+
+export const sessionsResponse = z.object({
+  success: z.boolean(),
+  sessions: z.array(
+    z.object({
+      id: z.number().int(),
+      kind: z.enum(['bearer', 'browser']),
+      user_agent: z.string().nullable(),
+      created_at: z.iso.datetime(),
+      last_used_at: z.iso.datetime().nullable(),
+      expires_at: z.iso.datetime(),
+      current: z.boolean(),
+    }),
+  ),
+});
+
+export const createSiteBody = z.object({
+  // The pattern is documented, not checked here: a slug that breaks it answers the slug rule's
+  // own 400 (INVALID_SLUG), as `hostplane admin create-site` does.
+  slug: z
+    .string()
+    .min(1)
+    .max(63)
+    .meta({ pattern: SLUG_PATTERN.source })
+    .describe('1-63 lower-case letters, digits or hyphens, not at either end; the site’s subdomain'),
+  name: z
+    .string()
+    .min(1)
+    .max(200)
+    .refine((v) => !v.includes('\u0000'), 'must not contain NUL characters')
+    .meta({ pattern: '^[^\\u0000]*$' })
+    .optional()
+    .describe('A display name (default: the slug)'),
+});
+
+/** A positive 32-bit id in the path (`:siteId`, `:keyId`, …): anything else is a 400. */
+export function pathIdOf(params: Record<string, unknown>, name: string): number {
+  const raw = String(params[name] ?? '');
+  const id = /^\d{1,10}$/.test(raw) ? Number(raw) : NaN;
+  if (!(id >= 1 && id <= 2_147_483_647))
+    throw new AppError('INVALID_REQUEST', { message: `${name} must be a whole number from 1 to 2147483647` });
+  return id;
+}
+
+export const siteResponse = z.object({ success: z.boolean(), site: siteSchema });
+export const createdSiteResponse = siteResponse.extend({
+  api_key: z.string().describe('The site’s first permanent key (shown once)'),
+});
+export const sitesResponse = z.object({ success: z.boolean(), sites: z.array(siteSchema) });
+
+const keySchema = z.object({
+  id: z.number().int(),
+  prefix: z.string().describe('The first 12 characters, to recognise the key'),
+  created_at: z.iso.datetime(),
+  last_used_at: z.iso.datetime().nullable(),
+});
+export const keysResponse = z.object({ success: z.boolean(), keys: z.array(keySchema) });
+export const createdKeyResponse = z.object({
+  success: z.boolean(),
+  key: keySchema,
+  api_key: z.string().describe('The key itself (shown once; only its hash is stored)'),
+});
+
+export const domainBody = z.object({
+  hostname: z.string().min(1).max(253).meta({ pattern: HOSTNAME_PATTERN }).describe('e.g. www.example.com'),
+});
+const domainSchema = z.object({
+  hostname: z.string(),
+  status: z.enum(['active', 'pending']),
+  verification: z
+    .object({ type: z.literal('TXT'), name: z.string(), value: z.string() })
+    .optional()
+    .describe('pending: the DNS TXT record to create, then POST …/verify'),
+});
+export const domainResponse = z.object({ success: z.boolean(), domain: domainSchema });
+export const domainsResponse = z.object({ success: z.boolean(), domains: z.array(domainSchema) });
+
+export const notificationBody = z.object({
+  notification_email: emailField.nullable().describe('null: the account’s email'),
+});
+export const notificationResponse = z.object({
+  success: z.boolean(),
+  form_id: z.number().int(),
+  notification_email: z.string().nullable(),
+  effective_email: z.string().describe('Where submissions are mailed now'),
+});

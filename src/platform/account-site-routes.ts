@@ -1,0 +1,339 @@
+import { Router, type Request } from 'express';
+import { AppError } from '../errors/index.js';
+import { jsonBody, pathId, type RouteRegistry } from '../http/index.js';
+import type { Logger } from '../observability/index.js';
+import { normalizeEmail } from '../passwords/index.js';
+import type { AccountHooks } from './account-hooks.js';
+import * as s from './account-schemas.js';
+import { planFor } from './plans.js';
+import type { Platform } from './service.js';
+import type { Site } from './types.js';
+
+const tags = ['Account sites'];
+const siteParam = { siteId: pathId('The site') };
+
+/** The account's sites, their permanent keys, custom domains and forms' notification addresses. */
+export function accountSiteRoutes(deps: {
+  platform: Platform;
+  hooks: AccountHooks;
+  registry: RouteRegistry;
+  siteUrl: (slug: string) => string;
+  logger: Logger;
+}): Router {
+  const { platform, hooks, registry, siteUrl, logger } = deps;
+  const router = Router();
+  const body = jsonBody('16kb');
+
+  /** The site of the path, when it is the signed-in account's; 404 otherwise (never another's). */
+  const ownSite = async (req: Request): Promise<Site> => {
+    const id = s.pathIdOf(req.params, 'siteId');
+    const site = await platform.siteOfAccount(req.principal!.accountId, id);
+    if (!site)
+      throw new AppError('NOT_FOUND', {
+        message: `Site ${String(req.params.siteId).slice(0, 20)} not found in this account.`,
+      });
+    return site;
+  };
+
+  const siteJson = async (site: Site) => {
+    const usage = await platform.getUsage(site.id);
+    const plan = usage?.plan ?? planFor('free');
+    const created = (site as Site & { createdAt?: Date }).createdAt ?? new Date();
+    return {
+      id: site.id,
+      slug: site.slug,
+      name: site.name,
+      url: siteUrl(site.slug),
+      created_at: created.toISOString(),
+      files: { used: site.fileCount, limit: plan.maxFiles },
+      storage_bytes: { used: site.storageBytes, limit: plan.maxStorageBytes },
+      custom_domains: await platform.domains.hostnames(site.id),
+    };
+  };
+
+  registry.add(router, {
+    method: 'get',
+    path: '/api/v1/account/sites',
+    summary: 'List the account’s sites with their usage',
+    description:
+      'Every site of the account, oldest first, with files and storage against the plan and its custom domains.',
+    tags,
+    auth: 'session',
+    responses: { 200: { description: 'Sites', schema: s.sitesResponse } },
+    handler: async ({ req, res }) => {
+      const sites = await platform.sites.listOfAccount(req.principal!.accountId);
+      res.json({ success: true, sites: await Promise.all(sites.map(siteJson)) });
+    },
+  });
+
+  registry.add(router, {
+    method: 'post',
+    path: '/api/v1/account/sites',
+    summary: 'Create a site',
+    description:
+      'Creates a site of the account with its first permanent API key (shown once). The slug is the site’s subdomain: 1-63 lower-case letters, digits or hyphens, not at either end; a taken slug is a 409. Open sign-up accounts must have verified their address first (403 EMAIL_NOT_VERIFIED). In the cluster the site gets its Site resource like one made by `hostplane admin create-site`.',
+    tags,
+    auth: 'session',
+    middleware: [body],
+    body: s.createSiteBody,
+    errors: ['INVALID_SLUG', 'SLUG_TAKEN', 'EMAIL_NOT_VERIFIED'],
+    responses: { 201: { description: 'Created', schema: s.createdSiteResponse } },
+    handler: async ({ req, res, body }) => {
+      const profile = await platform.accounts.profile(req.principal!.accountId);
+      if (!profile)
+        throw new AppError('UNAUTHORIZED', { message: 'The account is gone.', hint: 'Sign in again.' });
+      if (!profile.emailVerified) throw new AppError('EMAIL_NOT_VERIFIED');
+      const created = await platform.createSite({
+        email: profile.email,
+        slug: body.slug,
+        plan: profile.plan,
+        name: body.name,
+      });
+      if (hooks.siteCreated) {
+        const outcome = await hooks.siteCreated(created);
+        logger.info({ siteId: created.siteId, outcome }, 'site created from the account API');
+      }
+      const site = await platform.getSite(created.siteId);
+      res.status(201).json({ success: true, site: await siteJson(site!), api_key: created.apiKey });
+    },
+  });
+
+  registry.add(router, {
+    method: 'get',
+    path: '/api/v1/account/sites/:siteId',
+    params: siteParam,
+    summary: 'Read one site with its usage',
+    description: '404 when the account has no such site.',
+    tags,
+    auth: 'session',
+    errors: ['NOT_FOUND'],
+    responses: { 200: { description: 'The site', schema: s.siteResponse } },
+    handler: async ({ req, res }) => {
+      res.json({ success: true, site: await siteJson(await ownSite(req)) });
+    },
+  });
+
+  registry.add(router, {
+    method: 'delete',
+    path: '/api/v1/account/sites/:siteId',
+    params: siteParam,
+    summary: 'Delete a site with everything in it',
+    description:
+      'Removes the site with its files, keys, custom domains, forms with their submissions and SQLite databases (the same path a Site deleted with `deletionPolicy: Delete` takes). Its subdomain answers 404 at once; it cannot be undone.',
+    tags,
+    auth: 'session',
+    errors: ['NOT_FOUND'],
+    responses: { 200: { description: 'Deleted', schema: s.messageResponse } },
+    handler: async ({ req, res }) => {
+      const site = await ownSite(req);
+      await hooks.deleteSite(site.id);
+      res.json({ success: true, message: `Site "${site.slug}" deleted.` });
+    },
+  });
+
+  registry.add(router, {
+    method: 'get',
+    path: '/api/v1/account/sites/:siteId/keys',
+    params: siteParam,
+    summary: 'List the site’s permanent API keys',
+    description:
+      'Keys that work (not revoked), with when each was last used (recorded at most once a minute). Never the key itself.',
+    tags,
+    auth: 'session',
+    errors: ['NOT_FOUND'],
+    responses: { 200: { description: 'Keys', schema: s.keysResponse } },
+    handler: async ({ req, res }) => {
+      const site = await ownSite(req);
+      const keys = await platform.keys.listPermanent(site.id);
+      res.json({ success: true, keys: keys.map(keyJson) });
+    },
+  });
+
+  registry.add(router, {
+    method: 'post',
+    path: '/api/v1/account/sites/:siteId/keys',
+    params: siteParam,
+    summary: 'Create a permanent API key for the site',
+    description: 'The key is in the answer once; only its hash is stored.',
+    tags,
+    auth: 'session',
+    errors: ['NOT_FOUND'],
+    responses: { 201: { description: 'Created', schema: s.createdKeyResponse } },
+    handler: async ({ req, res }) => {
+      const site = await ownSite(req);
+      const created = await platform.keys.createPermanent(site.id);
+      res
+        .status(201)
+        .set('cache-control', 'no-store')
+        .json({ success: true, key: keyJson({ ...created, lastUsedAt: null }), api_key: created.key });
+    },
+  });
+
+  registry.add(router, {
+    method: 'delete',
+    path: '/api/v1/account/sites/:siteId/keys/:keyId',
+    params: { ...siteParam, keyId: pathId('The key') },
+    summary: 'Revoke a permanent API key',
+    description:
+      'The key stops working at once on every replica (each reads the key’s row). 404 when the site has no such key.',
+    tags,
+    auth: 'session',
+    errors: ['NOT_FOUND'],
+    responses: { 200: { description: 'Revoked', schema: s.messageResponse } },
+    handler: async ({ req, res }) => {
+      const site = await ownSite(req);
+      const keyId = s.pathIdOf(req.params, 'keyId');
+      if (!(await platform.keys.revoke(site.id, keyId)))
+        throw new AppError('NOT_FOUND', {
+          message: `Key ${String(req.params.keyId).slice(0, 20)} not found on this site.`,
+        });
+      res.json({ success: true, message: 'Key revoked.' });
+    },
+  });
+
+  const domainsChanged = async (siteId: number) => {
+    if (hooks.domainsChanged) await hooks.domainsChanged(siteId, await platform.domains.hostnames(siteId));
+  };
+
+  registry.add(router, {
+    method: 'get',
+    path: '/api/v1/account/sites/:siteId/domains',
+    params: siteParam,
+    summary: 'List the site’s custom domains',
+    description: 'Active domains, and pending ones with the DNS TXT record that proves them.',
+    tags,
+    auth: 'session',
+    errors: ['NOT_FOUND'],
+    responses: { 200: { description: 'Domains', schema: s.domainsResponse } },
+    handler: async ({ req, res }) => {
+      const site = await ownSite(req);
+      res.json({ success: true, domains: await platform.domains.list(site.id) });
+    },
+  });
+
+  registry.add(router, {
+    method: 'post',
+    path: '/api/v1/account/sites/:siteId/domains',
+    params: siteParam,
+    summary: 'Attach a custom domain',
+    description:
+      'With `HOSTPLANE_DOMAIN_VERIFICATION=dns` (default) the domain is pending (202) until a TXT record `_hostplane.<domain>` holds the answered value: create it, then POST …/domains/{hostname}/verify. With `off` (local use) it is attached at once (201). Point the domain at the platform (CNAME to the site’s host) for it to serve. A domain of another site is a 409; the platform’s own names are refused.',
+    tags,
+    auth: 'session',
+    middleware: [body],
+    body: s.domainBody,
+    errors: ['NOT_FOUND', 'DOMAIN_TAKEN'],
+    responses: {
+      201: { description: 'Attached', schema: s.domainResponse },
+      202: { description: 'Pending its DNS proof', schema: s.domainResponse },
+    },
+    handler: async ({ req, res, body }) => {
+      const site = await ownSite(req);
+      const domain = await platform.domains.request(site.id, body.hostname);
+      if (domain.status === 'active') await domainsChanged(site.id);
+      res.status(domain.status === 'active' ? 201 : 202).json({ success: true, domain });
+    },
+  });
+
+  registry.add(router, {
+    method: 'post',
+    path: '/api/v1/account/sites/:siteId/domains/:hostname/verify',
+    params: { ...siteParam, hostname: { type: 'string', maxLength: 253, description: 'The domain' } },
+    summary: 'Check a pending domain’s DNS TXT record and attach it',
+    description:
+      '409 DOMAIN_NOT_VERIFIED while the record is missing (DNS changes take a while); an active domain answers as it is.',
+    tags,
+    auth: 'session',
+    errors: ['NOT_FOUND', 'DOMAIN_TAKEN', 'DOMAIN_NOT_VERIFIED'],
+    responses: { 200: { description: 'Attached', schema: s.domainResponse } },
+    handler: async ({ req, res }) => {
+      const site = await ownSite(req);
+      const domain = await platform.domains.verify(site.id, String(req.params.hostname));
+      await domainsChanged(site.id);
+      res.json({ success: true, domain });
+    },
+  });
+
+  registry.add(router, {
+    method: 'delete',
+    path: '/api/v1/account/sites/:siteId/domains/:hostname',
+    params: { ...siteParam, hostname: { type: 'string', maxLength: 253, description: 'The domain' } },
+    summary: 'Detach a custom domain',
+    description:
+      'The domain stops serving the site at once (or its pending claim goes). 404 when the site has no such domain.',
+    tags,
+    auth: 'session',
+    errors: ['NOT_FOUND'],
+    responses: { 200: { description: 'Detached', schema: s.messageResponse } },
+    handler: async ({ req, res }) => {
+      const site = await ownSite(req);
+      const hostname = String(req.params.hostname).slice(0, 253);
+      if (!(await platform.domains.detach(site.id, hostname)))
+        throw new AppError('NOT_FOUND', { message: `The site has no domain ${hostname}.` });
+      await domainsChanged(site.id);
+      res.json({ success: true, message: `${hostname} detached.` });
+    },
+  });
+
+  const formParams = { ...siteParam, formId: pathId('The form') };
+  const formOf = (req: Request) => {
+    const formId = s.pathIdOf(req.params, 'formId');
+    return formId;
+  };
+  const notificationJson = async (site: Site, formId: number, email: string | null) => ({
+    success: true,
+    form_id: formId,
+    notification_email: email,
+    effective_email: email ?? (await platform.accountContact(site.accountId))?.email ?? '',
+  });
+
+  registry.add(router, {
+    method: 'get',
+    path: '/api/v1/account/sites/:siteId/forms/:formId/notification',
+    params: formParams,
+    summary: 'Read where a form’s submissions are mailed',
+    description: '`notification_email` null: the account’s email (`effective_email`).',
+    tags,
+    auth: 'session',
+    errors: ['NOT_FOUND'],
+    responses: { 200: { description: 'The address', schema: s.notificationResponse } },
+    handler: async ({ req, res }) => {
+      const site = await ownSite(req);
+      const formId = formOf(req);
+      const current = await hooks.forms.notification(site.id, formId);
+      if (!current) throw new AppError('NOT_FOUND', { message: `Form ${formId} not found on this site.` });
+      res.json(await notificationJson(site, formId, current.email));
+    },
+  });
+
+  registry.add(router, {
+    method: 'put',
+    path: '/api/v1/account/sites/:siteId/forms/:formId/notification',
+    params: formParams,
+    summary: 'Set where a form’s submissions are mailed',
+    description: 'An address, or null for the account’s email. Applies to the next submission.',
+    tags,
+    auth: 'session',
+    middleware: [body],
+    body: s.notificationBody,
+    errors: ['NOT_FOUND', 'INVALID_EMAIL'],
+    responses: { 200: { description: 'The address', schema: s.notificationResponse } },
+    handler: async ({ req, res, body }) => {
+      const site = await ownSite(req);
+      const formId = formOf(req);
+      if (!(await hooks.forms.notification(site.id, formId)))
+        throw new AppError('NOT_FOUND', { message: `Form ${formId} not found on this site.` });
+      const email = body.notification_email === null ? null : normalizeEmail(body.notification_email);
+      const updated = await hooks.forms.setNotification(site.id, formId, email);
+      res.json(await notificationJson(site, formId, updated.email));
+    },
+  });
+  return router;
+}
+
+const keyJson = (k: { id: number; prefix: string; createdAt: Date; lastUsedAt: Date | null }) => ({
+  id: k.id,
+  prefix: k.prefix,
+  created_at: k.createdAt.toISOString(),
+  last_used_at: k.lastUsedAt?.toISOString() ?? null,
+});

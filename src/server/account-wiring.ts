@@ -1,0 +1,155 @@
+// The account API's glue (src/platform's AccountHooks): mails through the outbox, usage counted
+// by the forms and SQLite domains, site deletion through every domain's own path, and in the
+// cluster the Site resource as the one place a site's deletion and custom domains go through.
+import { randomUUID } from 'node:crypto';
+import type { Config } from '../config/index.js';
+import { isAppError } from '../errors/index.js';
+import type { FormsService, Submissions } from '../forms/index.js';
+import type { SiteResources } from '../kube/index.js';
+import { composeAccountMail, enqueue, messageIdFor } from '../mail/index.js';
+import type { Logger } from '../observability/index.js';
+import type { AccountHooks, AccountMailer, Platform, PlatformOptions } from '../platform/index.js';
+import type { RateLimiter } from '../ratelimit/index.js';
+import type { SqliteDatabases } from '../sqlite/index.js';
+import type { SiteCreatedHook } from './admin-socket.js';
+
+/** Sign-in, sign-up and reset attempts (per client address, per email): across replicas. */
+export const ACCOUNT_RATE_LIMITS = {
+  perAddress: [
+    { name: 'account_auth_ip_minute', points: 20, durationSeconds: 60 },
+    { name: 'account_auth_ip_hour', points: 200, durationSeconds: 3600 },
+  ],
+  perEmail: [{ name: 'account_auth_email', points: 10, durationSeconds: 15 * 60 }],
+} as const;
+
+/** Account mails go to the outbox when SMTP is configured; without it, links are only printed by the CLI. */
+export function accountMailer(config: Config): AccountMailer | undefined {
+  if (!config.mail.smtpUrl) return undefined;
+  const domain = new URL(config.baseUrl).hostname;
+  return async (tx, mail) => {
+    const composed = composeAccountMail({
+      ...mail,
+      messageId: messageIdFor(`account-${mail.kind}`, randomUUID(), domain),
+    });
+    await enqueue(tx, { ...composed, source: `account:${mail.to}` });
+  };
+}
+
+/** The platform's options for a server: links, mails, custom-domain proof, its own host names. */
+export function platformOptions(config: Config): PlatformOptions {
+  const apiHost = new URL(config.baseUrl).hostname;
+  const sitesDomain = config.sitesDomain;
+  return {
+    baseUrl: config.baseUrl,
+    mailer: accountMailer(config),
+    domainVerification: config.accounts.domainVerification,
+    isPlatformHost: (h) => h === apiHost || h === sitesDomain || h.endsWith(`.${sitesDomain}`),
+  };
+}
+
+/** The upgrade page of quota errors and GET /api/v1/account: the console's plans page. */
+export const upgradeUrlOf = (config: Config) => `${config.baseUrl}/console/plans`;
+
+export function accountHooks(deps: {
+  config: Config;
+  platform: Platform;
+  forms: FormsService;
+  submissions: Submissions;
+  databases: SqliteDatabases;
+  limiters: { perAddress: RateLimiter[]; perEmail: RateLimiter[] };
+  siteCreated: SiteCreatedHook | undefined;
+  logger: Logger;
+}): AccountHooks {
+  const { config, platform, forms, submissions, databases } = deps;
+  const cluster = clusterSites(config, platform, deps.logger);
+
+  /** Standalone: each database and form goes by its own path (replicas, pending mail), then the site. */
+  const deleteHere = async (siteId: number) => {
+    for (const database of await databases.ofSite(siteId))
+      await databases.removeDatabase(database.id, { keepReplica: false });
+    for (const form of await forms.list({ siteId })) await forms.delete({ siteId }, form.id);
+    await platform.deleteSite(siteId);
+  };
+
+  return {
+    signup: config.accounts.signup,
+    upgradeUrl: upgradeUrlOf(config),
+    limiters: deps.limiters,
+    async usage(accountId) {
+      const [formCount, month, sqlite] = await Promise.all([
+        forms.countForAccount(accountId),
+        submissions.monthUsage(accountId),
+        databases.accountUsage(accountId),
+      ]);
+      return {
+        forms: formCount,
+        submissionsThisMonth: month.used,
+        submissionsResetAt: month.resetsAt,
+        sqliteDatabases: sqlite.databases,
+        largestSqliteBytes: sqlite.largestBytes,
+        largestSqliteUsers: sqlite.largestUsers,
+      };
+    },
+    siteCreated: deps.siteCreated,
+    async deleteSite(siteId) {
+      if (cluster && (await cluster.deleteSite(siteId))) return;
+      await deleteHere(siteId);
+    },
+    domainsChanged: cluster?.domainsChanged,
+    forms: {
+      async notification(siteId, formId) {
+        try {
+          const form = await forms.get({ siteId }, formId);
+          return { email: form.notificationEmail };
+        } catch (err) {
+          if (isAppError(err)) return undefined;
+          throw err;
+        }
+      },
+      async setNotification(siteId, formId, email) {
+        const form = await forms.update({ siteId }, formId, { notification_email: email });
+        return { email: form.notificationEmail };
+      },
+    },
+  };
+}
+
+/**
+ * Cluster mode: a site controlled by a Site resource is deleted through it (deletionPolicy Delete,
+ * then delete: its finalizer removes forms, databases and the site), and its custom domains are
+ * written to its spec (the resource is what the controller mirrors into the database).
+ */
+function clusterSites(config: Config, platform: Platform, logger: Logger) {
+  const kube = config.kubernetes;
+  if (!kube) return undefined;
+  let client: Promise<SiteResources> | undefined;
+  const sitesClient = () =>
+    (client ??= import('../kube/index.js').then(
+      (k) =>
+        new k.SiteResources(k.kubeConfigFromEnvironment(), kube.namespace, 'hostplane-api', {
+          requestTimeoutMs: kube.requestTimeoutMs,
+        }),
+    ));
+  const resourceOf = async (siteId: number) => {
+    const routing = await platform.siteRouting(siteId);
+    if (!routing?.resourceUid) return undefined;
+    const resources = await sitesClient();
+    const found = (await resources.list()).find((r) => r.metadata.uid === routing.resourceUid);
+    return found ? { resources, name: found.metadata.name } : undefined;
+  };
+  return {
+    async deleteSite(siteId: number): Promise<boolean> {
+      const target = await resourceOf(siteId);
+      if (!target) return false;
+      await target.resources.patchSpec(target.name, { deletionPolicy: 'Delete' });
+      await target.resources.delete(target.name);
+      // The finalizer finishes the deletion; until then the site stops serving (detached by it).
+      logger.info({ siteId, resource: target.name }, 'site deleted through its Site resource');
+      return true;
+    },
+    async domainsChanged(siteId: number, hostnames: string[]): Promise<void> {
+      const target = await resourceOf(siteId);
+      if (target) await target.resources.patchSpec(target.name, { customDomains: hostnames });
+    },
+  };
+}
