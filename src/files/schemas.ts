@@ -60,7 +60,7 @@ export const videoExtension = z
   .enum([...videoExtensions] as [string, ...string[]])
   .describe('An extension POST /api/v1/videos/upload accepts (any letter case)');
 
-const siteIdQuery = queryId('Site (storage folder) id; only meaningful with session authentication');
+export const siteIdQuery = queryId('Site (storage folder) id; only meaningful with session authentication');
 
 // Query strings are closed: a parameter the route does not have (a typo such as `pth=`) is a 400,
 // not silently ignored; the document says so (additionalProperties: false).

@@ -24,4 +24,6 @@ export interface Principal {
   /** The site a key is scoped to; for a session, undefined until resolved per request. */
   siteId: number | undefined;
   via: 'permanent_key' | 'temporary_key' | 'session';
+  /** The key used, when a key authenticated (its id and the prefix shown to users). */
+  key?: { id: number; prefix: string };
 }

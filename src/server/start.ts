@@ -4,7 +4,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { openBlobStore, type BlobStore } from '../blob/index.js';
 import { siteUrl, type Config } from '../config/index.js';
 import { Edge, type EdgeOptions } from '../edge/index.js';
-import { FilesService, filesModule } from '../files/index.js';
+import { DeploysService, FilesService, filesModule } from '../files/index.js';
 import {
   ClusterFormsService,
   FormsService,
@@ -34,6 +34,7 @@ export interface Services {
   blobs: BlobStore;
   platform: Platform;
   files: FilesService;
+  deploys: DeploysService;
   publish: PublishService;
   forms: FormsService;
   submissions: Submissions;
@@ -98,6 +99,14 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   await events.listen(store);
   const platform = new Platform(store.db);
   const files = new FilesService(store.db, blobs, platform, events, `${config.baseUrl}/account/upgrade`);
+  const deploys = new DeploysService(
+    store.db,
+    blobs,
+    files,
+    platform,
+    `${config.baseUrl}/account/upgrade`,
+    config.edge.syncWindowMs,
+  );
   const publish = new PublishService(store.db, {
     pages: config.tempPages.maxPages,
     bytes: config.tempPages.maxBytes,
@@ -140,7 +149,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       logger,
     },
   });
-  const edge = new Edge(config, platform, files, blobs, events, options.edge);
+  const edge = new Edge(config, platform, files, deploys, blobs, events, options.edge);
   const services: Services = {
     config,
     logger,
@@ -148,6 +157,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     blobs,
     platform,
     files,
+    deploys,
     publish,
     forms,
     submissions,
@@ -159,7 +169,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       ? [sqlite.module]
       : [
           platformModule(platform),
-          filesModule({ config, platform, files }),
+          filesModule({ config, platform, files, deploys }),
           publishModule({ config, publish, limiter: publishLimiter, logger }),
           formsModule({ config, platform, forms, submissions, limiter: submitLimiter, logger }),
           ...(outbox ? [mailModule({ outbox })] : []),
