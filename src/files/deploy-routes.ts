@@ -135,13 +135,17 @@ export function deployRoutes(deps: {
       const site = await siteForRequest(req, platform, query.site_id);
       const deploy = await deploys.get(site.id, id);
       if (deploy.state !== 'uploading' && deploy.state !== 'ready')
-        throw new AppError('CONFLICT', { message: `Deploy ${id} is ${deploy.state}: it takes no more blobs` });
+        throw new AppError('CONFLICT', {
+          message: `Deploy ${id} is ${deploy.state}: it takes no more blobs`,
+        });
       const { limit, uploaded } = await deploys.blobLimit(deploy, hash);
       const tooBig = () =>
         limit === MAX_FILE_BYTES ? tooLarge() : new AppError('VIDEO_TOO_LARGE', { maxBytes: limit });
       const encoding = req.headers['content-encoding'];
       if (encoding !== undefined && encoding !== 'identity')
-        throw new AppError('UNSUPPORTED_MEDIA_TYPE', { message: 'Send the bytes as they are (no Content-Encoding)' });
+        throw new AppError('UNSUPPORTED_MEDIA_TYPE', {
+          message: 'Send the bytes as they are (no Content-Encoding)',
+        });
       if (Number(req.headers['content-length'] ?? 0) > limit) throw tooBig();
       if (uploaded !== null) {
         res.json({ success: true, hash, size: uploaded, ...(await deploys.progress(deploy.id)) });
@@ -175,9 +179,7 @@ export function deployRoutes(deps: {
     const staged = await files.stage(body);
     try {
       if (staged.hash !== hash) throw mismatch(staged.hash);
-      const done = await commit(staged.size, () =>
-        deploys.copyBlob(staged.tmpKey, hash),
-      );
+      const done = await commit(staged.size, () => deploys.copyBlob(staged.tmpKey, hash));
       return { size: staged.size, ...done };
     } finally {
       await files.discardStaged(staged).catch(() => undefined);
@@ -231,7 +233,7 @@ export function deployRoutes(deps: {
     path: '/api/v1/deploys',
     summary: "The site's deploys, newest first",
     description:
-      'Paged. Unfinished deploys expire after 24 hours; finalized ones beyond the plan\'s retention (free 10, standard 50, premium 100, business 200, enterprise 500) are deleted, the live one always kept.',
+      "Paged. Unfinished deploys expire after 24 hours; finalized ones beyond the plan's retention (free 10, standard 50, premium 100, business 200, enterprise 500) are deleted, the live one always kept.",
     tags,
     auth: 'apiKeyOrSession',
     errors: siteScoped,
@@ -270,7 +272,12 @@ export function deployRoutes(deps: {
         success: true,
         deploy: deployJson(config, site, d, await deploys.liveDeployId(site.id)),
         pagination: paginationJson(query.page, query.per_page, d.fileCount),
-        files: entries.map((e) => ({ path: e.path, hash: e.hash, size: e.size, content_type: e.contentType })),
+        files: entries.map((e) => ({
+          path: e.path,
+          hash: e.hash,
+          size: e.size,
+          content_type: e.contentType,
+        })),
       });
     },
   });

@@ -49,7 +49,9 @@ export const deploy = z.object({
   id: z.string(),
   state,
   draft: z.boolean(),
-  source: z.enum(['api', 'files_api']).describe('files_api: what the files API had left live, recorded at the next switch'),
+  source: z
+    .enum(['api', 'files_api'])
+    .describe('files_api: what the files API had left live, recorded at the next switch'),
   live: z.boolean().describe("Its manifest is the site's live file set (see live_changed_since_deploy)"),
   file_count: z.int(),
   bytes: z.int().describe('Sum of the sizes known so far (all of them once ready)'),
@@ -60,7 +62,9 @@ export const deploy = z.object({
   preview_url: z
     .string()
     .nullable()
-    .describe('https://<id>--<slug>.<sites domain>: the deploy as it would be live (null when the label would exceed 63 characters)'),
+    .describe(
+      'https://<id>--<slug>.<sites domain>: the deploy as it would be live (null when the label would exceed 63 characters)',
+    ),
 });
 
 export const createResponse = deploy.extend({
@@ -90,7 +94,9 @@ export const listResponse = z.object({
   live_deploy_id: z.string().nullable(),
   live_changed_since_deploy: z
     .boolean()
-    .describe('The files API changed the live files since the live deploy: the next switch records them as a files_api deploy'),
+    .describe(
+      'The files API changed the live files since the live deploy: the next switch records them as a files_api deploy',
+    ),
   pagination,
   deploys: z.array(deploy),
 });

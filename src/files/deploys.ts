@@ -138,7 +138,9 @@ export class DeploysService {
     for (const sitePath of manifest.keys()) {
       const file = ancestors(sitePath).find((a) => manifest.has(a));
       if (file)
-        throw new AppError('INVALID_PATH', { message: `${file} is a file, so it cannot contain ${sitePath}` });
+        throw new AppError('INVALID_PATH', {
+          message: `${file} is a file, so it cannot contain ${sitePath}`,
+        });
     }
     return manifest;
   }
@@ -444,7 +446,13 @@ export class DeploysService {
   /** The rows of some paths of a deploy, for the edge's preview hosts. */
   async previewRows(id: string, paths: string[]): Promise<PreviewRow[]> {
     if (paths.length === 0) return [];
-    return rowsOf<{ path: string; hash: string; size: string; content_type: string; created_at: Date | string }>(
+    return rowsOf<{
+      path: string;
+      hash: string;
+      size: string;
+      content_type: string;
+      created_at: Date | string;
+    }>(
       await this.db.execute(sql`select f.path, f.hash, f.size::text, f.content_type, d.created_at
         from deploy_files f join deploys d on d.id = f.deploy_id
         where f.deploy_id = ${id} and f.size is not null and f.path in (${sql.join(

@@ -11,7 +11,11 @@ export interface DeployClient {
     body?: unknown,
   ): Promise<{ status: number; body: Record<string, unknown> }>;
   create(files: Record<string, string>, draft?: boolean): Promise<{ id: string; required: string[] }>;
-  put(id: string, hash: string, bytes: string | Buffer): Promise<{ status: number; body: Record<string, unknown> }>;
+  put(
+    id: string,
+    hash: string,
+    bytes: string | Buffer,
+  ): Promise<{ status: number; body: Record<string, unknown> }>;
   /** Creates, uploads what is required, finalizes; returns the deploy id. */
   deploy(contents: Record<string, string>, draft?: boolean): Promise<string>;
 }

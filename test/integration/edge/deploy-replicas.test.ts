@@ -69,7 +69,8 @@ describe('deploy switches across replicas (postgres+s3)', () => {
     await hp?.stop();
   });
 
-  const get = async (port: number, path: string) => (await rawRequest(port, path, { headers: { host } })).text();
+  const get = async (port: number, path: string) =>
+    (await rawRequest(port, path, { headers: { host } })).text();
 
   it('serves the old or the new version, never the old after the new, and the new once publish returns', async () => {
     await api.deploy(version('v1'));

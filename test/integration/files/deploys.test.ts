@@ -1,6 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deployClient, sha256, type DeployClient } from '../../support/deploys-api.js';
-import { backends, startHostplane, upload, type TestHostplane, type TestSite } from '../../support/hostplane.js';
+import {
+  backends,
+  startHostplane,
+  upload,
+  type TestHostplane,
+  type TestSite,
+} from '../../support/hostplane.js';
 
 describe.each(backends)('deploys (%s)', (backend) => {
   let hp: TestHostplane;
@@ -139,7 +145,9 @@ describe.each(backends)('deploys (%s)', (backend) => {
     await api.call('POST', `/api/v1/deploys/${deploys[0]!.id as string}/restore`);
     expect((await page(host, '/extra.html')).text).toBe('through the files API');
     // Counters follow the switch.
-    const limits = await hp.request('/api/v1/files/storage-limits', { headers: { 'x-api-key': site.apiKey } });
+    const limits = await hp.request('/api/v1/files/storage-limits', {
+      headers: { 'x-api-key': site.apiKey },
+    });
     expect(((await limits.json()) as { usage: { files: { current: number } } }).usage.files.current).toBe(2);
   });
 
@@ -179,7 +187,9 @@ describe.each(backends)('deploys (%s)', (backend) => {
     ]);
     const clash = await api.call('POST', '/api/v1/deploys', { files: { 'data/app.db': sha256('x') } });
     expect(clash.status).toBe(400);
-    const limits = await hp.request('/api/v1/files/storage-limits', { headers: { 'x-api-key': site.apiKey } });
+    const limits = await hp.request('/api/v1/files/storage-limits', {
+      headers: { 'x-api-key': site.apiKey },
+    });
     expect(((await limits.json()) as { usage: { files: { current: number } } }).usage.files.current).toBe(2);
   });
 });
