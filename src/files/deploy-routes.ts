@@ -8,6 +8,7 @@ import { siteForRequest, type Platform, type Site } from '../platform/index.js';
 import type { Deploy, DeploysService } from './deploys.js';
 import { MAX_MANIFEST_BYTES } from './deploys.js';
 import * as s from './deploy-schemas.js';
+import { deployDocs } from './deploy-docs.js';
 import { MAX_FILE_BYTES, type FilesService } from './service.js';
 import { tooLarge } from './upload-rules.js';
 import type { UploadSlots } from './upload-slots.js';
@@ -91,10 +92,8 @@ export function deployRoutes(deps: {
     middleware: [jsonBody(`${MAX_MANIFEST_BYTES / 1024 / 1024}mb`)],
     query: s.siteOnlyQuery,
     body: s.createBody,
-    requestExample: {
-      body: { files: { 'index.html': 'a'.repeat(64) } },
-    },
-    responses: { 200: { description: 'Created', schema: s.createResponse } },
+    requestExample: deployDocs.create.requestExample,
+    responses: { 200: { description: 'Created', schema: s.createResponse, ...deployDocs.create.ok } },
     handler: async ({ req, res, query, body }) => {
       const site = await siteForRequest(req, platform, query.site_id);
       const usage = await platform.getUsage(site.id);
@@ -127,7 +126,10 @@ export function deployRoutes(deps: {
     rawBody: { contentType: 'application/octet-stream', description: 'The bytes of the blob' },
     middleware: [uploadSlots.admit],
     query: s.siteOnlyQuery,
-    responses: { 200: { description: 'Stored (or already there)', schema: s.uploadResponse } },
+    requestExample: deployDocs.upload.requestExample,
+    responses: {
+      200: { description: 'Stored (or already there)', schema: s.uploadResponse, ...deployDocs.upload.ok },
+    },
     handler: async ({ req, res, query }) => {
       const { id, sha256: hash } = req.params as { id: string; sha256: string };
       if (!SHA256.test(hash))
@@ -198,7 +200,8 @@ export function deployRoutes(deps: {
       errors: [...siteScoped, 'CONFLICT', 'FILE_LIMIT', 'STORAGE_LIMIT', 'FOLDER_LIMIT'],
       middleware: [small],
       query: s.siteOnlyQuery,
-      responses: { 200: { description: 'Done', schema: s.deployResponse } },
+      requestExample: deployDocs.switch.requestExample,
+      responses: { 200: { description: 'Done', schema: s.deployResponse, ...deployDocs.switch.ok } },
       handler: async ({ req, res, query }) => {
         const { id } = req.params as { id: string };
         const site = await siteForRequest(req, platform, query.site_id);
@@ -238,7 +241,8 @@ export function deployRoutes(deps: {
     auth: 'apiKeyOrSession',
     errors: siteScoped,
     query: s.pageQuery(100),
-    responses: { 200: { description: 'One page', schema: s.listResponse } },
+    requestExample: deployDocs.list.requestExample,
+    responses: { 200: { description: 'One page', schema: s.listResponse, ...deployDocs.list.ok } },
     handler: async ({ req, res, query }) => {
       const site = await siteForRequest(req, platform, query.site_id);
       const listed = await deploys.list(site.id, query.page, query.per_page);
@@ -262,7 +266,8 @@ export function deployRoutes(deps: {
     params,
     errors: siteScoped,
     query: s.pageQuery(1000),
-    responses: { 200: { description: 'The deploy', schema: s.getResponse } },
+    requestExample: deployDocs.get.requestExample,
+    responses: { 200: { description: 'The deploy', schema: s.getResponse, ...deployDocs.get.ok } },
     handler: async ({ req, res, query }) => {
       const { id } = req.params as { id: string };
       const site = await siteForRequest(req, platform, query.site_id);

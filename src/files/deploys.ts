@@ -6,10 +6,10 @@ import { AppError } from '../errors/index.js';
 import { dbOp } from '../observability/index.js';
 import type { Platform, PlanType, Principal, SiteUsage } from '../platform/index.js';
 import type { Db, Executor } from '../store/index.js';
-import { claimStateSql } from './blob-claims.js';
+import { commitDeployBlob, type DeployState } from './deploy-blobs.js';
+export type { DeployState } from './deploy-blobs.js';
 import { liveDeployId, liveSetChanged, snapshotLiveSet, switchLiveSet } from './deploy-switch.js';
 import { contentTypeFor, uploadExtensions, videoExtensions } from './file-types.js';
-import { blobClaimEventsTotal } from './metrics.js';
 import { ancestors, extensionOf, normalizeSitePath } from './paths.js';
 import { assertWithinQuota } from './quota.js';
 import { assertExtension } from './upload-rules.js';
@@ -33,13 +33,8 @@ export const DEPLOY_RETENTION: Record<PlanType, number> = {
   enterprise: 500,
 };
 const BATCH = 2000;
-const CLAIM_POLL_MS = 100;
-const MAX_COMMIT_ATTEMPTS = 3;
-const HEAD_FIRST_MIN_BYTES = 256 * 1024;
 const ID_ALPHABET = 'abcdefghijklmnopqrstuvwxyz234567';
 export const DEPLOY_ID = /^[a-z2-7]{12}$/;
-
-export type DeployState = 'uploading' | 'ready' | 'draft' | 'published';
 
 export interface Deploy {
   id: string;
@@ -253,72 +248,9 @@ export class DeploysService {
     return this.blobs.copy(tmpKey, blobKeyForHash(hash));
   }
 
-  /**
-   * Stores a blob the hash of which was checked, and records its size on every manifest row that
-   * names it. The claim protocol of blob-claims.ts: the generation is read before the bytes are
-   * written, and the commit records them only if no sweeper claimed the blob in between.
-   */
-  async commitBlob(
-    deploy: Deploy,
-    hash: string,
-    size: number,
-    write: () => Promise<void>,
-  ): Promise<{ state: DeployState; remaining: number }> {
-    for (let attempt = 1; ; attempt++) {
-      const generation = await this.unclaimedGeneration(hash);
-      if (!(size >= HEAD_FIRST_MIN_BYTES && (await this.blobs.head(blobKeyForHash(hash))))) await write();
-      const result = await dbOp('commit_deploy_blob', () =>
-        this.db.transaction(async (tx) => {
-          const [locked] = rowsOf<{ state: DeployState }>(
-            await tx.execute(sql`select state from deploys where id = ${deploy.id} for update`),
-          );
-          if (!locked) throw notFound(deploy.id);
-          const [verdict] = rowsOf<{ kept: boolean; updated: number }>(
-            await tx.execute(sql`
-              with claim as (
-                insert into blob_claims (hash) values (${hash}::text)
-                on conflict (hash) do update set claimed_until = blob_claims.claimed_until
-                returning generation
-              ),
-              updated as (
-                update deploy_files set size = ${size}::bigint
-                where deploy_id = ${deploy.id} and hash = ${hash} and size is null
-                  and (select generation from claim) = ${generation}::bigint
-                returning 1
-              )
-              select (select generation from claim) = ${generation}::bigint as kept,
-                (select count(*) from updated)::int as updated`),
-          );
-          if (!verdict?.kept) return undefined;
-          const [after] = rowsOf<{ state: DeployState; remaining: number }>(
-            await tx.execute(sql`
-              with remaining as (
-                select count(distinct hash)::int as n from deploy_files where deploy_id = ${deploy.id} and size is null
-              )
-              update deploys set bytes = bytes + ${size}::bigint * ${verdict.updated}::int,
-                state = case when state = 'uploading' and (select n from remaining) = 0 then 'ready' else state end
-              where id = ${deploy.id}
-              returning state, (select n from remaining) as remaining`),
-          );
-          return after!;
-        }),
-      );
-      if (result) return result;
-      if (attempt >= MAX_COMMIT_ATTEMPTS) throw new Error(`blob ${hash} kept being claimed by the sweeper`);
-      blobClaimEventsTotal.inc({ event: 'upload_rewrote' });
-    }
-  }
-
-  /** The blob's claim generation, once no sweeper holds a live claim on it. */
-  private async unclaimedGeneration(hash: string): Promise<number> {
-    for (;;) {
-      const [row] = rowsOf<{ generation: string; claimed: boolean }>(
-        await this.db.execute(sql`select ${claimStateSql(hash)}`),
-      );
-      if (!row?.claimed) return Number(row?.generation ?? 0);
-      blobClaimEventsTotal.inc({ event: 'upload_waited' });
-      await delay(CLAIM_POLL_MS);
-    }
+  /** Records an uploaded blob (see deploy-blobs.ts). */
+  commitBlob(deploy: Deploy, hash: string, size: number, write: () => Promise<void>) {
+    return commitDeployBlob(this.db, this.blobs, deploy.id, hash, size, write);
   }
 
   /** Finalizes a ready deploy: a draft stays a preview, any other goes live. */
