@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { queryInt } from '../http/index.js';
 import { MAX_DEPLOY_FILES } from './deploys.js';
-import { siteIdQuery } from './schemas.js';
+import { manifestPath, siteIdQuery } from './schemas.js';
 
 const SHA256 = /^[0-9a-f]{64}$/;
 export const sha256 = z
@@ -18,7 +18,7 @@ export const sha256Param = { type: 'string', pattern: '^[0-9a-f]{64}$', descript
 
 export const createBody = z.strictObject({
   files: z
-    .record(z.string().min(1).max(1024), sha256)
+    .record(manifestPath, sha256)
     .refine((f) => Object.keys(f).length <= MAX_DEPLOY_FILES, {
       message: `may name at most ${MAX_DEPLOY_FILES} files`,
     })

@@ -173,6 +173,15 @@ describe.each(backends)('deploys (%s)', (backend) => {
     expect(kept.length).toBeLessThanOrEqual(11);
     expect(kept).not.toContain(ids[0]);
     expect((await api.call('GET', `/api/v1/deploys/${ids[0]}`)).status).toBe(404);
+
+    // A retained deploy keeps its blob through the orphan sweep; a pruned one's is released.
+    await hp.services.files.sweepOrphanBlobs(0);
+    const has = (content: string) => hp.services.blobs.head(`blobs/${sha256(content)}`);
+    expect(await has('v3')).toBeTruthy();
+    expect(await has('v0')).toBeFalsy();
+    const restored = await api.call('POST', `/api/v1/deploys/${ids[3]}/restore`);
+    expect(restored.status).toBe(200);
+    expect((await hp.request('/', { host: 'dep-retention.localhost:8080' }).then((r) => r.text()))).toBe('v3');
   });
 
   it('never replaces a SQLite database of the site', async () => {
