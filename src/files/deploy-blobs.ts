@@ -33,47 +33,51 @@ export async function commitDeployBlob(
   for (let attempt = 1; ; attempt++) {
     const generation = await unclaimedGeneration(db, hash);
     if (!(size >= HEAD_FIRST_MIN_BYTES && (await blobs.head(blobKeyForHash(hash))))) await write();
-    const result = await dbOp('commit_deploy_blob', () =>
-      db.transaction(async (tx) => {
-        // Uploads of one deploy take turns here, so the last one sees that nothing is missing.
-        const [locked] = rowsOf<{ state: DeployState }>(
-          await tx.execute(sql`select state from deploys where id = ${deployId} for update`),
-        );
-        if (!locked) throw new AppError('NOT_FOUND', { message: `Deploy ${deployId} not found` });
-        const [verdict] = rowsOf<{ kept: boolean; updated: number }>(
-          await tx.execute(sql`
-            with claim as (
-              insert into blob_claims (hash) values (${hash}::text)
-              on conflict (hash) do update set claimed_until = blob_claims.claimed_until
-              returning generation
-            ),
-            updated as (
-              update deploy_files set size = ${size}::bigint
-              where deploy_id = ${deployId} and hash = ${hash} and size is null
-                and (select generation from claim) = ${generation}::bigint
-              returning 1
-            )
-            select (select generation from claim) = ${generation}::bigint as kept,
-              (select count(*) from updated)::int as updated`),
-        );
-        if (!verdict?.kept) return undefined;
-        const [after] = rowsOf<{ state: DeployState; remaining: number }>(
-          await tx.execute(sql`
-            with remaining as (
-              select count(distinct hash)::int as n from deploy_files where deploy_id = ${deployId} and size is null
-            )
-            update deploys set bytes = bytes + ${size}::bigint * ${verdict.updated}::int,
-              state = case when state = 'uploading' and (select n from remaining) = 0 then 'ready' else state end
-            where id = ${deployId}
-            returning state, (select n from remaining) as remaining`),
-        );
-        return after!;
-      }),
+    // One statement, so one round trip and atomic without a transaction: the claim row's lock (the
+    // sweeper's, see blob-claims.ts), the manifest rows, and the deploy's count of missing hashes. A
+    // hash is counted once: a concurrent commit of the same bytes finds no null size left.
+    const [verdict] = rowsOf<{ kept: boolean; state: DeployState | null; missing: number | null }>(
+      await dbOp('commit_deploy_blob', () =>
+        db.execute(sql`
+          with claim as (
+            insert into blob_claims (hash) values (${hash}::text)
+            on conflict (hash) do update set claimed_until = blob_claims.claimed_until
+            returning generation = ${generation}::bigint as kept
+          ),
+          updated as (
+            update deploy_files set size = ${size}::bigint
+            where deploy_id = ${deployId} and hash = ${hash} and size is null and (select kept from claim)
+            returning 1
+          ),
+          n as (select count(*)::int as rows from updated),
+          deploy as (
+            update deploys set missing = missing - 1, bytes = bytes + ${size}::bigint * (select rows from n),
+              state = case when state = 'uploading' and missing = 1 then 'ready' else state end
+            where id = ${deployId} and (select rows from n) > 0
+            returning state, missing
+          )
+          select (select kept from claim) as kept, (select state from deploy) as state,
+            (select missing from deploy) as missing`),
+      ),
     );
+    const result = !verdict?.kept
+      ? undefined
+      : verdict.state !== null && verdict.missing !== null
+        ? { state: verdict.state, remaining: verdict.missing }
+        : await progress(db, deployId);
     if (result) return result;
     if (attempt >= MAX_COMMIT_ATTEMPTS) throw new Error(`blob ${hash} kept being claimed by the sweeper`);
     blobClaimEventsTotal.inc({ event: 'upload_rewrote' });
   }
+}
+
+/** A deploy's state and how many distinct hashes it still lacks. */
+export async function progress(db: Db, deployId: string): Promise<{ state: DeployState; remaining: number }> {
+  const [row] = rowsOf<{ state: DeployState; remaining: number }>(
+    await db.execute(sql`select state, missing as remaining from deploys where id = ${deployId}`),
+  );
+  if (!row) throw new AppError('NOT_FOUND', { message: `Deploy ${deployId} not found` });
+  return row;
 }
 
 /** The blob's claim generation, once no sweeper holds a live claim on it. */

@@ -6,7 +6,7 @@ import { AppError } from '../errors/index.js';
 import { dbOp } from '../observability/index.js';
 import type { Platform, PlanType, Principal, SiteUsage } from '../platform/index.js';
 import type { Db, Executor } from '../store/index.js';
-import { commitDeployBlob, type DeployState } from './deploy-blobs.js';
+import { commitDeployBlob, progress, type DeployState } from './deploy-blobs.js';
 export type { DeployState } from './deploy-blobs.js';
 import { liveDeployId, liveSetChanged, snapshotLiveSet, switchLiveSet } from './deploy-switch.js';
 import { contentTypeFor, uploadExtensions, videoExtensions } from './file-types.js';
@@ -192,10 +192,13 @@ export class DeploysService {
             )}) as v (path, hash, content_type)`);
         }
         await tx.execute(sql`
+          with missing as (
+            select count(distinct hash)::int as n from deploy_files where deploy_id = ${id} and size is null
+          )
           update deploys set
             bytes = (select coalesce(sum(size), 0) from deploy_files where deploy_id = ${id}),
-            state = case when exists (select 1 from deploy_files where deploy_id = ${id} and size is null)
-              then 'uploading' else 'ready' end
+            missing = (select n from missing),
+            state = case when (select n from missing) > 0 then 'uploading' else 'ready' end
           where id = ${id}`);
       }),
     );
@@ -231,13 +234,8 @@ export class DeploysService {
   }
 
   /** The deploy's state and how many hashes it still lacks. */
-  async progress(id: string): Promise<{ state: DeployState; remaining: number }> {
-    const [row] = rowsOf<{ state: DeployState; remaining: number }>(
-      await this.db.execute(sql`select state, (select count(distinct hash)::int from deploy_files
-        where deploy_id = ${id} and size is null) as remaining from deploys where id = ${id}`),
-    );
-    if (!row) throw notFound(id);
-    return row;
+  progress(id: string): Promise<{ state: DeployState; remaining: number }> {
+    return progress(this.db, id);
   }
 
   putBlob(hash: string, bytes: Buffer): Promise<void> {
@@ -257,13 +255,9 @@ export class DeploysService {
   async finalize(siteId: number, id: string): Promise<Deploy> {
     const deploy = await this.get(siteId, id);
     if (deploy.state === 'uploading') {
-      const [missing] = rowsOf<{ n: number }>(
-        await this.db.execute(
-          sql`select count(distinct hash)::int as n from deploy_files where deploy_id = ${id} and size is null`,
-        ),
-      );
+      const { remaining } = await this.progress(id);
       throw new AppError('CONFLICT', {
-        message: `Deploy ${id} still lacks ${missing!.n} blob${missing!.n === 1 ? '' : 's'}: upload them first`,
+        message: `Deploy ${id} still lacks ${remaining} blob${remaining === 1 ? '' : 's'}: upload them first`,
       });
     }
     if (deploy.state !== 'ready')

@@ -78,6 +78,8 @@ export const deploys = pgTable(
     source: text('source', { enum: ['api', 'files_api'] }).notNull(),
     draft: boolean('draft').notNull().default(false),
     fileCount: integer('file_count').notNull(),
+    // Distinct hashes not uploaded yet: kept by each blob commit, so none counts the manifest.
+    missing: integer('missing').notNull().default(0),
     // Sum of the sizes known so far (all of them once the deploy is ready).
     bytes: bigint('bytes', { mode: 'number' }).notNull().default(0),
     // The key that made it (prefix shown to users; the id is a plain reference, not a foreign key:

@@ -15,6 +15,7 @@ CREATE TABLE "deploys" (
 	"source" text NOT NULL,
 	"draft" boolean DEFAULT false NOT NULL,
 	"file_count" integer NOT NULL,
+	"missing" integer DEFAULT 0 NOT NULL,
 	"bytes" bigint DEFAULT 0 NOT NULL,
 	"key_id" integer,
 	"key_prefix" text,

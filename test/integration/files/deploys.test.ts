@@ -70,6 +70,22 @@ describe.each(backends)('deploys (%s)', (backend) => {
     expect((await api.create(files)).required).toEqual([]);
   });
 
+  it('counts concurrent uploads of a deploy exactly, the same blob twice included', async () => {
+    const [, api] = await siteWithClient('dep-concurrent');
+    const contents = Array.from({ length: 20 }, (_, i) => `blob ${i}`);
+    const { id, required } = await api.create(
+      Object.fromEntries(contents.map((c, i) => [`p${i}.html`, sha256(c)])),
+    );
+    expect(required).toHaveLength(20);
+    const answers = await Promise.all(
+      [...contents, ...contents.slice(0, 5)].map((c) => api.put(id, sha256(c), c)),
+    );
+    expect(answers.every((a) => a.status === 200)).toBe(true);
+    const got = await api.call('GET', `/api/v1/deploys/${id}`);
+    expect(got.body.deploy).toMatchObject({ state: 'ready', bytes: contents.join('').length });
+    expect((await api.call('POST', `/api/v1/deploys/${id}/finalize`)).status).toBe(200);
+  });
+
   it('refuses manifests that break the upload rules', async () => {
     const [, api] = await siteWithClient('dep-rules');
     const h = sha256('x');
@@ -181,7 +197,7 @@ describe.each(backends)('deploys (%s)', (backend) => {
     expect(await has('v0')).toBeFalsy();
     const restored = await api.call('POST', `/api/v1/deploys/${ids[3]}/restore`);
     expect(restored.status).toBe(200);
-    expect((await hp.request('/', { host: 'dep-retention.localhost:8080' }).then((r) => r.text()))).toBe('v3');
+    expect(await hp.request('/', { host: 'dep-retention.localhost:8080' }).then((r) => r.text())).toBe('v3');
   });
 
   it('never replaces a SQLite database of the site', async () => {
