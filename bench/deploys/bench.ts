@@ -31,7 +31,10 @@ function site(tag: string): Map<string, Buffer> {
   const files = new Map<string, Buffer>();
   for (let i = 0; i < FILES; i++) {
     const path = i === 0 ? 'index.html' : `pages/${Math.floor(i / 50)}/page-${i}.html`;
-    files.set(path, Buffer.from(`<!doctype html><title>${tag} ${i}</title>${'<p>lorem ipsum</p>'.repeat(50)}`));
+    files.set(
+      path,
+      Buffer.from(`<!doctype html><title>${tag} ${i}</title>${'<p>lorem ipsum</p>'.repeat(50)}`),
+    );
   }
   return files;
 }
@@ -62,7 +65,13 @@ async function main(): Promise<void> {
     localhostUrls: true,
   });
   let slugs = 0;
-  const call = async (key: string, method: string, path: string, body?: string | Buffer, type = 'application/json') => {
+  const call = async (
+    key: string,
+    method: string,
+    path: string,
+    body?: string | Buffer,
+    type = 'application/json',
+  ) => {
     const res = await request(
       server.port,
       method,
@@ -86,24 +95,42 @@ async function main(): Promise<void> {
     const files = site(`uploads-${concurrency}`);
     return timed(() =>
       pool([...files], concurrency, async ([path, bytes]) => {
-        await call(key, 'POST', '/api/v1/files/upload', JSON.stringify({ path, content: bytes.toString('utf8') }));
+        await call(
+          key,
+          'POST',
+          '/api/v1/files/upload',
+          JSON.stringify({ path, content: bytes.toString('utf8') }),
+        );
       }),
     );
   };
   const deploy = async (key: string, files: Map<string, Buffer>, concurrency: number) => {
     const manifest = Object.fromEntries([...files].map(([p, b]) => [p, sha256(b)]));
     const byHash = new Map([...files.values()].map((b) => [sha256(b), b]));
+    const phases: number[] = [performance.now()];
     const created = await call(key, 'POST', '/api/v1/deploys', JSON.stringify({ files: manifest }));
     const required = created.required as string[];
+    phases.push(performance.now());
     await pool(required, concurrency, async (hash) => {
-      await call(key, 'PUT', `/api/v1/deploys/${created.id as string}/files/${hash}`, byHash.get(hash), 'application/octet-stream');
+      await call(
+        key,
+        'PUT',
+        `/api/v1/deploys/${created.id as string}/files/${hash}`,
+        byHash.get(hash),
+        'application/octet-stream',
+      );
     });
+    phases.push(performance.now());
     await call(key, 'POST', `/api/v1/deploys/${created.id as string}/finalize`);
+    phases.push(performance.now());
+    lastPhases = phases.slice(1).map((t, i) => Math.round(t - phases[i]!));
     return required.length;
   };
+  /** create, uploads, finalize (ms) of the last deploy. */
+  let lastPhases: number[] = [];
 
   try {
-    const results: Record<string, number> = {};
+    const results: Record<string, number | undefined> = {};
     for (const concurrency of [1, CONCURRENCY]) {
       results[`uploads_c${concurrency}_ms`] = await uploads(concurrency);
       const key = await fresh();
@@ -113,15 +140,25 @@ async function main(): Promise<void> {
         uploaded = await deploy(key, files, concurrency);
       });
       results[`deploy_first_c${concurrency}_blobs`] = uploaded;
+      [
+        results[`deploy_first_c${concurrency}_create_ms`],
+        results[`deploy_first_c${concurrency}_puts_ms`],
+        results[`deploy_first_c${concurrency}_finalize_ms`],
+      ] = lastPhases;
       results[`deploy_unchanged_c${concurrency}_ms`] = await timed(async () => {
         uploaded = await deploy(key, files, concurrency);
       });
       results[`deploy_unchanged_c${concurrency}_blobs`] = uploaded;
+      [
+        results[`deploy_unchanged_c${concurrency}_create_ms`],
+        ,
+        results[`deploy_unchanged_c${concurrency}_finalize_ms`],
+      ] = lastPhases;
     }
     if (values.json) console.log(JSON.stringify({ files: FILES, ...results }));
     else {
       console.log(`${FILES} files of ~1 KB, PostgreSQL + MinIO, server ${values.bin}`);
-      for (const [k, v] of Object.entries(results)) console.log(`  ${k.padEnd(28)} ${v}`);
+      for (const [k, v] of Object.entries(results)) console.log(`  ${k.padEnd(34)} ${v}`);
     }
   } finally {
     agent.destroy();
