@@ -7,6 +7,7 @@ const HASH = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
 const HASH2 = '2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824';
 const deployExample = {
   id: ID,
+  site_id: 1,
   state: 'published',
   draft: false,
   source: 'api',

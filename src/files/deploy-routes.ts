@@ -28,6 +28,7 @@ const iso = (d: Date | null) => (d ? d.toISOString() : null);
 function deployJson(config: Config, site: Site, d: Deploy, live: string | undefined) {
   return {
     id: d.id,
+    site_id: site.id,
     state: d.state,
     draft: d.draft,
     source: d.source,

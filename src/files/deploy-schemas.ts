@@ -47,6 +47,7 @@ const state = z
 
 export const deploy = z.object({
   id: z.string(),
+  site_id: z.int().describe('The site (storage folder) it belongs to'),
   state,
   draft: z.boolean(),
   source: z

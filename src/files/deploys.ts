@@ -67,6 +67,9 @@ export interface PreviewRow {
   updatedAt: Date;
 }
 
+/** A page's offset, exact for any page the query allows (past 2^53 too). */
+const offsetOf = (page: number, perPage: number) => String((BigInt(page) - 1n) * BigInt(perPage));
+
 const newDeployId = () => Array.from({ length: 12 }, () => ID_ALPHABET[randomInt(32)]).join('');
 
 interface DeployDbRow {
@@ -311,7 +314,7 @@ export class DeploysService {
     );
     const deploys = rowsOf<DeployDbRow>(
       await this.db.execute(sql`select * from deploys where site_id = ${siteId}::int
-        order by created_at desc, id desc limit ${perPage}::int offset ${(page - 1) * perPage}::int`),
+        order by created_at desc, id desc limit ${perPage}::int offset ${offsetOf(page, perPage)}::bigint`),
     ).map(toDeploy);
     const live = await liveDeployId(this.db, siteId);
     return { total: total!.n, deploys, live, liveChanged: await liveSetChanged(this.db, siteId, live) };
@@ -321,7 +324,7 @@ export class DeploysService {
     return rowsOf<{ path: string; hash: string; size: string | null; content_type: string }>(
       await this.db.execute(sql`select path, hash, size::text, content_type from deploy_files
         where deploy_id = ${id} order by path collate "C"
-        limit ${perPage}::int offset ${(page - 1) * perPage}::int`),
+        limit ${perPage}::int offset ${offsetOf(page, perPage)}::bigint`),
     ).map((r) => ({
       path: r.path,
       hash: r.hash,
