@@ -60,6 +60,8 @@ export const deployDocs = {
           'Once every blob is uploaded',
         ),
         GetDeploy: byId({ method: 'get', path: '/api/v1/deploys/:id' }, 'The deploy and its manifest'),
+        Publish: byId({ method: 'post', path: '/api/v1/deploys/:id/publish' }, 'A finalized draft'),
+        Restore: byId({ method: 'post', path: '/api/v1/deploys/:id/restore' }, 'Back to it, later'),
       } satisfies Record<string, RouteLink>,
     },
   },

@@ -124,7 +124,12 @@ export function deployRoutes(deps: {
       'RATE_LIMITED',
       'CAPACITY',
     ],
-    rawBody: { contentType: 'application/octet-stream', description: 'The bytes of the blob' },
+    // No body is the empty blob (a site may hold empty files).
+    rawBody: {
+      contentType: 'application/octet-stream',
+      description: 'The bytes of the blob (none: the empty blob)',
+      required: false,
+    },
     middleware: [uploadSlots.admit],
     query: s.siteOnlyQuery,
     requestExample: deployDocs.upload.requestExample,

@@ -265,7 +265,7 @@ export function buildOpenApi(
       };
     } else if (route.rawBody) {
       operation.requestBody = {
-        required: true,
+        required: route.rawBody.required ?? true,
         description: route.rawBody.description,
         content: { [route.rawBody.contentType]: { schema: { type: 'string', format: 'binary' } } },
       };

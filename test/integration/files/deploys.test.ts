@@ -105,13 +105,17 @@ describe.each(backends)('deploys (%s)', (backend) => {
   it('serves a draft at its preview host only, until it is published', async () => {
     const [, api] = await siteWithClient('dep-draft');
     await api.deploy({ 'index.html': 'live one' });
-    const draft = await api.deploy({ 'index.html': 'the draft', 'blog/index.html': 'blog' }, true);
+    const draft = await api.deploy(
+      { 'index.html': 'the draft', 'blog/index.html': 'blog', 'empty.html': '' },
+      true,
+    );
     const host = 'dep-draft.localhost:8080';
     const preview = `${draft}--dep-draft.localhost:8080`;
     expect((await page(host, '/')).text).toBe('live one');
     expect(await page(preview, '/')).toEqual({ status: 200, text: 'the draft' });
     expect((await hp.request('/blog', { host: preview })).status).toBe(301);
     expect((await page(preview, '/nothing.html')).status).toBe(404);
+    expect(await page(preview, '/empty.html')).toEqual({ status: 200, text: '' });
     // Not a deploy of this site: no preview.
     expect((await page(`${draft}--dep-missing.localhost:8080`, '/')).status).toBe(404);
 
@@ -120,6 +124,7 @@ describe.each(backends)('deploys (%s)', (backend) => {
       deploy: { state: 'draft', live: false, preview_url: `http://${draft}--dep-draft.localhost:8080` },
       files: [
         { path: 'blog/index.html', hash: sha256('blog'), size: 4 },
+        { path: 'empty.html', hash: sha256(''), size: 0 },
         { path: 'index.html', hash: sha256('the draft'), size: 9 },
       ],
     });
