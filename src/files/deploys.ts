@@ -7,6 +7,7 @@ import { dbOp } from '../observability/index.js';
 import type { Platform, PlanType, Principal, SiteUsage } from '../platform/index.js';
 import type { Db, Executor } from '../store/index.js';
 import { commitDeployBlob, progress, type DeployState } from './deploy-blobs.js';
+import { deployEventsTotal } from './metrics.js';
 export type { DeployState } from './deploy-blobs.js';
 import { liveDeployId, liveSetChanged, snapshotLiveSet, switchLiveSet } from './deploy-switch.js';
 import { contentTypeFor, uploadExtensions, videoExtensions } from './file-types.js';
@@ -210,6 +211,7 @@ export class DeploysService {
         sql`select distinct hash from deploy_files where deploy_id = ${id} and size is null order by hash`,
       ),
     ).map((r) => r.hash);
+    deployEventsTotal.inc({ event: 'created' });
     return { deploy: await this.get(siteId, id), required };
   }
 
@@ -251,6 +253,7 @@ export class DeploysService {
 
   /** Records an uploaded blob (see deploy-blobs.ts). */
   commitBlob(deploy: Deploy, hash: string, size: number, write: () => Promise<void>) {
+    deployEventsTotal.inc({ event: 'blob_uploaded' });
     return commitDeployBlob(this.db, this.blobs, deploy.id, hash, size, write);
   }
 
@@ -268,6 +271,7 @@ export class DeploysService {
     if (deploy.draft) {
       await this.db.execute(sql`update deploys set state = 'draft', finalized_at = now()
         where id = ${id} and state = 'ready'`);
+      deployEventsTotal.inc({ event: 'finalized_draft' });
       await this.prune(siteId);
       return this.get(siteId, id);
     }
@@ -302,6 +306,7 @@ export class DeploysService {
       const change = await switchLiveSet(tx, usage, this.upgradeUrl, id);
       await this.platform.recordChange(tx, siteId, change);
     });
+    deployEventsTotal.inc({ event: action });
     // Every edge replica has heard of the switch once the sync window has passed (edge/cache.ts).
     if (this.syncWindowMs !== undefined) await delay(this.syncWindowMs);
     await this.prune(siteId);
@@ -350,6 +355,7 @@ export class DeploysService {
           order by created_at desc, id desc limit ${keep}::int
         )
       returning id`);
+    deployEventsTotal.inc({ event: 'pruned' }, rowsOf(gone).length);
     return rowsOf(gone).length;
   }
 
@@ -359,6 +365,7 @@ export class DeploysService {
       delete from deploys where state in ('uploading', 'ready')
         and created_at < now() - ${`${ABANDONED_AFTER_HOURS} hours`}::interval
       returning id`);
+    deployEventsTotal.inc({ event: 'abandoned' }, rowsOf(gone).length);
     return rowsOf(gone).length;
   }
 
