@@ -172,15 +172,27 @@ describe.each(backends)('deploys (%s)', (backend) => {
     expect(((await limits.json()) as { usage: { files: { current: number } } }).usage.files.current).toBe(2);
   });
 
-  it('checks the plan against the new file set', async () => {
-    const [, api] = await siteWithClient('dep-quota');
+  it('checks the plan against the new file set, SQLite databases counted', async () => {
+    const [site, api] = await siteWithClient('dep-quota');
     const files = Object.fromEntries(Array.from({ length: 201 }, (_, i) => [`p${i}.html`, sha256(`${i}`)]));
     const res = await api.call('POST', '/api/v1/deploys', { files });
     expect(res.status).toBe(403);
     expect(res.body).toMatchObject({ error: 'File limit exceeded' });
+    // 200 files fit the free plan, but not beside a database: the switch refuses, nothing changes.
+    expect(await hp.services.files.registerDatabase(site.siteId, 'app.db')).toBe(true);
     const within = Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`p${i}.html`, `${i}`]));
-    await api.deploy(within);
-    expect(((await api.call('GET', '/api/v1/deploys')).body.deploys as unknown[]).length).toBe(1);
+    const { id, required } = await api.create(
+      Object.fromEntries(Object.entries(within).map(([p, c]) => [p, sha256(c)])),
+    );
+    for (const content of Object.values(within)) {
+      if (required.includes(sha256(content)))
+        expect((await api.put(id, sha256(content), content)).status).toBe(200);
+    }
+    const refused = await api.call('POST', `/api/v1/deploys/${id}/finalize`);
+    expect(refused.status).toBe(403);
+    expect(refused.body).toMatchObject({ error: 'File limit exceeded' });
+    expect((await page('dep-quota.localhost:8080', '/p0.html')).status).toBe(404);
+    expect((await api.call('GET', `/api/v1/deploys/${id}`)).body.deploy).toMatchObject({ state: 'ready' });
   });
 
   it('keeps the plan retention of deploys (free: 10), always the live one', async () => {
