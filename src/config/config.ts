@@ -102,6 +102,10 @@ export const configSchema = z.object({
   HOSTPLANE_EDGE_ACCESS_LOG_SAMPLE_RATIO: z.coerce.number().min(0).max(1).default(0.01),
   HOSTPLANE_EDGE_CACHE_MB: z.coerce.number().int().min(1).max(1_048_576).default(64),
   HOSTPLANE_EDGE_COMPRESSION: booleanFromEnv.default(true),
+  // With several replicas (PostgreSQL), an edge answers from its caches only while it has heard
+  // back its own sync NOTIFY sent at most this long ago; a deploy switch (publish, restore) returns
+  // after this long, so every replica serves the new version by then (src/edge/cache.ts).
+  HOSTPLANE_EDGE_SYNC_MS: z.coerce.number().int().min(100).max(60_000).default(1000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   // Cluster mode: Site custom resources are applied and reconciled (see the README's cluster section).
   HOSTPLANE_KUBERNETES: booleanFromEnv.default(false),
@@ -189,6 +193,11 @@ export interface EdgeConfig {
   cacheBytes: number;
   /** gzip/brotli variants of text files, computed once per blob. */
   compression: boolean;
+  /**
+   * How recently an edge must have heard back its own sync NOTIFY to answer from its caches, and how
+   * long a deploy switch waits before returning. Undefined with PGlite (one process: no replicas).
+   */
+  syncWindowMs: number | undefined;
 }
 
 export interface MailConfig {
@@ -298,6 +307,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       accessLogSampleRatio: c.HOSTPLANE_EDGE_ACCESS_LOG_SAMPLE_RATIO,
       cacheBytes: c.HOSTPLANE_EDGE_CACHE_MB * 1024 * 1024,
       compression: c.HOSTPLANE_EDGE_COMPRESSION,
+      syncWindowMs: c.DATABASE_URL ? c.HOSTPLANE_EDGE_SYNC_MS : undefined,
     },
     schemaWaitMs: c.HOSTPLANE_SCHEMA_WAIT_SECONDS * 1000,
     kubernetes: c.HOSTPLANE_KUBERNETES

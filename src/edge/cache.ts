@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import { blobKeyForHash, type BlobStore } from '../blob/index.js';
 import type { Config } from '../config/index.js';
-import type { FilesService } from '../files/index.js';
+import type { DeploysService, FilesService } from '../files/index.js';
 import { normalizeHost, type HostRoute as RouteOf } from '../http/index.js';
 import { tallyCounter } from '../observability/index.js';
 import type { Platform, SiteEvents } from '../platform/index.js';
@@ -17,10 +17,16 @@ export interface EdgeOptions {
   blobCacheBytes?: number;
   /** How long hosts, path entries and resolutions are kept: the safety net for missed invalidations. */
   cacheTtlMs?: number;
+  /** Overrides config.edge.syncWindowMs (see `fresh`). */
+  syncWindowMs?: number;
 }
+
+const PREVIEW_LABEL = /^([a-z2-7]{12})--(.+)$/;
 
 export interface SiteRef {
   id: number;
+  /** A preview host (`<deploy id>--<slug>`): the deploy's manifest, not the live file set. */
+  deployId?: string;
 }
 
 /** What a Host header means to the edge (see the HostHandler it implements). */
@@ -62,11 +68,14 @@ export class EdgeCache {
   private readonly sitesSuffix: string;
   readonly maxCachedBlobBytes: number;
   private readonly stops: Array<() => void>;
+  private readonly syncWindowMs: number | undefined;
+  private syncedAt: number;
 
   constructor(
     private readonly config: Config,
     private readonly platform: Platform,
     private readonly files: FilesService,
+    private readonly deploys: DeploysService,
     private readonly blobStore: BlobStore,
     events: SiteEvents,
     options: EdgeOptions = {},
@@ -98,6 +107,9 @@ export class EdgeCache {
       maxSize: options.blobCacheBytes ?? config.edge.cacheBytes,
       sizeCalculation: (b) => Math.max(1, b.length),
     });
+    this.syncWindowMs = options.syncWindowMs ?? config.edge.syncWindowMs;
+    // An empty cache reflects every commit so far: fresh from the start.
+    this.syncedAt = performance.now();
     const nextGeneration = (siteId: number) =>
       this.generation.set(siteId, (this.generation.get(siteId) ?? 0) + 1);
     this.stops = [
@@ -117,10 +129,47 @@ export class EdgeCache {
         },
       }),
     ];
+    if (this.syncWindowMs !== undefined) this.stops.push(this.syncLoop(events, this.syncWindowMs));
   }
 
   close(): void {
     for (const stop of this.stops) stop();
+  }
+
+  /*
+   * Several replicas: a deploy switch must be visible on every replica once its call returns, but
+   * NOTIFY reaches the other replicas a little later. So every few hundred ms the edge sends a sync
+   * NOTIFY on the site channel and waits to hear it back: notifications reach a listener in commit
+   * order, so once it is back every change committed before it was sent has been applied here
+   * (`syncedAt`). The edge answers from its path caches only while `syncedAt` is within the sync
+   * window; otherwise it reads the database. A switch returns a full window after it commits, so any
+   * request that starts later either meets a replica that has applied it, or one that reads the
+   * database. (Durations only, on each process's monotonic clock: clock offsets do not matter.)
+   */
+  private syncLoop(events: SiteEvents, windowMs: number): () => void {
+    let stopped = false;
+    const every = Math.max(25, Math.floor(windowMs / 4));
+    const loop = async () => {
+      while (!stopped) {
+        const sent = performance.now();
+        const heard = await events.roundTrip(windowMs * 2).catch(() => false);
+        if (heard) this.syncedAt = Math.max(this.syncedAt, sent);
+        await new Promise((resolve) => setTimeout(resolve, every).unref());
+      }
+    };
+    void loop();
+    return () => {
+      stopped = true;
+    };
+  }
+
+  /** Whether the path caches may answer (see syncLoop); previews are immutable and always may. */
+  private fresh(site: SiteRef): boolean {
+    return (
+      site.deployId !== undefined ||
+      this.syncWindowMs === undefined ||
+      performance.now() - this.syncedAt <= this.syncWindowMs
+    );
   }
 
   /** The cached meaning of a raw Host header, if any (no work beyond one lookup). */
@@ -135,8 +184,13 @@ export class EdgeCache {
     if (hostname && hostname !== this.baseHost) {
       if (hostname.endsWith(this.sitesSuffix)) {
         const slug = hostname.slice(0, -this.sitesSuffix.length);
-        const site = slug.includes('.') ? undefined : await this.platform.siteBySlug(slug);
-        route = site ? { serve: true, site: { id: site.id } } : NO_SUCH_SITE;
+        const preview = slug.includes('.') ? undefined : await this.previewOf(slug);
+        const site = preview || slug.includes('.') ? undefined : await this.platform.siteBySlug(slug);
+        route = preview
+          ? { serve: true, site: preview }
+          : site
+            ? { serve: true, site: { id: site.id } }
+            : NO_SUCH_SITE;
       } else {
         const site = await this.platform.siteByCustomDomain(hostname);
         if (site) route = { serve: true, site: { id: site.id } };
@@ -148,36 +202,48 @@ export class EdgeCache {
     return route;
   }
 
-  private routeKey(siteId: number, urlPath: string): string {
-    return `${siteId}:${this.generation.get(siteId) ?? 0}:${urlPath}`;
+  /** `<deploy id>--<slug>`: the deploy's preview, when the site has such a finished deploy. */
+  private async previewOf(label: string): Promise<SiteRef | undefined> {
+    const match = PREVIEW_LABEL.exec(label);
+    if (!match) return undefined;
+    const site = await this.platform.siteBySlug(match[2]!);
+    if (!site || !(await this.deploys.previewable(site.id, match[1]!))) return undefined;
+    return { id: site.id, deployId: match[1]! };
+  }
+
+  private routeKey(site: SiteRef, urlPath: string): string {
+    // A deploy's manifest never changes: its entries need no generation.
+    if (site.deployId !== undefined) return `d:${site.deployId}:${urlPath}`;
+    return `${site.id}:${this.generation.get(site.id) ?? 0}:${urlPath}`;
   }
 
   /** A cached resolution of a URL path (raw, before decoding, without the query). */
-  cachedResolution(siteId: number, urlPath: string): Resolution | undefined {
-    const hit = this.routes.get(this.routeKey(siteId, urlPath));
+  cachedResolution(site: SiteRef, urlPath: string): Resolution | undefined {
+    if (!this.fresh(site)) return undefined;
+    const hit = this.routes.get(this.routeKey(site, urlPath));
     if (hit) cacheEvents.manifestHit.inc();
     return hit;
   }
 
-  async resolve(siteId: number, urlPath: string): Promise<Resolution> {
-    const key = this.routeKey(siteId, urlPath);
-    const resolution = await this.resolveUncached(siteId, urlPath);
+  async resolve(site: SiteRef, urlPath: string): Promise<Resolution> {
+    const key = this.routeKey(site, urlPath);
+    const resolution = await this.resolveUncached(site, urlPath);
     this.routes.set(key, resolution);
     return resolution;
   }
 
-  private async resolveUncached(siteId: number, urlPath: string): Promise<Resolution> {
+  private async resolveUncached(site: SiteRef, urlPath: string): Promise<Resolution> {
     const sitePath = decodeSitePath(urlPath);
     // SQLite database files are never served, under any spelling of their path.
-    if (sitePath === undefined || namesDatabaseFile(sitePath)) return this.notFound(siteId);
+    if (sitePath === undefined || namesDatabaseFile(sitePath)) return this.notFound(site);
     const target = sitePath === '' || sitePath.endsWith('/') ? `${sitePath}index.html` : sitePath;
     // `/blog` → `/blog/` when blog/ has an index, like every static host.
     const redirects = !sitePath.endsWith('/') && sitePath !== '';
-    const cached = this.cachedEntry(siteId, target);
+    const cached = this.cachedEntry(site, target);
     if (cached?.kind === 'file') return { type: 'file', entry: cached };
     // Every path this URL may need, in one query: a miss costs one round trip, not up to three.
     const paths = redirects ? [target, `${sitePath}/index.html`, '404.html'] : [target, '404.html'];
-    const entries = await this.entries(siteId, paths, [cached]);
+    const entries = await this.entries(site, paths, [cached]);
     const entry = entries[0]!;
     if (entry.kind === 'file') return { type: 'file', entry };
     // One leading slash only: `//evil.example` must stay a path, not become another host.
@@ -187,14 +253,15 @@ export class EdgeCache {
     return { type: 'notFound', page: page.kind === 'file' ? page : undefined };
   }
 
-  private async notFound(siteId: number): Promise<Resolution> {
-    const [page] = await this.entries(siteId, ['404.html']);
+  private async notFound(site: SiteRef): Promise<Resolution> {
+    const [page] = await this.entries(site, ['404.html']);
     return { type: 'notFound', page: page?.kind === 'file' ? page : undefined };
   }
 
   /** A cached entry (counted as a hit), or undefined. */
-  private cachedEntry(siteId: number, sitePath: string): PathEntry | undefined {
-    const cached = this.pathEntries.get(this.routeKey(siteId, sitePath));
+  private cachedEntry(site: SiteRef, sitePath: string): PathEntry | undefined {
+    if (!this.fresh(site)) return undefined;
+    const cached = this.pathEntries.get(this.routeKey(site, sitePath));
     if (cached) cacheEvents.manifestHit.inc();
     return cached;
   }
@@ -204,17 +271,21 @@ export class EdgeCache {
    * caller passes what it already looked up in the cache for the first paths as `known`.
    */
   private async entries(
-    siteId: number,
+    site: SiteRef,
     paths: string[],
     known: Array<PathEntry | undefined> = [],
   ): Promise<PathEntry[]> {
     // Keys before the query: an entry read across a change is filed under the old generation.
-    const keys = paths.map((p) => this.routeKey(siteId, p));
-    const found = paths.map((p, i) => (i < known.length ? known[i] : this.cachedEntry(siteId, p)));
+    const keys = paths.map((p) => this.routeKey(site, p));
+    const found = paths.map((p, i) => (i < known.length ? known[i] : this.cachedEntry(site, p)));
     const missing = paths.filter((_, i) => !found[i]);
     if (missing.length === 0) return found as PathEntry[];
     for (const _ of missing) cacheEvents.manifestMiss.inc();
-    const rows = new Map((await this.files.findAll(siteId, missing)).map((r) => [r.path, r]));
+    const fetched =
+      site.deployId !== undefined
+        ? await this.deploys.previewRows(site.deployId, missing)
+        : await this.files.findAll(site.id, missing);
+    const rows = new Map(fetched.map((r) => [r.path, r]));
     return paths.map((p, i) => {
       const hit = found[i];
       if (hit) return hit;

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { BlobStore } from '../blob/index.js';
 import type { Config } from '../config/index.js';
-import type { FilesService } from '../files/index.js';
+import type { DeploysService, FilesService } from '../files/index.js';
 import { lifecycleHandler, type HostHandler } from '../http/index.js';
 import type { Logger } from '../observability/index.js';
 import type { Platform, SiteEvents } from '../platform/index.js';
@@ -22,11 +22,12 @@ export class Edge {
     private readonly config: Config,
     platform: Platform,
     files: FilesService,
+    deploys: DeploysService,
     blobs: BlobStore,
     events: SiteEvents,
     options: EdgeOptions = {},
   ) {
-    this.cache = new EdgeCache(config, platform, files, blobs, events, options);
+    this.cache = new EdgeCache(config, platform, files, deploys, blobs, events, options);
   }
 
   close(): void {
@@ -50,9 +51,9 @@ export class Edge {
       const url = target(req.url ?? '/');
       const query = url.indexOf('?');
       const urlPath = query < 0 ? url : url.slice(0, query);
-      const resolved = cache.cachedResolution(site.id, urlPath);
+      const resolved = cache.cachedResolution(site, urlPath);
       if (resolved) return respond(req, res, resolved, url, query, requestId, head);
-      return cache.resolve(site.id, urlPath).then((r) => respond(req, res, r, url, query, requestId, head));
+      return cache.resolve(site, urlPath).then((r) => respond(req, res, r, url, query, requestId, head));
     };
 
     const respond = (

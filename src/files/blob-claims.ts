@@ -1,6 +1,6 @@
-import { eq, sql } from 'drizzle-orm';
+import { and, eq, isNotNull, sql } from 'drizzle-orm';
 import type { Db } from '../store/index.js';
-import { blobClaims, siteFiles } from './tables.js';
+import { blobClaims, deployFiles, siteFiles } from './tables.js';
 
 /*
  * How uploads and the orphan-blob sweeper share a blob without holding a lock across an S3 call.
@@ -67,13 +67,21 @@ export async function claimForDeletion(
         })
         .returning({ generation: blobClaims.generation });
       if (!claim) return { skipped: 'claimed' as const };
+      // A live file, or a deploy's uploaded blob (deploys.ts: a restore needs its bytes).
       const [ref] = await tx
         .select({ n: sql`1` })
         .from(siteFiles)
         .where(eq(siteFiles.blobKey, hash))
         .limit(1);
+      const [deployRef] = ref
+        ? [ref]
+        : await tx
+            .select({ n: sql`1` })
+            .from(deployFiles)
+            .where(and(eq(deployFiles.hash, hash), isNotNull(deployFiles.size)))
+            .limit(1);
       // Rolled back: a referenced blob keeps its generation, so no upload has to retry for it.
-      if (ref) throw new Referenced();
+      if (deployRef) throw new Referenced();
       return { generation: claim.generation };
     });
   } catch (err) {

@@ -2,6 +2,7 @@ import type { Config } from '../config/index.js';
 import type { DomainModule } from '../http/index.js';
 import type { Platform } from '../platform/index.js';
 import { filesRoutes } from './routes.js';
+import type { DeploysService } from './deploys.js';
 import type { FilesService } from './service.js';
 
 // The files domain's public face: the per-site file index, its bytes, folders and videos.
@@ -9,16 +10,23 @@ export { FilesService, MAX_FILE_BYTES, MAX_VIDEO_BYTES, type FileRecord } from '
 export { MAX_PATH_BYTES, MAX_SEGMENT_BYTES, namesDatabaseFile, normalizeSitePath } from './paths.js';
 export { databasePath } from './schemas.js';
 export { contentTypeFor } from './file-types.js';
+export { DeploysService, DEPLOY_ID, type PreviewRow } from './deploys.js';
 
 const HOUR = 3_600_000;
 
 /** The files domain as a module of the app: its routes and the orphan-blob sweep. */
-export function filesModule(deps: { config: Config; platform: Platform; files: FilesService }): DomainModule {
+export function filesModule(deps: {
+  config: Config;
+  platform: Platform;
+  files: FilesService;
+  deploys: DeploysService;
+}): DomainModule {
   return {
     name: 'files',
     routes: (registry) => filesRoutes({ ...deps, registry }),
     sweeps: [
       { name: 'orphan_blobs', everyMs: HOUR, run: () => deps.files.sweepOrphanBlobs(HOUR) },
+      { name: 'abandoned_deploys', everyMs: HOUR, run: () => deps.deploys.sweepAbandoned() },
       {
         name: 'counter_recount',
         everyMs: deps.config.counterRecount.everyMs,

@@ -40,3 +40,11 @@ export const quotaRejectionsTotal = new client.Counter({
   labelNames: ['limit'] as const,
   registers: [registry],
 });
+
+/** Deploy events (files/deploys.ts): created, blob_uploaded, finalized_draft, finalize, publish, restore, pruned, abandoned. */
+export const deployEventsTotal = new client.Counter({
+  name: 'hostplane_deploy_events_total',
+  help: 'Deploys created, blobs uploaded to them, switches (finalize, publish, restore), drafts finalized, deploys pruned or abandoned, by event.',
+  labelNames: ['event'] as const,
+  registers: [registry],
+});

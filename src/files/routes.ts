@@ -13,6 +13,8 @@ import * as s from './schemas.js';
 import { assertExtension, fileUrl, tooLarge } from './upload-rules.js';
 import { uploadBytes, uploadJsonBody } from './upload-body.js';
 import { UploadSlots } from './upload-slots.js';
+import { deployRoutes } from './deploy-routes.js';
+import type { DeploysService } from './deploys.js';
 
 /** Every files route names a site: a key scoped elsewhere is 403, a session's unknown site_id 404. */
 const siteScoped: ErrorCode[] = ['KEY_SCOPE', 'NOT_FOUND'];
@@ -21,6 +23,7 @@ export function filesRoutes(deps: {
   config: Config;
   platform: Platform;
   files: FilesService;
+  deploys: DeploysService;
   registry: RouteRegistry;
 }): Router {
   const { config, platform, files, registry } = deps;
@@ -375,5 +378,6 @@ export function filesRoutes(deps: {
     },
   });
 
+  deployRoutes({ ...deps, router, uploadSlots });
   return router;
 }

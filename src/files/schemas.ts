@@ -49,6 +49,12 @@ const filePath = (description: string, extensions: Set<string>) =>
     .meta({ pattern: filePattern(extensions), maxLength: 1024 })
     .describe(`${description}. Allowed extensions: ${[...extensions].join(', ')}. ${NEW_PATH_RULES}`);
 
+/** A path in a deploy's manifest: any extension files/upload or videos/upload accepts. */
+export const manifestPath = filePath(
+  'A path of the site',
+  new Set([...uploadExtensions, ...videoExtensions]),
+);
+
 /** A SQLite database path (the SQLite domain's install): the path rules, ending in .sqlite or .db. */
 export const databasePath = (description: string) => filePath(description, new Set(['sqlite', 'db']));
 
@@ -60,7 +66,7 @@ export const videoExtension = z
   .enum([...videoExtensions] as [string, ...string[]])
   .describe('An extension POST /api/v1/videos/upload accepts (any letter case)');
 
-const siteIdQuery = queryId('Site (storage folder) id; only meaningful with session authentication');
+export const siteIdQuery = queryId('Site (storage folder) id; only meaningful with session authentication');
 
 // Query strings are closed: a parameter the route does not have (a typo such as `pth=`) is a 400,
 // not silently ignored; the document says so (additionalProperties: false).

@@ -62,8 +62,8 @@ export class FilesService {
     private readonly upgradeUrl: string,
   ) {}
 
-  /** Runs a write under the site lock, then tells the edges the site changed. */
-  private async write<T>(siteId: number, operation: string, fn: (tx: Tx, usage: SiteUsage) => Promise<T>) {
+  /** Runs a write under the site lock, then tells the edges the site changed (deploys.ts too). */
+  async write<T>(siteId: number, operation: string, fn: (tx: Tx, usage: SiteUsage) => Promise<T>) {
     const result = await dbOp(operation, () =>
       this.db.transaction(async (tx) => fn(tx, await this.platform.lockUsage(tx, siteId))),
     );

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, index, integer, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
+import { bigint, boolean, index, integer, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
 // A foreign key is a schema-level link, the one reach into another domain's tables lint allows.
 import { sites } from '../platform/tables.js';
 
@@ -59,4 +59,67 @@ export const blobClaims = pgTable('blob_claims', {
   generation: bigint('generation', { mode: 'number' }).notNull().default(0),
   // While in the future, a sweeper may be deleting the blob: an upload of these bytes waits.
   claimedUntil: timestamp('claimed_until', { withTimezone: true }),
+});
+
+/**
+ * Deploys: manifests of path → blob, made through /api/v1/deploys (source 'api') or recorded
+ * lazily from what the files API left live (source 'files_api', see deploy-switch.ts). One of
+ * them may be live (live_deploys); the live file set itself is always site_files.
+ */
+export const deploys = pgTable(
+  'deploys',
+  {
+    // 12 characters of [a-z2-7]: the first label of the preview host `<id>--<slug>.<sites domain>`.
+    id: text('id').primaryKey(),
+    siteId: integer('site_id')
+      .notNull()
+      .references(() => sites.id, { onDelete: 'cascade' }),
+    state: text('state', { enum: ['uploading', 'ready', 'draft', 'published'] }).notNull(),
+    source: text('source', { enum: ['api', 'files_api'] }).notNull(),
+    draft: boolean('draft').notNull().default(false),
+    fileCount: integer('file_count').notNull(),
+    // Distinct hashes not uploaded yet: kept by each blob commit, so none counts the manifest.
+    missing: integer('missing').notNull().default(0),
+    // Sum of the sizes known so far (all of them once the deploy is ready).
+    bytes: bigint('bytes', { mode: 'number' }).notNull().default(0),
+    // The key that made it (prefix shown to users; the id is a plain reference, not a foreign key:
+    // a revoked or deleted key leaves the history as it was).
+    keyId: integer('key_id'),
+    keyPrefix: text('key_prefix'),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    finalizedAt: timestamp('finalized_at', { withTimezone: true }),
+    publishedAt: timestamp('published_at', { withTimezone: true }),
+  },
+  (t) => [index('deploys_site_created_idx').on(t.siteId, t.createdAt)],
+);
+
+/** One row per path of a deploy's manifest; `size` is null until the blob is known for the site. */
+export const deployFiles = pgTable(
+  'deploy_files',
+  {
+    deployId: text('deploy_id')
+      .notNull()
+      .references(() => deploys.id, { onDelete: 'cascade' }),
+    // Denormalized: which blobs a site already has is one index range (site_id, hash).
+    siteId: integer('site_id').notNull(),
+    path: text('path').notNull(),
+    hash: text('hash').notNull(),
+    size: bigint('size', { mode: 'number' }),
+    contentType: text('content_type').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.deployId, t.path] }),
+    index('deploy_files_site_hash_idx').on(t.siteId, t.hash),
+    index('deploy_files_hash_idx').on(t.hash),
+  ],
+);
+
+/** The deploy whose manifest the site's live file set was last switched to. */
+export const liveDeploys = pgTable('live_deploys', {
+  siteId: integer('site_id')
+    .primaryKey()
+    .references(() => sites.id, { onDelete: 'cascade' }),
+  deployId: text('deploy_id')
+    .notNull()
+    .references(() => deploys.id),
 });

@@ -70,7 +70,7 @@ export function errorCodesOf(route: RouteDoc): ErrorCode[] {
   if (route.auth !== 'none' && isPlatformAuth(route.auth)) codes.add('UNAUTHORIZED');
   if (route.body) ['PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'].forEach((c) => codes.add(c as ErrorCode));
   // Every body is held to the body deadline (src/http/body-deadline.ts).
-  if (route.body || route.multipart) codes.add('REQUEST_TIMEOUT');
+  if (route.body || route.multipart || route.rawBody) codes.add('REQUEST_TIMEOUT');
   for (const code of route.errors ?? []) codes.add(code);
   // Every route needs the database or the blob store: either being away is a 503 (see errors/outage.ts).
   codes.add('DEPENDENCY_UNAVAILABLE');
@@ -269,6 +269,12 @@ export function buildOpenApi(
       operation.requestBody = {
         required: route.bodyRequired ?? true,
         content: { 'application/json': { schema: toSchema(route.body, 'input', schemas), ...bodyExample } },
+      };
+    } else if (route.rawBody) {
+      operation.requestBody = {
+        required: route.rawBody.required ?? true,
+        description: route.rawBody.description,
+        content: { [route.rawBody.contentType]: { schema: { type: 'string', format: 'binary' } } },
       };
     } else if (route.multipart) {
       operation.requestBody = {

@@ -74,6 +74,8 @@ export interface RouteDoc {
   body?: z.ZodType;
   /** Documented only: a multipart body, described by this schema. */
   multipart?: z.ZodType;
+  /** Documented only: a raw body (the handler reads the stream), e.g. a blob's bytes. */
+  rawBody?: { contentType: string; description: string; required?: boolean };
   /** JSON Schemas of the path parameters, by name (default: a string), e.g. `pathId('The form')`. */
   params?: Record<string, Record<string, unknown>>;
   /**

@@ -32,6 +32,7 @@ export class Keys {
         .select({
           id: apiKeys.id,
           keyHash: apiKeys.keyHash,
+          keyPrefix: apiKeys.keyPrefix,
           kind: apiKeys.kind,
           siteId: apiKeys.siteId,
           accountId: sites.accountId,
@@ -56,6 +57,7 @@ export class Keys {
       accountId: row.accountId,
       siteId: row.siteId,
       via: row.kind === 'temporary' ? 'temporary_key' : 'permanent_key',
+      key: { id: row.id, prefix: row.keyPrefix },
     };
   }
 

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { sql, type SQL } from 'drizzle-orm';
 import { CHANNELS, type Store } from '../store/index.js';
@@ -28,6 +29,8 @@ export interface SiteEventHandlers {
  */
 const ROUTES = 'routes';
 const REMOVED = 'removed:';
+/** `sync:<marker>`: a process's own round trip through the channel (see roundTrip). */
+const SYNC = 'sync:';
 
 function encode(event: SiteEvent): string {
   if (event.kind === 'routes') return ROUTES;
@@ -63,6 +66,10 @@ export function notifyContentChangedOf(siteIdSql: SQL): SQL {
 export class SiteEvents {
   private readonly emitter = new EventEmitter();
   private unlisten: (() => Promise<void>) | undefined;
+  private store: Store | undefined;
+  private readonly syncToken = randomUUID();
+  private syncSeq = 0;
+  private readonly syncWaiting = new Map<string, () => void>();
 
   constructor() {
     this.emitter.setMaxListeners(0);
@@ -72,11 +79,39 @@ export class SiteEvents {
     this.unlisten = await store.listen(
       CHANNELS.site,
       (payload) => {
+        if (payload.startsWith(SYNC)) return this.syncWaiting.get(payload.slice(SYNC.length))?.();
         const event = decode(payload);
         if (event) this.emit(event);
       },
       () => this.emitter.emit('missed'),
     );
+    this.store = store;
+  }
+
+  /**
+   * Sends a marker through the channel and resolves true once this process hears it back (within
+   * `timeoutMs`): every event committed before it was sent has then been emitted here, since a
+   * listener hears notifications in commit order. The edge's sync window is built on it.
+   */
+  async roundTrip(timeoutMs: number): Promise<boolean> {
+    const store = this.store;
+    if (!store) return false;
+    const marker = `${this.syncToken}.${++this.syncSeq}`;
+    let timer: NodeJS.Timeout | undefined;
+    const heard = new Promise<boolean>((resolve) => {
+      this.syncWaiting.set(marker, () => resolve(true));
+      timer = setTimeout(() => resolve(false), timeoutMs);
+      timer.unref();
+    });
+    try {
+      await store.db.execute(sql`select pg_notify(${CHANNELS.site}, ${SYNC + marker})`);
+      return await heard;
+    } catch {
+      return false;
+    } finally {
+      clearTimeout(timer);
+      this.syncWaiting.delete(marker);
+    }
   }
 
   /** Tells this process at once; other replicas hear the NOTIFY sent in the write's transaction. */

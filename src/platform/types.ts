@@ -28,4 +28,6 @@ export interface Principal {
   sessionId?: number;
   /** Sessions: a bearer token, or the browser's cookie (whose writes are CSRF-checked). */
   sessionKind?: 'bearer' | 'browser';
+  /** The key used, when a key authenticated (its id and the prefix shown to users). */
+  key?: { id: number; prefix: string };
 }

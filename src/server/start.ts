@@ -4,7 +4,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { openBlobStore, type BlobStore } from '../blob/index.js';
 import { siteUrl, type Config } from '../config/index.js';
 import { Edge, type EdgeOptions } from '../edge/index.js';
-import { FilesService, filesModule } from '../files/index.js';
+import { DeploysService, FilesService, filesModule } from '../files/index.js';
 import {
   ClusterFormsService,
   FormsService,
@@ -35,6 +35,7 @@ export interface Services {
   blobs: BlobStore;
   platform: Platform;
   files: FilesService;
+  deploys: DeploysService;
   publish: PublishService;
   forms: FormsService;
   submissions: Submissions;
@@ -100,6 +101,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const platform = new Platform(store.db, platformOptions(config));
   const upgradeUrl = upgradeUrlOf(config);
   const files = new FilesService(store.db, blobs, platform, events, upgradeUrl);
+  const deploys = new DeploysService(store.db, blobs, files, platform, upgradeUrl, config.edge.syncWindowMs);
   const publish = new PublishService(store.db, {
     pages: config.tempPages.maxPages,
     bytes: config.tempPages.maxBytes,
@@ -141,7 +143,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       logger,
     },
   });
-  const edge = new Edge(config, platform, files, blobs, events, options.edge);
+  const edge = new Edge(config, platform, files, deploys, blobs, events, options.edge);
   const siteCreated = clusterSiteHook(config, logger);
   const accountLimiter = (limit: RateLimit) => createRateLimiter(store.db, limit);
   const account = {
@@ -175,6 +177,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     blobs,
     platform,
     files,
+    deploys,
     publish,
     forms,
     submissions,
@@ -186,7 +189,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       ? [sqlite.module]
       : [
           platformModule(platform, account),
-          filesModule({ config, platform, files }),
+          filesModule({ config, platform, files, deploys }),
           publishModule({ config, publish, limiter: publishLimiter, logger }),
           formsModule({ config, platform, forms, submissions, limiter: submitLimiter, logger }),
           ...(outbox ? [mailModule({ outbox })] : []),

@@ -61,6 +61,17 @@ export const fileErrors = {
     message: (p) => p.message,
     description: 'The client stopped sending before the upload completed (nothing was stored)',
   }),
+  HASH_MISMATCH: define<{ expected: string; actual: string }>({
+    status: 400,
+    error: 'Hash mismatch',
+    message: (p) => `The body's SHA-256 is ${p.actual}, not ${p.expected}: nothing was stored.`,
+    extra: (p) => ({ expected: p.expected, actual: p.actual }),
+    extraSchema: {
+      expected: z.string().describe('The hash in the URL'),
+      actual: z.string().describe('The SHA-256 of the bytes received'),
+    },
+    description: 'A deploy blob whose bytes do not hash to the SHA-256 it was sent under',
+  }),
   UPLOAD_FAILED: define({
     status: 500,
     error: 'Upload failed',

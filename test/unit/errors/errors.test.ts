@@ -59,6 +59,7 @@ const samples: { [C in ErrorCode]: AppError<C> } = {
   NO_FILE: new AppError('NO_FILE', { message: 'no file' }),
   UPLOAD_ABORTED: new AppError('UPLOAD_ABORTED', { message: 'stopped' }),
   UPLOAD_FAILED: new AppError('UPLOAD_FAILED'),
+  HASH_MISMATCH: new AppError('HASH_MISMATCH', { expected: 'a'.repeat(64), actual: 'b'.repeat(64) }),
   FILE_LIMIT: new AppError('FILE_LIMIT', { message: 'too many files', current: 10, limit: 10, ...upgrade }),
   FOLDER_LIMIT: new AppError('FOLDER_LIMIT', {
     message: 'too many folders',

@@ -1,0 +1,171 @@
+// Deploy benchmark: a 300-file site through /api/v1/deploys (first deploy, then an unchanged
+// re-deploy) against 300 single uploads through /api/v1/files/upload, on PostgreSQL + MinIO (the
+// test suite's own throwaway servers, on loopback) with the built `hostplane serve` as its own
+// process. Reports figures; asserts nothing. Each case runs on a fresh site (no shared blobs).
+//
+//   make build
+//   scripts/node.sh exec npx tsx bench/deploys/bench.ts            # --files 300 --concurrency 8 --json
+import { createHash } from 'node:crypto';
+import http from 'node:http';
+import { parseArgs } from 'node:util';
+import { createBucket, startMinio } from '../../test/support/minio.js';
+import { createDatabase, startPostgres } from '../../test/support/postgres.js';
+import { request } from '../support/http.js';
+import { s3Env, startServer } from '../support/server.js';
+
+const { values } = parseArgs({
+  options: {
+    bin: { type: 'string', default: 'dist/src/cli/main.js' },
+    files: { type: 'string', default: '300' },
+    concurrency: { type: 'string', default: '8' },
+    json: { type: 'boolean', default: false },
+  },
+});
+const FILES = Number(values.files);
+const CONCURRENCY = Number(values.concurrency);
+const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+
+/** A small site: FILES pages of about 1 KB, distinct per site. */
+function site(tag: string): Map<string, Buffer> {
+  const files = new Map<string, Buffer>();
+  for (let i = 0; i < FILES; i++) {
+    const path = i === 0 ? 'index.html' : `pages/${Math.floor(i / 50)}/page-${i}.html`;
+    files.set(
+      path,
+      Buffer.from(`<!doctype html><title>${tag} ${i}</title>${'<p>lorem ipsum</p>'.repeat(50)}`),
+    );
+  }
+  return files;
+}
+
+/** Runs `work` over `items` with at most `limit` at once. */
+async function pool<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) await work(items[next++]!);
+    }),
+  );
+}
+
+async function main(): Promise<void> {
+  const postgres = await startPostgres();
+  const minio = await startMinio();
+  const server = await startServer({
+    bin: values.bin,
+    name: 'deploys',
+    env: {
+      DATABASE_URL: await createDatabase(postgres.url),
+      ...s3Env(minio, await createBucket(minio)),
+      LOG_LEVEL: 'error',
+      HOSTPLANE_UPLOADS_MAX_CONCURRENT: '200',
+      HOSTPLANE_UPLOADS_MAX_PER_SITE: '200',
+    },
+    localhostUrls: true,
+  });
+  let slugs = 0;
+  const call = async (
+    key: string,
+    method: string,
+    path: string,
+    body?: string | Buffer,
+    type = 'application/json',
+  ) => {
+    const res = await request(
+      server.port,
+      method,
+      path,
+      { host: 'localhost', 'x-api-key': key, ...(body === undefined ? {} : { 'content-type': type }) },
+      body,
+      agent,
+    );
+    if (res.status !== 200) throw new Error(`${method} ${path} → ${res.status} ${res.body}`);
+    return JSON.parse(res.body) as Record<string, unknown>;
+  };
+  const fresh = async () => (await server.createSite(`bench-${++slugs}`, `bench${slugs}@example.com`)).apiKey;
+  const timed = async (what: () => Promise<unknown>) => {
+    const start = performance.now();
+    await what();
+    return Math.round(performance.now() - start);
+  };
+
+  const uploads = async (concurrency: number) => {
+    const key = await fresh();
+    const files = site(`uploads-${concurrency}`);
+    return timed(() =>
+      pool([...files], concurrency, async ([path, bytes]) => {
+        await call(
+          key,
+          'POST',
+          '/api/v1/files/upload',
+          JSON.stringify({ path, content: bytes.toString('utf8') }),
+        );
+      }),
+    );
+  };
+  const deploy = async (key: string, files: Map<string, Buffer>, concurrency: number) => {
+    const manifest = Object.fromEntries([...files].map(([p, b]) => [p, sha256(b)]));
+    const byHash = new Map([...files.values()].map((b) => [sha256(b), b]));
+    const phases: number[] = [performance.now()];
+    const created = await call(key, 'POST', '/api/v1/deploys', JSON.stringify({ files: manifest }));
+    const required = created.required as string[];
+    phases.push(performance.now());
+    await pool(required, concurrency, async (hash) => {
+      await call(
+        key,
+        'PUT',
+        `/api/v1/deploys/${created.id as string}/files/${hash}`,
+        byHash.get(hash),
+        'application/octet-stream',
+      );
+    });
+    phases.push(performance.now());
+    await call(key, 'POST', `/api/v1/deploys/${created.id as string}/finalize`);
+    phases.push(performance.now());
+    lastPhases = phases.slice(1).map((t, i) => Math.round(t - phases[i]!));
+    return required.length;
+  };
+  /** create, uploads, finalize (ms) of the last deploy. */
+  let lastPhases: number[] = [];
+
+  try {
+    const results: Record<string, number | undefined> = {};
+    for (const concurrency of [1, CONCURRENCY]) {
+      results[`uploads_c${concurrency}_ms`] = await uploads(concurrency);
+      const key = await fresh();
+      const files = site(`deploy-${concurrency}`);
+      let uploaded = 0;
+      results[`deploy_first_c${concurrency}_ms`] = await timed(async () => {
+        uploaded = await deploy(key, files, concurrency);
+      });
+      results[`deploy_first_c${concurrency}_blobs`] = uploaded;
+      [
+        results[`deploy_first_c${concurrency}_create_ms`],
+        results[`deploy_first_c${concurrency}_puts_ms`],
+        results[`deploy_first_c${concurrency}_finalize_ms`],
+      ] = lastPhases;
+      results[`deploy_unchanged_c${concurrency}_ms`] = await timed(async () => {
+        uploaded = await deploy(key, files, concurrency);
+      });
+      results[`deploy_unchanged_c${concurrency}_blobs`] = uploaded;
+      [
+        results[`deploy_unchanged_c${concurrency}_create_ms`],
+        ,
+        results[`deploy_unchanged_c${concurrency}_finalize_ms`],
+      ] = lastPhases;
+    }
+    if (values.json) console.log(JSON.stringify({ files: FILES, ...results }));
+    else {
+      console.log(`${FILES} files of ~1 KB, PostgreSQL + MinIO, server ${values.bin}`);
+      for (const [k, v] of Object.entries(results)) console.log(`  ${k.padEnd(34)} ${v}`);
+    }
+  } finally {
+    agent.destroy();
+    await server.stop();
+    await minio.stop();
+    await postgres.stop();
+  }
+}
+
+await main();

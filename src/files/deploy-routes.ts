@@ -1,0 +1,295 @@
+import { createHash } from 'node:crypto';
+import { Transform, type Readable } from 'node:stream';
+import type { Request, Router } from 'express';
+import { siteUrl, type Config } from '../config/index.js';
+import { AppError, type ErrorCode } from '../errors/index.js';
+import { jsonBody, paginationJson, type RouteRegistry } from '../http/index.js';
+import { siteForRequest, type Platform, type Site } from '../platform/index.js';
+import type { Deploy, DeploysService } from './deploys.js';
+import { MAX_MANIFEST_BYTES } from './deploys.js';
+import * as s from './deploy-schemas.js';
+import { deployDocs } from './deploy-docs.js';
+import { MAX_FILE_BYTES, type FilesService } from './service.js';
+import { tooLarge } from './upload-rules.js';
+import type { UploadSlots } from './upload-slots.js';
+
+const siteScoped: ErrorCode[] = ['KEY_SCOPE', 'NOT_FOUND'];
+const SHA256 = /^[0-9a-f]{64}$/;
+const LABEL_MAX = 63;
+
+/** `<id>--<slug>.<sites domain>`, or null when that label would be longer than DNS allows. */
+export function previewUrl(config: Config, site: Site, id: string): string | null {
+  const label = `${id}--${site.slug}`;
+  return label.length > LABEL_MAX ? null : siteUrl(config, label);
+}
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+function deployJson(config: Config, site: Site, d: Deploy, live: string | undefined) {
+  return {
+    id: d.id,
+    site_id: site.id,
+    state: d.state,
+    draft: d.draft,
+    source: d.source,
+    live: d.id === live,
+    file_count: d.fileCount,
+    bytes: d.bytes,
+    key_prefix: d.keyPrefix,
+    created_at: d.createdAt.toISOString(),
+    finalized_at: iso(d.finalizedAt),
+    published_at: iso(d.publishedAt),
+    preview_url: previewUrl(config, site, d.id),
+  };
+}
+
+/** Passes bytes through, failing once more than `limit` went by. */
+function limited(limit: number, tooBig: () => AppError): Transform {
+  let seen = 0;
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      seen += chunk.length;
+      done(seen > limit ? tooBig() : null, chunk);
+    },
+  });
+}
+
+async function readAll(body: Readable): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of body) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+export function deployRoutes(deps: {
+  config: Config;
+  platform: Platform;
+  files: FilesService;
+  deploys: DeploysService;
+  registry: RouteRegistry;
+  router: Router;
+  uploadSlots: UploadSlots;
+}): void {
+  const { config, platform, files, deploys, registry, router, uploadSlots } = deps;
+  const tags = ['Deploys'];
+  const small = jsonBody('16kb');
+  const params = { id: s.deployIdParam };
+
+  const answer = async (site: Site, d: Deploy) => ({
+    success: true as const,
+    ...deployJson(config, site, d, await deploys.liveDeployId(site.id)),
+  });
+
+  registry.add(router, {
+    method: 'post',
+    path: '/api/v1/deploys',
+    summary: 'Create a deploy from a manifest; answers the hashes to upload',
+    description:
+      'The whole site as `{files: {path: sha256}}`. The answer lists the hashes the site does not have yet (`required`): upload each with `PUT /api/v1/deploys/{id}/files/{sha256}`, then `POST /api/v1/deploys/{id}/finalize`. ' +
+      'A hash counts as present only when this site already uses it (a live file or an uploaded blob of one of its deploys): bytes another site holds are never reused without being sent. ' +
+      `At most ${MAX_MANIFEST_BYTES / 1024 / 1024} MB of manifest and 100,000 files (and the plan's file limit); SQLite databases of the site are never part of a manifest.`,
+    tags,
+    auth: 'apiKeyOrSession',
+    errors: [...siteScoped, 'INVALID_PATH', 'INVALID_FILE_TYPE', 'CONFLICT', 'FILE_LIMIT'],
+    middleware: [jsonBody(`${MAX_MANIFEST_BYTES / 1024 / 1024}mb`)],
+    query: s.siteOnlyQuery,
+    body: s.createBody,
+    requestExample: deployDocs.create.requestExample,
+    responses: { 200: { description: 'Created', schema: s.createResponse, ...deployDocs.create.ok } },
+    handler: async ({ req, res, query, body }) => {
+      const site = await siteForRequest(req, platform, query.site_id);
+      const usage = await platform.getUsage(site.id);
+      if (!usage) throw new AppError('NOT_FOUND', { message: 'Site not found' });
+      const created = await deploys.create(usage, req.principal, body.files, body.draft ?? false);
+      res.json({ ...(await answer(site, created.deploy)), required: created.required });
+    },
+  });
+
+  registry.add(router, {
+    method: 'put',
+    path: '/api/v1/deploys/:id/files/:sha256',
+    summary: 'Upload one blob of a deploy, by its SHA-256',
+    description:
+      "The raw bytes (any Content-Type; no Content-Encoding). They must hash to the URL's SHA-256 (else 400 `Hash mismatch`, nothing stored) and the hash must be in the deploy's manifest. " +
+      'At most 10 MB, or 50 MB when a path with this hash is a video. Idempotent: a blob already received is answered at once.',
+    tags,
+    auth: 'apiKeyOrSession',
+    params: { id: s.deployIdParam, sha256: s.sha256Param },
+    errors: [
+      ...siteScoped,
+      'CONFLICT',
+      'HASH_MISMATCH',
+      'FILE_TOO_LARGE',
+      'VIDEO_TOO_LARGE',
+      'UNSUPPORTED_MEDIA_TYPE',
+      'RATE_LIMITED',
+      'CAPACITY',
+    ],
+    // No body is the empty blob (a site may hold empty files).
+    rawBody: {
+      contentType: 'application/octet-stream',
+      description: 'The bytes of the blob (none: the empty blob)',
+      required: false,
+    },
+    middleware: [uploadSlots.admit],
+    query: s.siteOnlyQuery,
+    requestExample: deployDocs.upload.requestExample,
+    responses: {
+      200: { description: 'Stored (or already there)', schema: s.uploadResponse, ...deployDocs.upload.ok },
+    },
+    handler: async ({ req, res, query }) => {
+      const { id, sha256: hash } = req.params as { id: string; sha256: string };
+      if (!SHA256.test(hash))
+        throw new AppError('INVALID_REQUEST', { message: 'sha256 must be 64 lower-case hex characters' });
+      const site = await siteForRequest(req, platform, query.site_id);
+      const deploy = await deploys.get(site.id, id);
+      if (deploy.state !== 'uploading' && deploy.state !== 'ready')
+        throw new AppError('CONFLICT', {
+          message: `Deploy ${id} is ${deploy.state}: it takes no more blobs`,
+        });
+      const { limit, uploaded } = await deploys.blobLimit(deploy, hash);
+      const tooBig = () =>
+        limit === MAX_FILE_BYTES ? tooLarge() : new AppError('VIDEO_TOO_LARGE', { maxBytes: limit });
+      const encoding = req.headers['content-encoding'];
+      if (encoding !== undefined && encoding !== 'identity')
+        throw new AppError('UNSUPPORTED_MEDIA_TYPE', {
+          message: 'Send the bytes as they are (no Content-Encoding)',
+        });
+      if (Number(req.headers['content-length'] ?? 0) > limit) throw tooBig();
+      if (uploaded !== null) {
+        res.json({ success: true, hash, size: uploaded, ...(await deploys.progress(deploy.id)) });
+        return;
+      }
+      const result = await receive(req, limit, tooBig, hash, (size, write) =>
+        deploys.commitBlob(deploy, hash, size, write),
+      );
+      res.json({ success: true, hash, ...result });
+    },
+  });
+
+  /** Reads the body (in memory up to 10 MB, staged in the blob store above), checks its hash, commits. */
+  async function receive(
+    req: Request,
+    limit: number,
+    tooBig: () => AppError,
+    hash: string,
+    commit: (size: number, write: () => Promise<void>) => Promise<{ state: string; remaining: number }>,
+  ) {
+    const body = req.pipe(limited(limit, tooBig));
+    req.on('error', (err) => body.destroy(err));
+    const mismatch = (actual: string) => new AppError('HASH_MISMATCH', { expected: hash, actual });
+    if (limit === MAX_FILE_BYTES) {
+      const bytes = await readAll(body);
+      const actual = createHash('sha256').update(bytes).digest('hex');
+      if (actual !== hash) throw mismatch(actual);
+      const done = await commit(bytes.length, () => deploys.putBlob(hash, bytes));
+      return { size: bytes.length, ...done };
+    }
+    const staged = await files.stage(body);
+    try {
+      if (staged.hash !== hash) throw mismatch(staged.hash);
+      const done = await commit(staged.size, () => deploys.copyBlob(staged.tmpKey, hash));
+      return { size: staged.size, ...done };
+    } finally {
+      await files.discardStaged(staged).catch(() => undefined);
+    }
+  }
+
+  const switchRoute = (action: 'finalize' | 'publish' | 'restore', summary: string, description: string) =>
+    registry.add(router, {
+      method: 'post',
+      path: `/api/v1/deploys/:id/${action}`,
+      summary,
+      description,
+      tags,
+      auth: 'apiKeyOrSession',
+      params,
+      errors: [...siteScoped, 'CONFLICT', 'FILE_LIMIT', 'STORAGE_LIMIT', 'FOLDER_LIMIT'],
+      middleware: [small],
+      query: s.siteOnlyQuery,
+      requestExample: deployDocs.switch.requestExample,
+      responses: { 200: { description: 'Done', schema: s.deployResponse, ...deployDocs.switch.ok } },
+      handler: async ({ req, res, query }) => {
+        const { id } = req.params as { id: string };
+        const site = await siteForRequest(req, platform, query.site_id);
+        const done =
+          action === 'finalize'
+            ? await deploys.finalize(site.id, id)
+            : action === 'publish'
+              ? await deploys.publish(site.id, id)
+              : await deploys.restore(site.id, id);
+        res.json(await answer(site, done));
+      },
+    });
+
+  const switchNote =
+    "The site's whole file set switches in one transaction (plan limits checked against the new set; SQLite databases stay); " +
+    'the call returns once every edge replica serves the new version.';
+  switchRoute(
+    'finalize',
+    'Finalize a ready deploy: publish it, or keep a draft as a preview',
+    `Every blob must be uploaded (else 409). A deploy created with \`draft: true\` becomes a draft, served only at its preview host; any other goes live. ${switchNote}`,
+  );
+  switchRoute('publish', 'Publish a draft', `Makes a finalized draft live. ${switchNote}`);
+  switchRoute(
+    'restore',
+    'Make an earlier published deploy live again (rollback)',
+    `Metadata only: the deploy's blobs are kept while it is retained. ${switchNote} ` +
+      'If the files API changed the live files since the live deploy, they are first recorded as a `files_api` deploy.',
+  );
+
+  registry.add(router, {
+    method: 'get',
+    path: '/api/v1/deploys',
+    summary: "The site's deploys, newest first",
+    description:
+      "Paged. Unfinished deploys expire after 24 hours; finalized ones beyond the plan's retention (free 10, standard 50, premium 100, business 200, enterprise 500) are deleted, the live one always kept.",
+    tags,
+    auth: 'apiKeyOrSession',
+    errors: siteScoped,
+    query: s.pageQuery(100),
+    requestExample: deployDocs.list.requestExample,
+    responses: { 200: { description: 'One page', schema: s.listResponse, ...deployDocs.list.ok } },
+    handler: async ({ req, res, query }) => {
+      const site = await siteForRequest(req, platform, query.site_id);
+      const listed = await deploys.list(site.id, query.page, query.per_page);
+      res.json({
+        success: true,
+        live_deploy_id: listed.live ?? null,
+        live_changed_since_deploy: listed.liveChanged,
+        pagination: paginationJson(query.page, query.per_page, listed.total),
+        deploys: listed.deploys.map((d) => deployJson(config, site, d, listed.live)),
+      });
+    },
+  });
+
+  registry.add(router, {
+    method: 'get',
+    path: '/api/v1/deploys/:id',
+    summary: 'One deploy and a page of its manifest',
+    description: 'The manifest is paged by path (byte order); `size` is null for a blob not uploaded yet.',
+    tags,
+    auth: 'apiKeyOrSession',
+    params,
+    errors: siteScoped,
+    query: s.pageQuery(1000),
+    requestExample: deployDocs.get.requestExample,
+    responses: { 200: { description: 'The deploy', schema: s.getResponse, ...deployDocs.get.ok } },
+    handler: async ({ req, res, query }) => {
+      const { id } = req.params as { id: string };
+      const site = await siteForRequest(req, platform, query.site_id);
+      const d = await deploys.get(site.id, id);
+      const entries = await deploys.manifest(id, query.page, query.per_page);
+      res.json({
+        success: true,
+        deploy: deployJson(config, site, d, await deploys.liveDeployId(site.id)),
+        pagination: paginationJson(query.page, query.per_page, d.fileCount),
+        files: entries.map((e) => ({
+          path: e.path,
+          hash: e.hash,
+          size: e.size,
+          content_type: e.contentType,
+        })),
+      });
+    },
+  });
+}

@@ -1,0 +1,112 @@
+import { z } from 'zod';
+import { queryInt } from '../http/index.js';
+import { MAX_DEPLOY_FILES } from './deploys.js';
+import { manifestPath, siteIdQuery } from './schemas.js';
+
+const SHA256 = /^[0-9a-f]{64}$/;
+export const sha256 = z
+  .string()
+  .regex(SHA256, 'must be a SHA-256 in lower-case hex (64 characters)')
+  .describe('SHA-256 of the bytes, lower-case hex');
+
+export const deployIdParam = {
+  type: 'string',
+  pattern: '^[a-z2-7]{12}$',
+  description: 'The deploy id (12 characters, a-z and 2-7)',
+};
+export const sha256Param = { type: 'string', pattern: '^[0-9a-f]{64}$', description: 'SHA-256 of the blob' };
+
+export const createBody = z.strictObject({
+  files: z
+    .record(manifestPath, sha256)
+    .refine((f) => Object.keys(f).length <= MAX_DEPLOY_FILES, {
+      message: `may name at most ${MAX_DEPLOY_FILES} files`,
+    })
+    .describe(
+      'The whole site as path → SHA-256 of the bytes. Paths follow the rules of POST /api/v1/files/upload (videos: those of POST /api/v1/videos/upload). SQLite databases of the site are never part of a manifest and stay as they are.',
+    ),
+  draft: z
+    .boolean()
+    .optional()
+    .describe('A draft is not published by finalize: it is served at its preview host only'),
+});
+
+export const siteOnlyQuery = z.strictObject({ site_id: siteIdQuery });
+export const pageQuery = (max: number) =>
+  z.strictObject({
+    page: queryInt({ min: 1, max: 999_999_999_999_999, default: 1 }),
+    per_page: queryInt({ min: 1, max, default: max }),
+    site_id: siteIdQuery,
+  });
+
+const state = z
+  .enum(['uploading', 'ready', 'draft', 'published'])
+  .describe(
+    'uploading: blobs are missing; ready: all blobs are there, not finalized; draft: finalized as a draft; published: went live at least once',
+  );
+
+export const deploy = z.object({
+  id: z.string(),
+  site_id: z.int().describe('The site (storage folder) it belongs to'),
+  state,
+  draft: z.boolean(),
+  source: z
+    .enum(['api', 'files_api'])
+    .describe('files_api: what the files API had left live, recorded at the next switch'),
+  live: z.boolean().describe("Its manifest is the site's live file set (see live_changed_since_deploy)"),
+  file_count: z.int(),
+  bytes: z.int().describe('Sum of the sizes known so far (all of them once ready)'),
+  key_prefix: z.string().nullable().describe('The first characters of the API key that made it'),
+  created_at: z.string(),
+  finalized_at: z.string().nullable(),
+  published_at: z.string().nullable(),
+  preview_url: z
+    .string()
+    .nullable()
+    .describe(
+      'https://<id>--<slug>.<sites domain>: the deploy as it would be live (null when the label would exceed 63 characters)',
+    ),
+});
+
+export const createResponse = deploy.extend({
+  success: z.literal(true),
+  required: z.array(z.string()).describe('The hashes to upload with PUT /api/v1/deploys/{id}/files/{sha256}'),
+});
+export const uploadResponse = z.object({
+  success: z.literal(true),
+  hash: z.string(),
+  size: z.int(),
+  state,
+  remaining: z.int().describe('Hashes still to upload'),
+});
+export const deployResponse = deploy.extend({ success: z.literal(true) });
+
+const pagination = z.object({
+  current_page: z.int(),
+  per_page: z.int(),
+  total_items: z.int(),
+  total_pages: z.int(),
+  has_more: z.boolean(),
+  is_last_page: z.boolean(),
+});
+
+export const listResponse = z.object({
+  success: z.literal(true),
+  live_deploy_id: z.string().nullable(),
+  live_changed_since_deploy: z
+    .boolean()
+    .describe(
+      'The files API changed the live files since the live deploy: the next switch records them as a files_api deploy',
+    ),
+  pagination,
+  deploys: z.array(deploy),
+});
+
+export const getResponse = z.object({
+  success: z.literal(true),
+  deploy,
+  pagination,
+  files: z.array(
+    z.object({ path: z.string(), hash: z.string(), size: z.int().nullable(), content_type: z.string() }),
+  ),
+});

@@ -1,0 +1,407 @@
+import { randomInt } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
+import { sql } from 'drizzle-orm';
+import { blobKeyForHash, type BlobStore } from '../blob/index.js';
+import { AppError } from '../errors/index.js';
+import { dbOp } from '../observability/index.js';
+import type { Platform, PlanType, Principal, SiteUsage } from '../platform/index.js';
+import type { Db, Executor } from '../store/index.js';
+import { commitDeployBlob, progress, type DeployState } from './deploy-blobs.js';
+import { deployEventsTotal } from './metrics.js';
+export type { DeployState } from './deploy-blobs.js';
+import { liveDeployId, liveSetChanged, snapshotLiveSet, switchLiveSet } from './deploy-switch.js';
+import { contentTypeFor, uploadExtensions, videoExtensions } from './file-types.js';
+import { ancestors, extensionOf, normalizeSitePath } from './paths.js';
+import { assertWithinQuota } from './quota.js';
+import { assertExtension } from './upload-rules.js';
+import { MAX_FILE_BYTES, MAX_VIDEO_BYTES, type FilesService } from './service.js';
+
+const rowsOf = <R>(result: unknown): R[] => (result as { rows: R[] }).rows;
+
+/** A manifest holds at most this many files (and its body at most MAX_MANIFEST_BYTES). */
+export const MAX_DEPLOY_FILES = 100_000;
+export const MAX_MANIFEST_BYTES = 16 * 1024 * 1024;
+/** Unfinished deploys (uploading or ready) one site may hold at once. */
+export const MAX_OPEN_DEPLOYS = 20;
+/** Unfinished deploys older than this are deleted by the hourly sweep. */
+export const ABANDONED_AFTER_HOURS = 24;
+/** Finalized deploys kept per site, by plan (the live one is always kept besides). */
+export const DEPLOY_RETENTION: Record<PlanType, number> = {
+  free: 10,
+  standard: 50,
+  premium: 100,
+  business: 200,
+  enterprise: 500,
+};
+const BATCH = 2000;
+const ID_ALPHABET = 'abcdefghijklmnopqrstuvwxyz234567';
+export const DEPLOY_ID = /^[a-z2-7]{12}$/;
+
+export interface Deploy {
+  id: string;
+  siteId: number;
+  state: DeployState;
+  source: 'api' | 'files_api';
+  draft: boolean;
+  fileCount: number;
+  bytes: number;
+  keyPrefix: string | null;
+  createdAt: Date;
+  finalizedAt: Date | null;
+  publishedAt: Date | null;
+}
+
+export interface ManifestEntry {
+  path: string;
+  hash: string;
+  size: number | null;
+  contentType: string;
+}
+
+/** A deploy file as the edge reads it (the shape of a site_files row it needs). */
+export interface PreviewRow {
+  path: string;
+  kind: 'file';
+  blobKey: string;
+  size: number;
+  contentType: string;
+  updatedAt: Date;
+}
+
+/** A page's offset, exact for any page the query allows (past 2^53 too). */
+const offsetOf = (page: number, perPage: number) => String((BigInt(page) - 1n) * BigInt(perPage));
+
+const newDeployId = () => Array.from({ length: 12 }, () => ID_ALPHABET[randomInt(32)]).join('');
+
+interface DeployDbRow {
+  id: string;
+  site_id: number;
+  state: DeployState;
+  source: 'api' | 'files_api';
+  draft: boolean;
+  file_count: number;
+  bytes: string;
+  key_prefix: string | null;
+  created_at: Date | string;
+  finalized_at: Date | string | null;
+  published_at: Date | string | null;
+}
+
+const date = (v: Date | string) => (v instanceof Date ? v : new Date(v));
+const toDeploy = (r: DeployDbRow): Deploy => ({
+  id: r.id,
+  siteId: r.site_id,
+  state: r.state,
+  source: r.source,
+  draft: r.draft,
+  fileCount: r.file_count,
+  bytes: Number(r.bytes),
+  keyPrefix: r.key_prefix,
+  createdAt: date(r.created_at),
+  finalizedAt: r.finalized_at === null ? null : date(r.finalized_at),
+  publishedAt: r.published_at === null ? null : date(r.published_at),
+});
+
+const notFound = (id: string) => new AppError('NOT_FOUND', { message: `Deploy ${id} not found` });
+
+/**
+ * Deploys: a manifest of path → SHA-256, the blobs the site lacks uploaded by hash, then one switch
+ * of the live file set (deploy-switch.ts). A blob counts as known for a site only when that site
+ * already references it (a live file or a deploy's uploaded blob): a tenant never learns that
+ * another has some bytes, nor gets them without sending them.
+ */
+export class DeploysService {
+  constructor(
+    private readonly db: Db,
+    private readonly blobs: BlobStore,
+    private readonly files: FilesService,
+    private readonly platform: Platform,
+    private readonly upgradeUrl: string,
+    /** Wait after a switch so that every edge has heard of it (see edge/cache.ts, sync window). */
+    private readonly syncWindowMs: number | undefined,
+  ) {}
+
+  /** Validates a manifest: canonical paths (upload rules), no path inside another file. */
+  normalizeManifest(files: Record<string, string>): Map<string, string> {
+    const entries = Object.entries(files);
+    const manifest = new Map<string, string>();
+    for (const [raw, hash] of entries) {
+      const field = `files["${raw.length > 80 ? `${raw.slice(0, 80)}…` : raw}"]`;
+      const sitePath = normalizeSitePath(raw, field);
+      const ext = extensionOf(sitePath);
+      assertExtension(sitePath, videoExtensions.has(ext) ? videoExtensions : uploadExtensions, field, '');
+      if (manifest.has(sitePath))
+        throw new AppError('INVALID_PATH', { message: `${field} names ${sitePath} a second time` });
+      manifest.set(sitePath, hash);
+    }
+    for (const sitePath of manifest.keys()) {
+      const file = ancestors(sitePath).find((a) => manifest.has(a));
+      if (file)
+        throw new AppError('INVALID_PATH', {
+          message: `${file} is a file, so it cannot contain ${sitePath}`,
+        });
+    }
+    return manifest;
+  }
+
+  async create(
+    usage: SiteUsage,
+    principal: Principal | undefined,
+    files: Record<string, string>,
+    draft: boolean,
+  ): Promise<{ deploy: Deploy; required: string[] }> {
+    const siteId = usage.site.id;
+    const manifest = this.normalizeManifest(files);
+    // Early refusal; the binding check (databases counted) is the switch's.
+    assertWithinQuota(usage, this.upgradeUrl, manifest.size - usage.site.fileCount, 0);
+    const id = newDeployId();
+    const rows = [...manifest].map(([path, hash]) => ({ path, hash, contentType: contentTypeFor(path) }));
+    const hashes = [...new Set(manifest.values())].sort();
+    await dbOp('create_deploy', () =>
+      this.db.transaction(async (tx) => {
+        const [open] = rowsOf<{ n: number }>(
+          await tx.execute(sql`select count(*)::int as n from deploys
+            where site_id = ${siteId}::int and state in ('uploading', 'ready')`),
+        );
+        if (open!.n >= MAX_OPEN_DEPLOYS)
+          throw new AppError('CONFLICT', {
+            message: `This site has ${open!.n} unfinished deploys: finalize them, or wait ${ABANDONED_AFTER_HOURS} h for them to expire.`,
+          });
+        await tx.execute(sql`
+          insert into deploys (id, site_id, state, source, draft, file_count, key_id, key_prefix)
+          values (${id}, ${siteId}::int, 'uploading', 'api', ${draft}, ${rows.length}::int,
+            ${principal?.key?.id ?? null}::int, ${principal?.key?.prefix ?? null})`);
+        // The claim rows' locks (sorted: no deadlock between two creates) keep a sweeper from
+        // claiming a blob between the reference check below and this commit (see blob-claims.ts).
+        for (let i = 0; i < hashes.length; i += BATCH) {
+          const batch = hashes.slice(i, i + BATCH);
+          await tx.execute(sql`
+            insert into blob_claims (hash) values ${sql.join(
+              batch.map((h) => sql`(${h}::text)`),
+              sql`, `,
+            )}
+            on conflict (hash) do update set claimed_until = blob_claims.claimed_until`);
+        }
+        for (let i = 0; i < rows.length; i += BATCH) {
+          const batch = rows.slice(i, i + BATCH);
+          await tx.execute(sql`
+            insert into deploy_files (deploy_id, site_id, path, hash, size, content_type)
+            select ${id}, ${siteId}::int, v.path, v.hash, coalesce(
+              (select size from site_files s where s.blob_key = v.hash and s.site_id = ${siteId}::int and s.kind = 'file' limit 1),
+              (select size from deploy_files d where d.site_id = ${siteId}::int and d.hash = v.hash and d.size is not null limit 1)
+            ), v.content_type
+            from (values ${sql.join(
+              batch.map((r) => sql`(${r.path}::text, ${r.hash}::text, ${r.contentType}::text)`),
+              sql`, `,
+            )}) as v (path, hash, content_type)`);
+        }
+        await tx.execute(sql`
+          with missing as (
+            select count(distinct hash)::int as n from deploy_files where deploy_id = ${id} and size is null
+          )
+          update deploys set
+            bytes = (select coalesce(sum(size), 0) from deploy_files where deploy_id = ${id}),
+            missing = (select n from missing),
+            state = case when (select n from missing) > 0 then 'uploading' else 'ready' end
+          where id = ${id}`);
+      }),
+    );
+    const required = rowsOf<{ hash: string }>(
+      await this.db.execute(
+        sql`select distinct hash from deploy_files where deploy_id = ${id} and size is null order by hash`,
+      ),
+    ).map((r) => r.hash);
+    deployEventsTotal.inc({ event: 'created' });
+    return { deploy: await this.get(siteId, id), required };
+  }
+
+  async get(siteId: number, id: string, db: Executor = this.db): Promise<Deploy> {
+    if (!DEPLOY_ID.test(id)) throw notFound(id);
+    const [row] = rowsOf<DeployDbRow>(
+      await db.execute(sql`select * from deploys where id = ${id} and site_id = ${siteId}::int`),
+    );
+    if (!row) throw notFound(id);
+    return toDeploy(row);
+  }
+
+  /** The largest body a blob of this deploy may have: a video's when any path with it is a video. */
+  async blobLimit(deploy: Deploy, hash: string): Promise<{ limit: number; uploaded: number | null }> {
+    const rows = rowsOf<{ path: string; size: string | null }>(
+      await this.db.execute(
+        sql`select path, size::text from deploy_files where deploy_id = ${deploy.id} and hash = ${hash}`,
+      ),
+    );
+    if (rows.length === 0)
+      throw new AppError('NOT_FOUND', { message: `No file of deploy ${deploy.id} has the hash ${hash}` });
+    const video = rows.some((r) => videoExtensions.has(extensionOf(r.path)));
+    const size = rows[0]!.size;
+    return { limit: video ? MAX_VIDEO_BYTES : MAX_FILE_BYTES, uploaded: size === null ? null : Number(size) };
+  }
+
+  /** The deploy's state and how many hashes it still lacks. */
+  progress(id: string): Promise<{ state: DeployState; remaining: number }> {
+    return progress(this.db, id);
+  }
+
+  putBlob(hash: string, bytes: Buffer): Promise<void> {
+    return this.blobs.put(blobKeyForHash(hash), bytes);
+  }
+
+  copyBlob(tmpKey: string, hash: string): Promise<void> {
+    return this.blobs.copy(tmpKey, blobKeyForHash(hash));
+  }
+
+  /** Records an uploaded blob (see deploy-blobs.ts). */
+  commitBlob(deploy: Deploy, hash: string, size: number, write: () => Promise<void>) {
+    deployEventsTotal.inc({ event: 'blob_uploaded' });
+    return commitDeployBlob(this.db, this.blobs, deploy.id, hash, size, write);
+  }
+
+  /** Finalizes a ready deploy: a draft stays a preview, any other goes live. */
+  async finalize(siteId: number, id: string): Promise<Deploy> {
+    const deploy = await this.get(siteId, id);
+    if (deploy.state === 'uploading') {
+      const { remaining } = await this.progress(id);
+      throw new AppError('CONFLICT', {
+        message: `Deploy ${id} still lacks ${remaining} blob${remaining === 1 ? '' : 's'}: upload them first`,
+      });
+    }
+    if (deploy.state !== 'ready')
+      throw new AppError('CONFLICT', { message: `Deploy ${id} is already finalized (${deploy.state})` });
+    if (deploy.draft) {
+      await this.db.execute(sql`update deploys set state = 'draft', finalized_at = now()
+        where id = ${id} and state = 'ready'`);
+      deployEventsTotal.inc({ event: 'finalized_draft' });
+      await this.prune(siteId);
+      return this.get(siteId, id);
+    }
+    return this.switchTo(siteId, id, ['ready'], 'finalize');
+  }
+
+  /** Publishes a finalized draft. */
+  publish(siteId: number, id: string): Promise<Deploy> {
+    return this.switchTo(siteId, id, ['draft'], 'publish');
+  }
+
+  /** Makes an earlier published deploy live again (metadata only: its blobs are kept). */
+  restore(siteId: number, id: string): Promise<Deploy> {
+    return this.switchTo(siteId, id, ['published'], 'restore');
+  }
+
+  private async switchTo(siteId: number, id: string, from: DeployState[], action: string): Promise<Deploy> {
+    await this.get(siteId, id);
+    await this.files.write(siteId, `deploy_${action}`, async (tx, usage) => {
+      const locked = await this.get(siteId, id, tx);
+      if (!from.includes(locked.state))
+        throw new AppError('CONFLICT', {
+          message:
+            action === 'publish' && locked.state === 'published'
+              ? `Deploy ${id} is published already: restore it to make it live again`
+              : action === 'restore' && locked.state === 'draft'
+                ? `Deploy ${id} is a draft: publish it instead`
+                : `Deploy ${id} is ${locked.state}: it cannot be ${action === 'finalize' ? 'finalized' : `${action}d`}`,
+        });
+      const live = await liveDeployId(tx, siteId);
+      if (await liveSetChanged(tx, siteId, live)) await snapshotLiveSet(tx, siteId, newDeployId());
+      const change = await switchLiveSet(tx, usage, this.upgradeUrl, id);
+      await this.platform.recordChange(tx, siteId, change);
+    });
+    deployEventsTotal.inc({ event: action });
+    // Every edge replica has heard of the switch once the sync window has passed (edge/cache.ts).
+    if (this.syncWindowMs !== undefined) await delay(this.syncWindowMs);
+    await this.prune(siteId);
+    return this.get(siteId, id);
+  }
+
+  async list(siteId: number, page: number, perPage: number) {
+    const [total] = rowsOf<{ n: number }>(
+      await this.db.execute(sql`select count(*)::int as n from deploys where site_id = ${siteId}::int`),
+    );
+    const deploys = rowsOf<DeployDbRow>(
+      await this.db.execute(sql`select * from deploys where site_id = ${siteId}::int
+        order by created_at desc, id desc limit ${perPage}::int offset ${offsetOf(page, perPage)}::bigint`),
+    ).map(toDeploy);
+    const live = await liveDeployId(this.db, siteId);
+    return { total: total!.n, deploys, live, liveChanged: await liveSetChanged(this.db, siteId, live) };
+  }
+
+  async manifest(id: string, page: number, perPage: number): Promise<ManifestEntry[]> {
+    return rowsOf<{ path: string; hash: string; size: string | null; content_type: string }>(
+      await this.db.execute(sql`select path, hash, size::text, content_type from deploy_files
+        where deploy_id = ${id} order by path collate "C"
+        limit ${perPage}::int offset ${offsetOf(page, perPage)}::bigint`),
+    ).map((r) => ({
+      path: r.path,
+      hash: r.hash,
+      size: r.size === null ? null : Number(r.size),
+      contentType: r.content_type,
+    }));
+  }
+
+  liveDeployId(siteId: number): Promise<string | undefined> {
+    return liveDeployId(this.db, siteId);
+  }
+
+  /** Deletes finalized deploys beyond the plan's retention (never the live one); their blobs go to the sweep. */
+  async prune(siteId: number): Promise<number> {
+    const usage = await this.platform.getUsage(siteId);
+    if (!usage) return 0;
+    const keep = DEPLOY_RETENTION[usage.plan.type];
+    const gone = await this.db.execute(sql`
+      delete from deploys where site_id = ${siteId}::int and state in ('draft', 'published')
+        and id <> coalesce((select deploy_id from live_deploys where site_id = ${siteId}::int), '')
+        and id not in (
+          select id from deploys where site_id = ${siteId}::int and state in ('draft', 'published')
+          order by created_at desc, id desc limit ${keep}::int
+        )
+      returning id`);
+    deployEventsTotal.inc({ event: 'pruned' }, rowsOf(gone).length);
+    return rowsOf(gone).length;
+  }
+
+  /** Deletes unfinished deploys older than ABANDONED_AFTER_HOURS (hourly sweep). */
+  async sweepAbandoned(): Promise<number> {
+    const gone = await this.db.execute(sql`
+      delete from deploys where state in ('uploading', 'ready')
+        and created_at < now() - ${`${ABANDONED_AFTER_HOURS} hours`}::interval
+      returning id`);
+    deployEventsTotal.inc({ event: 'abandoned' }, rowsOf(gone).length);
+    return rowsOf(gone).length;
+  }
+
+  /** A deploy served at its preview host: one whose blobs are all there. */
+  async previewable(siteId: number, id: string): Promise<boolean> {
+    if (!DEPLOY_ID.test(id)) return false;
+    const [row] = rowsOf<{ ok: boolean }>(
+      await this.db.execute(sql`select true as ok from deploys where id = ${id} and site_id = ${siteId}::int
+        and state in ('ready', 'draft', 'published')`),
+    );
+    return row?.ok === true;
+  }
+
+  /** The rows of some paths of a deploy, for the edge's preview hosts. */
+  async previewRows(id: string, paths: string[]): Promise<PreviewRow[]> {
+    if (paths.length === 0) return [];
+    return rowsOf<{
+      path: string;
+      hash: string;
+      size: string;
+      content_type: string;
+      created_at: Date | string;
+    }>(
+      await this.db.execute(sql`select f.path, f.hash, f.size::text, f.content_type, d.created_at
+        from deploy_files f join deploys d on d.id = f.deploy_id
+        where f.deploy_id = ${id} and f.size is not null and f.path in (${sql.join(
+          paths.map((p) => sql`${p}`),
+          sql`, `,
+        )})`),
+    ).map((r) => ({
+      path: r.path,
+      kind: 'file' as const,
+      blobKey: r.hash,
+      size: Number(r.size),
+      contentType: r.content_type,
+      updatedAt: date(r.created_at),
+    }));
+  }
+}

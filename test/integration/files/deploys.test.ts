@@ -1,0 +1,237 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deployClient, sha256, type DeployClient } from '../../support/deploys-api.js';
+import {
+  backends,
+  startHostplane,
+  upload,
+  type TestHostplane,
+  type TestSite,
+} from '../../support/hostplane.js';
+
+describe.each(backends)('deploys (%s)', (backend) => {
+  let hp: TestHostplane;
+  beforeAll(async () => {
+    hp = await startHostplane(backend);
+  });
+  afterAll(async () => {
+    await hp?.stop();
+  });
+
+  async function siteWithClient(slug: string, plan?: 'free' | 'business'): Promise<[TestSite, DeployClient]> {
+    const site = await hp.createSite(slug, plan ? { plan } : {});
+    return [site, deployClient(hp.port, site.apiKey)];
+  }
+  const page = async (host: string, path: string) => {
+    const res = await hp.request(path, { host });
+    return { status: res.status, text: await res.text() };
+  };
+
+  it('asks only for the blobs the site lacks, never for bytes only another site has', async () => {
+    const [site, api] = await siteWithClient('dep-missing');
+    await upload(hp, site, 'old.html', 'already here');
+    const [, other] = await siteWithClient('dep-missing-other');
+    await other.deploy({ 'secret.html': 'only the other site has this' });
+
+    const files = {
+      'index.html': sha256('already here'),
+      'new.html': sha256('new bytes'),
+      'copy.html': sha256('new bytes'),
+      'guess.html': sha256('only the other site has this'),
+    };
+    const { id, required } = await api.create(files);
+    expect(required.sort()).toEqual([sha256('new bytes'), sha256('only the other site has this')].sort());
+    // The other site's bytes must be sent; a wrong body is refused and nothing is recorded.
+    const wrong = await api.put(id, sha256('only the other site has this'), 'guessing');
+    expect(wrong.status).toBe(400);
+    expect(wrong.body).toMatchObject({ error: 'Hash mismatch', actual: sha256('guessing') });
+    const notInManifest = await api.put(id, sha256('guessing'), 'guessing');
+    expect(notInManifest.status).toBe(404);
+    const early = await api.call('POST', `/api/v1/deploys/${id}/finalize`);
+    expect(early.status).toBe(409);
+
+    expect((await api.put(id, sha256('new bytes'), 'new bytes')).body).toMatchObject({
+      state: 'uploading',
+      remaining: 1,
+    });
+    expect(
+      (await api.put(id, sha256('only the other site has this'), 'only the other site has this')).body,
+    ).toMatchObject({ state: 'ready', remaining: 0 });
+    const done = await api.call('POST', `/api/v1/deploys/${id}/finalize`);
+    expect(done.status).toBe(200);
+    expect(done.body).toMatchObject({ state: 'published', live: true, file_count: 4 });
+
+    const host = 'dep-missing.localhost:8080';
+    expect(await page(host, '/')).toEqual({ status: 200, text: 'already here' });
+    expect(await page(host, '/copy.html')).toEqual({ status: 200, text: 'new bytes' });
+    // The whole file set switched: what the manifest does not name is gone.
+    expect((await page(host, '/old.html')).status).toBe(404);
+
+    // An unchanged re-deploy uploads nothing.
+    expect((await api.create(files)).required).toEqual([]);
+  });
+
+  it('counts concurrent uploads of a deploy exactly, the same blob twice included', async () => {
+    const [, api] = await siteWithClient('dep-concurrent');
+    const contents = Array.from({ length: 20 }, (_, i) => `blob ${i}`);
+    const { id, required } = await api.create(
+      Object.fromEntries(contents.map((c, i) => [`p${i}.html`, sha256(c)])),
+    );
+    expect(required).toHaveLength(20);
+    const answers = await Promise.all(
+      [...contents, ...contents.slice(0, 5)].map((c) => api.put(id, sha256(c), c)),
+    );
+    expect(answers.every((a) => a.status === 200)).toBe(true);
+    const got = await api.call('GET', `/api/v1/deploys/${id}`);
+    expect(got.body.deploy).toMatchObject({ state: 'ready', bytes: contents.join('').length });
+    expect((await api.call('POST', `/api/v1/deploys/${id}/finalize`)).status).toBe(200);
+  });
+
+  it('refuses manifests that break the upload rules', async () => {
+    const [, api] = await siteWithClient('dep-rules');
+    const h = sha256('x');
+    for (const files of [
+      { '../up.html': h },
+      { '/abs.html': h },
+      { 'app.db': h },
+      { 'data.db/x.html': h },
+      { 'a.html': h, 'a.html/b.html': h },
+      { 'a.html': 'not-a-hash' },
+    ]) {
+      const res = await api.call('POST', '/api/v1/deploys', { files });
+      expect(res.status, JSON.stringify(files)).toBe(400);
+    }
+  });
+
+  it('serves a draft at its preview host only, until it is published', async () => {
+    const [, api] = await siteWithClient('dep-draft');
+    await api.deploy({ 'index.html': 'live one' });
+    const draft = await api.deploy(
+      { 'index.html': 'the draft', 'blog/index.html': 'blog', 'empty.html': '' },
+      true,
+    );
+    const host = 'dep-draft.localhost:8080';
+    const preview = `${draft}--dep-draft.localhost:8080`;
+    expect((await page(host, '/')).text).toBe('live one');
+    expect(await page(preview, '/')).toEqual({ status: 200, text: 'the draft' });
+    expect((await hp.request('/blog', { host: preview })).status).toBe(301);
+    expect((await page(preview, '/nothing.html')).status).toBe(404);
+    expect(await page(preview, '/empty.html')).toEqual({ status: 200, text: '' });
+    // Not a deploy of this site: no preview.
+    expect((await page(`${draft}--dep-missing.localhost:8080`, '/')).status).toBe(404);
+
+    const got = await api.call('GET', `/api/v1/deploys/${draft}`);
+    expect(got.body).toMatchObject({
+      deploy: { state: 'draft', live: false, preview_url: `http://${draft}--dep-draft.localhost:8080` },
+      files: [
+        { path: 'blog/index.html', hash: sha256('blog'), size: 4 },
+        { path: 'empty.html', hash: sha256(''), size: 0 },
+        { path: 'index.html', hash: sha256('the draft'), size: 9 },
+      ],
+    });
+    expect((await api.call('POST', `/api/v1/deploys/${draft}/restore`)).status).toBe(409);
+    const published = await api.call('POST', `/api/v1/deploys/${draft}/publish`);
+    expect(published.body).toMatchObject({ state: 'published', live: true });
+    expect((await page(host, '/')).text).toBe('the draft');
+    expect((await page(host, '/blog/')).text).toBe('blog');
+  });
+
+  it('restores an earlier deploy, recording what the files API changed as a deploy first', async () => {
+    const [site, api] = await siteWithClient('dep-restore');
+    const host = 'dep-restore.localhost:8080';
+    const first = await api.deploy({ 'index.html': 'v1', 'a/one.html': 'one' });
+    const second = await api.deploy({ 'index.html': 'v2' });
+    expect((await page(host, '/')).text).toBe('v2');
+    await upload(hp, site, 'extra.html', 'through the files API');
+
+    let list = await api.call('GET', '/api/v1/deploys');
+    expect(list.body).toMatchObject({ live_deploy_id: second, live_changed_since_deploy: true });
+
+    const restored = await api.call('POST', `/api/v1/deploys/${first}/restore`);
+    expect(restored.status).toBe(200);
+    expect((await page(host, '/')).text).toBe('v1');
+    expect((await page(host, '/a/one.html')).text).toBe('one');
+    expect((await page(host, '/extra.html')).status).toBe(404);
+
+    list = await api.call('GET', '/api/v1/deploys');
+    const deploys = list.body.deploys as Array<Record<string, unknown>>;
+    expect(list.body).toMatchObject({ live_deploy_id: first, live_changed_since_deploy: false });
+    expect(deploys.map((d) => [d.source, d.live])).toEqual([
+      ['files_api', false],
+      ['api', false],
+      ['api', true],
+    ]);
+    expect(deploys[2]).toMatchObject({ id: first, file_count: 2, bytes: 5 });
+    expect(String(deploys[2]!.key_prefix)).toMatch(/^hp_live_/);
+    // The files API state comes back too.
+    await api.call('POST', `/api/v1/deploys/${deploys[0]!.id as string}/restore`);
+    expect((await page(host, '/extra.html')).text).toBe('through the files API');
+    // Counters follow the switch.
+    const limits = await hp.request('/api/v1/files/storage-limits', {
+      headers: { 'x-api-key': site.apiKey },
+    });
+    expect(((await limits.json()) as { usage: { files: { current: number } } }).usage.files.current).toBe(2);
+  });
+
+  it('checks the plan against the new file set, SQLite databases counted', async () => {
+    const [site, api] = await siteWithClient('dep-quota');
+    const files = Object.fromEntries(Array.from({ length: 201 }, (_, i) => [`p${i}.html`, sha256(`${i}`)]));
+    const res = await api.call('POST', '/api/v1/deploys', { files });
+    expect(res.status).toBe(403);
+    expect(res.body).toMatchObject({ error: 'File limit exceeded' });
+    // 200 files fit the free plan, but not beside a database: the switch refuses, nothing changes.
+    expect(await hp.services.files.registerDatabase(site.siteId, 'app.db')).toBe(true);
+    const within = Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`p${i}.html`, `${i}`]));
+    const { id, required } = await api.create(
+      Object.fromEntries(Object.entries(within).map(([p, c]) => [p, sha256(c)])),
+    );
+    for (const content of Object.values(within)) {
+      if (required.includes(sha256(content)))
+        expect((await api.put(id, sha256(content), content)).status).toBe(200);
+    }
+    const refused = await api.call('POST', `/api/v1/deploys/${id}/finalize`);
+    expect(refused.status).toBe(403);
+    expect(refused.body).toMatchObject({ error: 'File limit exceeded' });
+    expect((await page('dep-quota.localhost:8080', '/p0.html')).status).toBe(404);
+    expect((await api.call('GET', `/api/v1/deploys/${id}`)).body.deploy).toMatchObject({ state: 'ready' });
+  });
+
+  it('keeps the plan retention of deploys (free: 10), always the live one', async () => {
+    const [, api] = await siteWithClient('dep-retention');
+    const ids: string[] = [];
+    for (let i = 0; i < 12; i++) ids.push(await api.deploy({ 'index.html': `v${i}` }));
+    await api.call('POST', `/api/v1/deploys/${ids[2]}/restore`);
+    const list = await api.call('GET', '/api/v1/deploys');
+    const kept = (list.body.deploys as Array<{ id: string }>).map((d) => d.id);
+    expect(kept).toContain(ids[2]);
+    expect(kept.length).toBeLessThanOrEqual(11);
+    expect(kept).not.toContain(ids[0]);
+    expect((await api.call('GET', `/api/v1/deploys/${ids[0]}`)).status).toBe(404);
+
+    // A retained deploy keeps its blob through the orphan sweep; a pruned one's is released.
+    await hp.services.files.sweepOrphanBlobs(0);
+    const has = (content: string) => hp.services.blobs.head(`blobs/${sha256(content)}`);
+    expect(await has('v3')).toBeTruthy();
+    expect(await has('v0')).toBeFalsy();
+    const restored = await api.call('POST', `/api/v1/deploys/${ids[3]}/restore`);
+    expect(restored.status).toBe(200);
+    expect(await hp.request('/', { host: 'dep-retention.localhost:8080' }).then((r) => r.text())).toBe('v3');
+  });
+
+  it('never replaces a SQLite database of the site', async () => {
+    const [site, api] = await siteWithClient('dep-sqlite', 'business');
+    expect(await hp.services.files.registerDatabase(site.siteId, 'data/app.db')).toBe(true);
+    await api.deploy({ 'index.html': 'site', 'data/readme.html': 'beside the database' });
+    await api.deploy({ 'index.html': 'site 2' });
+    const rows = await hp.services.files.findAll(site.siteId, ['data/app.db', 'data', 'data/readme.html']);
+    expect(rows.map((r) => [r.path, r.kind]).sort()).toEqual([
+      ['data', 'folder'],
+      ['data/app.db', 'database'],
+    ]);
+    const clash = await api.call('POST', '/api/v1/deploys', { files: { 'data/app.db': sha256('x') } });
+    expect(clash.status).toBe(400);
+    const limits = await hp.request('/api/v1/files/storage-limits', {
+      headers: { 'x-api-key': site.apiKey },
+    });
+    expect(((await limits.json()) as { usage: { files: { current: number } } }).usage.files.current).toBe(2);
+  });
+});
