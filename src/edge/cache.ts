@@ -17,8 +17,8 @@ export interface EdgeOptions {
   blobCacheBytes?: number;
   /** How long hosts, path entries and resolutions are kept: the safety net for missed invalidations. */
   cacheTtlMs?: number;
-  /** Overrides config.edge.syncWindowMs (see `fresh`). */
-  syncWindowMs?: number;
+  /** Overrides config.edge.syncWindowMs (see `fresh`); null: no sync loop (a role serving no sites). */
+  syncWindowMs?: number | null;
 }
 
 const PREVIEW_LABEL = /^([a-z2-7]{12})--(.+)$/;
@@ -107,7 +107,8 @@ export class EdgeCache {
       maxSize: options.blobCacheBytes ?? config.edge.cacheBytes,
       sizeCalculation: (b) => Math.max(1, b.length),
     });
-    this.syncWindowMs = options.syncWindowMs ?? config.edge.syncWindowMs;
+    this.syncWindowMs =
+      options.syncWindowMs === null ? undefined : (options.syncWindowMs ?? config.edge.syncWindowMs);
     // An empty cache reflects every commit so far: fresh from the start.
     this.syncedAt = performance.now();
     const nextGeneration = (siteId: number) =>

@@ -13,3 +13,6 @@ export const isShardRole = (role: AppRole): boolean => role === 'all' || role ==
 
 /** The roles that answer the public API and run its background work (sweeps, mail, admin socket). */
 export const isApiRole = (role: AppRole): boolean => role === 'all' || role === 'api';
+
+/** The roles that serve sites by Host (and so keep the edge's caches in step with deploy switches). */
+export const isSiteRole = (role: AppRole): boolean => role === 'all' || role === 'edge';

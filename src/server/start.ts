@@ -24,7 +24,7 @@ import { ACCOUNT_RATE_LIMITS, accountHooks, platformOptions, upgradeUrlOf } from
 import { adminCommands, startAdminSocket } from './admin-socket.js';
 import { createApp } from './app.js';
 import { closeNow, metricsBeside } from './listen.js';
-import { isApiRole, isShardRole, type AppRole } from './roles.js';
+import { isApiRole, isShardRole, isSiteRole, type AppRole } from './roles.js';
 import { clusterSiteHook, formsHooks, notifyByMail } from './wiring.js';
 
 /** The services of a running server (tests reach into them). */
@@ -143,7 +143,9 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       logger,
     },
   });
-  const edge = new Edge(config, platform, files, deploys, blobs, events, options.edge);
+  // Only a role that serves sites sends the edge's sync NOTIFYs (four a second).
+  const edgeOptions = isSiteRole(role) ? options.edge : { ...options.edge, syncWindowMs: null };
+  const edge = new Edge(config, platform, files, deploys, blobs, events, edgeOptions);
   const siteCreated = clusterSiteHook(config, logger);
   const accountLimiter = (limit: RateLimit) => createRateLimiter(store.db, limit);
   const account = {
