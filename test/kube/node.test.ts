@@ -22,6 +22,7 @@ const wait = (args: string[], timeout = '120s'): Promise<string> =>
 
 /** Paths kubelet, containerd and the CNI plugins create outside the state dir (see lib.sh). */
 const hostPaths = [
+  '/run/hostplane-node.state',
   '/run/netns',
   '/run/containerd',
   '/run/runc',
