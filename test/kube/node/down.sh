@@ -193,6 +193,13 @@ remove_host_files() {
   return 0
 }
 
+# Does the machine's node belong to this state dir? Otherwise (an up.sh that found the node taken,
+# or a state dir already down) only what is under the state dir is ours to clean.
+owner=false
+if [ -e "$state/node.owner" ] && { [ ! -e "$owner_file" ] || [ "$(cat "$owner_file")" = "$state" ]; }; then
+  owner=true
+fi
+
 mkdir -p "$logs"
 # The control loops first, so nothing restarts what is being stopped.
 stop 10 kube-proxy kubelet kube-scheduler kube-controller-manager
@@ -204,9 +211,14 @@ delete_netns
 stop 2 kube-apiserver etcd
 unmount_state
 remove_runtime_data
-delete_links
-flush_iptables
-remove_cgroups
-remove_host_files
-restore_sysctls
+if $owner; then
+  delete_links
+  flush_iptables
+  remove_cgroups
+  remove_host_files
+  restore_sysctls
+  rm -f "$owner_file" "$state/node.owner"
+elif [ -s "$owner_file" ]; then
+  log "the machine's node is $(cat "$owner_file")'s: left its interfaces, iptables chains and cgroups alone"
+fi
 log "down in $((SECONDS - started))s ($state)"

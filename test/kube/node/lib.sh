@@ -58,6 +58,11 @@ kubectl_admin() { "$tools_dir/kubectl" --kubeconfig "$state/kubeconfig" --cache-
 # Paths outside the state dir that kubelet, containerd, its shims, the CNI plugins and `ip netns`
 # create whatever they are told (hard-coded in them). up.sh records which did not exist before it
 # ran (host-paths.created); down.sh removes those.
+# Which state dir the node on this machine belongs to (written by up.sh, removed by down.sh): the
+# machine-wide parts (interfaces, iptables chains, cgroups, kernel settings, host paths) are only
+# torn down by down.sh of that state dir, never by one whose up.sh found the node taken.
+owner_file=/run/hostplane-node.state
+
 host_paths=(/run/netns /run/containerd /run/runc /var/lib/cni /var/log/containers /var/lib/kubelet)
 
 # Waits up to <seconds> for a command to succeed; prints <what> on the way.

@@ -22,7 +22,6 @@ trap 'rc=$?; [ "$rc" -eq 0 ] || printf "[node] up failed after %ss: logs in %s/,
 # --- What the node needs from this machine: a clear error naming what is missing ----------------
 preflight() {
   [ "$(id -u)" -eq 0 ] || die "the node needs root (network interfaces, mounts, cgroups, iptables)"
-  record_host_paths
   local bin missing=()
   for bin in etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl coredns; do
     [ -x "$tools_dir/$bin" ] || missing+=("$bin")
@@ -58,15 +57,37 @@ preflight() {
   else
     die "no memory cgroup controller (neither /sys/fs/cgroup/memory nor cgroup v2)"
   fi
+}
 
+# One node per machine (its addresses are fixed): refuse when another state dir's node is up.
+check_free() {
+  [ "$(id -u)" -eq 0 ] || die "the node needs root (network interfaces, mounts, cgroups, iptables)"
   local name
   for name in etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet kube-proxy; do
     running "$name" && die "$name of $state is still running: run down.sh $state first"
   done
-  if ip link show "$NODE_IF" >/dev/null 2>&1; then
-    die "$NODE_IF exists: another node is up on this machine (run down.sh with its state dir)"
+  local other
+  other="$(cat "$owner_file" 2>/dev/null || true)"
+  if ip link show "$NODE_IF" >/dev/null 2>&1 || { [ -n "$other" ] && [ "$other" != "$state" ] && node_processes_in "$other"; }; then
+    die "a node is already up on this machine (state dir: ${other:-unknown}): one node per machine, stop it with down.sh ${other:-<its state dir>}"
   fi
-  return 0
+}
+
+# Is any process of the node in <state dir> alive?
+node_processes_in() { # <state dir>
+  local file pid
+  for file in "$1"/pids/*.pid; do
+    pid="$(cat "$file" 2>/dev/null)" || continue
+    [ -n "$pid" ] && pid_alive "$pid" && return 0
+  done
+  return 1
+}
+
+# From here on the machine's node is this state dir's (see lib.sh).
+take_ownership() {
+  echo "$state" >"$state/node.owner"
+  echo "$state" >"$owner_file"
+  record_host_paths
 }
 
 record_host_paths() {
@@ -447,6 +468,8 @@ step() { # <what> <function>
   log "$1 ($((SECONDS - t0))s)"
 }
 
+check_free
+take_ownership
 preflight
 # A previous run's data would carry its objects over: start empty (down.sh has unmounted it).
 for dir in etcd containerd kubelet cni volumes pod-logs; do
