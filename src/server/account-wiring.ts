@@ -122,30 +122,44 @@ export function accountHooks(deps: {
 function clusterSites(config: Config, platform: Platform, logger: Logger) {
   const kube = config.kubernetes;
   if (!kube) return undefined;
-  let client: Promise<SiteResources> | undefined;
+  // Loaded on first use (as the site-created hook does), not at every start of every role.
+  let client: Promise<{ resources: SiteResources; siteIdAnnotation: string }> | undefined;
   const sitesClient = () =>
-    (client ??= import('../kube/index.js').then(
-      (k) =>
-        new k.SiteResources(k.kubeConfigFromEnvironment(), kube.namespace, 'hostplane-api', {
-          requestTimeoutMs: kube.requestTimeoutMs,
-        }),
-    ));
+    (client ??= import('../kube/index.js').then((k) => ({
+      resources: new k.SiteResources(k.kubeConfigFromEnvironment(), kube.namespace, 'hostplane-api', {
+        requestTimeoutMs: kube.requestTimeoutMs,
+      }),
+      siteIdAnnotation: k.SITE_ID_ANNOTATION,
+    })));
+  /**
+   * The site's resource: the one that claimed it, or (between the site-created hook's apply and
+   * the controller's claim, when resource_uid is still empty) the one named by its slug that
+   * carries its site-id annotation.
+   */
   const resourceOf = async (siteId: number) => {
     const routing = await platform.siteRouting(siteId);
-    if (!routing?.resourceUid) return undefined;
-    const resources = await sitesClient();
-    const found = (await resources.list()).find((r) => r.metadata.uid === routing.resourceUid);
-    return found ? { resources, name: found.metadata.name } : undefined;
+    if (!routing) return undefined;
+    const { resources, siteIdAnnotation } = await sitesClient();
+    if (routing.resourceUid) {
+      const found = (await resources.list()).find((r) => r.metadata.uid === routing.resourceUid);
+      return found ? { resources, name: found.metadata.name, claimed: true } : undefined;
+    }
+    const named = await resources.get(routing.slug);
+    return named?.metadata.annotations?.[siteIdAnnotation] === String(siteId)
+      ? { resources, name: named.metadata.name, claimed: false }
+      : undefined;
   };
   return {
+    /** True when the resource's finalizer finishes the deletion; false: the caller deletes here. */
     async deleteSite(siteId: number): Promise<boolean> {
       const target = await resourceOf(siteId);
       if (!target) return false;
       await target.resources.patchSpec(target.name, { deletionPolicy: 'Delete' });
       await target.resources.delete(target.name);
       // The finalizer finishes the deletion; until then the site stops serving (detached by it).
+      // An unclaimed resource is gone before the controller adopts it: the site is deleted here.
       logger.info({ siteId, resource: target.name }, 'site deleted through its Site resource');
-      return true;
+      return target.claimed;
     },
     async domainsChanged(siteId: number, hostnames: string[]): Promise<void> {
       const target = await resourceOf(siteId);

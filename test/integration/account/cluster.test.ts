@@ -70,4 +70,29 @@ describe('the account API in cluster mode (a real kube-apiserver)', () => {
       async () => (await sites.get('from-console')) === undefined,
     );
   });
+
+  it('finds a Site resource the controller has not claimed yet (domains, deletion)', async () => {
+    const owner = await invitedOwner(hp, 'cluster-unclaimed@example.com');
+    const created = await call(hp, 'POST', '/api/v1/account/sites', {
+      json: { slug: 'not-claimed-yet' },
+      headers: owner.bearer,
+    });
+    expect(created.status).toBe(201);
+    const siteId = created.body.site.id as number;
+    expect((await hp.services.platform.siteRouting(siteId))?.resourceUid).toBeNull();
+
+    // Written to the resource's spec: the controller's claim then keeps it (it mirrors the spec).
+    const attached = await call(hp, 'POST', `/api/v1/account/sites/${siteId}/domains`, {
+      json: { hostname: 'www.unclaimed.example' },
+      headers: owner.bearer,
+    });
+    expect(attached.status).toBe(201);
+    expect((await sites.get('not-claimed-yet'))?.spec.customDomains).toEqual(['www.unclaimed.example']);
+
+    // Deleted with its resource: nothing is left for the controller to adopt as a new site.
+    const deleted = await call(hp, 'DELETE', `/api/v1/account/sites/${siteId}`, { headers: owner.bearer });
+    expect(deleted.status).toBe(200);
+    expect(await sites.get('not-claimed-yet')).toBeUndefined();
+    expect(await hp.services.platform.getSite(siteId)).toBeUndefined();
+  });
 });
