@@ -136,16 +136,23 @@ export class Accounts {
     );
   }
 
-  /** Sets the password of an invited account; the mailed link proves the address. */
+  /**
+   * Sets the password of an invited account; the mailed link proves the address. Only while the
+   * account has no password (one set by a reset makes the invitation void); every earlier session
+   * (an operator's `admin session`) ends.
+   */
   async acceptInvite(token: string, password: string): Promise<number> {
     checkPassword(password);
     const passwordHash = await hashPassword(password);
     return this.db.transaction(async (tx) => {
       const accountId = await this.consume(tx, token, 'invite');
-      await tx
+      const set = await tx
         .update(accounts)
         .set({ passwordHash, emailVerifiedAt: sql`coalesce(${accounts.emailVerifiedAt}, now())` })
-        .where(eq(accounts.id, accountId));
+        .where(and(eq(accounts.id, accountId), isNull(accounts.passwordHash)))
+        .returning({ id: accounts.id });
+      if (set.length === 0) throw new AppError('INVALID_TOKEN');
+      await this.sessions.endAll(tx, accountId);
       return accountId;
     });
   }
@@ -189,6 +196,7 @@ export class Accounts {
       await tx.update(accounts).set({ passwordHash }).where(eq(accounts.id, accountId));
       await this.sessions.endAll(tx, accountId, keepSessionId);
       await this.retire(tx, accountId, 'reset');
+      await this.retire(tx, accountId, 'invite');
     });
   }
 
@@ -212,6 +220,8 @@ export class Accounts {
         .set({ passwordHash, emailVerifiedAt: sql`coalesce(${accounts.emailVerifiedAt}, now())` })
         .where(eq(accounts.id, accountId));
       await this.sessions.endAll(tx, accountId);
+      // A password is set: an invitation still outstanding must not set another one.
+      await this.retire(tx, accountId, 'invite');
     });
   }
 

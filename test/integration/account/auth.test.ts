@@ -8,6 +8,7 @@ import {
   type TestHostplane,
 } from '../../support/hostplane.js';
 import { browserSignIn, call, invitedOwner, PASSWORD, tokenOf } from '../../support/account-api.js';
+import { Accounts } from '../../../src/platform/accounts.js';
 
 describe.each(backends)('account sign-in and sessions on %s', (backend) => {
   let hp: TestHostplane;
@@ -222,6 +223,42 @@ describe.each(backends)('account sign-in and sessions on %s', (backend) => {
     });
     expect(bad.status).toBe(400);
     expect(bad.body.error).toBe('INVALID_TOKEN');
+  });
+
+  it('voids an invitation once a password is set by a reset, and ends earlier sessions on accept', async () => {
+    const email = `invite-reset-${tag}@example.com`;
+    const links: string[] = [];
+    // The same database, with a mailer that keeps the links (no SMTP in this server).
+    const mailing = new Accounts(hp.services.store.db, {
+      baseUrl: 'http://localhost:8080',
+      mailer: async (_tx, mail) => void links.push(mail.link),
+    });
+    const invited = await mailing.invite({ email });
+    await mailing.requestReset(email);
+    const reset = await call(hp, 'POST', '/api/v1/account/password-reset/confirm', {
+      json: { token: tokenOf(links.at(-1)!), password: PASSWORD },
+    });
+    expect(reset.status).toBe(200);
+    const late = await call(hp, 'POST', '/api/v1/account/invitations/accept', {
+      json: { token: tokenOf(invited.link), password: 'an attacker chose this one' },
+    });
+    expect(late.status).toBe(400);
+    expect(late.body.error).toBe('INVALID_TOKEN');
+    expect(
+      (await call(hp, 'POST', '/api/v1/account/sign-in', { json: { email, password: PASSWORD } })).status,
+    ).toBe(200);
+
+    // An operator's session made before the owner accepted ends when they do.
+    const other = `invite-session-${tag}@example.com`;
+    const second = await hp.services.platform.accounts.invite({ email: other });
+    const operator = await hp.services.platform.accounts.createSession(other);
+    const operatorAuth = { authorization: `Bearer ${operator.token}` };
+    expect((await call(hp, 'GET', '/api/v1/account', { headers: operatorAuth })).status).toBe(200);
+    const accepted = await call(hp, 'POST', '/api/v1/account/invitations/accept', {
+      json: { token: tokenOf(second.link), password: PASSWORD },
+    });
+    expect(accepted.status).toBe(200);
+    expect((await call(hp, 'GET', '/api/v1/account', { headers: operatorAuth })).status).toBe(401);
   });
 
   it('refuses open sign-up when sign-up is by invitation', async () => {
