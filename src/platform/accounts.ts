@@ -4,6 +4,7 @@ import { dbOp } from '../observability/index.js';
 import { checkPassword, hashPassword, normalizeEmail, verifyPassword } from '../passwords/index.js';
 import type { Db, Executor } from '../store/index.js';
 import { planFor, type PlanType } from './plans.js';
+import { revokeTemporaryKeys } from './keys.js';
 import { hashSecret, newSecret } from './secrets.js';
 import { Sessions, type SessionKind } from './sessions.js';
 import { accountTokens, accounts } from './tables.js';
@@ -153,6 +154,7 @@ export class Accounts {
         .returning({ id: accounts.id });
       if (set.length === 0) throw new AppError('INVALID_TOKEN');
       await this.sessions.endAll(tx, accountId);
+      await revokeTemporaryKeys(tx, accountId);
       return accountId;
     });
   }
@@ -185,7 +187,7 @@ export class Accounts {
     return account.id;
   }
 
-  /** Changes the password after checking the current one; every other session ends. */
+  /** Changes the password after checking the current one; every other session and every temporary key end. */
   async changePassword(accountId: number, keepSessionId: number | undefined, current: string, next: string) {
     const [account] = await this.db.select().from(accounts).where(eq(accounts.id, accountId));
     if (!account || !(await verifyPassword(account.passwordHash ?? undefined, current)))
@@ -195,6 +197,7 @@ export class Accounts {
     await this.db.transaction(async (tx) => {
       await tx.update(accounts).set({ passwordHash }).where(eq(accounts.id, accountId));
       await this.sessions.endAll(tx, accountId, keepSessionId);
+      await revokeTemporaryKeys(tx, accountId);
       await this.retire(tx, accountId, 'reset');
       await this.retire(tx, accountId, 'invite');
     });
@@ -209,7 +212,7 @@ export class Accounts {
     });
   }
 
-  /** Sets a new password from a reset link: every session ends, the address counts as proven. */
+  /** Sets a new password from a reset link: every session and temporary key ends, the address counts as proven. */
   async resetPassword(token: string, password: string): Promise<void> {
     checkPassword(password);
     const passwordHash = await hashPassword(password);
@@ -220,6 +223,7 @@ export class Accounts {
         .set({ passwordHash, emailVerifiedAt: sql`coalesce(${accounts.emailVerifiedAt}, now())` })
         .where(eq(accounts.id, accountId));
       await this.sessions.endAll(tx, accountId);
+      await revokeTemporaryKeys(tx, accountId);
       // A password is set: an invitation still outstanding must not set another one.
       await this.retire(tx, accountId, 'invite');
     });

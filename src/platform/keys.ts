@@ -1,6 +1,6 @@
-import { and, asc, eq, gt, isNull, lt, or, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, inArray, isNull, lt, or, sql } from 'drizzle-orm';
 import { dbOp } from '../observability/index.js';
-import type { Db } from '../store/index.js';
+import type { Db, Executor } from '../store/index.js';
 import { hashSecret, newSecret, secretMatches } from './secrets.js';
 import { apiKeys, sites } from './tables.js';
 import type { Principal } from './types.js';
@@ -17,6 +17,26 @@ export interface PermanentKeyInfo {
   prefix: string;
   createdAt: Date;
   lastUsedAt: Date | null;
+}
+
+/**
+ * Revokes every temporary key of the account's sites (in the caller's transaction): a password
+ * reset or change must not leave a key minted by an ended session working until it expires.
+ */
+export async function revokeTemporaryKeys(tx: Executor, accountId: number): Promise<void> {
+  await tx
+    .update(apiKeys)
+    .set({ revokedAt: sql`now()` })
+    .where(
+      and(
+        eq(apiKeys.kind, 'temporary'),
+        isNull(apiKeys.revokedAt),
+        inArray(
+          apiKeys.siteId,
+          tx.select({ id: sites.id }).from(sites).where(eq(sites.accountId, accountId)),
+        ),
+      ),
+    );
 }
 
 /** API keys: permanent (one per site, minted with the site) and temporary; stored as hashes. */
