@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import express, { type RequestHandler } from 'express';
-import type { AppError } from '../errors/index.js';
+import { AppError } from '../errors/index.js';
 import { jsonNestsDeeper, jsonTooDeepMessage } from './json-depth.js';
 
 /** A body-parser style failure that bodyRefusal() maps to a registry code. */
@@ -39,3 +39,19 @@ export function jsonBody(limit: string, onTooLarge?: () => AppError): RequestHan
     });
   };
 }
+
+/**
+ * Refuses a body not declared JSON (`application/json` or `…+json`), for routes a browser page must
+ * not reach with a simple request: a form or a no-cors fetch can send only text/plain, form or
+ * multipart bodies without a CORS preflight (which the API never grants). Most routes parse any
+ * type instead (curl -d); the account routes, where a forged sign-in matters, use this.
+ */
+export const requireJsonType: RequestHandler = (req, _res, next) => {
+  const type = req.headers['content-type'] ?? '';
+  if (/^application\/(?:[\w.-]+\+)?json\s*(?:;|$)/i.test(type)) return next();
+  next(
+    new AppError('UNSUPPORTED_MEDIA_TYPE', {
+      message: 'Send the body as JSON with Content-Type: application/json.',
+    }),
+  );
+};

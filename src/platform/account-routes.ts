@@ -1,7 +1,7 @@
 import { ipKeyGenerator } from 'express-rate-limit';
 import { Router, type Request, type Response } from 'express';
 import { AppError } from '../errors/index.js';
-import { jsonBody, pathId, type RouteRegistry } from '../http/index.js';
+import { jsonBody, pathId, requireJsonType, type RouteRegistry } from '../http/index.js';
 import type { AccountHooks } from './account-hooks.js';
 import * as s from './account-schemas.js';
 import {
@@ -47,15 +47,16 @@ export function accountAuthRoutes(deps: {
   const { platform, hooks, cookie, registry } = deps;
   const accounts = platform.accounts;
   const router = Router();
-  const body = jsonBody('16kb');
+  // JSON only: a cross-site page cannot send it without a preflight (README "Account API").
+  const body = [requireJsonType, jsonBody('16kb')];
 
   /**
-   * Starts a session after a sign-in or an accepted invitation. Any session the browser still
-   * held is ended first: a new sign-in always gets a new session id (no session fixation).
+   * Starts a session after a sign-in or an accepted invitation (whose handlers checked the origin
+   * first, in both modes). A cookie sign-in ends the session the browser still held: a new
+   * sign-in always gets a new session id (no session fixation); a bearer one leaves it alone.
    */
   const startSession = async (req: Request, res: Response, accountId: number, mode: 'bearer' | 'cookie') => {
-    if (mode === 'cookie') checkSignInOrigin(req, cookie);
-    const previous = readCookie(req, cookie.name);
+    const previous = mode === 'cookie' ? readCookie(req, cookie.name) : undefined;
     if (previous) await accounts.sessions.endByToken(previous);
     const kind = mode === 'cookie' ? 'browser' : 'bearer';
     const { token, expiresAt } = await accounts.newSession(accountId, kind, req.get('user-agent'));
@@ -86,7 +87,7 @@ export function accountAuthRoutes(deps: {
       'Rate-limited per client address and per email.',
     tags,
     auth: 'none',
-    middleware: [body],
+    middleware: body,
     body: s.signUpBody,
     errors: ['SIGNUP_CLOSED', 'INVALID_EMAIL', 'PASSWORD_TOO_SHORT', 'PASSWORD_TOO_COMMON', 'RATE_LIMITED'],
     responses: { 202: { description: 'Check your mail', schema: s.messageResponse } },
@@ -104,15 +105,16 @@ export function accountAuthRoutes(deps: {
     summary: 'Sign in with email and password',
     description:
       'Starts a new session: `"session": "bearer"` (default) answers a token for `Authorization: Bearer`; `"session": "cookie"` sets the browser cookie (HttpOnly, SameSite=Lax; `__Host-hp_session` over HTTPS) and answers the `csrf_token` every cookie-authenticated write must send as `X-CSRF-Token`. ' +
-      'A session cookie the browser still held is ended (a new session id at every sign-in). ' +
+      'A cookie sign-in ends the session cookie the browser still held (a new session id at every sign-in). An `Origin` other than the API’s is refused (403 CSRF_REJECTED) in both modes; the body must be `application/json` (415 otherwise). ' +
       'A wrong password, an unknown email and an account without a password all answer the same 401, in the same time. Rate-limited per client address and per email, across replicas.',
     tags,
     auth: 'none',
-    middleware: [body],
+    middleware: body,
     body: s.signInBody,
     errors: ['INVALID_CREDENTIALS', 'RATE_LIMITED', 'CSRF_REJECTED'],
     responses: { 200: sessionAnswer },
     handler: async ({ req, res, body }) => {
+      checkSignInOrigin(req, cookie);
       const session = body.session;
       try {
         await limit(hooks, req, body.email);
@@ -156,11 +158,12 @@ export function accountAuthRoutes(deps: {
       'The token comes from the link `hostplane admin invite` printed or mailed (valid 7 days, once). Sets the password, marks the address verified and starts a session as sign-in does.',
     tags,
     auth: 'none',
-    middleware: [body],
+    middleware: body,
     body: s.acceptInviteBody,
     errors: ['INVALID_TOKEN', 'PASSWORD_TOO_SHORT', 'PASSWORD_TOO_COMMON', 'RATE_LIMITED', 'CSRF_REJECTED'],
     responses: { 200: sessionAnswer },
     handler: async ({ req, res, body }) => {
+      checkSignInOrigin(req, cookie);
       await limit(hooks, req);
       const accountId = await accounts.acceptInvite(body.token, body.password);
       await startSession(req, res, accountId, body.session);
@@ -175,7 +178,7 @@ export function accountAuthRoutes(deps: {
       'Open sign-up: the link of the verification mail (valid 24 h, once). Then the account can create sites.',
     tags,
     auth: 'none',
-    middleware: [body],
+    middleware: body,
     body: s.tokenBody,
     errors: ['INVALID_TOKEN', 'RATE_LIMITED'],
     responses: { 200: { description: 'Verified', schema: s.messageResponse } },
@@ -211,7 +214,7 @@ export function accountAuthRoutes(deps: {
       'Answers 202 whether or not the address has an account. The link works once, for one hour; asking again makes earlier links stop working. Rate-limited per client address and per email.',
     tags,
     auth: 'none',
-    middleware: [body],
+    middleware: body,
     body: s.resetRequestBody,
     errors: ['RATE_LIMITED'],
     responses: { 202: { description: 'Check your mail', schema: s.messageResponse } },
@@ -229,7 +232,7 @@ export function accountAuthRoutes(deps: {
     description: 'Every session of the account ends; sign in again with the new password.',
     tags,
     auth: 'none',
-    middleware: [body],
+    middleware: body,
     body: s.resetConfirmBody,
     errors: ['INVALID_TOKEN', 'PASSWORD_TOO_SHORT', 'PASSWORD_TOO_COMMON', 'RATE_LIMITED'],
     responses: { 200: { description: 'Password set', schema: s.messageResponse } },
@@ -247,7 +250,7 @@ export function accountAuthRoutes(deps: {
     description: 'Needs the current password. Every other session of the account ends; this one stays.',
     tags,
     auth: 'session',
-    middleware: [body],
+    middleware: body,
     body: s.changePasswordBody,
     errors: ['WRONG_PASSWORD', 'PASSWORD_TOO_SHORT', 'PASSWORD_TOO_COMMON', 'RATE_LIMITED'],
     responses: { 200: { description: 'Changed', schema: s.messageResponse } },

@@ -1,6 +1,6 @@
 import { Router, type Request } from 'express';
 import { AppError } from '../errors/index.js';
-import { jsonBody, pathId, type RouteRegistry } from '../http/index.js';
+import { jsonBody, pathId, requireJsonType, type RouteRegistry } from '../http/index.js';
 import type { Logger } from '../observability/index.js';
 import { normalizeEmail } from '../passwords/index.js';
 import type { AccountHooks } from './account-hooks.js';
@@ -22,7 +22,8 @@ export function accountSiteRoutes(deps: {
 }): Router {
   const { platform, hooks, registry, siteUrl, logger } = deps;
   const router = Router();
-  const body = jsonBody('16kb');
+  // JSON only: a cross-site page cannot send it without a preflight (README "Account API").
+  const body = [requireJsonType, jsonBody('16kb')];
 
   /** The site of the path, when it is the signed-in account's; 404 otherwise (never another's). */
   const ownSite = async (req: Request): Promise<Site> => {
@@ -74,7 +75,7 @@ export function accountSiteRoutes(deps: {
       'Creates a site of the account with its first permanent API key (shown once). The slug is the site’s subdomain: 1-63 lower-case letters, digits or hyphens, not at either end; a taken slug is a 409. Open sign-up accounts must have verified their address first (403 EMAIL_NOT_VERIFIED). In the cluster the site gets its Site resource like one made by `hostplane admin create-site`.',
     tags,
     auth: 'session',
-    middleware: [body],
+    middleware: body,
     body: s.createSiteBody,
     errors: ['INVALID_SLUG', 'SLUG_TAKEN', 'EMAIL_NOT_VERIFIED'],
     responses: { 201: { description: 'Created', schema: s.createdSiteResponse } },
@@ -220,7 +221,7 @@ export function accountSiteRoutes(deps: {
       'With `HOSTPLANE_DOMAIN_VERIFICATION=dns` (default) the domain is pending (202) until a TXT record `_hostplane.<domain>` holds the answered value: create it, then POST …/domains/{hostname}/verify. With `off` (local use) it is attached at once (201). Point the domain at the platform (CNAME to the site’s host) for it to serve. A domain of another site is a 409; the platform’s own names are refused.',
     tags,
     auth: 'session',
-    middleware: [body],
+    middleware: body,
     body: s.domainBody,
     errors: ['NOT_FOUND', 'DOMAIN_TAKEN'],
     responses: {
@@ -314,7 +315,7 @@ export function accountSiteRoutes(deps: {
     description: 'An address, or null for the account’s email. Applies to the next submission.',
     tags,
     auth: 'session',
-    middleware: [body],
+    middleware: body,
     body: s.notificationBody,
     errors: ['NOT_FOUND', 'INVALID_EMAIL'],
     responses: { 200: { description: 'The address', schema: s.notificationResponse } },

@@ -22,9 +22,9 @@ export function sessionCookieFor(baseUrl: string): SessionCookie {
 }
 
 /**
- * A cookie session is made only from the API's own origin (or without an Origin header: not a
- * browser's cross-site request), so another site cannot sign a visitor into an account of its
- * choosing (login CSRF) with a form that posts JSON-looking text.
+ * A session (cookie or bearer) is made only from the API's own origin (or without an Origin
+ * header: not a browser's cross-site request), so another site cannot sign a visitor into an
+ * account of its choosing (login CSRF) nor end the session the browser held.
  */
 export function checkSignInOrigin(req: Request, cookie: SessionCookie): void {
   const origin = req.get('origin');

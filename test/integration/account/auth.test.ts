@@ -139,7 +139,7 @@ describe.each(backends)('account sign-in and sessions on %s', (backend) => {
     // Another site cannot start a browser session (login CSRF): its Origin is refused.
     const crossSite = await call(hp, 'POST', '/api/v1/account/sign-in', {
       json: { email, password: PASSWORD, session: 'cookie' },
-      headers: { origin: 'https://evil.example', 'content-type': 'text/plain' },
+      headers: { origin: 'https://evil.example' },
     });
     expect(crossSite.status).toBe(403);
     expect(crossSite.body.error).toBe('CSRF_REJECTED');
@@ -154,6 +154,50 @@ describe.each(backends)('account sign-in and sessions on %s', (backend) => {
       headers: { authorization: `Bearer ${third.value}` },
     });
     expect(asBearer.status).toBe(401);
+  });
+
+  it('lets no other origin sign in (either mode) or end the browser’s session, nor accept an invitation', async () => {
+    const victim = await invitedOwner(hp, `victim-${tag}@example.com`);
+    const attacker = await invitedOwner(hp, `attacker-${tag}@example.com`);
+    const browser = await browserSignIn(hp, victim.email);
+    const signedIn = async () =>
+      (await call(hp, 'GET', '/api/v1/account', { headers: { cookie: browser.cookie } })).status;
+    const attempt = { email: attacker.email, password: PASSWORD, session: 'bearer' };
+    // A same-site page's simple (preflight-free) POST: text/plain is refused before anything runs.
+    const simple = await call(hp, 'POST', '/api/v1/account/sign-in', {
+      json: attempt,
+      headers: { cookie: browser.cookie, origin: 'http://evil.localhost:8080', 'content-type': 'text/plain' },
+    });
+    expect(simple.status).toBe(415);
+    expect(simple.body).toMatchObject({ error: 'Unsupported Media Type' });
+    expect(typeof simple.body.message).toBe('string');
+    const foreign = await call(hp, 'POST', '/api/v1/account/sign-in', {
+      json: attempt,
+      headers: { cookie: browser.cookie, origin: 'http://evil.localhost:8080' },
+    });
+    expect(foreign.status).toBe(403);
+    expect(foreign.body.error).toBe('CSRF_REJECTED');
+    // A bearer sign-in leaves the cookie session alone: only a cookie sign-in replaces it.
+    const cli = await call(hp, 'POST', '/api/v1/account/sign-in', {
+      json: attempt,
+      headers: { cookie: browser.cookie },
+    });
+    expect(cli.status).toBe(200);
+    expect(await signedIn()).toBe(200);
+
+    // An invitation is not spent by a refused attempt.
+    const invited = await hp.services.platform.accounts.invite({ email: `csrf-invite-${tag}@example.com` });
+    const fromElsewhere = await call(hp, 'POST', '/api/v1/account/invitations/accept', {
+      json: { token: tokenOf(invited.link), password: PASSWORD },
+      headers: { origin: 'http://evil.localhost:8080' },
+    });
+    expect(fromElsewhere.status).toBe(403);
+    expect(fromElsewhere.body.error).toBe('CSRF_REJECTED');
+    const accepted = await call(hp, 'POST', '/api/v1/account/invitations/accept', {
+      json: { token: tokenOf(invited.link), password: PASSWORD },
+      headers: { origin: 'http://localhost:8080' },
+    });
+    expect(accepted.status).toBe(200);
   });
 
   it('lists and ends sessions, signs out, and a password change ends every other session', async () => {
