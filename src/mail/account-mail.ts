@@ -31,6 +31,15 @@ const wording = {
   },
 } as const;
 
+/**
+ * Whether a mail of `kind` carries a one-time link (an account invitation, verification or
+ * reset): the outbox blanks its bodies once it is sent or given up, so no token stays readable.
+ */
+export const holdsOneTimeLink = (kind: string): boolean => kind.startsWith('account_');
+
+/** What is left of such a mail's bodies in the outbox. */
+export const ERASED_BODY = '(erased once handled: it held a one-time link)';
+
 export function composeAccountMail(input: AccountMailInput): ComposedMail {
   const w = wording[input.kind];
   const until = input.expiresAt.toISOString();

@@ -3,6 +3,7 @@ import { and, eq, lt, sql } from 'drizzle-orm';
 import type { Db, Executor } from '../store/index.js';
 import type { Logger } from '../observability/index.js';
 import { withSpan } from '../observability/index.js';
+import { ERASED_BODY, holdsOneTimeLink } from './account-mail.js';
 import { mailSendDuration, mailSendFailures, setOutboxStatsSource, type OutboxStats } from './metrics.js';
 import { mailOutbox, type MailOutboxRow } from './tables.js';
 import { smtpTransport, type MailTransport } from './transport.js';
@@ -211,6 +212,7 @@ export class MailOutbox {
         .update(mailOutbox)
         .set({
           status: giveUp ? 'failed' : 'pending',
+          ...(giveUp ? erased(row.kind) : {}),
           lastError: describeError(err),
           claimedUntil: null,
           nextAttemptAt: giveUp ? sql`now()` : sql`now() + make_interval(secs => ${delay / 1000})`,
@@ -226,7 +228,7 @@ export class MailOutbox {
     mailSendDuration.observe({ outcome: 'sent' }, (performance.now() - started) / 1000);
     await this.db
       .update(mailOutbox)
-      .set({ status: 'sent', sentAt: sql`now()`, claimedUntil: null, lastError: null })
+      .set({ status: 'sent', sentAt: sql`now()`, claimedUntil: null, lastError: null, ...erased(row.kind) })
       .where(mine);
     this.logger.info({ mailId: row.id, kind: row.kind, attempt: row.attempts }, 'mail sent');
     return true;
@@ -246,6 +248,11 @@ export class MailOutbox {
     }
     return 0;
   }
+}
+
+/** A handled mail's bodies blanked when they hold a one-time link (nothing changes otherwise). */
+function erased(kind: string): { text?: string; html?: null } {
+  return holdsOneTimeLink(kind) ? { text: ERASED_BODY, html: null } : {};
 }
 
 /** The rows of a `db.execute` result: node-postgres returns `{rows}`, PGlite too. */

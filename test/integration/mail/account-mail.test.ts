@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { eventually } from '../../support/eventually.js';
 import { backends, startHostplane, type TestHostplane } from '../../support/hostplane.js';
@@ -39,6 +40,16 @@ describe.each(backends)('account mail through real SMTP (Mailpit) on %s', (backe
     expect(invited.mailed).toBe(true);
     const link = await mailedLink(email, 'You are invited to Hostplane');
     expect(link).toBe(invited.link);
+    // Once sent, the outbox keeps no copy of the one-time link (its bodies are blanked).
+    const token = tokenOf(link);
+    const stored = await eventually('the invitation marked sent', async () => {
+      const { rows } = (await hp.services.store.db.execute(
+        sql`select status, text, html from mail_outbox where recipient = ${email}`,
+      )) as unknown as { rows: Array<{ status: string; text: string; html: string | null }> };
+      return rows.length === 1 && rows[0]!.status === 'sent' ? rows[0] : undefined;
+    });
+    expect(stored.text).not.toContain(token);
+    expect(stored.html ?? '').not.toContain(token);
     const accepted = await call(hp, 'POST', '/api/v1/account/invitations/accept', {
       json: { token: tokenOf(link), password: PASSWORD },
     });
