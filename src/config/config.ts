@@ -63,6 +63,8 @@ export const configSchema = z.object({
   // The account area: how accounts come to be, and how a custom domain's ownership is proven.
   HOSTPLANE_SIGNUP: z.enum(['invite', 'open']).default('invite'),
   HOSTPLANE_DOMAIN_VERIFICATION: z.enum(['dns', 'off']).default('dns'),
+  // Sites an owner can create from the account API (the operator's `admin create-site` is not counted against it).
+  HOSTPLANE_MAX_SITES_PER_ACCOUNT: z.coerce.number().int().min(1).max(100_000).default(100),
   // Notification mail (src/mail): unset SMTP_URL keeps mail in the outbox and only logs it.
   SMTP_URL: z
     .string()
@@ -138,7 +140,7 @@ export interface Config {
   /** Notification mail: SMTP (none: logged, kept in the outbox), sender, retries. */
   mail: MailConfig;
   /** The account area: invite-only or open sign-up; custom domains proven by DNS or not at all. */
-  accounts: { signup: 'invite' | 'open'; domainVerification: 'dns' | 'off' };
+  accounts: { signup: 'invite' | 'open'; domainVerification: 'dns' | 'off'; maxSitesPerAccount: number };
   /**
    * This process as a SQLite shard: its name, the URL other replicas reach it at (unset: its own
    * port on loopback), and the databases placement puts on one shard at most.
@@ -273,7 +275,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
           ? Number(c.HOSTPLANE_TRUST_PROXY)
           : c.HOSTPLANE_TRUST_PROXY,
     logLevel: c.LOG_LEVEL,
-    accounts: { signup: c.HOSTPLANE_SIGNUP, domainVerification: c.HOSTPLANE_DOMAIN_VERIFICATION },
+    accounts: {
+      signup: c.HOSTPLANE_SIGNUP,
+      domainVerification: c.HOSTPLANE_DOMAIN_VERIFICATION,
+      maxSitesPerAccount: c.HOSTPLANE_MAX_SITES_PER_ACCOUNT,
+    },
     mail: {
       smtpUrl: c.SMTP_URL || undefined,
       from: c.MAIL_FROM || `Hostplane <noreply@${baseUrl.hostname}>`,

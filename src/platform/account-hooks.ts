@@ -16,6 +16,8 @@ export interface ExtraUsage {
  */
 export interface AccountHooks {
   signup: 'invite' | 'open';
+  /** Sites an account can create from the account API (HOSTPLANE_MAX_SITES_PER_ACCOUNT). */
+  maxSitesPerAccount: number;
   /** The console page that shows the plans: quota errors and GET /api/v1/account point at it. */
   upgradeUrl: string;
   /** Sign-in, sign-up and reset attempts: per client address and per email, counted across replicas. */

@@ -5,11 +5,15 @@ import type { Logger } from '../observability/index.js';
 import { normalizeEmail } from '../passwords/index.js';
 import type { AccountHooks } from './account-hooks.js';
 import * as s from './account-schemas.js';
-import { planFor } from './plans.js';
+import { planFor, type Plan } from './plans.js';
 import type { Platform } from './service.js';
 import type { Site } from './types.js';
 
 const tags = ['Account sites'];
+/** Active permanent keys a site may have (the first one comes with the site). */
+export const MAX_KEYS_PER_SITE = 20;
+/** Custom domains a site may have, attached and pending together. */
+export const MAX_DOMAINS_PER_SITE = 20;
 const siteParam = { siteId: pathId('The site') };
 
 /** The account's sites, their permanent keys, custom domains and forms' notification addresses. */
@@ -38,7 +42,9 @@ export function accountSiteRoutes(deps: {
 
   const siteJson = async (site: Site) => {
     const usage = await platform.getUsage(site.id);
-    const plan = usage?.plan ?? planFor('free');
+    return siteJsonOf(site, usage?.plan ?? planFor('free'), await platform.domains.hostnames(site.id));
+  };
+  const siteJsonOf = (site: Site, plan: Plan, customDomains: string[]) => {
     const created = (site as Site & { createdAt?: Date }).createdAt ?? new Date();
     return {
       id: site.id,
@@ -48,7 +54,7 @@ export function accountSiteRoutes(deps: {
       created_at: created.toISOString(),
       files: { used: site.fileCount, limit: plan.maxFiles },
       storage_bytes: { used: site.storageBytes, limit: plan.maxStorageBytes },
-      custom_domains: await platform.domains.hostnames(site.id),
+      custom_domains: customDomains,
     };
   };
 
@@ -62,8 +68,18 @@ export function accountSiteRoutes(deps: {
     auth: 'session',
     responses: { 200: { description: 'Sites', schema: s.sitesResponse } },
     handler: async ({ req, res }) => {
-      const sites = await platform.sites.listOfAccount(req.principal!.accountId);
-      res.json({ success: true, sites: await Promise.all(sites.map(siteJson)) });
+      const accountId = req.principal!.accountId;
+      // Three queries whatever the number of sites: the sites, the plan, every site's domains.
+      const [sites, profile] = await Promise.all([
+        platform.sites.listOfAccount(accountId),
+        platform.accounts.profile(accountId),
+      ]);
+      const plan = planFor(profile?.plan ?? 'free');
+      const domains = await platform.domains.hostnamesOfSites(sites.map((site) => site.id));
+      res.json({
+        success: true,
+        sites: sites.map((site) => siteJsonOf(site, plan, domains.get(site.id) ?? [])),
+      });
     },
   });
 
@@ -72,18 +88,25 @@ export function accountSiteRoutes(deps: {
     path: '/api/v1/account/sites',
     summary: 'Create a site',
     description:
-      'Creates a site of the account with its first permanent API key (shown once). The slug is the site’s subdomain: 1-63 lower-case letters, digits or hyphens, not at either end; a taken slug is a 409. Open sign-up accounts must have verified their address first (403 EMAIL_NOT_VERIFIED). In the cluster the site gets its Site resource like one made by `hostplane admin create-site`.',
+      'Creates a site of the account with its first permanent API key (shown once). The slug is the site’s subdomain: 1-63 lower-case letters, digits or hyphens, not at either end; a taken slug is a 409. Open sign-up accounts must have verified their address first (403 EMAIL_NOT_VERIFIED). In the cluster the site gets its Site resource like one made by `hostplane admin create-site`. An account has at most `HOSTPLANE_MAX_SITES_PER_ACCOUNT` sites (default 100; 403 LIMIT_REACHED).',
     tags,
     auth: 'session',
     middleware: body,
     body: s.createSiteBody,
-    errors: ['INVALID_SLUG', 'SLUG_TAKEN', 'EMAIL_NOT_VERIFIED'],
+    errors: ['INVALID_SLUG', 'SLUG_TAKEN', 'EMAIL_NOT_VERIFIED', 'LIMIT_REACHED'],
     responses: { 201: { description: 'Created', schema: s.createdSiteResponse } },
     handler: async ({ req, res, body }) => {
       const profile = await platform.accounts.profile(req.principal!.accountId);
       if (!profile)
         throw new AppError('UNAUTHORIZED', { message: 'The account is gone.', hint: 'Sign in again.' });
       if (!profile.emailVerified) throw new AppError('EMAIL_NOT_VERIFIED');
+      // Checked before the insert: concurrent creations can pass it together (a bound, not a quota).
+      const limit = hooks.maxSitesPerAccount;
+      if ((await platform.sites.countOfAccount(profile.id)) >= limit)
+        throw new AppError('LIMIT_REACHED', {
+          message: `This account has its ${limit} sites, the most this server allows: delete one first.`,
+          limit,
+        });
       const created = await platform.createSite({
         email: profile.email,
         slug: body.slug,
@@ -155,13 +178,19 @@ export function accountSiteRoutes(deps: {
     path: '/api/v1/account/sites/:siteId/keys',
     params: siteParam,
     summary: 'Create a permanent API key for the site',
-    description: 'The key is in the answer once; only its hash is stored.',
+    description:
+      'The key is in the answer once; only its hash is stored. A site has at most 20 working keys (403 LIMIT_REACHED: revoke one first).',
     tags,
     auth: 'session',
-    errors: ['NOT_FOUND'],
+    errors: ['NOT_FOUND', 'LIMIT_REACHED'],
     responses: { 201: { description: 'Created', schema: s.createdKeyResponse } },
     handler: async ({ req, res }) => {
       const site = await ownSite(req);
+      if ((await platform.keys.listPermanent(site.id)).length >= MAX_KEYS_PER_SITE)
+        throw new AppError('LIMIT_REACHED', {
+          message: `This site has ${MAX_KEYS_PER_SITE} API keys, the most it can have: revoke one first.`,
+          limit: MAX_KEYS_PER_SITE,
+        });
       const created = await platform.keys.createPermanent(site.id);
       res
         .status(201)
@@ -218,19 +247,26 @@ export function accountSiteRoutes(deps: {
     params: siteParam,
     summary: 'Attach a custom domain',
     description:
-      'With `HOSTPLANE_DOMAIN_VERIFICATION=dns` (default) the domain is pending (202) until a TXT record `_hostplane.<domain>` holds the answered value: create it, then POST …/domains/{hostname}/verify. With `off` (local use) it is attached at once (201). Point the domain at the platform (CNAME to the site’s host) for it to serve. A domain of another site is a 409; the platform’s own names are refused.',
+      'With `HOSTPLANE_DOMAIN_VERIFICATION=dns` (default) the domain is pending (202) until a TXT record `_hostplane.<domain>` holds the answered value: create it, then POST …/domains/{hostname}/verify. With `off` (local use) it is attached at once (201). Point the domain at the platform (CNAME to the site’s host) for it to serve. A domain of another site is a 409; the platform’s own names are refused. A site has at most 20 domains, attached and pending together (403 LIMIT_REACHED).',
     tags,
     auth: 'session',
     middleware: body,
     body: s.domainBody,
-    errors: ['NOT_FOUND', 'DOMAIN_TAKEN'],
+    errors: ['NOT_FOUND', 'DOMAIN_TAKEN', 'LIMIT_REACHED'],
     responses: {
       201: { description: 'Attached', schema: s.domainResponse },
       202: { description: 'Pending its DNS proof', schema: s.domainResponse },
     },
     handler: async ({ req, res, body }) => {
       const site = await ownSite(req);
-      const domain = await platform.domains.request(site.id, body.hostname);
+      const hostname = platform.domains.normalize(body.hostname);
+      const held = await platform.domains.list(site.id);
+      if (held.length >= MAX_DOMAINS_PER_SITE && !held.some((d) => d.hostname === hostname))
+        throw new AppError('LIMIT_REACHED', {
+          message: `This site has ${MAX_DOMAINS_PER_SITE} custom domains (attached or pending), the most it can have: detach one first.`,
+          limit: MAX_DOMAINS_PER_SITE,
+        });
+      const domain = await platform.domains.request(site.id, hostname);
       if (domain.status === 'active') await domainsChanged(site.id);
       res.status(domain.status === 'active' ? 201 : 202).json({ success: true, domain });
     },

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Resolver } from 'node:dns/promises';
-import { and, asc, eq } from 'drizzle-orm';
+import { and, asc, eq, inArray } from 'drizzle-orm';
 import { AppError } from '../errors/index.js';
 import { dbOp } from '../observability/index.js';
 import type { Db } from '../store/index.js';
@@ -149,6 +149,18 @@ export class Domains {
       .from(customDomains)
       .where(eq(customDomains.siteId, siteId));
     return rows.map((r) => r.hostname);
+  }
+
+  /** The attached hostnames of each of `siteIds`, in one query (the account's site list). */
+  async hostnamesOfSites(siteIds: number[]): Promise<Map<number, string[]>> {
+    const bySite = new Map<number, string[]>();
+    if (siteIds.length === 0) return bySite;
+    const rows = await this.db
+      .select({ siteId: customDomains.siteId, hostname: customDomains.hostname })
+      .from(customDomains)
+      .where(inArray(customDomains.siteId, siteIds));
+    for (const row of rows) bySite.set(row.siteId, [...(bySite.get(row.siteId) ?? []), row.hostname]);
+    return bySite;
   }
 
   private async refuseTaken(siteId: number, hostname: string): Promise<void> {

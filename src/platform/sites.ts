@@ -98,6 +98,14 @@ export class Sites {
       .limit(1000);
   }
 
+  async countOfAccount(accountId: number): Promise<number> {
+    const [row] = await this.db
+      .select({ n: sql<number>`count(*)::int` })
+      .from(sites)
+      .where(eq(sites.accountId, accountId));
+    return row?.n ?? 0;
+  }
+
   async get(siteId: number): Promise<Site | undefined> {
     const [site] = await this.db.select().from(sites).where(eq(sites.id, siteId));
     return site;

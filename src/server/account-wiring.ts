@@ -73,6 +73,7 @@ export function accountHooks(deps: {
 
   return {
     signup: config.accounts.signup,
+    maxSitesPerAccount: config.accounts.maxSitesPerAccount,
     upgradeUrl: upgradeUrlOf(config),
     limiters: deps.limiters,
     async usage(accountId) {

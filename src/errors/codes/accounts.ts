@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { define } from '../define.js';
 
 /** Codes of the account area (/api/v1/account/…): sign-up, sign-in, one-time tokens, domains. */
@@ -40,6 +41,15 @@ export const accountErrors = {
     message: (p) => p.message,
     description:
       'A write authenticated by the session cookie without the X-CSRF-Token header of its session, or from another origin',
+  }),
+  LIMIT_REACHED: define<{ message: string; limit: number }>({
+    status: 403,
+    error: 'LIMIT_REACHED',
+    message: (p) => p.message,
+    extra: (p) => ({ limit: p.limit }),
+    extraSchema: { limit: z.int().describe('How many the account or site may have') },
+    description:
+      'The account has as many sites, or the site as many permanent keys or custom domains, as allowed',
   }),
   DOMAIN_TAKEN: define<{ hostname: string }>({
     status: 409,

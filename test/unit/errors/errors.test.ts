@@ -44,6 +44,7 @@ const samples: { [C in ErrorCode]: AppError<C> } = {
   EMAIL_NOT_VERIFIED: new AppError('EMAIL_NOT_VERIFIED'),
   ACCOUNT_EXISTS: new AppError('ACCOUNT_EXISTS', { email: 'a@example.com' }),
   CSRF_REJECTED: new AppError('CSRF_REJECTED', { message: 'Send the X-CSRF-Token header.' }),
+  LIMIT_REACHED: new AppError('LIMIT_REACHED', { message: 'This site has 20 API keys.', limit: 20 }),
   DOMAIN_TAKEN: new AppError('DOMAIN_TAKEN', { hostname: 'www.example.com' }),
   DOMAIN_NOT_VERIFIED: new AppError('DOMAIN_NOT_VERIFIED', {
     hostname: 'www.example.com',
