@@ -63,10 +63,20 @@ export function accountHooks(deps: {
   const { config, platform, forms, submissions, databases } = deps;
   const cluster = clusterSites(config, platform, deps.logger);
 
-  /** Standalone: each database and form goes by its own path (replicas, pending mail), then the site. */
+  /**
+   * Standalone: each database and form goes by its own path (replicas, pending mail), then the
+   * site. A replica a shard could still write to (it held the lease) is not swept again here
+   * (README "Account API", known limits): the warning names it.
+   */
   const deleteHere = async (siteId: number) => {
-    for (const database of await databases.ofSite(siteId))
-      await databases.removeDatabase(database.id, { keepReplica: false });
+    for (const database of await databases.ofSite(siteId)) {
+      const removed = await databases.removeDatabase(database.id, { keepReplica: false });
+      if (removed?.sweepReplicaAgainAt)
+        deps.logger.warn(
+          { siteId, databaseId: database.id, path: database.path, after: removed.sweepReplicaAgainAt },
+          'the SQLite replica in S3 may be written again by its shard until the lease ends: not swept again',
+        );
+    }
     for (const form of await forms.list({ siteId })) await forms.delete({ siteId }, form.id);
     await platform.deleteSite(siteId);
   };
