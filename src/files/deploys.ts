@@ -12,7 +12,7 @@ export type { DeployState } from './deploy-blobs.js';
 import { liveDeployId, liveSetChanged, snapshotLiveSet, switchLiveSet } from './deploy-switch.js';
 import { contentTypeFor, uploadExtensions, videoExtensions } from './file-types.js';
 import { ancestors, extensionOf, normalizeSitePath } from './paths.js';
-import { assertWithinQuota } from './quota.js';
+import { assertPendingWithinStorage, assertWithinQuota } from './quota.js';
 import { assertExtension } from './upload-rules.js';
 import { MAX_FILE_BYTES, MAX_VIDEO_BYTES, type FilesService } from './service.js';
 
@@ -101,6 +101,15 @@ const toDeploy = (r: DeployDbRow): Deploy => ({
   finalizedAt: r.finalized_at === null ? null : date(r.finalized_at),
   publishedAt: r.published_at === null ? null : date(r.published_at),
 });
+
+/** Bytes held by a site's unpublished deploys (see assertPendingWithinStorage). */
+async function pendingBytes(db: Executor, siteId: number): Promise<number> {
+  const [row] = rowsOf<{ bytes: string }>(
+    await db.execute(sql`select coalesce(sum(bytes), 0)::text as bytes from deploys
+      where site_id = ${siteId}::int and state in ('uploading', 'ready', 'draft')`),
+  );
+  return Number(row!.bytes);
+}
 
 const notFound = (id: string) => new AppError('NOT_FOUND', { message: `Deploy ${id} not found` });
 
@@ -204,6 +213,12 @@ export class DeploysService {
             missing = (select n from missing),
             state = case when (select n from missing) > 0 then 'uploading' else 'ready' end
           where id = ${id}`);
+        // The bytes it already has (blobs the site holds) count at once; uploads at their commit.
+        const [own] = rowsOf<{ bytes: string }>(
+          await tx.execute(sql`select bytes::text from deploys where id = ${id}`),
+        );
+        const total = await pendingBytes(tx, siteId);
+        assertPendingWithinStorage(usage, this.upgradeUrl, total - Number(own!.bytes), Number(own!.bytes));
       }),
     );
     const required = rowsOf<{ hash: string }>(
@@ -251,8 +266,11 @@ export class DeploysService {
     return this.blobs.copy(tmpKey, blobKeyForHash(hash));
   }
 
-  /** Records an uploaded blob (see deploy-blobs.ts). */
-  commitBlob(deploy: Deploy, hash: string, size: number, write: () => Promise<void>) {
+  /** Records an uploaded blob (see deploy-blobs.ts), within the storage of unpublished deploys. */
+  async commitBlob(deploy: Deploy, hash: string, size: number, write: () => Promise<void>) {
+    const usage = await this.platform.getUsage(deploy.siteId);
+    if (!usage) throw notFound(deploy.id);
+    assertPendingWithinStorage(usage, this.upgradeUrl, await pendingBytes(this.db, deploy.siteId), size);
     deployEventsTotal.inc({ event: 'blob_uploaded' });
     return commitDeployBlob(this.db, this.blobs, deploy.id, hash, size, write);
   }
@@ -269,8 +287,24 @@ export class DeploysService {
     if (deploy.state !== 'ready')
       throw new AppError('CONFLICT', { message: `Deploy ${id} is already finalized (${deploy.state})` });
     if (deploy.draft) {
-      await this.db.execute(sql`update deploys set state = 'draft', finalized_at = now()
-        where id = ${id} and state = 'ready'`);
+      // Checked like a publish (its preview serves it as the site): the set must fit the plan.
+      await this.db.transaction(async (tx) => {
+        const usage = await this.platform.lockUsage(tx, siteId);
+        const [databases] = rowsOf<{ n: number }>(
+          await tx.execute(
+            sql`select count(*)::int as n from site_files where site_id = ${siteId}::int and kind = 'database'`,
+          ),
+        );
+        const { site } = usage;
+        assertWithinQuota(
+          usage,
+          this.upgradeUrl,
+          deploy.fileCount + databases!.n - site.fileCount,
+          deploy.bytes - site.storageBytes,
+        );
+        await tx.execute(sql`update deploys set state = 'draft', finalized_at = now()
+          where id = ${id} and state = 'ready'`);
+      });
       deployEventsTotal.inc({ event: 'finalized_draft' });
       await this.prune(siteId);
       return this.get(siteId, id);
@@ -369,12 +403,12 @@ export class DeploysService {
     return rowsOf(gone).length;
   }
 
-  /** A deploy served at its preview host: one whose blobs are all there. */
+  /** A deploy served at its preview host: a finalized one (a ready one was never checked as a whole). */
   async previewable(siteId: number, id: string): Promise<boolean> {
     if (!DEPLOY_ID.test(id)) return false;
     const [row] = rowsOf<{ ok: boolean }>(
       await this.db.execute(sql`select true as ok from deploys where id = ${id} and site_id = ${siteId}::int
-        and state in ('ready', 'draft', 'published')`),
+        and state in ('draft', 'published')`),
     );
     return row?.ok === true;
   }
