@@ -64,6 +64,8 @@ export class EdgeCache {
   private readonly loading = new Map<string, Promise<Buffer>>();
   private readonly compressing = new Set<string>();
   private readonly generation = new Map<number, number>();
+  /** Bumped when events may have been missed: keys (and hosts) read before it are never filed. */
+  private epoch = 0;
   private readonly baseHost: string;
   private readonly sitesSuffix: string;
   readonly maxCachedBlobBytes: number;
@@ -124,6 +126,7 @@ export class EdgeCache {
         },
         // e.g. after a lost NOTIFY connection, when changes may have been missed.
         missed: () => {
+          this.epoch += 1;
           this.pathEntries.clear();
           this.routes.clear();
           this.hosts.clear();
@@ -180,6 +183,7 @@ export class EdgeCache {
 
   async lookupHost(hostHeader: string | undefined): Promise<HostRoute> {
     if (hostHeader === undefined) return NOT_A_SITE_HOST;
+    const epoch = this.epoch;
     const hostname = normalizeHost(hostHeader);
     let route: HostRoute = NOT_A_SITE_HOST;
     if (hostname && hostname !== this.baseHost) {
@@ -199,7 +203,7 @@ export class EdgeCache {
     }
     // Unknown hosts are remembered briefly only, so a new site is served within seconds.
     const known = route.serve && route.site !== undefined;
-    this.hosts.set(hostHeader, route, known ? {} : { ttl: 2000 });
+    if (epoch === this.epoch) this.hosts.set(hostHeader, route, known ? {} : { ttl: 2000 });
     return route;
   }
 
@@ -215,7 +219,7 @@ export class EdgeCache {
   private routeKey(site: SiteRef, urlPath: string): string {
     // A deploy's manifest never changes: its entries need no generation.
     if (site.deployId !== undefined) return `d:${site.deployId}:${urlPath}`;
-    return `${site.id}:${this.generation.get(site.id) ?? 0}:${urlPath}`;
+    return `${this.epoch}:${site.id}:${this.generation.get(site.id) ?? 0}:${urlPath}`;
   }
 
   /** A cached resolution of a URL path (raw, before decoding, without the query). */
