@@ -182,27 +182,40 @@ export class DeploysService {
             ${principal?.key?.id ?? null}::int, ${principal?.key?.prefix ?? null})`);
         // The claim rows' locks (sorted: no deadlock between two creates) keep a sweeper from
         // claiming a blob between the reference check below and this commit (see blob-claims.ts).
+        // Only hashes the site references are claimed: a missing one is claimed by its upload's
+        // commit, and a hash nobody uploads leaves no row behind. The size lookup below reads only
+        // claimed hashes, so a blob it finds is one no sweeper can take before this commits.
+        const claimed = new Set<string>();
         for (let i = 0; i < hashes.length; i += BATCH) {
           const batch = hashes.slice(i, i + BATCH);
-          await tx.execute(sql`
-            insert into blob_claims (hash) values ${sql.join(
+          const got = await tx.execute(sql`
+            insert into blob_claims (hash)
+            select v.hash from (values ${sql.join(
               batch.map((h) => sql`(${h}::text)`),
               sql`, `,
-            )}
-            on conflict (hash) do update set claimed_until = blob_claims.claimed_until`);
+            )}) as v (hash)
+            where exists (select 1 from site_files s where s.site_id = ${siteId}::int and s.blob_key = v.hash)
+              or exists (select 1 from deploy_files d where d.site_id = ${siteId}::int and d.hash = v.hash and d.size is not null)
+            order by v.hash
+            on conflict (hash) do update set claimed_until = blob_claims.claimed_until
+            returning hash`);
+          for (const r of rowsOf<{ hash: string }>(got)) claimed.add(r.hash);
         }
         for (let i = 0; i < rows.length; i += BATCH) {
           const batch = rows.slice(i, i + BATCH);
           await tx.execute(sql`
             insert into deploy_files (deploy_id, site_id, path, hash, size, content_type)
-            select ${id}, ${siteId}::int, v.path, v.hash, coalesce(
+            select ${id}, ${siteId}::int, v.path, v.hash, case when v.claimed then coalesce(
               (select size from site_files s where s.blob_key = v.hash and s.site_id = ${siteId}::int and s.kind = 'file' limit 1),
               (select size from deploy_files d where d.site_id = ${siteId}::int and d.hash = v.hash and d.size is not null limit 1)
-            ), v.content_type
+            ) end, v.content_type
             from (values ${sql.join(
-              batch.map((r) => sql`(${r.path}::text, ${r.hash}::text, ${r.contentType}::text)`),
+              batch.map(
+                (r) =>
+                  sql`(${r.path}::text, ${r.hash}::text, ${r.contentType}::text, ${claimed.has(r.hash)}::boolean)`,
+              ),
               sql`, `,
-            )}) as v (path, hash, content_type)`);
+            )}) as v (path, hash, content_type, claimed)`);
         }
         await tx.execute(sql`
           with missing as (

@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deployClient, sha256, type DeployClient } from '../../support/deploys-api.js';
 import {
@@ -69,6 +70,22 @@ describe.each(backends)('deploys (%s)', (backend) => {
 
     // An unchanged re-deploy uploads nothing.
     expect((await api.create(files)).required).toEqual([]);
+  });
+
+  it('claims only blobs the site references: a hash nobody uploads leaves no claim row', async () => {
+    const [site, api] = await siteWithClient('dep-claims');
+    await upload(hp, site, 'kept.html', 'kept bytes');
+    const never = sha256('never uploaded by anyone');
+    const { required } = await api.create({ 'kept.html': sha256('kept bytes'), 'never.html': never });
+    expect(required).toEqual([never]);
+    const claims = async (hash: string) =>
+      (
+        (await hp.services.store.db.execute(
+          sql`select count(*)::int as n from blob_claims where hash = ${hash}`,
+        )) as unknown as { rows: Array<{ n: number }> }
+      ).rows[0]!.n;
+    expect(await claims(never)).toBe(0);
+    expect(await claims(sha256('kept bytes'))).toBe(1);
   });
 
   it('counts concurrent uploads of a deploy exactly, the same blob twice included', async () => {
