@@ -5,7 +5,7 @@ import { blobKeyForHash, type BlobStore } from '../blob/index.js';
 import { AppError } from '../errors/index.js';
 import { dbOp } from '../observability/index.js';
 import type { Platform, PlanType, Principal, SiteUsage } from '../platform/index.js';
-import type { Db, Executor } from '../store/index.js';
+import type { Db, Executor, Tx } from '../store/index.js';
 import { commitDeployBlob, progress, type DeployState } from './deploy-blobs.js';
 import { deployEventsTotal } from './metrics.js';
 export type { DeployState } from './deploy-blobs.js';
@@ -243,10 +243,13 @@ export class DeploysService {
     return { deploy: await this.get(siteId, id), required };
   }
 
-  async get(siteId: number, id: string, db: Executor = this.db): Promise<Deploy> {
+  /** One deploy of the site; `forUpdate` (under the site lock) keeps the sweep of abandoned ones off it. */
+  async get(siteId: number, id: string, db: Executor = this.db, forUpdate = false): Promise<Deploy> {
     if (!DEPLOY_ID.test(id)) throw notFound(id);
     const [row] = rowsOf<DeployDbRow>(
-      await db.execute(sql`select * from deploys where id = ${id} and site_id = ${siteId}::int`),
+      await db.execute(
+        sql`select * from deploys where id = ${id} and site_id = ${siteId}::int ${forUpdate ? sql`for update` : sql``}`,
+      ),
     );
     if (!row) throw notFound(id);
     return toDeploy(row);
@@ -317,9 +320,9 @@ export class DeploysService {
         );
         await tx.execute(sql`update deploys set state = 'draft', finalized_at = now()
           where id = ${id} and state = 'ready'`);
+        await this.prune(tx, siteId, usage.plan.type);
       });
       deployEventsTotal.inc({ event: 'finalized_draft' });
-      await this.prune(siteId);
       return this.get(siteId, id);
     }
     return this.switchTo(siteId, id, ['ready'], 'finalize');
@@ -338,7 +341,8 @@ export class DeploysService {
   private async switchTo(siteId: number, id: string, from: DeployState[], action: string): Promise<Deploy> {
     await this.get(siteId, id);
     await this.files.write(siteId, `deploy_${action}`, async (tx, usage) => {
-      const locked = await this.get(siteId, id, tx);
+      // Under the site lock, as every prune is: a deploy gone by now is a 404, never a broken switch.
+      const locked = await this.get(siteId, id, tx, true);
       if (!from.includes(locked.state))
         throw new AppError('CONFLICT', {
           message:
@@ -352,11 +356,11 @@ export class DeploysService {
       if (await liveSetChanged(tx, siteId, live)) await snapshotLiveSet(tx, siteId, newDeployId());
       const change = await switchLiveSet(tx, usage, this.upgradeUrl, id);
       await this.platform.recordChange(tx, siteId, change);
+      await this.prune(tx, siteId, usage.plan.type);
     });
     deployEventsTotal.inc({ event: action });
     // Every edge replica has heard of the switch once the sync window has passed (edge/cache.ts).
     if (this.syncWindowMs !== undefined) await delay(this.syncWindowMs);
-    await this.prune(siteId);
     return this.get(siteId, id);
   }
 
@@ -389,12 +393,13 @@ export class DeploysService {
     return liveDeployId(this.db, siteId);
   }
 
-  /** Deletes finalized deploys beyond the plan's retention (never the live one); their blobs go to the sweep. */
-  async prune(siteId: number): Promise<number> {
-    const usage = await this.platform.getUsage(siteId);
-    if (!usage) return 0;
-    const keep = DEPLOY_RETENTION[usage.plan.type];
-    const gone = await this.db.execute(sql`
+  /**
+   * Deletes finalized deploys beyond the plan's retention (never the live one); their blobs go to
+   * the sweep. Runs in the switch's transaction, under the site lock (no restore can race it).
+   */
+  private async prune(tx: Tx, siteId: number, plan: PlanType): Promise<number> {
+    const keep = DEPLOY_RETENTION[plan];
+    const gone = await tx.execute(sql`
       delete from deploys where site_id = ${siteId}::int and state in ('draft', 'published')
         and id <> coalesce((select deploy_id from live_deploys where site_id = ${siteId}::int), '')
         and id not in (

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually } from '../../support/eventually.js';
 import { deployClient, sha256, type DeployClient } from '../../support/deploys-api.js';
 import {
   backends,
@@ -265,6 +266,47 @@ describe.each(backends)('deploys (%s)', (backend) => {
     expect(restored.status).toBe(200);
     expect(await hp.request('/', { host: 'dep-retention.localhost:8080' }).then((r) => r.text())).toBe('v3');
   });
+
+  // PostgreSQL: another connection holds the site lock while both switches queue behind it.
+  it.runIf(backend === 'postgres+s3')(
+    'prunes in the switch: a restore queued behind it finds the pruned deploy gone (404, never a 500)',
+    async () => {
+      const [site, api] = await siteWithClient('dep-prune-race');
+      const ids: string[] = [];
+      for (let i = 0; i < 10; i++) ids.push(await api.deploy({ 'index.html': `v${i}` }));
+      const next = await api.create({ 'index.html': sha256('next') });
+      await api.put(next.id, sha256('next'), 'next');
+      const db = hp.services.store.db;
+      const waiting = async () =>
+        (
+          (await db.execute(sql`select count(*)::int as n from pg_stat_activity
+            where datname = current_database() and wait_event_type = 'Lock'`)) as unknown as {
+            rows: Array<{ n: number }>;
+          }
+        ).rows[0]!.n;
+      let release!: () => void;
+      const held = new Promise<void>((r) => (release = r));
+      let locked!: () => void;
+      const isLocked = new Promise<void>((r) => (locked = r));
+      const holder = db.transaction(async (tx) => {
+        await tx.execute(sql`select id from sites where id = ${site.siteId}::int for update`);
+        locked();
+        await held;
+      });
+      await isLocked;
+      const finalize = api.call('POST', `/api/v1/deploys/${next.id}/finalize`);
+      await eventually('the finalize waiting for the site lock', async () => (await waiting()) >= 1);
+      const restore = api.call('POST', `/api/v1/deploys/${ids[0]}/restore`);
+      await eventually('the restore waiting too', async () => (await waiting()) >= 2);
+      release();
+      await holder;
+      expect((await finalize).status).toBe(200);
+      const restored = await restore;
+      expect(restored.status).toBe(404);
+      expect(restored.body).toMatchObject({ error: 'Not found' });
+      expect((await api.call('GET', '/api/v1/deploys')).body.live_deploy_id).toBe(next.id);
+    },
+  );
 
   it('never replaces a SQLite database of the site', async () => {
     const [site, api] = await siteWithClient('dep-sqlite', 'business');
