@@ -25,13 +25,21 @@ export const MAX_MANIFEST_BYTES = 16 * 1024 * 1024;
 export const MAX_OPEN_DEPLOYS = 20;
 /** Unfinished deploys older than this are deleted by the hourly sweep. */
 export const ABANDONED_AFTER_HOURS = 24;
-/** Finalized deploys kept per site, by plan (the live one is always kept besides). */
+/** Published deploys kept per site, by plan (the live one is always kept besides); drafts don't count. */
 export const DEPLOY_RETENTION: Record<PlanType, number> = {
   free: 10,
   standard: 50,
   premium: 100,
   business: 200,
   enterprise: 500,
+};
+/** Finalized drafts kept per site, by plan: their own, smaller window (they never push out a rollback target). */
+export const DRAFT_RETENTION: Record<PlanType, number> = {
+  free: 5,
+  standard: 10,
+  premium: 20,
+  business: 40,
+  enterprise: 100,
 };
 const BATCH = 2000;
 const ID_ALPHABET = 'abcdefghijklmnopqrstuvwxyz234567';
@@ -398,14 +406,15 @@ export class DeploysService {
    * the sweep. Runs in the switch's transaction, under the site lock (no restore can race it).
    */
   private async prune(tx: Tx, siteId: number, plan: PlanType): Promise<number> {
-    const keep = DEPLOY_RETENTION[plan];
+    const keep = (state: DeployState, n: number) => sql`
+      (state = ${state} and id not in (
+        select id from deploys where site_id = ${siteId}::int and state = ${state}
+        order by created_at desc, id desc limit ${n}::int
+      ))`;
     const gone = await tx.execute(sql`
-      delete from deploys where site_id = ${siteId}::int and state in ('draft', 'published')
+      delete from deploys where site_id = ${siteId}::int
         and id <> coalesce((select deploy_id from live_deploys where site_id = ${siteId}::int), '')
-        and id not in (
-          select id from deploys where site_id = ${siteId}::int and state in ('draft', 'published')
-          order by created_at desc, id desc limit ${keep}::int
-        )
+        and (${keep('published', DEPLOY_RETENTION[plan])} or ${keep('draft', DRAFT_RETENTION[plan])})
       returning id`);
     deployEventsTotal.inc({ event: 'pruned' }, rowsOf(gone).length);
     return rowsOf(gone).length;

@@ -308,6 +308,19 @@ describe.each(backends)('deploys (%s)', (backend) => {
     },
   );
 
+  it('keeps drafts in their own window (free: 5): drafts never prune a rollback target', async () => {
+    const [, api] = await siteWithClient('dep-draft-retention');
+    const published: string[] = [];
+    for (let i = 0; i < 3; i++) published.push(await api.deploy({ 'index.html': `p${i}` }));
+    const drafts: string[] = [];
+    for (let i = 0; i < 12; i++) drafts.push(await api.deploy({ 'index.html': `d${i}` }, true));
+    const list = await api.call('GET', '/api/v1/deploys?per_page=100');
+    const kept = (list.body.deploys as Array<{ id: string }>).map((d) => d.id);
+    expect(kept.filter((id) => published.includes(id))).toHaveLength(3);
+    expect(kept.filter((id) => drafts.includes(id)).sort()).toEqual(drafts.slice(-5).sort());
+    expect((await api.call('POST', `/api/v1/deploys/${published[0]}/restore`)).status).toBe(200);
+  });
+
   it('never replaces a SQLite database of the site', async () => {
     const [site, api] = await siteWithClient('dep-sqlite', 'business');
     expect(await hp.services.files.registerDatabase(site.siteId, 'data/app.db')).toBe(true);
