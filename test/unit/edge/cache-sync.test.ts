@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { BlobStore } from '../../../src/blob/index.js';
 import type { Config } from '../../../src/config/index.js';
 import { EdgeCache } from '../../../src/edge/cache.js';
@@ -73,5 +73,54 @@ describe('edge cache and missed notifications', () => {
     void cache.resolve(site, '/a.html');
     await expect.poll(() => lookups.length).toBe(2);
     cache.close();
+  });
+});
+
+describe('edge cache while the sync loop is behind', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  const warm = async (edge: ReturnType<typeof fakeEdge>, site: { id: number }) => {
+    edge.trips[0]!.resolve(true);
+    const warming = edge.cache.resolve(site, '/a.html');
+    await vi.waitFor(() => expect(edge.lookups).toHaveLength(1));
+    edge.lookups[0]!.resolve([row('a.html', 'v1')]);
+    await warming;
+    // PostgreSQL becomes slow: the loop's next round trips stay in flight past the window.
+    await vi.advanceTimersByTimeAsync(200);
+    expect(edge.cache.cachedResolution(site, '/a.html')).toBeUndefined();
+  };
+
+  it('makes stale requests wait on one shared round trip, then answers from the caches', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    const edge = fakeEdge(50);
+    const site = { id: 1 };
+    await warm(edge, site);
+    const tripsBefore = edge.trips.length;
+    const requests = Array.from({ length: 10 }, () => edge.cache.resolve(site, '/a.html'));
+    await vi.waitFor(() => expect(edge.trips.length).toBe(tripsBefore + 1));
+    edge.trips.at(-1)!.resolve(true);
+    const answers = await Promise.all(requests);
+    expect(answers.every((a) => a.type === 'file')).toBe(true);
+    // No request went to the database: one round trip answered for all ten.
+    expect(edge.lookups).toHaveLength(1);
+    edge.cache.close();
+  });
+
+  it('goes to the database when the shared round trip fails', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    const edge = fakeEdge(50);
+    const site = { id: 1 };
+    await warm(edge, site);
+    const tripsBefore = edge.trips.length;
+    const requests = Array.from({ length: 3 }, () => edge.cache.resolve(site, '/a.html'));
+    await vi.waitFor(() => expect(edge.trips.length).toBe(tripsBefore + 1));
+    edge.trips.at(-1)!.resolve(false);
+    await vi.waitFor(() => expect(edge.lookups.length).toBeGreaterThan(1));
+    for (const l of edge.lookups.slice(1)) l.resolve([row('a.html', 'v2')]);
+    for (const a of await Promise.all(requests))
+      expect(a).toMatchObject({ type: 'file', entry: { hash: 'v2' } });
+    edge.cache.close();
   });
 });
