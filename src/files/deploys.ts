@@ -4,12 +4,20 @@ import { sql } from 'drizzle-orm';
 import { blobKeyForHash, type BlobStore } from '../blob/index.js';
 import { AppError } from '../errors/index.js';
 import { dbOp } from '../observability/index.js';
-import type { Platform, PlanType, Principal, SiteUsage } from '../platform/index.js';
-import type { Db, Executor, Tx } from '../store/index.js';
+import type { Platform, Principal, SiteUsage } from '../platform/index.js';
+import type { Db, Executor } from '../store/index.js';
 import { commitDeployBlob, progress, type DeployState } from './deploy-blobs.js';
 import { deployEventsTotal } from './metrics.js';
+import { pendingBytes, pruneDeploys } from './deploy-retention.js';
+export { DEPLOY_RETENTION, DRAFT_RETENTION } from './deploy-retention.js';
 export type { DeployState } from './deploy-blobs.js';
-import { liveDeployId, liveSetChanged, snapshotLiveSet, switchLiveSet } from './deploy-switch.js';
+import {
+  assertSetFits,
+  liveDeployId,
+  liveSetChanged,
+  snapshotLiveSet,
+  switchLiveSet,
+} from './deploy-switch.js';
 import { contentTypeFor, uploadExtensions, videoExtensions } from './file-types.js';
 import { ancestors, extensionOf, normalizeSitePath } from './paths.js';
 import { assertPendingWithinStorage, assertWithinQuota } from './quota.js';
@@ -25,22 +33,6 @@ export const MAX_MANIFEST_BYTES = 16 * 1024 * 1024;
 export const MAX_OPEN_DEPLOYS = 20;
 /** Unfinished deploys older than this are deleted by the hourly sweep. */
 export const ABANDONED_AFTER_HOURS = 24;
-/** Published deploys kept per site, by plan (the live one is always kept besides); drafts don't count. */
-export const DEPLOY_RETENTION: Record<PlanType, number> = {
-  free: 10,
-  standard: 50,
-  premium: 100,
-  business: 200,
-  enterprise: 500,
-};
-/** Finalized drafts kept per site, by plan: their own, smaller window (they never push out a rollback target). */
-export const DRAFT_RETENTION: Record<PlanType, number> = {
-  free: 5,
-  standard: 10,
-  premium: 20,
-  business: 40,
-  enterprise: 100,
-};
 const BATCH = 2000;
 const ID_ALPHABET = 'abcdefghijklmnopqrstuvwxyz234567';
 export const DEPLOY_ID = /^[a-z2-7]{12}$/;
@@ -109,15 +101,6 @@ const toDeploy = (r: DeployDbRow): Deploy => ({
   finalizedAt: r.finalized_at === null ? null : date(r.finalized_at),
   publishedAt: r.published_at === null ? null : date(r.published_at),
 });
-
-/** Bytes held by a site's unpublished deploys (see assertPendingWithinStorage). */
-async function pendingBytes(db: Executor, siteId: number): Promise<number> {
-  const [row] = rowsOf<{ bytes: string }>(
-    await db.execute(sql`select coalesce(sum(bytes), 0)::text as bytes from deploys
-      where site_id = ${siteId}::int and state in ('uploading', 'ready', 'draft')`),
-  );
-  return Number(row!.bytes);
-}
 
 const notFound = (id: string) => new AppError('NOT_FOUND', { message: `Deploy ${id} not found` });
 
@@ -294,7 +277,14 @@ export class DeploysService {
   async commitBlob(deploy: Deploy, hash: string, size: number, write: () => Promise<void>) {
     const usage = await this.platform.getUsage(deploy.siteId);
     if (!usage) throw notFound(deploy.id);
-    assertPendingWithinStorage(usage, this.upgradeUrl, await pendingBytes(this.db, deploy.siteId), size);
+    // The deploy's bytes count the blob once per path naming it.
+    const [paths] = rowsOf<{ n: number }>(
+      await this.db.execute(
+        sql`select count(*)::int as n from deploy_files where deploy_id = ${deploy.id} and hash = ${hash} and size is null`,
+      ),
+    );
+    const pending = await pendingBytes(this.db, deploy.siteId);
+    assertPendingWithinStorage(usage, this.upgradeUrl, pending, size * paths!.n);
     deployEventsTotal.inc({ event: 'blob_uploaded' });
     return commitDeployBlob(this.db, this.blobs, deploy.id, hash, size, write);
   }
@@ -314,21 +304,10 @@ export class DeploysService {
       // Checked like a publish (its preview serves it as the site): the set must fit the plan.
       await this.db.transaction(async (tx) => {
         const usage = await this.platform.lockUsage(tx, siteId);
-        const [databases] = rowsOf<{ n: number }>(
-          await tx.execute(
-            sql`select count(*)::int as n from site_files where site_id = ${siteId}::int and kind = 'database'`,
-          ),
-        );
-        const { site } = usage;
-        assertWithinQuota(
-          usage,
-          this.upgradeUrl,
-          deploy.fileCount + databases!.n - site.fileCount,
-          deploy.bytes - site.storageBytes,
-        );
+        await assertSetFits(tx, usage, this.upgradeUrl, deploy);
         await tx.execute(sql`update deploys set state = 'draft', finalized_at = now()
           where id = ${id} and state = 'ready'`);
-        await this.prune(tx, siteId, usage.plan.type);
+        await pruneDeploys(tx, siteId, usage.plan.type);
       });
       deployEventsTotal.inc({ event: 'finalized_draft' });
       return this.get(siteId, id);
@@ -364,7 +343,7 @@ export class DeploysService {
       if (await liveSetChanged(tx, siteId, live)) await snapshotLiveSet(tx, siteId, newDeployId());
       const change = await switchLiveSet(tx, usage, this.upgradeUrl, id);
       await this.platform.recordChange(tx, siteId, change);
-      await this.prune(tx, siteId, usage.plan.type);
+      await pruneDeploys(tx, siteId, usage.plan.type);
     });
     deployEventsTotal.inc({ event: action });
     // Every edge replica has heard of the switch once the sync window has passed (edge/cache.ts).
@@ -399,25 +378,6 @@ export class DeploysService {
 
   liveDeployId(siteId: number): Promise<string | undefined> {
     return liveDeployId(this.db, siteId);
-  }
-
-  /**
-   * Deletes finalized deploys beyond the plan's retention (never the live one); their blobs go to
-   * the sweep. Runs in the switch's transaction, under the site lock (no restore can race it).
-   */
-  private async prune(tx: Tx, siteId: number, plan: PlanType): Promise<number> {
-    const keep = (state: DeployState, n: number) => sql`
-      (state = ${state} and id not in (
-        select id from deploys where site_id = ${siteId}::int and state = ${state}
-        order by created_at desc, id desc limit ${n}::int
-      ))`;
-    const gone = await tx.execute(sql`
-      delete from deploys where site_id = ${siteId}::int
-        and id <> coalesce((select deploy_id from live_deploys where site_id = ${siteId}::int), '')
-        and (${keep('published', DEPLOY_RETENTION[plan])} or ${keep('draft', DRAFT_RETENTION[plan])})
-      returning id`);
-    deployEventsTotal.inc({ event: 'pruned' }, rowsOf(gone).length);
-    return rowsOf(gone).length;
   }
 
   /** Deletes unfinished deploys older than ABANDONED_AFTER_HOURS (hourly sweep). */
