@@ -8,7 +8,7 @@ import type { Platform, SiteEvents } from '../platform/index.js';
 import { compress, type Encoding } from './compression.js';
 import { FOLDER, MISSING, fileEntry, type FileEntry, type PathEntry } from './entries.js';
 import { decodeSitePath, namesDatabaseFile } from './paths.js';
-import { edgeCacheEvents } from './metrics.js';
+import { edgeCacheEvents, edgeSyncWaits } from './metrics.js';
 
 export interface EdgeOptions {
   /** Blobs up to this size are kept in memory. */
@@ -50,6 +50,8 @@ const cacheEvents = {
 
 /** Compressions running at once (each a libuv thread-pool job; the pool has four threads). */
 const MAX_CONCURRENT_COMPRESSIONS = 2;
+/** How long a request waits at most for a shared sync round trip when the caches are stale. */
+const STALE_WAIT_MS = 1000;
 
 /**
  * The edge's state, all of it caches: Host → site, (site, generation, URL path) → resolution,
@@ -64,12 +66,16 @@ export class EdgeCache {
   private readonly loading = new Map<string, Promise<Buffer>>();
   private readonly compressing = new Set<string>();
   private readonly generation = new Map<number, number>();
+  /** Bumped when events may have been missed: keys (and hosts) read before it are never filed. */
+  private epoch = 0;
   private readonly baseHost: string;
   private readonly sitesSuffix: string;
   readonly maxCachedBlobBytes: number;
   private readonly stops: Array<() => void>;
   private readonly syncWindowMs: number | undefined;
   private syncedAt: number;
+  /** The round trip in flight, shared by the sync loop and requests that found the caches stale. */
+  private trip: { sent: number; heard: Promise<boolean> } | undefined;
 
   constructor(
     private readonly config: Config,
@@ -77,7 +83,7 @@ export class EdgeCache {
     private readonly files: FilesService,
     private readonly deploys: DeploysService,
     private readonly blobStore: BlobStore,
-    events: SiteEvents,
+    private readonly events: SiteEvents,
     options: EdgeOptions = {},
   ) {
     const ttl = options.cacheTtlMs ?? 30_000;
@@ -124,13 +130,14 @@ export class EdgeCache {
         },
         // e.g. after a lost NOTIFY connection, when changes may have been missed.
         missed: () => {
+          this.epoch += 1;
           this.pathEntries.clear();
           this.routes.clear();
           this.hosts.clear();
         },
       }),
     ];
-    if (this.syncWindowMs !== undefined) this.stops.push(this.syncLoop(events, this.syncWindowMs));
+    if (this.syncWindowMs !== undefined) this.stops.push(this.syncLoop(this.syncWindowMs));
   }
 
   close(): void {
@@ -146,15 +153,20 @@ export class EdgeCache {
    * window; otherwise it reads the database. A switch returns a full window after it commits, so any
    * request that starts later either meets a replica that has applied it, or one that reads the
    * database. (Durations only, on each process's monotonic clock: clock offsets do not matter.)
+   *
+   * Precisely, a request that started at t may use the caches once a round trip sent at or after
+   * t - window came back (a switch it must see committed before that). So when PostgreSQL is slow
+   * and the loop falls behind, a request does not go to the database at once: it waits (at most
+   * STALE_WAIT_MS) for one round trip shared by every such request, and uses the caches when it
+   * came back; only a round trip that fails sends requests to the database, so a stall is not
+   * made worse by every edge request turning into a query.
    */
-  private syncLoop(events: SiteEvents, windowMs: number): () => void {
+  private syncLoop(windowMs: number): () => void {
     let stopped = false;
     const every = Math.max(25, Math.floor(windowMs / 4));
     const loop = async () => {
       while (!stopped) {
-        const sent = performance.now();
-        const heard = await events.roundTrip(windowMs * 2).catch(() => false);
-        if (heard) this.syncedAt = Math.max(this.syncedAt, sent);
+        await this.roundTrip(performance.now(), windowMs * 2);
         await new Promise((resolve) => setTimeout(resolve, every).unref());
       }
     };
@@ -164,13 +176,41 @@ export class EdgeCache {
     };
   }
 
-  /** Whether the path caches may answer (see syncLoop); previews are immutable and always may. */
-  private fresh(site: SiteRef): boolean {
+  /** A round trip sent no earlier than `notBefore`: the one in flight if recent enough, else a new one. */
+  private roundTrip(notBefore: number, timeoutMs: number): Promise<boolean> {
+    const current = this.trip;
+    if (current && current.sent >= notBefore) return current.heard;
+    const sent = performance.now();
+    const heard = this.events
+      .roundTrip(timeoutMs)
+      .catch(() => false)
+      .then((ok) => {
+        if (ok) this.syncedAt = Math.max(this.syncedAt, sent);
+        if (this.trip === trip) this.trip = undefined;
+        return ok;
+      });
+    const trip = { sent, heard };
+    this.trip = trip;
+    return heard;
+  }
+
+  /**
+   * Whether the path caches may answer a request that started at `startedAt` (see syncLoop);
+   * previews are immutable and always may.
+   */
+  private fresh(site: SiteRef, startedAt = performance.now()): boolean {
     return (
       site.deployId !== undefined ||
       this.syncWindowMs === undefined ||
-      performance.now() - this.syncedAt <= this.syncWindowMs
+      startedAt - this.syncedAt <= this.syncWindowMs
     );
+  }
+
+  /** Waits for a shared round trip when the caches are stale for this request (see syncLoop). */
+  private async catchUp(site: SiteRef, startedAt: number): Promise<void> {
+    if (this.fresh(site, startedAt) || this.syncWindowMs === undefined) return;
+    edgeSyncWaits.inc();
+    await this.roundTrip(startedAt - this.syncWindowMs, Math.max(STALE_WAIT_MS, this.syncWindowMs * 2));
   }
 
   /** The cached meaning of a raw Host header, if any (no work beyond one lookup). */
@@ -180,6 +220,7 @@ export class EdgeCache {
 
   async lookupHost(hostHeader: string | undefined): Promise<HostRoute> {
     if (hostHeader === undefined) return NOT_A_SITE_HOST;
+    const epoch = this.epoch;
     const hostname = normalizeHost(hostHeader);
     let route: HostRoute = NOT_A_SITE_HOST;
     if (hostname && hostname !== this.baseHost) {
@@ -199,7 +240,7 @@ export class EdgeCache {
     }
     // Unknown hosts are remembered briefly only, so a new site is served within seconds.
     const known = route.serve && route.site !== undefined;
-    this.hosts.set(hostHeader, route, known ? {} : { ttl: 2000 });
+    if (epoch === this.epoch) this.hosts.set(hostHeader, route, known ? {} : { ttl: 2000 });
     return route;
   }
 
@@ -215,7 +256,7 @@ export class EdgeCache {
   private routeKey(site: SiteRef, urlPath: string): string {
     // A deploy's manifest never changes: its entries need no generation.
     if (site.deployId !== undefined) return `d:${site.deployId}:${urlPath}`;
-    return `${site.id}:${this.generation.get(site.id) ?? 0}:${urlPath}`;
+    return `${this.epoch}:${site.id}:${this.generation.get(site.id) ?? 0}:${urlPath}`;
   }
 
   /** A cached resolution of a URL path (raw, before decoding, without the query). */
@@ -227,24 +268,33 @@ export class EdgeCache {
   }
 
   async resolve(site: SiteRef, urlPath: string): Promise<Resolution> {
+    const startedAt = performance.now();
+    await this.catchUp(site, startedAt);
+    if (this.fresh(site, startedAt)) {
+      const hit = this.routes.get(this.routeKey(site, urlPath));
+      if (hit) {
+        cacheEvents.manifestHit.inc();
+        return hit;
+      }
+    }
     const key = this.routeKey(site, urlPath);
-    const resolution = await this.resolveUncached(site, urlPath);
+    const resolution = await this.resolveUncached(site, urlPath, startedAt);
     this.routes.set(key, resolution);
     return resolution;
   }
 
-  private async resolveUncached(site: SiteRef, urlPath: string): Promise<Resolution> {
+  private async resolveUncached(site: SiteRef, urlPath: string, startedAt: number): Promise<Resolution> {
     const sitePath = decodeSitePath(urlPath);
     // SQLite database files are never served, under any spelling of their path.
-    if (sitePath === undefined || namesDatabaseFile(sitePath)) return this.notFound(site);
+    if (sitePath === undefined || namesDatabaseFile(sitePath)) return this.notFound(site, startedAt);
     const target = sitePath === '' || sitePath.endsWith('/') ? `${sitePath}index.html` : sitePath;
     // `/blog` → `/blog/` when blog/ has an index, like every static host.
     const redirects = !sitePath.endsWith('/') && sitePath !== '';
-    const cached = this.cachedEntry(site, target);
+    const cached = this.cachedEntry(site, target, startedAt);
     if (cached?.kind === 'file') return { type: 'file', entry: cached };
     // Every path this URL may need, in one query: a miss costs one round trip, not up to three.
     const paths = redirects ? [target, `${sitePath}/index.html`, '404.html'] : [target, '404.html'];
-    const entries = await this.entries(site, paths, [cached]);
+    const entries = await this.entries(site, paths, startedAt, [cached]);
     const entry = entries[0]!;
     if (entry.kind === 'file') return { type: 'file', entry };
     // One leading slash only: `//evil.example` must stay a path, not become another host.
@@ -254,14 +304,14 @@ export class EdgeCache {
     return { type: 'notFound', page: page.kind === 'file' ? page : undefined };
   }
 
-  private async notFound(site: SiteRef): Promise<Resolution> {
-    const [page] = await this.entries(site, ['404.html']);
+  private async notFound(site: SiteRef, startedAt: number): Promise<Resolution> {
+    const [page] = await this.entries(site, ['404.html'], startedAt);
     return { type: 'notFound', page: page?.kind === 'file' ? page : undefined };
   }
 
   /** A cached entry (counted as a hit), or undefined. */
-  private cachedEntry(site: SiteRef, sitePath: string): PathEntry | undefined {
-    if (!this.fresh(site)) return undefined;
+  private cachedEntry(site: SiteRef, sitePath: string, startedAt: number): PathEntry | undefined {
+    if (!this.fresh(site, startedAt)) return undefined;
     const cached = this.pathEntries.get(this.routeKey(site, sitePath));
     if (cached) cacheEvents.manifestHit.inc();
     return cached;
@@ -274,11 +324,12 @@ export class EdgeCache {
   private async entries(
     site: SiteRef,
     paths: string[],
+    startedAt: number,
     known: Array<PathEntry | undefined> = [],
   ): Promise<PathEntry[]> {
     // Keys before the query: an entry read across a change is filed under the old generation.
     const keys = paths.map((p) => this.routeKey(site, p));
-    const found = paths.map((p, i) => (i < known.length ? known[i] : this.cachedEntry(site, p)));
+    const found = paths.map((p, i) => (i < known.length ? known[i] : this.cachedEntry(site, p, startedAt)));
     const missing = paths.filter((_, i) => !found[i]);
     if (missing.length === 0) return found as PathEntry[];
     for (const _ of missing) cacheEvents.manifestMiss.inc();

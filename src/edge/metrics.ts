@@ -10,3 +10,9 @@ export const edgeCacheEvents = new client.Counter({
   labelNames: ['cache', 'result'] as const,
   registers: [registry],
 });
+
+export const edgeSyncWaits = new client.Counter({
+  name: 'hostplane_edge_sync_waits_total',
+  help: 'Edge requests that found the caches stale (sync loop behind) and waited for a shared round trip.',
+  registers: [registry],
+});

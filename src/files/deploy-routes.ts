@@ -242,7 +242,7 @@ export function deployRoutes(deps: {
     path: '/api/v1/deploys',
     summary: "The site's deploys, newest first",
     description:
-      "Paged. Unfinished deploys expire after 24 hours; finalized ones beyond the plan's retention (free 10, standard 50, premium 100, business 200, enterprise 500) are deleted, the live one always kept.",
+      "Paged. Unfinished deploys expire after 24 hours; published ones beyond the plan's retention (free 10, standard 50, premium 100, business 200, enterprise 500) are deleted, the live one always kept; finalized drafts have their own window (free 5, standard 10, premium 20, business 40, enterprise 100).",
     tags,
     auth: 'apiKeyOrSession',
     errors: siteScoped,

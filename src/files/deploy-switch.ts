@@ -148,3 +148,25 @@ export async function switchLiveSet(
     where id = ${deployId}`);
   return change;
 }
+
+/** Checks a deploy's set against the plan as if it replaced the live one (a draft's finalize). */
+export async function assertSetFits(
+  tx: Tx,
+  usage: SiteUsage,
+  upgradeUrl: string,
+  deploy: { fileCount: number; bytes: number },
+): Promise<void> {
+  const siteId = usage.site.id;
+  const [databases] = rowsOf<{ n: number }>(
+    await tx.execute(
+      sql`select count(*)::int as n from site_files where site_id = ${siteId}::int and kind = 'database'`,
+    ),
+  );
+  const { site } = usage;
+  assertWithinQuota(
+    usage,
+    upgradeUrl,
+    deploy.fileCount + databases!.n - site.fileCount,
+    deploy.bytes - site.storageBytes,
+  );
+}

@@ -4,15 +4,23 @@ import { sql } from 'drizzle-orm';
 import { blobKeyForHash, type BlobStore } from '../blob/index.js';
 import { AppError } from '../errors/index.js';
 import { dbOp } from '../observability/index.js';
-import type { Platform, PlanType, Principal, SiteUsage } from '../platform/index.js';
+import type { Platform, Principal, SiteUsage } from '../platform/index.js';
 import type { Db, Executor } from '../store/index.js';
 import { commitDeployBlob, progress, type DeployState } from './deploy-blobs.js';
 import { deployEventsTotal } from './metrics.js';
+import { pendingBytes, pruneDeploys } from './deploy-retention.js';
+export { DEPLOY_RETENTION, DRAFT_RETENTION } from './deploy-retention.js';
 export type { DeployState } from './deploy-blobs.js';
-import { liveDeployId, liveSetChanged, snapshotLiveSet, switchLiveSet } from './deploy-switch.js';
+import {
+  assertSetFits,
+  liveDeployId,
+  liveSetChanged,
+  snapshotLiveSet,
+  switchLiveSet,
+} from './deploy-switch.js';
 import { contentTypeFor, uploadExtensions, videoExtensions } from './file-types.js';
 import { ancestors, extensionOf, normalizeSitePath } from './paths.js';
-import { assertWithinQuota } from './quota.js';
+import { assertPendingWithinStorage, assertWithinQuota } from './quota.js';
 import { assertExtension } from './upload-rules.js';
 import { MAX_FILE_BYTES, MAX_VIDEO_BYTES, type FilesService } from './service.js';
 
@@ -25,14 +33,6 @@ export const MAX_MANIFEST_BYTES = 16 * 1024 * 1024;
 export const MAX_OPEN_DEPLOYS = 20;
 /** Unfinished deploys older than this are deleted by the hourly sweep. */
 export const ABANDONED_AFTER_HOURS = 24;
-/** Finalized deploys kept per site, by plan (the live one is always kept besides). */
-export const DEPLOY_RETENTION: Record<PlanType, number> = {
-  free: 10,
-  standard: 50,
-  premium: 100,
-  business: 200,
-  enterprise: 500,
-};
 const BATCH = 2000;
 const ID_ALPHABET = 'abcdefghijklmnopqrstuvwxyz234567';
 export const DEPLOY_ID = /^[a-z2-7]{12}$/;
@@ -173,27 +173,40 @@ export class DeploysService {
             ${principal?.key?.id ?? null}::int, ${principal?.key?.prefix ?? null})`);
         // The claim rows' locks (sorted: no deadlock between two creates) keep a sweeper from
         // claiming a blob between the reference check below and this commit (see blob-claims.ts).
+        // Only hashes the site references are claimed: a missing one is claimed by its upload's
+        // commit, and a hash nobody uploads leaves no row behind. The size lookup below reads only
+        // claimed hashes, so a blob it finds is one no sweeper can take before this commits.
+        const claimed = new Set<string>();
         for (let i = 0; i < hashes.length; i += BATCH) {
           const batch = hashes.slice(i, i + BATCH);
-          await tx.execute(sql`
-            insert into blob_claims (hash) values ${sql.join(
+          const got = await tx.execute(sql`
+            insert into blob_claims (hash)
+            select v.hash from (values ${sql.join(
               batch.map((h) => sql`(${h}::text)`),
               sql`, `,
-            )}
-            on conflict (hash) do update set claimed_until = blob_claims.claimed_until`);
+            )}) as v (hash)
+            where exists (select 1 from site_files s where s.site_id = ${siteId}::int and s.blob_key = v.hash)
+              or exists (select 1 from deploy_files d where d.site_id = ${siteId}::int and d.hash = v.hash and d.size is not null)
+            order by v.hash
+            on conflict (hash) do update set claimed_until = blob_claims.claimed_until
+            returning hash`);
+          for (const r of rowsOf<{ hash: string }>(got)) claimed.add(r.hash);
         }
         for (let i = 0; i < rows.length; i += BATCH) {
           const batch = rows.slice(i, i + BATCH);
           await tx.execute(sql`
             insert into deploy_files (deploy_id, site_id, path, hash, size, content_type)
-            select ${id}, ${siteId}::int, v.path, v.hash, coalesce(
+            select ${id}, ${siteId}::int, v.path, v.hash, case when v.claimed then coalesce(
               (select size from site_files s where s.blob_key = v.hash and s.site_id = ${siteId}::int and s.kind = 'file' limit 1),
               (select size from deploy_files d where d.site_id = ${siteId}::int and d.hash = v.hash and d.size is not null limit 1)
-            ), v.content_type
+            ) end, v.content_type
             from (values ${sql.join(
-              batch.map((r) => sql`(${r.path}::text, ${r.hash}::text, ${r.contentType}::text)`),
+              batch.map(
+                (r) =>
+                  sql`(${r.path}::text, ${r.hash}::text, ${r.contentType}::text, ${claimed.has(r.hash)}::boolean)`,
+              ),
               sql`, `,
-            )}) as v (path, hash, content_type)`);
+            )}) as v (path, hash, content_type, claimed)`);
         }
         await tx.execute(sql`
           with missing as (
@@ -204,6 +217,12 @@ export class DeploysService {
             missing = (select n from missing),
             state = case when (select n from missing) > 0 then 'uploading' else 'ready' end
           where id = ${id}`);
+        // The bytes it already has (blobs the site holds) count at once; uploads at their commit.
+        const [own] = rowsOf<{ bytes: string }>(
+          await tx.execute(sql`select bytes::text from deploys where id = ${id}`),
+        );
+        const total = await pendingBytes(tx, siteId);
+        assertPendingWithinStorage(usage, this.upgradeUrl, total - Number(own!.bytes), Number(own!.bytes));
       }),
     );
     const required = rowsOf<{ hash: string }>(
@@ -215,10 +234,13 @@ export class DeploysService {
     return { deploy: await this.get(siteId, id), required };
   }
 
-  async get(siteId: number, id: string, db: Executor = this.db): Promise<Deploy> {
+  /** One deploy of the site; `forUpdate` (under the site lock) keeps the sweep of abandoned ones off it. */
+  async get(siteId: number, id: string, db: Executor = this.db, forUpdate = false): Promise<Deploy> {
     if (!DEPLOY_ID.test(id)) throw notFound(id);
     const [row] = rowsOf<DeployDbRow>(
-      await db.execute(sql`select * from deploys where id = ${id} and site_id = ${siteId}::int`),
+      await db.execute(
+        sql`select * from deploys where id = ${id} and site_id = ${siteId}::int ${forUpdate ? sql`for update` : sql``}`,
+      ),
     );
     if (!row) throw notFound(id);
     return toDeploy(row);
@@ -251,8 +273,18 @@ export class DeploysService {
     return this.blobs.copy(tmpKey, blobKeyForHash(hash));
   }
 
-  /** Records an uploaded blob (see deploy-blobs.ts). */
-  commitBlob(deploy: Deploy, hash: string, size: number, write: () => Promise<void>) {
+  /** Records an uploaded blob (see deploy-blobs.ts), within the storage of unpublished deploys. */
+  async commitBlob(deploy: Deploy, hash: string, size: number, write: () => Promise<void>) {
+    const usage = await this.platform.getUsage(deploy.siteId);
+    if (!usage) throw notFound(deploy.id);
+    // The deploy's bytes count the blob once per path naming it.
+    const [paths] = rowsOf<{ n: number }>(
+      await this.db.execute(
+        sql`select count(*)::int as n from deploy_files where deploy_id = ${deploy.id} and hash = ${hash} and size is null`,
+      ),
+    );
+    const pending = await pendingBytes(this.db, deploy.siteId);
+    assertPendingWithinStorage(usage, this.upgradeUrl, pending, size * paths!.n);
     deployEventsTotal.inc({ event: 'blob_uploaded' });
     return commitDeployBlob(this.db, this.blobs, deploy.id, hash, size, write);
   }
@@ -269,10 +301,15 @@ export class DeploysService {
     if (deploy.state !== 'ready')
       throw new AppError('CONFLICT', { message: `Deploy ${id} is already finalized (${deploy.state})` });
     if (deploy.draft) {
-      await this.db.execute(sql`update deploys set state = 'draft', finalized_at = now()
-        where id = ${id} and state = 'ready'`);
+      // Checked like a publish (its preview serves it as the site): the set must fit the plan.
+      await this.db.transaction(async (tx) => {
+        const usage = await this.platform.lockUsage(tx, siteId);
+        await assertSetFits(tx, usage, this.upgradeUrl, deploy);
+        await tx.execute(sql`update deploys set state = 'draft', finalized_at = now()
+          where id = ${id} and state = 'ready'`);
+        await pruneDeploys(tx, siteId, usage.plan.type);
+      });
       deployEventsTotal.inc({ event: 'finalized_draft' });
-      await this.prune(siteId);
       return this.get(siteId, id);
     }
     return this.switchTo(siteId, id, ['ready'], 'finalize');
@@ -291,7 +328,8 @@ export class DeploysService {
   private async switchTo(siteId: number, id: string, from: DeployState[], action: string): Promise<Deploy> {
     await this.get(siteId, id);
     await this.files.write(siteId, `deploy_${action}`, async (tx, usage) => {
-      const locked = await this.get(siteId, id, tx);
+      // Under the site lock, as every prune is: a deploy gone by now is a 404, never a broken switch.
+      const locked = await this.get(siteId, id, tx, true);
       if (!from.includes(locked.state))
         throw new AppError('CONFLICT', {
           message:
@@ -305,11 +343,11 @@ export class DeploysService {
       if (await liveSetChanged(tx, siteId, live)) await snapshotLiveSet(tx, siteId, newDeployId());
       const change = await switchLiveSet(tx, usage, this.upgradeUrl, id);
       await this.platform.recordChange(tx, siteId, change);
+      await pruneDeploys(tx, siteId, usage.plan.type);
     });
     deployEventsTotal.inc({ event: action });
     // Every edge replica has heard of the switch once the sync window has passed (edge/cache.ts).
     if (this.syncWindowMs !== undefined) await delay(this.syncWindowMs);
-    await this.prune(siteId);
     return this.get(siteId, id);
   }
 
@@ -342,23 +380,6 @@ export class DeploysService {
     return liveDeployId(this.db, siteId);
   }
 
-  /** Deletes finalized deploys beyond the plan's retention (never the live one); their blobs go to the sweep. */
-  async prune(siteId: number): Promise<number> {
-    const usage = await this.platform.getUsage(siteId);
-    if (!usage) return 0;
-    const keep = DEPLOY_RETENTION[usage.plan.type];
-    const gone = await this.db.execute(sql`
-      delete from deploys where site_id = ${siteId}::int and state in ('draft', 'published')
-        and id <> coalesce((select deploy_id from live_deploys where site_id = ${siteId}::int), '')
-        and id not in (
-          select id from deploys where site_id = ${siteId}::int and state in ('draft', 'published')
-          order by created_at desc, id desc limit ${keep}::int
-        )
-      returning id`);
-    deployEventsTotal.inc({ event: 'pruned' }, rowsOf(gone).length);
-    return rowsOf(gone).length;
-  }
-
   /** Deletes unfinished deploys older than ABANDONED_AFTER_HOURS (hourly sweep). */
   async sweepAbandoned(): Promise<number> {
     const gone = await this.db.execute(sql`
@@ -369,12 +390,12 @@ export class DeploysService {
     return rowsOf(gone).length;
   }
 
-  /** A deploy served at its preview host: one whose blobs are all there. */
+  /** A deploy served at its preview host: a finalized one (a ready one was never checked as a whole). */
   async previewable(siteId: number, id: string): Promise<boolean> {
     if (!DEPLOY_ID.test(id)) return false;
     const [row] = rowsOf<{ ok: boolean }>(
       await this.db.execute(sql`select true as ok from deploys where id = ${id} and site_id = ${siteId}::int
-        and state in ('ready', 'draft', 'published')`),
+        and state in ('draft', 'published')`),
     );
     return row?.ok === true;
   }

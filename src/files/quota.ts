@@ -72,3 +72,32 @@ export function storageLimits({ site, plan }: SiteUsage) {
     },
   };
 }
+
+/**
+ * Refuses bytes that would take the site's unpublished deploys (uploading, ready and drafts, all
+ * servable at preview hosts once finalized) past the plan's storage limit, counted apart from the
+ * live set: a deploy's own set must fit the plan, and open drafts cannot hold more than it either.
+ */
+export function assertPendingWithinStorage(
+  usage: SiteUsage,
+  upgradeUrl: string,
+  pendingBytes: number,
+  bytesDelta: number,
+): void {
+  const { plan } = usage;
+  if (bytesDelta <= 0 || plan.maxStorageBytes === null || pendingBytes + bytesDelta <= plan.maxStorageBytes)
+    return;
+  quotaRejectionsTotal.inc({ limit: 'storage' });
+  const available = Math.max(0, plan.maxStorageBytes - pendingBytes);
+  throw new AppError('STORAGE_LIMIT', {
+    message: `This upload needs ${formatBytes(bytesDelta)} but unpublished deploys (drafts and unfinished ones) may hold only ${formatBytes(plan.maxStorageBytes)} on your ${plan.name} plan, and ${formatBytes(available)} of it is free. Publish or replace drafts (older ones are pruned), or upgrade your plan.`,
+    current: pendingBytes,
+    limit: plan.maxStorageBytes,
+    limitFormatted: formatBytes(plan.maxStorageBytes),
+    currentFormatted: formatBytes(pendingBytes),
+    available,
+    availableFormatted: formatBytes(available),
+    plan: plan.type,
+    upgradeUrl: upgradeUrl,
+  });
+}

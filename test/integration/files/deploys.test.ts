@@ -1,4 +1,6 @@
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually } from '../../support/eventually.js';
 import { deployClient, sha256, type DeployClient } from '../../support/deploys-api.js';
 import {
   backends,
@@ -7,6 +9,7 @@ import {
   type TestHostplane,
   type TestSite,
 } from '../../support/hostplane.js';
+import { withFreeLimits } from '../../support/plans.js';
 
 describe.each(backends)('deploys (%s)', (backend) => {
   let hp: TestHostplane;
@@ -68,6 +71,22 @@ describe.each(backends)('deploys (%s)', (backend) => {
 
     // An unchanged re-deploy uploads nothing.
     expect((await api.create(files)).required).toEqual([]);
+  });
+
+  it('claims only blobs the site references: a hash nobody uploads leaves no claim row', async () => {
+    const [site, api] = await siteWithClient('dep-claims');
+    await upload(hp, site, 'kept.html', 'kept bytes');
+    const never = sha256('never uploaded by anyone');
+    const { required } = await api.create({ 'kept.html': sha256('kept bytes'), 'never.html': never });
+    expect(required).toEqual([never]);
+    const claims = async (hash: string) =>
+      (
+        (await hp.services.store.db.execute(
+          sql`select count(*)::int as n from blob_claims where hash = ${hash}`,
+        )) as unknown as { rows: Array<{ n: number }> }
+      ).rows[0]!.n;
+    expect(await claims(never)).toBe(0);
+    expect(await claims(sha256('kept bytes'))).toBe(1);
   });
 
   it('counts concurrent uploads of a deploy exactly, the same blob twice included', async () => {
@@ -195,6 +214,37 @@ describe.each(backends)('deploys (%s)', (backend) => {
     expect((await api.call('GET', `/api/v1/deploys/${id}`)).body.deploy).toMatchObject({ state: 'ready' });
   });
 
+  it('counts unpublished deploys against the storage limit and previews only finalized ones', async () => {
+    await withFreeLimits({ maxStorageBytes: 1000 }, async () => {
+      const [, api] = await siteWithClient('dep-pending');
+      const a = 'a'.repeat(600);
+      const b = 'b'.repeat(600);
+      const first = await api.create({ 'index.html': sha256(a) }, true);
+      expect((await api.put(first.id, sha256(a), a)).body).toMatchObject({ state: 'ready' });
+      // Not finalized: no preview yet (another spelling of the host: a miss is remembered 2 s).
+      expect((await page(`${first.id}--DEP-PENDING.localhost:8080`, '/')).status).toBe(404);
+      expect((await api.call('POST', `/api/v1/deploys/${first.id}/finalize`)).status).toBe(200);
+      expect(await page(`${first.id}--dep-pending.localhost:8080`, '/')).toEqual({ status: 200, text: a });
+      // A second draft of 600 B would hold 1200 B in unpublished deploys: refused at its upload.
+      const second = await api.create({ 'index.html': sha256(b) }, true);
+      const refused = await api.put(second.id, sha256(b), b);
+      expect(refused.status).toBe(403);
+      expect(refused.body).toMatchObject({ error: 'Storage limit exceeded' });
+    });
+  });
+
+  it('checks a draft against the plan when it is finalized, like a publish', async () => {
+    await withFreeLimits({ maxFiles: 2 }, async () => {
+      const [site, api] = await siteWithClient('dep-draft-quota');
+      expect(await hp.services.files.registerDatabase(site.siteId, 'app.db')).toBe(true);
+      const { id, required } = await api.create({ 'a.html': sha256('a'), 'b.html': sha256('b') }, true);
+      for (const c of ['a', 'b']) if (required.includes(sha256(c))) await api.put(id, sha256(c), c);
+      const refused = await api.call('POST', `/api/v1/deploys/${id}/finalize`);
+      expect(refused.status).toBe(403);
+      expect(refused.body).toMatchObject({ error: 'File limit exceeded' });
+    });
+  });
+
   it('keeps the plan retention of deploys (free: 10), always the live one', async () => {
     const [, api] = await siteWithClient('dep-retention');
     const ids: string[] = [];
@@ -215,6 +265,60 @@ describe.each(backends)('deploys (%s)', (backend) => {
     const restored = await api.call('POST', `/api/v1/deploys/${ids[3]}/restore`);
     expect(restored.status).toBe(200);
     expect(await hp.request('/', { host: 'dep-retention.localhost:8080' }).then((r) => r.text())).toBe('v3');
+  });
+
+  // PostgreSQL: another connection holds the site lock while both switches queue behind it.
+  it.runIf(backend === 'postgres+s3')(
+    'prunes in the switch: a restore queued behind it finds the pruned deploy gone (404, never a 500)',
+    async () => {
+      const [site, api] = await siteWithClient('dep-prune-race');
+      const ids: string[] = [];
+      for (let i = 0; i < 10; i++) ids.push(await api.deploy({ 'index.html': `v${i}` }));
+      const next = await api.create({ 'index.html': sha256('next') });
+      await api.put(next.id, sha256('next'), 'next');
+      const db = hp.services.store.db;
+      const waiting = async () =>
+        (
+          (await db.execute(sql`select count(*)::int as n from pg_stat_activity
+            where datname = current_database() and wait_event_type = 'Lock'`)) as unknown as {
+            rows: Array<{ n: number }>;
+          }
+        ).rows[0]!.n;
+      let release!: () => void;
+      const held = new Promise<void>((r) => (release = r));
+      let locked!: () => void;
+      const isLocked = new Promise<void>((r) => (locked = r));
+      const holder = db.transaction(async (tx) => {
+        await tx.execute(sql`select id from sites where id = ${site.siteId}::int for update`);
+        locked();
+        await held;
+      });
+      await isLocked;
+      const finalize = api.call('POST', `/api/v1/deploys/${next.id}/finalize`);
+      await eventually('the finalize waiting for the site lock', async () => (await waiting()) >= 1);
+      const restore = api.call('POST', `/api/v1/deploys/${ids[0]}/restore`);
+      await eventually('the restore waiting too', async () => (await waiting()) >= 2);
+      release();
+      await holder;
+      expect((await finalize).status).toBe(200);
+      const restored = await restore;
+      expect(restored.status).toBe(404);
+      expect(restored.body).toMatchObject({ error: 'Not found' });
+      expect((await api.call('GET', '/api/v1/deploys')).body.live_deploy_id).toBe(next.id);
+    },
+  );
+
+  it('keeps drafts in their own window (free: 5): drafts never prune a rollback target', async () => {
+    const [, api] = await siteWithClient('dep-draft-retention');
+    const published: string[] = [];
+    for (let i = 0; i < 3; i++) published.push(await api.deploy({ 'index.html': `p${i}` }));
+    const drafts: string[] = [];
+    for (let i = 0; i < 12; i++) drafts.push(await api.deploy({ 'index.html': `d${i}` }, true));
+    const list = await api.call('GET', '/api/v1/deploys?per_page=100');
+    const kept = (list.body.deploys as Array<{ id: string }>).map((d) => d.id);
+    expect(kept.filter((id) => published.includes(id))).toHaveLength(3);
+    expect(kept.filter((id) => drafts.includes(id)).sort()).toEqual(drafts.slice(-5).sort());
+    expect((await api.call('POST', `/api/v1/deploys/${published[0]}/restore`)).status).toBe(200);
   });
 
   it('never replaces a SQLite database of the site', async () => {
