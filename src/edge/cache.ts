@@ -8,7 +8,8 @@ import type { Platform, SiteEvents } from '../platform/index.js';
 import { compress, type Encoding } from './compression.js';
 import { FOLDER, MISSING, fileEntry, type FileEntry, type PathEntry } from './entries.js';
 import { decodeSitePath, namesDatabaseFile } from './paths.js';
-import { edgeCacheEvents, edgeSyncWaits } from './metrics.js';
+import { edgeCacheEvents } from './metrics.js';
+import { SyncWindow } from './sync.js';
 
 export interface EdgeOptions {
   /** Blobs up to this size are kept in memory. */
@@ -50,8 +51,6 @@ const cacheEvents = {
 
 /** Compressions running at once (each a libuv thread-pool job; the pool has four threads). */
 const MAX_CONCURRENT_COMPRESSIONS = 2;
-/** How long a request waits at most for a shared sync round trip when the caches are stale. */
-const STALE_WAIT_MS = 1000;
 
 /**
  * The edge's state, all of it caches: Host → site, (site, generation, URL path) → resolution,
@@ -72,10 +71,7 @@ export class EdgeCache {
   private readonly sitesSuffix: string;
   readonly maxCachedBlobBytes: number;
   private readonly stops: Array<() => void>;
-  private readonly syncWindowMs: number | undefined;
-  private syncedAt: number;
-  /** The round trip in flight, shared by the sync loop and requests that found the caches stale. */
-  private trip: { sent: number; heard: Promise<boolean> } | undefined;
+  private readonly sync: SyncWindow;
 
   constructor(
     private readonly config: Config,
@@ -83,7 +79,7 @@ export class EdgeCache {
     private readonly files: FilesService,
     private readonly deploys: DeploysService,
     private readonly blobStore: BlobStore,
-    private readonly events: SiteEvents,
+    events: SiteEvents,
     options: EdgeOptions = {},
   ) {
     const ttl = options.cacheTtlMs ?? 30_000;
@@ -113,10 +109,10 @@ export class EdgeCache {
       maxSize: options.blobCacheBytes ?? config.edge.cacheBytes,
       sizeCalculation: (b) => Math.max(1, b.length),
     });
-    this.syncWindowMs =
-      options.syncWindowMs === null ? undefined : (options.syncWindowMs ?? config.edge.syncWindowMs);
-    // An empty cache reflects every commit so far: fresh from the start.
-    this.syncedAt = performance.now();
+    this.sync = new SyncWindow(
+      events,
+      options.syncWindowMs === null ? undefined : (options.syncWindowMs ?? config.edge.syncWindowMs),
+    );
     const nextGeneration = (siteId: number) =>
       this.generation.set(siteId, (this.generation.get(siteId) ?? 0) + 1);
     this.stops = [
@@ -137,80 +133,21 @@ export class EdgeCache {
         },
       }),
     ];
-    if (this.syncWindowMs !== undefined) this.stops.push(this.syncLoop(this.syncWindowMs));
+    this.stops.push(this.sync.start());
   }
 
   close(): void {
     for (const stop of this.stops) stop();
   }
 
-  /*
-   * Several replicas: a deploy switch must be visible on every replica once its call returns, but
-   * NOTIFY reaches the other replicas a little later. So every few hundred ms the edge sends a sync
-   * NOTIFY on the site channel and waits to hear it back: notifications reach a listener in commit
-   * order, so once it is back every change committed before it was sent has been applied here
-   * (`syncedAt`). The edge answers from its path caches only while `syncedAt` is within the sync
-   * window; otherwise it reads the database. A switch returns a full window after it commits, so any
-   * request that starts later either meets a replica that has applied it, or one that reads the
-   * database. (Durations only, on each process's monotonic clock: clock offsets do not matter.)
-   *
-   * Precisely, a request that started at t may use the caches once a round trip sent at or after
-   * t - window came back (a switch it must see committed before that). So when PostgreSQL is slow
-   * and the loop falls behind, a request does not go to the database at once: it waits (at most
-   * STALE_WAIT_MS) for one round trip shared by every such request, and uses the caches when it
-   * came back; only a round trip that fails sends requests to the database, so a stall is not
-   * made worse by every edge request turning into a query.
-   */
-  private syncLoop(windowMs: number): () => void {
-    let stopped = false;
-    const every = Math.max(25, Math.floor(windowMs / 4));
-    const loop = async () => {
-      while (!stopped) {
-        await this.roundTrip(performance.now(), windowMs * 2);
-        await new Promise((resolve) => setTimeout(resolve, every).unref());
-      }
-    };
-    void loop();
-    return () => {
-      stopped = true;
-    };
-  }
-
-  /** A round trip sent no earlier than `notBefore`: the one in flight if recent enough, else a new one. */
-  private roundTrip(notBefore: number, timeoutMs: number): Promise<boolean> {
-    const current = this.trip;
-    if (current && current.sent >= notBefore) return current.heard;
-    const sent = performance.now();
-    const heard = this.events
-      .roundTrip(timeoutMs)
-      .catch(() => false)
-      .then((ok) => {
-        if (ok) this.syncedAt = Math.max(this.syncedAt, sent);
-        if (this.trip === trip) this.trip = undefined;
-        return ok;
-      });
-    const trip = { sent, heard };
-    this.trip = trip;
-    return heard;
-  }
-
-  /**
-   * Whether the path caches may answer a request that started at `startedAt` (see syncLoop);
-   * previews are immutable and always may.
-   */
+  /** Whether the path caches may answer a request that started at `startedAt` (previews always may). */
   private fresh(site: SiteRef, startedAt = performance.now()): boolean {
-    return (
-      site.deployId !== undefined ||
-      this.syncWindowMs === undefined ||
-      startedAt - this.syncedAt <= this.syncWindowMs
-    );
+    return site.deployId !== undefined || this.sync.fresh(startedAt);
   }
 
-  /** Waits for a shared round trip when the caches are stale for this request (see syncLoop). */
+  /** Waits for a shared sync round trip when the caches are stale for this request (see sync.ts). */
   private async catchUp(site: SiteRef, startedAt: number): Promise<void> {
-    if (this.fresh(site, startedAt) || this.syncWindowMs === undefined) return;
-    edgeSyncWaits.inc();
-    await this.roundTrip(startedAt - this.syncWindowMs, Math.max(STALE_WAIT_MS, this.syncWindowMs * 2));
+    if (site.deployId === undefined) await this.sync.catchUp(startedAt);
   }
 
   /** The cached meaning of a raw Host header, if any (no work beyond one lookup). */

@@ -1,4 +1,3 @@
-import { randomInt } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { sql } from 'drizzle-orm';
 import { blobKeyForHash, type BlobStore } from '../blob/index.js';
@@ -9,8 +8,6 @@ import type { Db, Executor } from '../store/index.js';
 import { commitDeployBlob, progress, type DeployState } from './deploy-blobs.js';
 import { deployEventsTotal } from './metrics.js';
 import { pendingBytes, pruneDeploys } from './deploy-retention.js';
-export { DEPLOY_RETENTION, DRAFT_RETENTION } from './deploy-retention.js';
-export type { DeployState } from './deploy-blobs.js';
 import {
   assertSetFits,
   liveDeployId,
@@ -23,6 +20,21 @@ import { ancestors, extensionOf, normalizeSitePath } from './paths.js';
 import { assertPendingWithinStorage, assertWithinQuota } from './quota.js';
 import { assertExtension } from './upload-rules.js';
 import { MAX_FILE_BYTES, MAX_VIDEO_BYTES, type FilesService } from './service.js';
+import {
+  DEPLOY_ID,
+  date,
+  newDeployId,
+  offsetOf,
+  toDeploy,
+  type Deploy,
+  type DeployDbRow,
+  type ManifestEntry,
+  type PreviewRow,
+} from './deploy-rows.js';
+
+export { DEPLOY_RETENTION, DRAFT_RETENTION } from './deploy-retention.js';
+export type { DeployState } from './deploy-blobs.js';
+export { DEPLOY_ID, type Deploy, type ManifestEntry, type PreviewRow } from './deploy-rows.js';
 
 const rowsOf = <R>(result: unknown): R[] => (result as { rows: R[] }).rows;
 
@@ -34,73 +46,6 @@ export const MAX_OPEN_DEPLOYS = 20;
 /** Unfinished deploys older than this are deleted by the hourly sweep. */
 export const ABANDONED_AFTER_HOURS = 24;
 const BATCH = 2000;
-const ID_ALPHABET = 'abcdefghijklmnopqrstuvwxyz234567';
-export const DEPLOY_ID = /^[a-z2-7]{12}$/;
-
-export interface Deploy {
-  id: string;
-  siteId: number;
-  state: DeployState;
-  source: 'api' | 'files_api';
-  draft: boolean;
-  fileCount: number;
-  bytes: number;
-  keyPrefix: string | null;
-  createdAt: Date;
-  finalizedAt: Date | null;
-  publishedAt: Date | null;
-}
-
-export interface ManifestEntry {
-  path: string;
-  hash: string;
-  size: number | null;
-  contentType: string;
-}
-
-/** A deploy file as the edge reads it (the shape of a site_files row it needs). */
-export interface PreviewRow {
-  path: string;
-  kind: 'file';
-  blobKey: string;
-  size: number;
-  contentType: string;
-  updatedAt: Date;
-}
-
-/** A page's offset, exact for any page the query allows (past 2^53 too). */
-const offsetOf = (page: number, perPage: number) => String((BigInt(page) - 1n) * BigInt(perPage));
-
-const newDeployId = () => Array.from({ length: 12 }, () => ID_ALPHABET[randomInt(32)]).join('');
-
-interface DeployDbRow {
-  id: string;
-  site_id: number;
-  state: DeployState;
-  source: 'api' | 'files_api';
-  draft: boolean;
-  file_count: number;
-  bytes: string;
-  key_prefix: string | null;
-  created_at: Date | string;
-  finalized_at: Date | string | null;
-  published_at: Date | string | null;
-}
-
-const date = (v: Date | string) => (v instanceof Date ? v : new Date(v));
-const toDeploy = (r: DeployDbRow): Deploy => ({
-  id: r.id,
-  siteId: r.site_id,
-  state: r.state,
-  source: r.source,
-  draft: r.draft,
-  fileCount: r.file_count,
-  bytes: Number(r.bytes),
-  keyPrefix: r.key_prefix,
-  createdAt: date(r.created_at),
-  finalizedAt: r.finalized_at === null ? null : date(r.finalized_at),
-  publishedAt: r.published_at === null ? null : date(r.published_at),
-});
 
 const notFound = (id: string) => new AppError('NOT_FOUND', { message: `Deploy ${id} not found` });
 

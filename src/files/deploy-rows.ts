@@ -1,0 +1,72 @@
+/** The deploy rows as the service hands them out, and their ids. */
+import { randomInt } from 'node:crypto';
+import type { DeployState } from './deploy-blobs.js';
+
+/** A deploy's id: 12 characters of base32 (lower case), random. */
+export const DEPLOY_ID = /^[a-z2-7]{12}$/;
+const ID_ALPHABET = 'abcdefghijklmnopqrstuvwxyz234567';
+
+export interface Deploy {
+  id: string;
+  siteId: number;
+  state: DeployState;
+  source: 'api' | 'files_api';
+  draft: boolean;
+  fileCount: number;
+  bytes: number;
+  keyPrefix: string | null;
+  createdAt: Date;
+  finalizedAt: Date | null;
+  publishedAt: Date | null;
+}
+
+export interface ManifestEntry {
+  path: string;
+  hash: string;
+  size: number | null;
+  contentType: string;
+}
+
+/** A deploy file as the edge reads it (the shape of a site_files row it needs). */
+export interface PreviewRow {
+  path: string;
+  kind: 'file';
+  blobKey: string;
+  size: number;
+  contentType: string;
+  updatedAt: Date;
+}
+
+/** A page's offset, exact for any page the query allows (past 2^53 too). */
+export const offsetOf = (page: number, perPage: number) => String((BigInt(page) - 1n) * BigInt(perPage));
+
+export const newDeployId = () => Array.from({ length: 12 }, () => ID_ALPHABET[randomInt(32)]).join('');
+
+export interface DeployDbRow {
+  id: string;
+  site_id: number;
+  state: DeployState;
+  source: 'api' | 'files_api';
+  draft: boolean;
+  file_count: number;
+  bytes: string;
+  key_prefix: string | null;
+  created_at: Date | string;
+  finalized_at: Date | string | null;
+  published_at: Date | string | null;
+}
+
+export const date = (v: Date | string) => (v instanceof Date ? v : new Date(v));
+export const toDeploy = (r: DeployDbRow): Deploy => ({
+  id: r.id,
+  siteId: r.site_id,
+  state: r.state,
+  source: r.source,
+  draft: r.draft,
+  fileCount: r.file_count,
+  bytes: Number(r.bytes),
+  keyPrefix: r.key_prefix,
+  createdAt: date(r.created_at),
+  finalizedAt: r.finalized_at === null ? null : date(r.finalized_at),
+  publishedAt: r.published_at === null ? null : date(r.published_at),
+});
