@@ -1,11 +1,11 @@
 // The layering of the service, checked by `npm run lint` (dependency-cruiser), top to bottom:
 //   src/cli/                        the command line: clients only
 //   src/server/, controllers/       the composition roots: start-up, roles, app assembly, wiring
-//   domains                         platform, files, edge, publish, forms, sqlite, mail, ratelimit
+//   domains                         platform, files, edge, publish, forms, sqlite, mail, ratelimit, console
 //   framework and infrastructure    http, store, blob, kube, observability, config, errors, passwords, version
 // Each layer imports only layers below it, no import runs in a circle, and a folder is imported by
 // others through its index.ts only (its public face).
-const DOMAINS = '(platform|files|edge|publish|forms|sqlite|mail|ratelimit)';
+const DOMAINS = '(platform|files|edge|publish|forms|sqlite|mail|ratelimit|console)';
 const FRAMEWORK = '(http|store|blob|kube|observability|config|errors|passwords)';
 
 /** @type {import('dependency-cruiser').IConfiguration} */

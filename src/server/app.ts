@@ -1,8 +1,9 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
-import express, { type Express } from 'express';
+import express, { type Express, type Request } from 'express';
 import type { BlobStore } from '../blob/index.js';
 import type { Config } from '../config/index.js';
+import { consoleRoutes } from '../console/index.js';
 import type { Edge, SiteRef } from '../edge/index.js';
 import {
   buildOpenApi,
@@ -83,19 +84,19 @@ export function createApp(parts: AppParts, role: AppRole): RequestListener {
   };
 }
 
-/** The OpenAPI document and the docs pages (on the API's own host, an IP or localhost). */
+/** The OpenAPI document, the docs pages and the console (on the API's own host, an IP or localhost). */
 function apiDocuments(app: Express, registry: RouteRegistry, config: Config): void {
   const openapi = buildOpenApi(registry.docs, config.baseUrl, registry.components);
   app.get('/api/v1/openapi.json', (_req, res) => void res.json(openapi));
   const apiHost = new URL(config.baseUrl).hostname;
-  app.use(
-    docsRoutes((req) => {
-      const raw = req.get('host');
-      if (raw === undefined || raw.startsWith('[')) return true; // no Host (HTTP/1.0), or IPv6
-      const host = normalizeHost(raw); // undefined: malformed, never the API's host
-      return host !== undefined && (host === apiHost || host === 'localhost' || isIP(host) !== 0);
-    }),
-  );
+  const isApiHost = (req: Request) => {
+    const raw = req.get('host');
+    if (raw === undefined || raw.startsWith('[')) return true; // no Host (HTTP/1.0), or IPv6
+    const host = normalizeHost(raw); // undefined: malformed, never the API's host
+    return host !== undefined && (host === apiHost || host === 'localhost' || isIP(host) !== 0);
+  };
+  app.use(docsRoutes(isApiHost));
+  app.use(consoleRoutes({ isApiHost }));
 }
 
 /** The routes served raw (the hottest API calls, without Express), then Express. */

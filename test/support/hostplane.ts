@@ -94,8 +94,9 @@ export async function startHostplane(
     databaseUrl: env.DATABASE_URL,
     pgliteDir: backend === 'pglite+fs' ? path.join(dataDir, 'pglite') : undefined,
   });
-  // Base URL is fixed before the port is known; tests read URLs relative to it.
-  env.HOSTPLANE_BASE_URL = 'http://localhost:8080';
+  // Base URL is fixed before the port is known (unless a test chose both, as a browser needs);
+  // tests read URLs relative to it.
+  env.HOSTPLANE_BASE_URL = extraEnv?.HOSTPLANE_BASE_URL ?? 'http://localhost:8080';
   const config = loadConfig(env);
   const server = await startServer(config, {
     logger: createLogger('silent'),

@@ -1,0 +1,146 @@
+/**
+ * The console's only way out: the public and account APIs on its own origin. The browser session
+ * is the HttpOnly cookie; every write carries the session's CSRF token. Calls on a site's behalf
+ * (files, forms, SQLite) use a temporary API key minted for that site by the session, exactly as
+ * spec 4.5 describes, held in memory only and minted again when it expires.
+ */
+
+/** An error the API answered, in the registry's words. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly hint?: string,
+  ) {
+    super(message);
+  }
+}
+
+let csrfToken: string | undefined;
+export const setCsrfToken = (token: string | undefined) => {
+  csrfToken = token;
+};
+
+export interface CallOptions {
+  json?: unknown;
+  body?: BodyInit;
+  headers?: Record<string, string>;
+  query?: Record<string, string | number | boolean | undefined>;
+  signal?: AbortSignal;
+}
+
+const SAFE = new Set(['GET', 'HEAD']);
+
+export function withQuery(path: string, query: CallOptions['query']): string {
+  if (!query) return path;
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(query)) if (value !== undefined) params.set(key, String(value));
+  const text = params.toString();
+  return text ? `${path}?${text}` : path;
+}
+
+/** One call; a non-2xx answer becomes an ApiError carrying the API's message. */
+export async function call<T>(method: string, path: string, options: CallOptions = {}): Promise<T> {
+  const response = await send(method, path, options);
+  if (response.status === 204) return undefined as T;
+  const type = response.headers.get('content-type') ?? '';
+  return (type.includes('json') ? await response.json() : await response.text()) as T;
+}
+
+/** The raw response (downloads); still refuses a non-2xx answer with the API's message. */
+export async function send(method: string, path: string, options: CallOptions = {}): Promise<Response> {
+  const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
+  let body = options.body;
+  if (options.json !== undefined) {
+    headers['content-type'] = 'application/json';
+    body = JSON.stringify(options.json);
+  }
+  if (!SAFE.has(method) && csrfToken) headers['x-csrf-token'] = csrfToken;
+  let response: Response;
+  try {
+    response = await fetch(withQuery(path, options.query), {
+      method,
+      headers,
+      body,
+      credentials: 'same-origin',
+      signal: options.signal,
+    });
+  } catch (err) {
+    if (err instanceof DOMException && err.name === 'AbortError') throw err;
+    throw new ApiError(0, 'NETWORK', 'The server could not be reached. Check your connection and try again.');
+  }
+  if (!response.ok) throw await errorOf(response);
+  return response;
+}
+
+export async function errorOf(response: Response): Promise<ApiError> {
+  try {
+    const body = (await response.json()) as { error?: string; message?: string; hint_for_ai?: string };
+    if (body.message)
+      return new ApiError(response.status, body.error ?? 'ERROR', body.message, body.hint_for_ai);
+  } catch {
+    // not JSON: a proxy's page, say
+  }
+  return new ApiError(response.status, 'HTTP_' + response.status, `The server answered ${response.status}.`);
+}
+
+/** Words for any failure, for an alert. */
+export function messageOf(err: unknown): string {
+  if (err instanceof ApiError) return err.message;
+  if (err instanceof Error) return err.message;
+  return 'Something went wrong.';
+}
+
+interface MintedKey {
+  key: string;
+  expiresAt: number;
+}
+const siteKeys = new Map<number, Promise<MintedKey>>();
+
+async function mint(siteId: number): Promise<MintedKey> {
+  const answer = await call<{ temp_api_key: string; expires_at: string }>('POST', '/api/keys/generate-temp', {
+    json: { storage_folder_id: siteId, expires_in: 3600 },
+  });
+  return { key: answer.temp_api_key, expiresAt: Date.parse(answer.expires_at) };
+}
+
+/** The site's temporary key, minted once and again a minute before it expires. */
+async function siteKey(siteId: number, fresh = false): Promise<string> {
+  let pending = siteKeys.get(siteId);
+  if (pending && !fresh) {
+    const minted = await pending.catch(() => undefined);
+    if (minted && minted.expiresAt - Date.now() > 60_000) return minted.key;
+  }
+  pending = mint(siteId);
+  siteKeys.set(siteId, pending);
+  pending.catch(() => siteKeys.delete(siteId));
+  return (await pending).key;
+}
+
+/** Forgets every minted key (sign-out). */
+export const forgetSiteKeys = () => siteKeys.clear();
+
+/** A call with the site's key in X-API-Key; a 401 (the key expired or was revoked) mints once more. */
+export async function siteSend(siteId: number, method: string, path: string, options: CallOptions = {}) {
+  const attempt = async (fresh: boolean) =>
+    send(method, path, {
+      ...options,
+      headers: { ...options.headers, 'x-api-key': await siteKey(siteId, fresh) },
+    });
+  try {
+    return await attempt(false);
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 401) return attempt(true);
+    throw err;
+  }
+}
+
+export async function siteCall<T>(siteId: number, method: string, path: string, options: CallOptions = {}) {
+  const response = await siteSend(siteId, method, path, options);
+  if (response.status === 204) return undefined as T;
+  return (await response.json()) as T;
+}
+
+/** The site's key for calls the console makes itself (XMLHttpRequest uploads with progress). */
+export const siteKeyFor = (siteId: number) => siteKey(siteId);

@@ -1,0 +1,68 @@
+import type { AnchorHTMLAttributes, ComponentChildren } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+
+/** The console lives under /console; the API serves index.html for every path below it. */
+export const BASE = '/console';
+
+const listeners = new Set<() => void>();
+const notify = () => listeners.forEach((listener) => listener());
+window.addEventListener('popstate', notify);
+
+export function navigate(to: string, { replace = false } = {}): void {
+  const url = to.startsWith(BASE) ? to : BASE + to;
+  if (replace) history.replaceState(null, '', url);
+  else history.pushState(null, '', url);
+  notify();
+}
+
+/** The path below /console ("/" for the console's home), re-rendering on navigation. */
+export function usePath(): string {
+  const [path, setPath] = useState(current);
+  useEffect(() => {
+    const update = () => setPath(current());
+    listeners.add(update);
+    return () => void listeners.delete(update);
+  }, []);
+  return path;
+}
+
+function current(): string {
+  const path = location.pathname.startsWith(BASE) ? location.pathname.slice(BASE.length) : location.pathname;
+  return path === '' ? '/' : path.replace(/\/+$/, '') || '/';
+}
+
+/** `/sites/:id/files` against `/sites/4/files` → {id: '4'}; undefined when it does not match. */
+export function match(pattern: string, path: string): Record<string, string> | undefined {
+  const want = pattern.split('/');
+  const have = path.split('/');
+  if (want.length !== have.length) return undefined;
+  const params: Record<string, string> = {};
+  for (const [i, part] of want.entries()) {
+    const value = have[i] ?? '';
+    if (part.startsWith(':')) params[part.slice(1)] = decodeURIComponent(value);
+    else if (part !== value) return undefined;
+  }
+  return params;
+}
+
+/** A token passed in the URL's fragment by a mailed link (`#token=…`): never sent to a server. */
+export function fragmentParam(name: string): string | undefined {
+  return new URLSearchParams(location.hash.slice(1)).get(name) ?? undefined;
+}
+
+type AnchorProps = AnchorHTMLAttributes<HTMLAnchorElement> & { href: string; children?: ComponentChildren };
+
+/** An in-console link: a real <a href> (opens in a new tab, keyboard-usable) that navigates in place. */
+export function Link({ href, children, ...rest }: AnchorProps) {
+  const onClick = (event: MouseEvent) => {
+    if (event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey)
+      return;
+    event.preventDefault();
+    navigate(href);
+  };
+  return (
+    <a href={BASE + href} onClick={onClick} {...rest}>
+      {children}
+    </a>
+  );
+}
