@@ -58,8 +58,15 @@ export async function startConsole(
       await page.setViewport(
         phone ? { width: 390, height: 844, isMobile: true, hasTouch: true } : { width: 1280, height: 900 },
       );
-      // axe is injected as a script: the console's CSP (script-src 'self') would refuse it otherwise.
-      await page.setBypassCSP(true);
+      // The console's CSP stays on (a test must see what it refuses): every violation is recorded
+      // and expectAccessible fails on one. axe runs through DevTools evaluation, which CSP allows.
+      await page.evaluateOnNewDocument(() => {
+        const seen: string[] = [];
+        (window as unknown as { __cspViolations: string[] }).__cspViolations = seen;
+        document.addEventListener('securitypolicyviolation', (e) =>
+          seen.push(`${e.violatedDirective} ${e.blockedURI}`),
+        );
+      });
       page.on('dialog', (dialog) => void dialog.accept());
       pages.push(page);
       onTestFailed(async ({ task }) => {
@@ -106,9 +113,13 @@ interface AxeViolation {
   nodes: Array<{ target: string[] }>;
 }
 
-/** axe-core on the page as it is now: no serious or critical violation. */
+/** axe-core on the page as it is now: no serious or critical violation (and nothing the CSP refused). */
 export async function expectAccessible(page: Page) {
-  if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ content: axeSource });
+  const refused = await page.evaluate(
+    () => (window as unknown as { __cspViolations?: string[] }).__cspViolations ?? [],
+  );
+  expect(refused, `Content-Security-Policy violations on ${page.url()}`).toEqual([]);
+  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axeSource);
   const violations = await page.evaluate(async () => {
     const axe = (window as unknown as { axe: { run(): Promise<{ violations: AxeViolation[] }> } }).axe;
     return (await axe.run()).violations;
