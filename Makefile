@@ -67,10 +67,13 @@ bench-files: build ## The files index at 1,000 / 10,000 / 100,000 files in one s
 bench-replication: build ## SQLite replication: restore time (5 / 50 MiB), cost per open database, exec latency on vs off
 	npx tsx bench/replication/bench.ts $(BENCH_ARGS)
 
+bench-console: build ## The console's time to first render and bundle size, against PocketBase's dashboard (Chromium)
+	npx tsx bench/console/first-render.ts $(BENCH_ARGS)
+
 clean: ## Remove build output and tool caches (not ./data)
 	rm -rf dist .cache native/build
 
-.PHONY: help node install build run test-tools lint test test-node fuzz bench-edge bench-sqlite bench-files bench-replication clean
+.PHONY: help node install build run test-tools lint test test-node fuzz bench-edge bench-sqlite bench-files bench-replication bench-console clean
 
 # --- Cluster: container image, chart lint, a local kind cluster --------------------------------------
 # kind-up needs Docker, kind, kubectl and helm on the PATH (none of it runs in CI or the test suite).
