@@ -95,6 +95,8 @@ spec:
               value: {{ $root.Values.accounts.signup | quote }}
             - name: HOSTPLANE_DOMAIN_VERIFICATION
               value: {{ $root.Values.accounts.domainVerification | quote }}
+            - name: HOSTPLANE_MAX_SITES_PER_ACCOUNT
+              value: {{ $root.Values.accounts.maxSitesPerAccount | quote }}
             {{- end }}
             {{- with $root.Values.config.extraEnv }}
             {{- toYaml . | nindent 12 }}

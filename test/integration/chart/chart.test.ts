@@ -337,6 +337,16 @@ describe('helm template, validated by a real API server', () => {
     expect(containerEnv(deployment(objects, 'controller'), 'HOSTPLANE_INGRESS_CLASS')).toBe('nginx');
   });
 
+  it('the account area: sign-up mode, domain proof and the sites cap reach the api pods', async () => {
+    const objects = await renderAndValidate({
+      accounts: { signup: 'open', domainVerification: 'off', maxSitesPerAccount: 7 },
+    });
+    const api = deployment(objects, 'api');
+    expect(containerEnv(api, 'HOSTPLANE_SIGNUP')).toBe('open');
+    expect(containerEnv(api, 'HOSTPLANE_DOMAIN_VERIFICATION')).toBe('off');
+    expect(containerEnv(api, 'HOSTPLANE_MAX_SITES_PER_ACCOUNT')).toBe('7');
+  });
+
   it('monitoring on: a ServiceMonitor for the four roles and Litestream, a PrometheusRule with six alerts', async () => {
     const objects = await renderAndValidate({
       monitoring: {
