@@ -16,6 +16,7 @@ const landing = page(
   `<h1>Hostplane API</h1>
 <p>Static sites, files, folders, videos, storage quotas, temporary publishing, forms with their submissions and notification mail, and per-site SQLite databases with end-user accounts, over HTTP.</p>
 <ul>
+<li><a href="/console">Console</a> (sign in to manage your sites, forms and databases)</li>
 <li><a href="/docs">API reference</a> (rendered from the OpenAPI document)</li>
 <li><a href="/api/v1/openapi.json">OpenAPI document</a> (<code>/api/v1/openapi.json</code>)</li>
 </ul>

@@ -27,6 +27,7 @@ describe('the API host for people: / and /docs', () => {
     const html = await res.text();
     expect(html).toContain('Hostplane API');
     expect(html).toContain('href="/docs"');
+    expect(html).toContain('href="/console"');
     expect(html).toContain('href="/api/v1/openapi.json"');
   });
 
