@@ -65,16 +65,16 @@ export function accountHooks(deps: {
 
   /**
    * Standalone: each database and form goes by its own path (replicas, pending mail), then the
-   * site. A replica a shard could still write to (it held the lease) is not swept again here
-   * (README "Account API", known limits): the warning names it.
+   * site. A replica a shard could still write to (it held the lease), or that the bucket failed
+   * to delete, is queued for a second sweep, which the api replicas' sweep carries out.
    */
   const deleteHere = async (siteId: number) => {
     for (const database of await databases.ofSite(siteId)) {
-      const removed = await databases.removeDatabase(database.id, { keepReplica: false });
+      const removed = await databases.removeDatabase(database.id, { keepReplica: false, queueSweep: true });
       if (removed?.sweepReplicaAgainAt)
-        deps.logger.warn(
-          { siteId, databaseId: database.id, path: database.path, after: removed.sweepReplicaAgainAt },
-          'the SQLite replica in S3 may be written again by its shard until the lease ends: not swept again',
+        deps.logger.info(
+          { siteId, databaseId: database.id, after: removed.sweepReplicaAgainAt },
+          'the SQLite replica in S3 is swept again after its lease ends',
         );
     }
     for (const form of await forms.list({ siteId })) await forms.delete({ siteId }, form.id);

@@ -148,6 +148,13 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const edge = new Edge(config, platform, files, deploys, blobs, events, edgeOptions);
   const siteCreated = clusterSiteHook(config, logger);
   const accountLimiter = (limit: RateLimit) => createRateLimiter(store.db, limit);
+  const databases = new SqliteDatabases({
+    db: store.db,
+    platform,
+    files,
+    replicas: blobs,
+    replica: config.sqliteReplication,
+  });
   const account = {
     baseUrl: config.baseUrl,
     siteUrl: (slug: string) => siteUrl(config, slug),
@@ -157,13 +164,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       platform,
       forms,
       submissions,
-      databases: new SqliteDatabases({
-        db: store.db,
-        platform,
-        files,
-        replicas: blobs,
-        replica: config.sqliteReplication,
-      }),
+      databases,
       limiters: {
         perAddress: ACCOUNT_RATE_LIMITS.perAddress.map(accountLimiter),
         perEmail: ACCOUNT_RATE_LIMITS.perEmail.map(accountLimiter),
@@ -199,6 +200,13 @@ export async function startServer(config: Config, options: StartOptions = {}): P
           {
             name: 'ratelimit',
             sweeps: [{ name: 'rate_limits', everyMs: 10 * 60_000, run: () => sweepRateLimits(store.db) }],
+          },
+          {
+            // Replicas of databases removed with their site, deleted again once their lease is over.
+            name: 'sqlite_replicas',
+            sweeps: [
+              { name: 'sqlite_replicas', everyMs: 60_000, run: () => databases.sweepReplicas(logger) },
+            ],
           },
         ];
   const shard = isShardRole(role);

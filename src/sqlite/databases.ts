@@ -1,10 +1,11 @@
 import { and, asc, count, eq, gt, isNull, ne, sql } from 'drizzle-orm';
 import type { BlobStore } from '../blob/index.js';
-import { dbOp } from '../observability/index.js';
+import { dbOp, type Logger } from '../observability/index.js';
 import { hashSecret, type Plan, type Platform } from '../platform/index.js';
 import { CHANNELS, type Db } from '../store/index.js';
 import { cappedPlan } from './grants.js';
 import { moveDatabase } from './placement.js';
+import { forgetReplicaSweep, queueReplicaSweep, runReplicaSweeps } from './replica-sweeps.js';
 import { replicaKeyRoot } from './replication/replica-path.js';
 import {
   sqliteDatabases,
@@ -31,6 +32,7 @@ export const DEFAULT_REPLICA_SETTINGS: ReplicaSettings = { prefix: 'sqlite', ret
  * from Litestream): this margin covers that unregistration.
  */
 const UNREGISTER_MARGIN_MS = 5_000;
+const leaseEndOf = (expiresAt: Date) => new Date(expiresAt.getTime() + UNREGISTER_MARGIN_MS);
 
 /** A database removed by removeDatabase. */
 export interface RemovedDatabase {
@@ -222,10 +224,19 @@ export class SqliteDatabases {
    * it (ON DELETE CASCADE), every replica's grant and session caches are told in the same
    * transaction, and the owning shard, losing the lease at its next renewal, lets the file go —
    * then, unless `keepReplica`, every lineage of its replica in S3. Undefined when it is gone.
+   *
+   * With `queueSweep`, the second sweep (after a held lease, or after the bucket failed) is a
+   * row of sqlite_replica_sweeps written in the same transaction, which the api replicas' sweep
+   * (`sweepReplicas`) carries out, even if this process dies; without it the caller sweeps again
+   * (the cluster's SqliteDatabase controller does, through its resource's annotation).
    */
-  async removeDatabase(id: number, options: { keepReplica: boolean }): Promise<RemovedDatabase | undefined> {
+  async removeDatabase(
+    id: number,
+    options: { keepReplica: boolean; queueSweep?: boolean },
+  ): Promise<RemovedDatabase | undefined> {
     const database = await this.byId(id);
     if (!database) return undefined;
+    const queue = !options.keepReplica && options.queueSweep === true && this.deps.replicas?.kind === 's3';
     await this.deps.files.unregisterDatabase(database.siteId, database.path);
     const lease = await dbOp('sqlite_remove_database', () =>
       this.deps.db.transaction(async (tx) => {
@@ -236,18 +247,28 @@ export class SqliteDatabases {
         await tx.delete(sqliteDatabases).where(eq(sqliteDatabases.id, id));
         await tx.execute(sql`select pg_notify(${CHANNELS.sqliteGrants}, ${String(database.siteId)})`);
         await tx.execute(sql`select pg_notify(${CHANNELS.sqliteSessions}, ${String(id)})`);
+        // Due at once: if this process dies before the delete below, a sweep does it.
+        if (queue) await queueReplicaSweep(tx, database, held ? leaseEndOf(held.expiresAt) : new Date());
         return held;
       }),
     );
     if (options.keepReplica) return { database };
-    const leaseEnd = lease ? new Date(lease.expiresAt.getTime() + UNREGISTER_MARGIN_MS) : undefined;
+    const leaseEnd = lease ? leaseEndOf(lease.expiresAt) : undefined;
     try {
       await this.removeReplica(database);
     } catch (err) {
       // The row is gone: the caller sweeps again (the bucket out of reach, say) rather than fail.
       return { database, sweepReplicaAgainAt: leaseEnd ?? new Date(), replicaError: err };
     }
+    // Swept; a held lease keeps the queued sweep (due at its end), otherwise it is done.
+    if (queue && !leaseEnd) await forgetReplicaSweep(this.deps.db, database.id);
     return { database, ...(leaseEnd ? { sweepReplicaAgainAt: leaseEnd } : {}) };
+  }
+
+  /** One pass of the deferred replica deletes `removeDatabase({queueSweep})` queued; how many were done. */
+  sweepReplicas(logger: Logger): Promise<number> {
+    if (this.deps.replicas?.kind !== 's3') return Promise.resolve(0);
+    return runReplicaSweeps(this.deps.db, (database) => this.removeReplica(database), logger);
   }
 
   /** Deletes every object under the database's replica root (all lineages); returns how many. */

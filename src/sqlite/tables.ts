@@ -153,6 +153,25 @@ export const sqliteLeases = pgTable('sqlite_leases', {
   expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
 });
 
+/**
+ * Replicas to delete again, later: a removed database whose shard held its lease may have its
+ * Litestream write a few more objects until the lease runs out, and a bucket out of reach fails
+ * the first delete. One row per removed database (its row is gone, so no foreign key); any api
+ * replica claims a due row, deletes the replica root, then the row.
+ */
+export const sqliteReplicaSweeps = pgTable(
+  'sqlite_replica_sweeps',
+  {
+    databaseId: integer('database_id').primaryKey(),
+    siteId: integer('site_id').notNull(),
+    path: text('path').notNull(),
+    // Due from then; a claim moves it forward, so a replica that dies mid-sweep leaves it due again.
+    sweepAfter: timestamp('sweep_after', { withTimezone: true }).notNull(),
+    attempts: integer('attempts').notNull().default(0),
+  },
+  (t) => [index('sqlite_replica_sweeps_due').on(t.sweepAfter)],
+);
+
 export type SqliteDatabaseRow = typeof sqliteDatabases.$inferSelect;
 export type SqliteTokenRow = typeof sqliteTokens.$inferSelect;
 export type SqliteUserRow = typeof sqliteUsers.$inferSelect;

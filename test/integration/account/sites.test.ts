@@ -1,5 +1,7 @@
+import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Domains } from '../../../src/platform/domains.js';
+import { sqliteDatabases, sqliteReplicaSweeps } from '../../../src/sqlite/tables.js';
 import { backends, startHostplane, type TestHostplane } from '../../support/hostplane.js';
 import { call, invitedOwner } from '../../support/account-api.js';
 import { contactFields } from '../../support/forms-api.js';
@@ -123,7 +125,17 @@ describe.each(backends)('account sites, keys, domains and forms on %s', (backend
       siteId: created.site.id,
       email,
     });
-    const sqliteToken = await sqlite.token({ path: 'data/app.sqlite', name: 'app' });
+    const sqliteToken = await sqlite.token({ path: 'data/app.sqlite', name: 'app', requireUserAuth: false });
+    // Opened: this process's shard holds its lease when the site goes.
+    const opened = await sqlite.call('POST', '/api/v1/sqlite/query', {
+      json: { sql: 'SELECT 1' },
+      headers: { 'x-sqlite-token': sqliteToken, origin: sqlite.origin },
+    });
+    expect(opened.status).toBe(200);
+    const [database] = await hp.services.store.db
+      .select({ id: sqliteDatabases.id })
+      .from(sqliteDatabases)
+      .where(eq(sqliteDatabases.siteId, created.site.id));
     const me = await call(hp, 'GET', '/api/v1/account', { headers: auth });
     expect(me.body.usage.sqlite_databases.used).toBeGreaterThanOrEqual(1);
     const deleted = await call(hp, 'DELETE', `/api/v1/account/sites/${created.site.id}`, { headers: auth });
@@ -148,6 +160,12 @@ describe.each(backends)('account sites, keys, domains and forms on %s', (backend
     expect(query.status).toBe(401);
     const after = await call(hp, 'GET', '/api/v1/account', { headers: auth });
     expect(after.body.usage.sqlite_databases.used).toBe(me.body.usage.sqlite_databases.used - 1);
+    // Its replica in S3 is swept again once the shard's lease is over (nothing replicates without S3).
+    const queued = await hp.services.store.db
+      .select()
+      .from(sqliteReplicaSweeps)
+      .where(eq(sqliteReplicaSweeps.databaseId, database!.id));
+    expect(queued).toHaveLength(backend === 'postgres+s3' ? 1 : 0);
   });
 
   it('attaches and detaches custom domains (verification off) and refuses the platform’s names', async () => {
