@@ -64,7 +64,11 @@ export class PublicApi {
   }
 
   /** The JSON answer of a 2xx; anything else is thrown as an ApiError. */
-  async call<T = Record<string, unknown>>(method: string, path: string, options: CallOptions = {}): Promise<T> {
+  async call<T = Record<string, unknown>>(
+    method: string,
+    path: string,
+    options: CallOptions = {},
+  ): Promise<T> {
     const headers: Record<string, string> = { host: this.caller.host, ...options.headers };
     if (this.caller.key !== undefined) headers['x-api-key'] = this.caller.key;
     propagation.inject(context.active(), headers);

@@ -47,11 +47,14 @@ function hintFor(status: number, body: Record<string, unknown>): string {
     return "A plan limit of the site is reached: tell the user (the answer names the plan and where to upgrade) or free space first (delete files, deploys are kept per the plan's retention).";
   if (status === 403)
     return 'The credential may not do this (another site, a read-only token, an Origin not allowed): tell the user rather than retrying.';
-  if (status === 404) return 'Check the id or path with the matching list tool (list_files, list_deploys, list_forms).';
+  if (status === 404)
+    return 'Check the id or path with the matching list tool (list_files, list_deploys, list_forms).';
   if (status === 405) return 'This operation is not available here.';
   if (status === 408) return 'The request was too slow; call the tool again.';
-  if (status === 409) return 'The resource is not in a state that allows this: read it again (get_deploy, list_files) and decide.';
-  if (status === 413) return 'The content is too large: split it (deploy_manifest + upload_blob for big sites) or make it smaller.';
+  if (status === 409)
+    return 'The resource is not in a state that allows this: read it again (get_deploy, list_files) and decide.';
+  if (status === 413)
+    return 'The content is too large: split it (deploy_manifest + upload_blob for big sites) or make it smaller.';
   if (status === 415) return 'Send the content as UTF-8 text, or as base64 with encoding "base64".';
   if (status === 429) return 'Rate limited: wait the retry_after_seconds given, then call again.';
   return 'The service failed or is unavailable for a moment: wait a few seconds and try once more, then tell the user.';

@@ -71,7 +71,10 @@ export function mcpRoutes(deps: McpDeps & { registry: RouteRegistry }): Router {
       host: req.get('host') ?? new URL(config.baseUrl).host,
     });
     const server = createMcpServer(api, options, logger, req.id);
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+    });
     res.on('close', () => {
       void transport.close();
       void server.close();

@@ -57,37 +57,46 @@ const instructions =
  * replica answers any request). Each tool call gets a span, a metric and a log line; a failure
  * becomes a tool error with the registry's error, message and a hint_for_ai.
  */
-export function createMcpServer(api: PublicApi, options: ServerOptions, logger: Logger, reqId: string): McpServer {
+export function createMcpServer(
+  api: PublicApi,
+  options: ServerOptions,
+  logger: Logger,
+  reqId: string,
+): McpServer {
   const server = new McpServer(
     { name: 'hostplane', version: packageVersion() },
     { instructions, capabilities: { tools: { listChanged: false } } },
   );
   const around: Around = (tool, call) =>
-    tracer.startActiveSpan(`mcp.tool ${tool.name}`, { attributes: { 'mcp.tool': tool.name } }, async (span) => {
-      const started = performance.now();
-      let failure: unknown;
-      try {
-        return await call();
-      } catch (err) {
-        failure = err;
-        return errorResult(err);
-      } finally {
-        const outcome = outcomeOf(failure);
-        const seconds = (performance.now() - started) / 1000;
-        mcpToolCallsTotal.inc({ tool: tool.name, outcome });
-        mcpToolDuration.observe({ tool: tool.name }, seconds);
-        span.setAttribute('mcp.outcome', outcome);
-        if (outcome === 'failed' || outcome === 'server_error') {
-          span.setStatus({ code: SpanStatusCode.ERROR });
-          if (failure instanceof Error) span.recordException(failure);
+    tracer.startActiveSpan(
+      `mcp.tool ${tool.name}`,
+      { attributes: { 'mcp.tool': tool.name } },
+      async (span) => {
+        const started = performance.now();
+        let failure: unknown;
+        try {
+          return await call();
+        } catch (err) {
+          failure = err;
+          return errorResult(err);
+        } finally {
+          const outcome = outcomeOf(failure);
+          const seconds = (performance.now() - started) / 1000;
+          mcpToolCallsTotal.inc({ tool: tool.name, outcome });
+          mcpToolDuration.observe({ tool: tool.name }, seconds);
+          span.setAttribute('mcp.outcome', outcome);
+          if (outcome === 'failed' || outcome === 'server_error') {
+            span.setStatus({ code: SpanStatusCode.ERROR });
+            if (failure instanceof Error) span.recordException(failure);
+          }
+          span.end();
+          // Names and outcomes only: never arguments, contents or credentials.
+          const line = { reqId, tool: tool.name, outcome, ms: Math.round(seconds * 1000) };
+          if (outcome === 'failed') logger.error({ ...line, err: failure }, 'mcp tool failed');
+          else logger.info(line, 'mcp tool call');
         }
-        span.end();
-        // Names and outcomes only: never arguments, contents or credentials.
-        const line = { reqId, tool: tool.name, outcome, ms: Math.round(seconds * 1000) };
-        if (outcome === 'failed') logger.error({ ...line, err: failure }, 'mcp tool failed');
-        else logger.info(line, 'mcp tool call');
-      }
-    });
+      },
+    );
   for (const tool of toolsFor(options)) tool.register(server, api, around);
   return server;
 }

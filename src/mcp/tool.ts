@@ -48,7 +48,8 @@ const keyHint =
 /** The registry's 401 for a keyed tool called without a key. */
 export const missingKey = () =>
   new AppError('UNAUTHORIZED', {
-    message: 'This tool needs the site\'s API key: send "Authorization: Bearer <key>" (or X-API-Key) to /mcp.',
+    message:
+      'This tool needs the site\'s API key: send "Authorization: Bearer <key>" (or X-API-Key) to /mcp.',
     hint: keyHint,
   });
 
@@ -92,11 +93,19 @@ export function tool<S extends z.ZodRawShape>(definition: ToolDefinition<S>): To
 /** Shared input pieces. */
 export const pageArgs = (maxPerPage: number, defaultPerPage: number) => ({
   page: z.int().min(1).max(1_000_000).default(1).describe('Page number, from 1'),
-  per_page: z.int().min(1).max(maxPerPage).default(defaultPerPage).describe(`Items per page (≤ ${maxPerPage})`),
+  per_page: z
+    .int()
+    .min(1)
+    .max(maxPerPage)
+    .default(defaultPerPage)
+    .describe(`Items per page (≤ ${maxPerPage})`),
 });
 
 export const content = {
-  content: z.string().max(16 * 1024 * 1024).describe('The file content: text, or base64 with encoding "base64"'),
+  content: z
+    .string()
+    .max(16 * 1024 * 1024)
+    .describe('The file content: text, or base64 with encoding "base64"'),
   encoding: z
     .enum(['utf8', 'base64'])
     .default('utf8')

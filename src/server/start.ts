@@ -187,10 +187,10 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     edge,
   };
   // The MCP tools call the app's own listener in-process: bound once the app is built below.
-  let listener: RequestListener | undefined;
+  const built: { app?: RequestListener } = {};
   const ownListener = () => {
-    if (!listener) throw new Error('the app is not built yet');
-    return listener;
+    if (!built.app) throw new Error('the app is not built yet');
+    return built.app;
   };
   // The sqlite role is the SQLite data plane only: its routes, no other domain's routes or sweeps.
   const modules: DomainModule[] =
@@ -229,7 +229,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     },
     role,
   );
-  listener = app;
+  built.app = app;
   const { headersTimeoutMs, requestTimeoutMs } = config.requests;
   const server = http.createServer(
     {

@@ -113,7 +113,7 @@ export const deployTools = [
     feature: 'deploys',
     title: 'Start a deploy from a manifest of hashes (large sites)',
     description:
-      "For sites too big to send inline: the whole site as {path: sha256 of the bytes}. Answers the deploy and the hashes the site does not have yet: send each with upload_blob, then finalize_deploy. Same rules as deploy_files.",
+      'For sites too big to send inline: the whole site as {path: sha256 of the bytes}. Answers the deploy and the hashes the site does not have yet: send each with upload_blob, then finalize_deploy. Same rules as deploy_files.',
     access: 'write',
     input: {
       files: z
@@ -209,7 +209,7 @@ export const deployTools = [
     name: 'get_deploy',
     feature: 'deploys',
     title: 'One deploy and a page of its files',
-    description: "The deploy and its manifest (path, hash, size, content type), paged by path.",
+    description: 'The deploy and its manifest (path, hash, size, content type), paged by path.',
     access: 'read',
     input: { deploy_id: deployId, ...pageArgs(200, 100) },
     output: {

@@ -15,7 +15,7 @@ export const fileTools = [
     feature: 'files',
     title: "The site's files and folders",
     description:
-      'One page of the live files and folders (path, type, size, public URL), ordered by depth, folders first, then name; with the site\'s file count and storage used.',
+      "One page of the live files and folders (path, type, size, public URL), ordered by depth, folders first, then name; with the site's file count and storage used.",
     access: 'read',
     input: pageArgs(100, 100),
     output: {
@@ -27,7 +27,12 @@ export const fileTools = [
     },
     run: async ({ page, per_page }, api) => {
       const answer = await api.call<Json>('GET', '/api/v1/files/list', { query: { page, per_page } });
-      const files = (answer.files as Json[]).map(({ path: p, type, size, url }) => ({ path: p, type, size, url }));
+      const files = (answer.files as Json[]).map(({ path: p, type, size, url }) => ({
+        path: p,
+        type,
+        size,
+        url,
+      }));
       return ok({
         storage_folder: answer.storage_folder,
         files,
@@ -75,7 +80,7 @@ export const fileTools = [
     feature: 'files',
     title: 'Create or overwrite one file of the live site',
     description:
-      'Writes one file at once on the live site (missing folders are created), within the plan\'s limits; at most 10 MB. ' +
+      "Writes one file at once on the live site (missing folders are created), within the plan's limits; at most 10 MB. " +
       'Allowed types: html, css, js, json, xml, txt, jpg, jpeg, png, gif, svg, webp, ico, pdf, woff, woff2, ttf, otf. ' +
       'To change many files together, use deploy_files (one atomic switch, with rollback).',
     access: 'write',
@@ -83,7 +88,10 @@ export const fileTools = [
     input: { path: path('Path with an allowed extension, e.g. about/index.html'), ...content },
     output: { path: z.string(), size: z.int(), url: z.string() },
     run: async ({ path: filePath, content: text, encoding }, api) => {
-      const json = encoding === 'base64' ? { path: filePath, content: text, encoding } : { path: filePath, content: text };
+      const json =
+        encoding === 'base64'
+          ? { path: filePath, content: text, encoding }
+          : { path: filePath, content: text };
       const answer = await api.call<Json>('POST', '/api/v1/files/upload', { json });
       return ok({ path: answer.path, size: answer.size, url: answer.url });
     },
@@ -97,7 +105,9 @@ export const fileTools = [
     input: { from: path('The current path'), to: path('The new path') },
     output: { path: z.string(), message: z.string() },
     run: async ({ from, to }, api) => {
-      const answer = await api.call<Json>('POST', '/api/v1/files/rename', { json: { old_path: from, new_path: to } });
+      const answer = await api.call<Json>('POST', '/api/v1/files/rename', {
+        json: { old_path: from, new_path: to },
+      });
       return ok({ path: to, message: String(answer.message ?? 'Moved') });
     },
   }),
@@ -125,7 +135,9 @@ export const fileTools = [
     input: { path: path('Path of the folder') },
     output: { path: z.string(), message: z.string() },
     run: async ({ path: folder }, api) => {
-      const answer = await api.call<Json>('DELETE', '/api/v1/files/delete-folder', { query: { path: folder } });
+      const answer = await api.call<Json>('DELETE', '/api/v1/files/delete-folder', {
+        query: { path: folder },
+      });
       return ok({ path: folder, message: String(answer.message ?? 'Deleted') });
     },
   }),

@@ -147,7 +147,8 @@ export const sqliteTools = [
     name: 'sqlite_schema',
     feature: 'sqlite',
     title: "The database's tables",
-    description: 'Each table with its CREATE TABLE statement (internal tables left out), fenced as untrusted data.',
+    description:
+      'Each table with its CREATE TABLE statement (internal tables left out), fenced as untrusted data.',
     access: 'read',
     input: { token, user_token: userToken },
     output: { tables: z.array(z.looseObject({ name: z.string(), sql: z.string().nullable() })) },

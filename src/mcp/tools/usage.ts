@@ -11,7 +11,7 @@ export const usageTools = [
     title: "The site's address, plan, storage and forms usage",
     description:
       "One call for the site's address (hosting info), its plan with file count and storage against the plan's " +
-      'limits (warnings at 80%), and the account\'s forms and monthly submissions against their limits.',
+      "limits (warnings at 80%), and the account's forms and monthly submissions against their limits.",
     access: 'read',
     input: {},
     output: {

@@ -5,7 +5,14 @@ import { call, connect, fails, ok, textOf, type Json } from './support.js';
 // What a client sees of the MCP server: the tool list and its URL options, who may call what, and
 // the HTTP answers around the protocol (in the API's `{error, message}` shape).
 
-const WRITE_TOOLS = ['publish_page', 'deploy_files', 'write_file', 'delete_file', 'create_form', 'sqlite_exec'];
+const WRITE_TOOLS = [
+  'publish_page',
+  'deploy_files',
+  'write_file',
+  'delete_file',
+  'create_form',
+  'sqlite_exec',
+];
 
 const initialize = {
   jsonrpc: '2.0',
@@ -22,7 +29,11 @@ describe('MCP access', () => {
   const post = (query: string, headers: Record<string, string>, body: string = JSON.stringify(initialize)) =>
     fetch(`${hp.url}/mcp${query}`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        ...headers,
+      },
       body,
     });
 
@@ -68,11 +79,22 @@ describe('MCP access', () => {
       const client = await connect(hp.url, { key: siteA.apiKey, query: 'features=files,usage' });
       const names = (await client.listTools()).tools.map((t) => t.name).sort();
       expect(names).toEqual(
-        ['delete_file', 'delete_folder', 'get_usage', 'list_files', 'move_file', 'read_file', 'write_file'].sort(),
+        [
+          'delete_file',
+          'delete_folder',
+          'get_usage',
+          'list_files',
+          'move_file',
+          'read_file',
+          'write_file',
+        ].sort(),
       );
       await client.close();
       const both = await connect(hp.url, { key: siteA.apiKey, query: 'features=deploys&read_only=1' });
-      expect((await both.listTools()).tools.map((t) => t.name).sort()).toEqual(['get_deploy', 'list_deploys']);
+      expect((await both.listTools()).tools.map((t) => t.name).sort()).toEqual([
+        'get_deploy',
+        'list_deploys',
+      ]);
       await both.close();
     });
 
@@ -101,7 +123,7 @@ describe('MCP access', () => {
     });
 
     it('an invalid or empty key is an HTTP 401 with the registry body, before any tool', async () => {
-      for (const headers of [
+      for (const headers of <Record<string, string>[]>[
         { authorization: 'Bearer hp_live_not-a-key' },
         { authorization: 'Bearer ' },
         { 'x-api-key': 'wrong' },
@@ -125,8 +147,9 @@ describe('MCP access', () => {
     it("a key of site A cannot reach site B's forms or databases", async () => {
       const a = await connect(hp.url, { key: siteA.apiKey });
       const b = await connect(hp.url, { key: siteB.apiKey });
-      const form = (await ok(b, 'create_form', { name: 'B', fields: [{ name: 'x', label: 'X', type: 'text' }] }))
-        .form as Json;
+      const form = (
+        await ok(b, 'create_form', { name: 'B', fields: [{ name: 'x', label: 'X', type: 'text' }] })
+      ).form as Json;
       expect((await fails(a, 'get_form', { form_id: form.id })).status).toBe(404);
       expect((await fails(a, 'list_submissions', { form_id: form.id })).status).toBe(404);
       expect((await fails(a, 'delete_form', { form_id: form.id })).status).toBe(404);
@@ -134,7 +157,10 @@ describe('MCP access', () => {
 
       const { token } = await ok(b, 'sqlite_install', { path: 'b.sqlite', name: 'b' });
       const crossed = await fails(a, 'sqlite_query', { token, sql: 'select 1' });
-      expect(crossed).toMatchObject({ status: 403, message: 'Request Origin is not permitted for this token.' });
+      expect(crossed).toMatchObject({
+        status: 403,
+        message: 'Request Origin is not permitted for this token.',
+      });
       expect((await ok(b, 'sqlite_query', { token, sql: 'select 1 as one' })).rows).toEqual([{ one: 1 }]);
       await a.close();
       await b.close();
@@ -181,7 +207,10 @@ describe('MCP access', () => {
       expect(((await big.json()) as Json).error).toBe('Payload Too Large');
       const bad = await post('', {}, '{not json');
       expect(bad.status).toBe(400);
-      expect(await bad.json()).toEqual({ error: 'Bad Request', message: 'The request body is not valid JSON.' });
+      expect(await bad.json()).toEqual({
+        error: 'Bad Request',
+        message: 'The request body is not valid JSON.',
+      });
     });
   });
 
@@ -212,7 +241,9 @@ describe('MCP access', () => {
     await call(client, 'list_deploys');
     await client.close();
     const metrics = await (await fetch(`${hp.metricsUrl}/metrics`)).text();
-    expect(metrics).toMatch(/hostplane_mcp_tool_calls_total\{tool="list_deploys",outcome="unauthenticated"\} [1-9]/);
+    expect(metrics).toMatch(
+      /hostplane_mcp_tool_calls_total\{tool="list_deploys",outcome="unauthenticated"\} [1-9]/,
+    );
     expect(metrics).toMatch(/hostplane_mcp_tool_duration_seconds_count\{tool="list_deploys"\} [1-9]/);
   });
 });

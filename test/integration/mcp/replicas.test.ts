@@ -67,7 +67,10 @@ it('serves one client from two replicas in turn (postgres+s3)', async () => {
     expect(read.content).toBe(`v${i}`);
     // Both replicas' edges serve what the call made live, whichever replica made it.
     for (const port of [hp.port, peer!.port]) {
-      const res = await rawRequest(port, '/', { method: 'GET', headers: { host: 'mcpreplicas.localhost:8080' } });
+      const res = await rawRequest(port, '/', {
+        method: 'GET',
+        headers: { host: 'mcpreplicas.localhost:8080' },
+      });
       expect(await res.text()).toBe(`v${i}`);
     }
   }

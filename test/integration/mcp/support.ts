@@ -7,7 +7,12 @@ export type Json = Record<string, any>; // eslint-disable-line @typescript-eslin
 /** The SDK's own client on `<url>/mcp?<query>`, with the key as a bearer (or X-API-Key). */
 export async function connect(
   baseUrl: string,
-  options: { key?: string; query?: string; header?: 'bearer' | 'x-api-key'; headers?: Record<string, string> } = {},
+  options: {
+    key?: string;
+    query?: string;
+    header?: 'bearer' | 'x-api-key';
+    headers?: Record<string, string>;
+  } = {},
 ): Promise<Client> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.key !== undefined) {
