@@ -138,6 +138,13 @@ describe('MCP access', () => {
       await expect(connect(hp.url, { key: 'hp_live_wrong' })).rejects.toThrow(/Invalid or expired API key/);
     });
 
+    it('accepts a temporary key like a permanent one', async () => {
+      const temp = await hp.services.platform.keys.createTemporary(siteA.siteId, 600);
+      const client = await connect(hp.url, { key: temp.key });
+      expect((await ok(client, 'get_usage')).site.subdomain).toBe('mcpa');
+      await client.close();
+    });
+
     it('accepts the key as X-API-Key too', async () => {
       const client = await connect(hp.url, { key: siteA.apiKey, header: 'x-api-key' });
       expect((await ok(client, 'get_usage')).site.subdomain).toBe('mcpa');
