@@ -2,10 +2,11 @@
 //   src/cli/                        the command line: clients only
 //   src/server/, controllers/       the composition roots: start-up, roles, app assembly, wiring
 //   domains                         platform, files, edge, publish, forms, sqlite, mail, ratelimit, console
+//                                   and beside them mcp, which uses no domain (its tools call the API)
 //   framework and infrastructure    http, store, blob, kube, observability, config, errors, passwords, version
 // Each layer imports only layers below it, no import runs in a circle, and a folder is imported by
 // others through its index.ts only (its public face).
-const DOMAINS = '(platform|files|edge|publish|forms|sqlite|mail|ratelimit|console)';
+const DOMAINS = '(platform|files|edge|publish|forms|sqlite|mail|ratelimit|console|mcp)';
 const FRAMEWORK = '(http|store|blob|kube|observability|config|errors|passwords)';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
@@ -46,6 +47,22 @@ module.exports = {
         'http, store, blob, kube, observability, config, errors and passwords serve every domain and name none.',
       from: { path: `^src/${FRAMEWORK}/` },
       to: { path: `^src/${DOMAINS}/` },
+    },
+    {
+      name: 'mcp-goes-through-the-api',
+      severity: 'error',
+      comment:
+        'The MCP tools call the public API in-process (src/mcp/api.ts), so validation, limits and errors are ' +
+        "HTTP's own: src/mcp imports no domain, and no domain imports it (the composition root wires it).",
+      from: { path: '^src/mcp/' },
+      to: { path: '^src/(platform|files|edge|publish|forms|sqlite|mail|ratelimit)/' },
+    },
+    {
+      name: 'no-domain-uses-mcp',
+      severity: 'error',
+      comment: 'MCP is a client of the API: nothing below the composition root depends on it.',
+      from: { path: '^src/', pathNot: '^src/(mcp|server)/' },
+      to: { path: '^src/mcp/' },
     },
     {
       name: 'through-the-face',

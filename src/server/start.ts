@@ -1,4 +1,4 @@
-import http from 'node:http';
+import http, { type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { openBlobStore, type BlobStore } from '../blob/index.js';
@@ -14,6 +14,7 @@ import {
 } from '../forms/index.js';
 import type { DomainModule } from '../http/index.js';
 import { MailOutbox, mailModule } from '../mail/index.js';
+import { mcpModule } from '../mcp/index.js';
 import { createLogger, type Logger } from '../observability/index.js';
 import { authenticators, Platform, platformModule, SiteEvents } from '../platform/index.js';
 import { PUBLISH_RATE_LIMIT, PublishService, publishModule } from '../publish/index.js';
@@ -186,6 +187,12 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     submissions,
     edge,
   };
+  // The MCP tools call the app's own listener in-process: bound once the app is built below.
+  const built: { app?: RequestListener } = {};
+  const ownListener = () => {
+    if (!built.app) throw new Error('the app is not built yet');
+    return built.app;
+  };
   // The sqlite role is the SQLite data plane only: its routes, no other domain's routes or sweeps.
   const modules: DomainModule[] =
     role === 'sqlite'
@@ -197,6 +204,12 @@ export async function startServer(config: Config, options: StartOptions = {}): P
           formsModule({ config, platform, forms, submissions, limiter: submitLimiter, logger }),
           ...(outbox ? [mailModule({ outbox })] : []),
           sqlite.module,
+          mcpModule({
+            config,
+            logger,
+            authenticateKey: async (key) => (await platform.authenticateKey(key)) !== undefined,
+            listener: ownListener,
+          }),
           {
             name: 'ratelimit',
             sweeps: [{ name: 'rate_limits', everyMs: 10 * 60_000, run: () => sweepRateLimits(store.db) }],
@@ -224,6 +237,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     },
     role,
   );
+  built.app = app;
   const { headersTimeoutMs, requestTimeoutMs } = config.requests;
   const server = http.createServer(
     {

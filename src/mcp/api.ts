@@ -1,0 +1,108 @@
+import type { RequestListener } from 'node:http';
+import { context, propagation } from '@opentelemetry/api';
+import inject from 'light-my-request';
+
+/** The response methods light-my-request captures the answer with. */
+const CAPTURING = ['writeHead', 'write', 'end', 'destroy', 'setTimeout', 'addTrailers'] as const;
+
+/**
+ * Express swaps every response's prototype for its own (a child of http.ServerResponse), which
+ * would drop light-my-request's overrides of write/end (the answer would come back empty): copied
+ * onto the response itself first, they survive the swap.
+ */
+function keepInjectedResponse(listener: RequestListener): RequestListener {
+  return (req, res) => {
+    const proto = Object.getPrototypeOf(res) as Record<string, unknown>;
+    const own = res as unknown as Record<string, unknown>;
+    for (const name of CAPTURING) own[name] = proto[name];
+    listener(req, res);
+  };
+}
+
+/** Who calls: the MCP request's credential, client address (as trust proxy resolved it) and Host. */
+export interface Caller {
+  /** The site API key (permanent or temporary), when the MCP request carried one. */
+  key?: string;
+  remoteAddress: string;
+  host: string;
+}
+
+/** A public API answer that is not a success: its status and body (`{error, message, …}`). */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: Record<string, unknown>,
+    readonly retryAfter?: string,
+  ) {
+    super(typeof body.message === 'string' ? body.message : String(body.error ?? `HTTP ${status}`));
+    this.name = 'ApiError';
+  }
+}
+
+export interface CallOptions {
+  query?: Record<string, string | number | boolean | undefined>;
+  json?: unknown;
+  /** A raw body (a deploy blob). */
+  bytes?: Buffer;
+  headers?: Record<string, string>;
+}
+
+/**
+ * The public API, called in-process: each tool is one or more requests injected into the app's own
+ * listener (light-my-request), so validation, plan limits, rate limits, error texts and the
+ * cluster's SQLite forwarding are exactly those of HTTP. No socket, no port, no second copy of
+ * any domain rule. The trace context goes along, so the API's spans nest under the tool's.
+ */
+export class PublicApi {
+  constructor(
+    private readonly listener: () => RequestListener,
+    readonly caller: Caller,
+  ) {}
+
+  get hasKey(): boolean {
+    return this.caller.key !== undefined;
+  }
+
+  /** The JSON answer of a 2xx; anything else is thrown as an ApiError. */
+  async call<T = Record<string, unknown>>(
+    method: string,
+    path: string,
+    options: CallOptions = {},
+  ): Promise<T> {
+    const headers: Record<string, string> = { host: this.caller.host, ...options.headers };
+    if (this.caller.key !== undefined) headers['x-api-key'] = this.caller.key;
+    propagation.inject(context.active(), headers);
+    let payload: string | Buffer | undefined;
+    if (options.json !== undefined) {
+      headers['content-type'] = 'application/json';
+      payload = JSON.stringify(options.json);
+    } else if (options.bytes !== undefined) {
+      headers['content-type'] = 'application/octet-stream';
+      payload = options.bytes;
+    }
+    const query: Record<string, string> = {};
+    for (const [name, value] of Object.entries(options.query ?? {}))
+      if (value !== undefined) query[name] = String(value);
+    const res = await inject(keepInjectedResponse(this.listener()), {
+      method,
+      url: path,
+      query,
+      headers,
+      payload,
+      remoteAddress: this.caller.remoteAddress,
+    });
+    let body: unknown;
+    try {
+      body = res.payload === '' ? {} : JSON.parse(res.payload);
+    } catch {
+      body = { error: res.statusMessage, message: res.payload.slice(0, 500) };
+    }
+    if (res.statusCode >= 200 && res.statusCode < 300) return body as T;
+    const retryAfter = res.headers['retry-after'];
+    throw new ApiError(
+      res.statusCode,
+      typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : { error: String(body) },
+      typeof retryAfter === 'string' ? retryAfter : undefined,
+    );
+  }
+}

@@ -1,0 +1,107 @@
+import type { RequestListener } from 'node:http';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { Router, type Request, type RequestHandler } from 'express';
+import { z } from 'zod';
+import { siteUrl, type Config } from '../config/index.js';
+import { AppError } from '../errors/index.js';
+import { jsonBody, type RouteRegistry } from '../http/index.js';
+import type { Logger } from '../observability/index.js';
+import { PublicApi } from './api.js';
+import { llmsTxt } from './llms.js';
+import { createMcpServer, parseOptions } from './server.js';
+
+/**
+ * The largest /mcp body: deploy_files carries a site inline (base64 grows bytes by a third), so
+ * this is well above the API's 10 MB per file; bigger sites go through deploy_manifest + upload_blob.
+ */
+export const MAX_MCP_BODY_BYTES = 20 * 1024 * 1024;
+
+export interface McpDeps {
+  config: Config;
+  logger: Logger;
+  /** Whether an API key (permanent or temporary) is valid: the X-API-Key check. */
+  authenticateKey(key: string): Promise<boolean>;
+  /** The app's own listener, which the tools call in-process (bound once the app is built). */
+  listener(): RequestListener;
+}
+
+const keyHint =
+  'The API key this MCP server is configured with is not valid (unknown, expired or revoked). Ask the user for a ' +
+  'current Hostplane API key of the site and put it in the MCP client configuration as "Authorization: Bearer <key>".';
+
+/**
+ * The credential of an MCP request: X-API-Key, else a Bearer token; undefined without either. A
+ * header that is present but empty is '' (refused like a wrong key, never ignored).
+ */
+function keyOf(req: Request): string | undefined {
+  const key = req.get('x-api-key');
+  if (key !== undefined) return key.trim();
+  const header = req.get('authorization');
+  if (header === undefined || !/^Bearer\b/i.test(header)) return undefined;
+  return header.match(/^Bearer\s+(\S+)\s*$/i)?.[1] ?? '';
+}
+
+export function mcpRoutes(deps: McpDeps & { registry: RouteRegistry }): Router {
+  const { config, logger, registry } = deps;
+  const router = Router();
+
+  // Credentials (and the URL's options) before the body is read: a bad key costs no upload.
+  const admit: RequestHandler = (req, res, next) => {
+    try {
+      parseOptions(req.query);
+    } catch (err) {
+      return next(err);
+    }
+    const key = keyOf(req);
+    if (key === undefined) return next();
+    (key === '' ? Promise.resolve(false) : deps.authenticateKey(key)).then((valid) => {
+      if (valid) return next();
+      res.set('WWW-Authenticate', 'Bearer realm="hostplane"');
+      next(new AppError('UNAUTHORIZED', { message: 'Invalid or expired API key.', hint: keyHint }));
+    }, next);
+  };
+
+  // Stateless Streamable HTTP (the SDK's documented stateless mode): a fresh server and transport
+  // per request, no session id, JSON answers. Any replica serves any request.
+  router.post('/mcp', admit, jsonBody(`${MAX_MCP_BODY_BYTES / 1024 / 1024}mb`), (req, res, next) => {
+    const options = parseOptions(req.query);
+    const api = new PublicApi(deps.listener, {
+      key: keyOf(req),
+      remoteAddress: req.ip ?? req.socket.remoteAddress ?? '127.0.0.1',
+      host: req.get('host') ?? new URL(config.baseUrl).host,
+    });
+    const server = createMcpServer(api, options, logger, req.id);
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+    });
+    res.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    server
+      .connect(transport)
+      .then(() => transport.handleRequest(req, res, req.body))
+      .catch(next);
+  });
+  // No sessions, so nothing to stream back (GET) or end (DELETE): 405, as the SDK's stateless examples.
+  router.all('/mcp', (req, _res, next) =>
+    next(new AppError('METHOD_NOT_ALLOWED', { method: req.method, allow: ['POST'] })),
+  );
+
+  const text = llmsTxt(config.baseUrl, siteUrl(config, '<slug>'));
+  registry.add(router, {
+    method: 'get',
+    path: '/llms.txt',
+    summary: 'What the service is and how an agent uses it (llmstxt.org)',
+    description:
+      'Markdown for language models: the service, where the OpenAPI document and the MCP endpoint (`/mcp`, with its URL options) are, how to authenticate, and the deploy flow.',
+    tags: ['Agents'],
+    auth: 'none',
+    responses: {
+      200: { description: 'The llms.txt document', contentType: 'text/plain', schema: z.string() },
+    },
+    handler: ({ res }) => void res.type('text/plain; charset=utf-8').send(text),
+  });
+  return router;
+}

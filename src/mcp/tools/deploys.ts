@@ -1,0 +1,229 @@
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import { AppError } from '../../errors/index.js';
+import type { PublicApi } from '../api.js';
+import { ok } from '../results.js';
+import { bytesOf, content, pageArgs, pagination, tool, withNextPage } from '../tool.js';
+
+type Json = Record<string, unknown>;
+
+/** Inline files per deploy_files call: bigger sites go through deploy_manifest + upload_blob. */
+export const MAX_INLINE_FILES = 1000;
+/** Blobs uploaded at once by deploy_files (each is one in-process request). */
+const UPLOAD_CONCURRENCY = 4;
+
+const deployId = z
+  .string()
+  .regex(/^[a-z2-7]{12}$/, 'must be a deploy id (12 characters, a-z and 2-7)')
+  .describe('The deploy id (from list_deploys or a deploy tool)');
+const sha256 = z.string().regex(/^[0-9a-f]{64}$/, 'must be a SHA-256 in lower-case hex');
+
+const deploy = z.looseObject({
+  id: z.string(),
+  state: z.string(),
+  draft: z.boolean(),
+  live: z.boolean(),
+  file_count: z.int(),
+  bytes: z.int(),
+  created_at: z.string(),
+  preview_url: z.string().nullable(),
+});
+
+const sha = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+const idPath = (id: string, action = '') => `/api/v1/deploys/${id}${action}`;
+
+/** The fields of a deploy answer worth showing (no `success`). */
+function deployFields(answer: Json): Json {
+  const { success: _success, required: _required, ...rest } = answer;
+  return rest;
+}
+
+/** The site's own address, for a deploy that went live. */
+async function siteAddress(api: PublicApi): Promise<string> {
+  const info = await api.call<{ base_url: string }>('GET', '/api/v1/hosting-info');
+  return info.base_url;
+}
+
+async function switched(api: PublicApi, id: string, action: 'finalize' | 'publish' | 'restore') {
+  const answer = await api.call<Json>('POST', idPath(id, `/${action}`));
+  const live = answer.live === true;
+  return ok({ deploy: deployFields(answer), url: live ? await siteAddress(api) : answer.preview_url });
+}
+
+const switchOutput = {
+  deploy,
+  url: z.string().nullable().describe('The site address when live, else the preview address'),
+};
+
+export const deployTools = [
+  tool({
+    name: 'deploy_files',
+    feature: 'deploys',
+    title: 'Deploy a whole site from files given inline',
+    description:
+      `Replaces the site's whole file set in one atomic switch with the files given (at most ${MAX_INLINE_FILES}, ` +
+      'path + content, text or base64): creates a deploy, uploads only the contents the site lacks, finalizes. ' +
+      'Files of the live site that are not listed are gone from the new version (they stay in earlier deploys: ' +
+      'restore_deploy brings them back); SQLite databases are never touched. With draft: true the deploy is only ' +
+      'served at its preview URL until publish_deploy. Answers the live or preview URL.',
+    access: 'destructive',
+    input: {
+      files: z
+        .array(
+          z.object({
+            path: z.string().min(1).max(1024).describe('Path in the site, e.g. index.html or css/site.css'),
+            ...content,
+          }),
+        )
+        .min(1)
+        .max(MAX_INLINE_FILES)
+        .describe('Every file of the site'),
+      draft: z.boolean().default(false).describe('Keep it as a preview instead of going live'),
+    },
+    output: {
+      ...switchOutput,
+      uploaded: z.int().describe('Contents sent (the others were on the site already)'),
+    },
+    run: async ({ files, draft }, api) => {
+      const manifest: Record<string, string> = {};
+      const blobs = new Map<string, Buffer>();
+      for (const file of files) {
+        const bytes = bytesOf(file.content, file.encoding);
+        const hash = sha(bytes);
+        if (Object.hasOwn(manifest, file.path))
+          throw new AppError('INVALID_REQUEST', { message: `files names ${file.path} twice` });
+        manifest[file.path] = hash;
+        blobs.set(hash, bytes);
+      }
+      const created = await api.call<Json & { id: string; required: string[] }>('POST', '/api/v1/deploys', {
+        json: { files: manifest, draft },
+      });
+      const queue = [...created.required];
+      const worker = async () => {
+        for (let hash = queue.shift(); hash !== undefined; hash = queue.shift())
+          await api.call('PUT', idPath(created.id, `/files/${hash}`), { bytes: blobs.get(hash) });
+      };
+      await Promise.all(Array.from({ length: UPLOAD_CONCURRENCY }, worker));
+      const done = await switched(api, created.id, 'finalize');
+      return ok({ ...done.structuredContent, uploaded: created.required.length });
+    },
+  }),
+  tool({
+    name: 'deploy_manifest',
+    feature: 'deploys',
+    title: 'Start a deploy from a manifest of hashes (large sites)',
+    description:
+      'For sites too big to send inline: the whole site as {path: sha256 of the bytes}. Answers the deploy and the hashes the site does not have yet: send each with upload_blob, then finalize_deploy. Same rules as deploy_files.',
+    access: 'write',
+    input: {
+      files: z
+        .record(z.string().min(1).max(1024), sha256)
+        .describe('path → SHA-256 (lower-case hex) of the file bytes, for every file of the site'),
+      draft: z.boolean().default(false).describe('Finalize as a preview instead of going live'),
+    },
+    output: { deploy, required: z.array(z.string()).describe('Hashes to send with upload_blob') },
+    run: async ({ files, draft }, api) => {
+      const created = await api.call<Json & { required: string[] }>('POST', '/api/v1/deploys', {
+        json: { files, draft },
+      });
+      return ok({ deploy: deployFields(created), required: created.required });
+    },
+  }),
+  tool({
+    name: 'upload_blob',
+    feature: 'deploys',
+    title: 'Send one content of a deploy started with deploy_manifest',
+    description:
+      'The bytes of one hash the deploy asked for (text or base64; at most 10 MB, 50 MB for videos). Their SHA-256 must be in the manifest.',
+    access: 'write',
+    idempotent: true,
+    input: { deploy_id: deployId, ...content },
+    output: {
+      hash: z.string(),
+      size: z.int(),
+      state: z.string(),
+      remaining: z.int().describe('Hashes still to send'),
+    },
+    run: async ({ deploy_id, content: text, encoding }, api) => {
+      const bytes = bytesOf(text, encoding);
+      const answer = await api.call<Json>('PUT', idPath(deploy_id, `/files/${sha(bytes)}`), { bytes });
+      return ok({ hash: answer.hash, size: answer.size, state: answer.state, remaining: answer.remaining });
+    },
+  }),
+  tool({
+    name: 'finalize_deploy',
+    feature: 'deploys',
+    title: 'Finalize a deploy whose contents are all sent',
+    description:
+      'Switches the site to the deploy atomically (or keeps a draft as a preview). Answers the live or preview URL.',
+    access: 'destructive',
+    input: { deploy_id: deployId },
+    output: switchOutput,
+    run: ({ deploy_id }, api) => switched(api, deploy_id, 'finalize'),
+  }),
+  tool({
+    name: 'publish_deploy',
+    feature: 'deploys',
+    title: 'Make a draft deploy live',
+    description: 'Publishes a finalized draft (its preview becomes the site), atomically.',
+    access: 'destructive',
+    input: { deploy_id: deployId },
+    output: switchOutput,
+    run: ({ deploy_id }, api) => switched(api, deploy_id, 'publish'),
+  }),
+  tool({
+    name: 'restore_deploy',
+    feature: 'deploys',
+    title: 'Roll back: make an earlier deploy live again',
+    description:
+      'Instant rollback to any retained published deploy (metadata only, nothing re-uploaded). Changes made with write_file since the live deploy are first kept as a deploy of their own.',
+    access: 'destructive',
+    input: { deploy_id: deployId },
+    output: switchOutput,
+    run: ({ deploy_id }, api) => switched(api, deploy_id, 'restore'),
+  }),
+  tool({
+    name: 'list_deploys',
+    feature: 'deploys',
+    title: "The site's deploys, newest first",
+    description: 'Deploy history (id, state, live, files, bytes, created, preview URL), paged.',
+    access: 'read',
+    input: pageArgs(50, 20),
+    output: {
+      live_deploy_id: z.string().nullable(),
+      live_changed_since_deploy: z.boolean(),
+      deploys: z.array(deploy),
+      pagination,
+    },
+    run: async ({ page, per_page }, api) => {
+      const answer = await api.call<Json>('GET', '/api/v1/deploys', { query: { page, per_page } });
+      return ok({
+        live_deploy_id: answer.live_deploy_id,
+        live_changed_since_deploy: answer.live_changed_since_deploy,
+        deploys: answer.deploys,
+        pagination: withNextPage(answer.pagination as Json),
+      });
+    },
+  }),
+  tool({
+    name: 'get_deploy',
+    feature: 'deploys',
+    title: 'One deploy and a page of its files',
+    description: 'The deploy and its manifest (path, hash, size, content type), paged by path.',
+    access: 'read',
+    input: { deploy_id: deployId, ...pageArgs(200, 100) },
+    output: {
+      deploy,
+      files: z.array(z.looseObject({ path: z.string(), hash: z.string() })),
+      pagination,
+    },
+    run: async ({ deploy_id, page, per_page }, api) => {
+      const answer = await api.call<Json>('GET', idPath(deploy_id), { query: { page, per_page } });
+      return ok({
+        deploy: answer.deploy,
+        files: answer.files,
+        pagination: withNextPage(answer.pagination as Json),
+      });
+    },
+  }),
+];
