@@ -1,6 +1,7 @@
 import type { FunctionComponent } from 'preact';
 import { Plans } from './screens/plans.js';
 import { SignIn } from './screens/sign-in.js';
+import { SiteDeploys } from './screens/site-deploys.js';
 import { SiteDomains } from './screens/site-domains.js';
 import { SiteFiles } from './screens/site-files.js';
 import { SiteKeys } from './screens/site-keys.js';
@@ -31,4 +32,5 @@ export const signedInRoutes: Route[] = [
   { path: '/sites/:siteId/keys', screen: SiteKeys },
   { path: '/sites/:siteId/domains', screen: SiteDomains },
   { path: '/sites/:siteId/settings', screen: SiteSettings },
+  { path: '/sites/:siteId/deploys', screen: SiteDeploys },
 ];

@@ -79,7 +79,7 @@ export function SiteDomains({ params }: ScreenProps) {
       <Alert error={status} kind="success" />
       <Alert error={domains.error} />
       {domains.data?.length === 0 && <p>No custom domains: the site answers at its own address.</p>}
-      <ul class="cards" aria-label="Domains">
+      <ul class="domain-list" aria-label="Domains">
         {domains.data?.map((domain) => (
           <li key={domain.hostname} class="card stack">
             <h2>
