@@ -218,3 +218,49 @@ describe('console: the site file browser (Chromium)', () => {
     await capture(page, 'files-phone');
   });
 });
+
+describe('console: uploads under the server’s default upload caps (one per site at a time)', () => {
+  let rig: ConsoleRig;
+  let dir: string;
+  beforeAll(async () => {
+    rig = await startConsole({
+      env: { HOSTPLANE_UPLOADS_MAX_CONCURRENT: '4', HOSTPLANE_UPLOADS_MAX_PER_SITE: '1' },
+    });
+    dir = await mkdtemp(path.join(os.tmpdir(), 'console-caps-'));
+  }, 120_000);
+  afterAll(async () => {
+    await rig?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('settles at what the server admits: every file of a folder arrives, none fails for 429', async () => {
+    const owner = await invitedOwner(rig.hp, 'caps-owner@example.com');
+    const created = await call(rig.hp, 'POST', '/api/v1/account/sites', {
+      json: { slug: 'capped' },
+      headers: owner.bearer,
+    });
+    const siteId = (created.body.site as { id: number }).id;
+    const folder = path.join(dir, 'pages');
+    const names = Array.from({ length: 8 }, (_, i) => `page-${i}.html`);
+    await mkdir(folder, { recursive: true });
+    for (const name of names) await writeFile(path.join(folder, name), `<p>${name}</p>`);
+
+    const page = await rig.page();
+    await signIn(rig, page, { email: owner.email, password: PASSWORD });
+    await page.goto(rig.url(`/sites/${siteId}`));
+    await waitForText(page, 'This folder is empty');
+    const input = (await page.$('[data-testid=upload-folder]')) as ElementHandle<HTMLInputElement>;
+    await input.uploadFile(folder);
+    await page.waitForFunction(
+      () => document.querySelector('[data-testid=upload-progress] [role=status]')?.textContent,
+      { timeout: 60_000 },
+    );
+    const summary = await page.$eval('[data-testid=upload-progress]', (el) => el.textContent ?? '');
+    expect(summary).toContain('8 of 8 files');
+    expect(summary).not.toContain('failed');
+    for (const name of names) {
+      const res = await rig.hp.request(`/pages/${name}`, { host: 'capped.localhost' });
+      expect(await res.text()).toBe(`<p>${name}</p>`);
+    }
+  }, 90_000);
+});

@@ -94,7 +94,9 @@ export function SiteDeploys({ params }: ScreenProps) {
                     <div class="hint">
                       {deploy.source === 'files_api'
                         ? 'from the files API'
-                        : (deploy.key_prefix ?? 'session')}
+                        : deploy.key_prefix
+                          ? `by key ${deploy.key_prefix}…`
+                          : 'by a session'}
                     </div>
                   </td>
                   <td>

@@ -19,6 +19,19 @@ const MAX_VIDEO_BYTES = 50 * 1024 * 1024;
 const CLUTTER = new Set(['.DS_Store', 'Thumbs.db', 'desktop.ini']);
 /** Files sent at once: enough to hide each request's latency, few enough not to hit the upload slots. */
 export const CONCURRENCY = 4;
+/** A file the server keeps refusing as busy fails after this many answers (about a minute). */
+const MAX_BUSY_ANSWERS = 30;
+const MAX_WAIT_SECONDS = 10;
+
+/** The server could not take the upload now (429 per-site cap, 503 capacity): try again later. */
+class Busy extends Error {
+  constructor(
+    message: string,
+    readonly seconds: number,
+  ) {
+    super(message);
+  }
+}
 
 const extension = (path: string) => /\.([^./]+)$/.exec(path)?.[1]?.toLowerCase() ?? '';
 export const isVideo = (path: string) => VIDEO.has(extension(path));
@@ -104,6 +117,10 @@ export class UploadBatch {
   readonly rows: UploadRow[];
   private readonly files: File[];
   private next = 0;
+  /** Files the server was too busy for, sent again first. */
+  private readonly again: number[] = [];
+  private readonly busyAnswers = new Map<number, number>();
+  private senders = 0;
   private frame = 0;
 
   constructor(
@@ -143,15 +160,26 @@ export class UploadBatch {
     };
   }
 
-  /** Sends every file, CONCURRENCY at a time; resolves when each is done or failed. */
+  /**
+   * Sends every file, CONCURRENCY at a time; resolves when each is done or failed. The server
+   * bounds uploads per site (by default one at a time per replica) and answers 429/503 with
+   * Retry-After beyond: each such answer retires one sender, down to one, which waits and retries.
+   * So the batch settles at what the server admits without failing a file for it.
+   */
   async run(): Promise<void> {
+    const take = () => this.again.shift() ?? (this.next < this.rows.length ? this.next++ : undefined);
     const worker = async () => {
-      while (this.next < this.rows.length) {
-        const index = this.next++;
-        await this.one(index);
+      for (let index = take(); index !== undefined; index = take()) {
+        const busy = await this.one(index);
+        if (busy === undefined) continue;
+        this.again.push(index);
+        if (this.senders > 1) break;
+        await new Promise((resolve) => setTimeout(resolve, busy * 1000));
       }
+      this.senders--;
     };
-    await Promise.all(Array.from({ length: Math.min(CONCURRENCY, this.rows.length) }, worker));
+    this.senders = Math.min(CONCURRENCY, this.rows.length);
+    await Promise.all(Array.from({ length: this.senders }, worker));
     this.flush();
   }
 
@@ -166,7 +194,8 @@ export class UploadBatch {
     this.onChange();
   }
 
-  private async one(index: number): Promise<void> {
+  /** Sends one file; answers the seconds to wait when the server was too busy to take it. */
+  private async one(index: number): Promise<number | undefined> {
     const row = this.rows[index]!;
     const file = this.files[index]!;
     const video = isVideo(row.path);
@@ -184,10 +213,19 @@ export class UploadBatch {
       row.state = 'done';
       row.sent = row.size;
     } catch (err) {
+      const answers = (this.busyAnswers.get(index) ?? 0) + 1;
+      if (err instanceof Busy && answers <= MAX_BUSY_ANSWERS) {
+        this.busyAnswers.set(index, answers);
+        row.state = 'waiting';
+        row.sent = 0;
+        this.changed();
+        return err.seconds;
+      }
       row.state = 'failed';
       row.error = err instanceof Error ? err.message : String(err);
     }
     this.changed();
+    return undefined;
   }
 
   private async send(row: UploadRow, file: File, video: boolean): Promise<void> {
@@ -221,11 +259,15 @@ export class UploadBatch {
       };
       xhr.onload = () => {
         if (xhr.status >= 200 && xhr.status < 300) return resolve();
+        const retryAfter = Number(xhr.getResponseHeader('retry-after'));
+        const busy = (xhr.status === 429 || xhr.status === 503) && retryAfter > 0;
         const response = new Response(xhr.responseText, {
           status: xhr.status,
           headers: { 'content-type': xhr.getResponseHeader('content-type') ?? '' },
         });
-        void errorOf(response).then(reject);
+        void errorOf(response).then((err) =>
+          reject(busy ? new Busy(err.message, Math.min(retryAfter, MAX_WAIT_SECONDS)) : err),
+        );
       };
       xhr.onerror = () => reject(new Error('The upload was cut off: check your connection and try again.'));
       xhr.send(body);
