@@ -149,12 +149,15 @@ describe('console: the site file browser (Chromium)', () => {
       data.items.add(new File(['hello'], 'hello.txt', { type: 'text/plain' }));
       data.items.add(new File(['MZ'], 'tool.exe', { type: 'application/octet-stream' }));
       data.items.add(new File(['{"a":1}'], 'data.json', { type: 'application/json' }));
+      // A video goes through POST /api/v1/videos/upload (multipart).
+      data.items.add(new File(['not really a movie'], 'clip.mp4', { type: 'video/mp4' }));
       zone.dispatchEvent(new DragEvent('drop', { dataTransfer: data, bubbles: true, cancelable: true }));
     });
-    await waitForUpload(page, '2 of 3 files');
+    await waitForUpload(page, '3 of 4 files');
     await waitForText(page, 'failed: path has the extension .exe, which is not allowed');
     expect(await served('site/hello.txt')).toEqual({ status: 200, text: 'hello' });
     expect((await served('site/data.json')).status).toBe(200);
+    expect(await served('site/clip.mp4')).toEqual({ status: 200, text: 'not really a movie' });
 
     // "Upload files" (multiple) from the picker.
     const one = await tree(path.join(dir, 'picked'), { 'about.html': '<p>about</p>', 'notes.txt': 'n' });
