@@ -1,7 +1,11 @@
 import type { FunctionComponent } from 'preact';
 import { Plans } from './screens/plans.js';
 import { SignIn } from './screens/sign-in.js';
+import { SiteDeploys } from './screens/site-deploys.js';
+import { SiteDomains } from './screens/site-domains.js';
 import { SiteFiles } from './screens/site-files.js';
+import { SiteKeys } from './screens/site-keys.js';
+import { SiteSettings } from './screens/site-settings.js';
 import { Sites } from './screens/sites.js';
 
 export interface ScreenProps {
@@ -25,4 +29,8 @@ export const signedInRoutes: Route[] = [
   { path: '/plans', screen: Plans },
   { path: '/sites/:siteId', screen: SiteFiles },
   { path: '/sites/:siteId/files', screen: SiteFiles },
+  { path: '/sites/:siteId/keys', screen: SiteKeys },
+  { path: '/sites/:siteId/domains', screen: SiteDomains },
+  { path: '/sites/:siteId/settings', screen: SiteSettings },
+  { path: '/sites/:siteId/deploys', screen: SiteDeploys },
 ];

@@ -1,11 +1,268 @@
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { siteCall } from '../api.js';
+import { BASE, navigate } from '../router.js';
 import type { ScreenProps } from '../routes.js';
+import { Alert, formatBytes, UsageBar, useLoad } from '../ui/kit.js';
+import { CreateFolder, EntryActions, RenameForm } from './site-file-actions.js';
 import { SiteFrame } from './site-nav.js';
+import { UploadPanel } from './site-upload-panel.js';
+import './site.css';
 
-/** The site's files: a browser of its folders (filled in by the file browser work). */
+/** A listed entry (spec 2.1). */
+export interface Entry {
+  path: string;
+  name: string;
+  type: 'file' | 'folder';
+  size: number;
+  url: string | null;
+  parent: string | null;
+}
+
+interface ListPage {
+  pagination: { total_pages: number; total_items: number };
+  files: Entry[];
+}
+
+interface StorageLimits {
+  usage: { files: { current: number; limit: number }; storage: { current: number; limit: number } };
+}
+
+/** Pages of the list read at once after the first (the list is paged by 100 and has no folder filter). */
+const PAGE_READERS = 4;
+
+/**
+ * Every entry of the site. The files list has no folder parameter (spec 4.2: pages of the whole
+ * tree in depth order), so the browser reads all pages and shows one folder at a time from them.
+ */
+async function listAll(siteId: number): Promise<Entry[]> {
+  const read = (page: number) =>
+    siteCall<ListPage>(siteId, 'GET', '/api/v1/files/list', { query: { page, per_page: 100 } });
+  const first = await read(1);
+  const pages: Entry[][] = [first.files];
+  let next = 2;
+  const worker = async () => {
+    while (next <= first.pagination.total_pages) {
+      const page = next++;
+      pages[page - 1] = (await read(page)).files;
+    }
+  };
+  await Promise.all(Array.from({ length: PAGE_READERS }, worker));
+  return pages.flat();
+}
+
+/** The folder shown, from `?folder=` (so back and forward move between folders). */
+function folderInUrl(): string {
+  return (new URLSearchParams(location.search).get('folder') ?? '').replace(/^\/+|\/+$/g, '');
+}
+
+function useFolder(siteId: string): [string, (folder: string) => void, (folder: string) => string] {
+  const [folder, setFolder] = useState(folderInUrl);
+  useEffect(() => {
+    const update = () => setFolder(folderInUrl());
+    window.addEventListener('popstate', update);
+    return () => window.removeEventListener('popstate', update);
+  }, []);
+  const href = (to: string) => `/sites/${siteId}/files${to ? `?folder=${encodeURIComponent(to)}` : ''}`;
+  const open = (to: string) => {
+    navigate(href(to));
+    setFolder(to);
+  };
+  return [folder, open, href];
+}
+
 export function SiteFiles({ params }: ScreenProps) {
+  const siteId = Number(params.siteId);
+  const [folder, openFolder, folderHref] = useFolder(params.siteId!);
+  const entries = useLoad(() => listAll(siteId), [siteId]);
+  const limits = useLoad(
+    () => siteCall<StorageLimits>(siteId, 'GET', '/api/v1/files/storage-limits'),
+    [siteId],
+  );
+  const [renaming, setRenaming] = useState<Entry>();
+  const [done, setDone] = useState<string>();
+  const listHeading = useRef<HTMLHeadingElement>(null);
+
+  const shown = useMemo(
+    () => (entries.data ?? []).filter((e) => (e.parent ?? '') === folder),
+    [entries.data, folder],
+  );
+  const known =
+    !folder || !entries.data || entries.data.some((e) => e.type === 'folder' && e.path === folder);
+
+  const refresh = async (message?: string, focusList = false) => {
+    setDone(message);
+    setRenaming(undefined);
+    await Promise.all([entries.reload(), limits.reload()]);
+    // After a rename or delete the row (and the focused button) is gone: focus the list instead.
+    if (focusList) listHeading.current?.focus();
+  };
+  const firstFolder = useRef(true);
+  useEffect(() => {
+    setRenaming(undefined);
+    setDone(undefined);
+    if (firstFolder.current) firstFolder.current = false;
+    else listHeading.current?.focus();
+  }, [folder]);
+
+  const usage = limits.data?.usage;
   return (
     <SiteFrame siteId={params.siteId!} title="Files">
-      <p>The file browser comes here.</p>
+      {usage && (
+        <div class="grid">
+          <UsageBar label="Files" used={usage.files.current} limit={usage.files.limit} />
+          <UsageBar
+            label="Storage"
+            used={usage.storage.current}
+            limit={usage.storage.limit}
+            format={formatBytes}
+          />
+        </div>
+      )}
+      <Breadcrumbs folder={folder} href={folderHref} open={openFolder} />
+      <UploadPanel siteId={siteId} folder={folder} onUploaded={() => refresh()} />
+      <CreateFolder
+        siteId={siteId}
+        folder={folder}
+        onCreated={(path) => refresh(`Folder /${path} created.`)}
+      />
+      <Alert error={entries.error ?? limits.error} />
+      <Alert error={done} kind="success" />
+      {renaming && (
+        <RenameForm
+          siteId={siteId}
+          entry={renaming}
+          onCancel={() => setRenaming(undefined)}
+          onRenamed={(message) => refresh(message, true)}
+        />
+      )}
+      <section aria-labelledby="list-title">
+        <h2 id="list-title" tabIndex={-1} ref={listHeading}>
+          {folder ? `In /${folder}` : 'At the site’s root'}
+          {entries.loading && <span class="hint"> (loading…)</span>}
+        </h2>
+        {!known && <Alert error={`There is no folder /${folder} on this site.`} />}
+        {entries.data && known && shown.length === 0 && <p>This folder is empty.</p>}
+        {shown.length > 0 && (
+          <div class="table-wrap">
+            <table class="files">
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Type</th>
+                  <th scope="col">Size</th>
+                  <th scope="col">Actions</th>
+                </tr>
+              </thead>
+              <tbody>
+                {shown.map((entry) => (
+                  <tr key={entry.path}>
+                    <td class="file-name">
+                      {entry.type === 'folder' ? (
+                        <a
+                          href={BASE + folderHref(entry.path)}
+                          onClick={(e) => {
+                            e.preventDefault();
+                            openFolder(entry.path);
+                          }}
+                        >
+                          {entry.name}/
+                        </a>
+                      ) : entry.url ? (
+                        <a href={entry.url} target="_blank" rel="noopener">
+                          {entry.name}
+                        </a>
+                      ) : (
+                        entry.name
+                      )}
+                    </td>
+                    <td>{kindOf(entry)}</td>
+                    <td>{entry.type === 'folder' ? '—' : formatBytes(entry.size)}</td>
+                    <td>
+                      <EntryActions
+                        siteId={siteId}
+                        entry={entry}
+                        onRename={() => setRenaming(entry)}
+                        onDeleted={(message) => refresh(message, true)}
+                      />
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </section>
     </SiteFrame>
   );
+}
+
+function Breadcrumbs({
+  folder,
+  href,
+  open,
+}: {
+  folder: string;
+  href(folder: string): string;
+  open(folder: string): void;
+}) {
+  const parts = folder ? folder.split('/') : [];
+  const crumbs = [{ label: 'Site root', path: '' }].concat(
+    parts.map((name, i) => ({ label: name, path: parts.slice(0, i + 1).join('/') })),
+  );
+  return (
+    <nav aria-label="Folder" class="breadcrumbs">
+      <ol>
+        {crumbs.map((crumb, i) => (
+          <li key={crumb.path}>
+            {i === crumbs.length - 1 ? (
+              <span aria-current="location">{crumb.label}</span>
+            ) : (
+              <a
+                href={BASE + href(crumb.path)}
+                onClick={(e) => {
+                  e.preventDefault();
+                  open(crumb.path);
+                }}
+              >
+                {crumb.label}
+              </a>
+            )}
+          </li>
+        ))}
+      </ol>
+    </nav>
+  );
+}
+
+const KINDS: Record<string, string> = {
+  html: 'Page',
+  css: 'Stylesheet',
+  js: 'Script',
+  json: 'JSON',
+  xml: 'XML',
+  txt: 'Text',
+  jpg: 'Image',
+  jpeg: 'Image',
+  png: 'Image',
+  gif: 'Image',
+  svg: 'Image',
+  webp: 'Image',
+  ico: 'Icon',
+  pdf: 'PDF',
+  woff: 'Font',
+  woff2: 'Font',
+  ttf: 'Font',
+  otf: 'Font',
+  mp4: 'Video',
+  webm: 'Video',
+  ogg: 'Video',
+  mov: 'Video',
+  sqlite: 'SQLite database',
+  db: 'SQLite database',
+};
+
+function kindOf(entry: Entry): string {
+  if (entry.type === 'folder') return 'Folder';
+  const ext = /\.([^./]+)$/.exec(entry.name)?.[1]?.toLowerCase() ?? '';
+  return `${KINDS[ext] ?? 'File'}${ext ? ` (.${ext})` : ''}`;
 }

@@ -6,6 +6,7 @@ import type { Site } from './sites.js';
 
 const TABS = [
   ['files', 'Files'],
+  ['deploys', 'Deploys'],
   ['keys', 'API keys'],
   ['domains', 'Domains'],
   ['forms', 'Forms'],

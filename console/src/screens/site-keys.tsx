@@ -1,0 +1,158 @@
+import { useState } from 'preact/hooks';
+import { call } from '../api.js';
+import type { ScreenProps } from '../routes.js';
+import { Alert, formatDate, Secret, useAction, useLoad } from '../ui/kit.js';
+import { SiteFrame } from './site-nav.js';
+import './site.css';
+
+interface Key {
+  id: number;
+  prefix: string;
+  created_at: string;
+  last_used_at: string | null;
+}
+
+/**
+ * The site's API keys: permanent ones (account API; shown once, revoked at once on every replica)
+ * and a temporary key minted by the session for a chosen lifetime (spec 4.5).
+ */
+export function SiteKeys({ params }: ScreenProps) {
+  const siteId = params.siteId!;
+  const base = `/api/v1/account/sites/${encodeURIComponent(siteId)}/keys`;
+  const keys = useLoad(() => call<{ keys: Key[] }>('GET', base).then((r) => r.keys), [base]);
+  const [created, setCreated] = useState<string>();
+  const [status, setStatus] = useState<string>();
+  const { busy, error, run } = useAction();
+
+  const create = async () => {
+    setStatus(undefined);
+    const answer = await run(() => call<{ api_key: string }>('POST', base));
+    if (!answer) return;
+    setCreated(answer.api_key);
+    await keys.reload();
+  };
+  const revoke = async (key: Key) => {
+    if (!confirm(`Revoke the key ${key.prefix}…? Anything using it stops working at once.`)) return;
+    setCreated(undefined);
+    const answer = await run(() => call<{ message: string }>('DELETE', `${base}/${key.id}`));
+    if (!answer) return;
+    setStatus(`Key ${key.prefix}… revoked.`);
+    await keys.reload();
+  };
+
+  return (
+    <SiteFrame siteId={siteId} title="API keys">
+      <section class="card stack" aria-labelledby="permanent-title">
+        <h2 id="permanent-title">Permanent keys</h2>
+        <p>
+          A permanent key works on the public API (<code>X-API-Key</code>) for this site until you revoke it.
+          It is shown once: only its first characters are kept to recognise it.
+        </p>
+        <div class="row">
+          <button type="button" onClick={create} disabled={busy}>
+            Create a key
+          </button>
+        </div>
+        <Alert error={error} />
+        <Alert error={status} kind="success" />
+        {created && (
+          <div role="status" class="stack">
+            <p>The new key is shown once: copy it now.</p>
+            <Secret label="New API key" value={created} />
+          </div>
+        )}
+        <Alert error={keys.error} />
+        {keys.data?.length === 0 && <p>This site has no permanent keys.</p>}
+        {!!keys.data?.length && (
+          <div class="table-wrap">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Key</th>
+                  <th scope="col">Created</th>
+                  <th scope="col">Last used</th>
+                  <th scope="col">Actions</th>
+                </tr>
+              </thead>
+              <tbody>
+                {keys.data.map((key) => (
+                  <tr key={key.id}>
+                    <td>
+                      <code>{key.prefix}…</code>
+                    </td>
+                    <td>{formatDate(key.created_at)}</td>
+                    <td>{key.last_used_at ? formatDate(key.last_used_at) : 'never'}</td>
+                    <td>
+                      <button type="button" class="danger small" onClick={() => revoke(key)} disabled={busy}>
+                        Revoke<span class="visually-hidden"> {key.prefix}</span>
+                      </button>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </section>
+      <TemporaryKey siteId={Number(siteId)} />
+    </SiteFrame>
+  );
+}
+
+const LIFETIMES = [
+  [3600, '1 hour'],
+  [86_400, '24 hours'],
+] as const;
+
+function TemporaryKey({ siteId }: { siteId: number }) {
+  const [lifetime, setLifetime] = useState<number>(3600);
+  const [minted, setMinted] = useState<{ key: string; expiresAt: string }>();
+  const { busy, error, run } = useAction();
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    const answer = await run(() =>
+      call<{ temp_api_key: string; expires_at: string }>('POST', '/api/keys/generate-temp', {
+        json: { storage_folder_id: siteId, expires_in: lifetime },
+      }),
+    );
+    if (answer) setMinted({ key: answer.temp_api_key, expiresAt: answer.expires_at });
+  };
+  return (
+    <section class="card stack" aria-labelledby="temp-title">
+      <h2 id="temp-title">Temporary key</h2>
+      <p>
+        For a script or an assistant you do not want to trust for long: it works like a permanent key, then
+        stops by itself.
+      </p>
+      <form class="row" onSubmit={submit}>
+        <div class="field">
+          <label for="field-lifetime">Valid for</label>
+          <select
+            id="field-lifetime"
+            name="lifetime"
+            value={String(lifetime)}
+            onChange={(e) => setLifetime(Number(e.currentTarget.value))}
+          >
+            {LIFETIMES.map(([seconds, label]) => (
+              <option key={seconds} value={String(seconds)}>
+                {label}
+              </option>
+            ))}
+          </select>
+        </div>
+        <button type="submit" disabled={busy}>
+          Create a temporary key
+        </button>
+      </form>
+      <Alert error={error} />
+      {minted && (
+        <div role="status" class="stack">
+          <p>
+            Shown once; it expires on <strong>{formatDate(minted.expiresAt)}</strong>.
+          </p>
+          <Secret label="Temporary API key" value={minted.key} />
+        </div>
+      )}
+    </section>
+  );
+}

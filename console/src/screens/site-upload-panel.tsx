@@ -1,0 +1,164 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { Alert, formatBytes } from '../ui/kit.js';
+import { pickedFromDrop, pickedFromInput, UploadBatch, type Picked, type UploadRow } from './site-upload.js';
+
+/** Below this many files every row is listed; above, the failed and the ones in flight. */
+const LIST_ALL_BELOW = 50;
+
+/**
+ * Upload into the current folder: drop files or whole folders on the zone, or pick them with the
+ * two buttons (keyboard and screen-reader users, and browsers without drag and drop).
+ */
+export function UploadPanel({
+  siteId,
+  folder,
+  onUploaded,
+}: {
+  siteId: number;
+  folder: string;
+  onUploaded(): Promise<void>;
+}) {
+  const [batch, setBatch] = useState<UploadBatch>();
+  const [, setTick] = useState(0);
+  const [over, setOver] = useState(false);
+  const [notice, setNotice] = useState<string>();
+  const filesInput = useRef<HTMLInputElement>(null);
+  const folderInput = useRef<HTMLInputElement>(null);
+  const running = batch?.summary().running ?? false;
+
+  useEffect(() => {
+    // Not a JSX attribute Preact knows the type of: set on the element.
+    if (folderInput.current) folderInput.current.webkitdirectory = true;
+  }, []);
+
+  const start = async (picked: Picked[]) => {
+    setNotice(undefined);
+    if (running) return setNotice('An upload is still running: wait for it to finish.');
+    if (!picked.length) return setNotice('There was nothing to upload (empty folders are skipped).');
+    const next = new UploadBatch(siteId, folder, picked, () => setTick((t) => t + 1));
+    setBatch(next);
+    await next.run();
+    await onUploaded();
+  };
+
+  const onInput = (event: Event) => {
+    const input = event.currentTarget as HTMLInputElement;
+    const picked = input.files ? pickedFromInput(input.files) : [];
+    input.value = '';
+    void start(picked);
+  };
+
+  const onDrop = (event: DragEvent) => {
+    event.preventDefault();
+    setOver(false);
+    if (!event.dataTransfer) return;
+    setNotice('Reading the dropped files…');
+    pickedFromDrop(event.dataTransfer).then(start, (err: unknown) =>
+      setNotice(`The dropped files could not be read: ${err instanceof Error ? err.message : String(err)}`),
+    );
+  };
+
+  const where = folder ? `/${folder}` : 'the site’s root';
+  return (
+    <section class="card upload" aria-labelledby="upload-title">
+      <h2 id="upload-title">Upload to {where}</h2>
+      <div
+        class={`dropzone${over ? ' over' : ''}`}
+        onDragOver={(e) => {
+          e.preventDefault();
+          if (e.dataTransfer) e.dataTransfer.dropEffect = 'copy';
+          setOver(true);
+        }}
+        onDragLeave={() => setOver(false)}
+        onDrop={onDrop}
+        data-testid="dropzone"
+      >
+        <p>Drop files or whole folders here (folders keep their structure), or</p>
+        <div class="upload-buttons">
+          <button type="button" onClick={() => filesInput.current?.click()} disabled={running}>
+            Upload files
+          </button>
+          <button
+            type="button"
+            class="secondary"
+            onClick={() => folderInput.current?.click()}
+            disabled={running}
+          >
+            Upload a folder
+          </button>
+        </div>
+        <input
+          ref={filesInput}
+          type="file"
+          multiple
+          class="visually-hidden"
+          tabIndex={-1}
+          aria-label="Files to upload"
+          data-testid="upload-files"
+          onChange={onInput}
+        />
+        <input
+          ref={folderInput}
+          type="file"
+          class="visually-hidden"
+          tabIndex={-1}
+          aria-label="Folder to upload"
+          data-testid="upload-folder"
+          onChange={onInput}
+        />
+        <p class="hint">
+          Pages, styles, scripts, images, PDFs and fonts up to 10 MB; videos (MP4, WebM, OGG, MOV) up to 50
+          MB.
+        </p>
+      </div>
+      <Alert error={notice} kind="info" />
+      {batch && <Progress batch={batch} />}
+    </section>
+  );
+}
+
+function Progress({ batch }: { batch: UploadBatch }) {
+  const s = batch.summary();
+  const rows = batch.rows.length < LIST_ALL_BELOW ? batch.rows : batch.rows.filter(shownWhenMany);
+  const hidden = batch.rows.length - rows.length;
+  const finished = `Upload finished: ${s.done} of ${s.total} files uploaded${s.failed ? `, ${s.failed} failed` : ''}.`;
+  return (
+    <div class="upload-progress" data-testid="upload-progress">
+      <p class="upload-summary">
+        <strong>
+          {s.done} of {s.total} files
+        </strong>{' '}
+        · {formatBytes(s.sentBytes)} of {formatBytes(s.bytes)}
+        {s.failed > 0 && <span class="upload-failed-count"> · {s.failed} failed</span>}
+      </p>
+      <progress aria-label="Upload progress" max={Math.max(1, s.bytes)} value={s.sentBytes} />
+      <p class="visually-hidden" role="status">
+        {s.running ? '' : finished}
+      </p>
+      <ul class="upload-rows" aria-label="Files being uploaded">
+        {rows.map((row) => (
+          <li key={row.path} class={`upload-row upload-${row.state}`}>
+            <span class="upload-path">{row.path}</span>
+            <span class="upload-state">{stateText(row)}</span>
+          </li>
+        ))}
+      </ul>
+      {hidden > 0 && <p class="hint">{hidden} more files not listed (uploaded or waiting).</p>}
+    </div>
+  );
+}
+
+const shownWhenMany = (row: UploadRow) => row.state === 'failed' || row.state === 'uploading';
+
+function stateText(row: UploadRow): string {
+  switch (row.state) {
+    case 'waiting':
+      return 'waiting';
+    case 'uploading':
+      return row.size ? `${Math.floor((row.sent / row.size) * 100)} %` : 'sending';
+    case 'done':
+      return `done (${formatBytes(row.size)})`;
+    case 'failed':
+      return `failed: ${row.error ?? 'unknown error'}`;
+  }
+}
