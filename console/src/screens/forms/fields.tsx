@@ -85,7 +85,7 @@ export function FieldsEditor({
                 class="secondary"
                 id={`move-${field.id}-up`}
                 disabled={busy || i === 0}
-                aria-label={`Move ${field.label} up`}
+                aria-label={`Move up: ${field.label}`}
                 onClick={() => void move(i, -1)}
               >
                 Move up
@@ -95,7 +95,7 @@ export function FieldsEditor({
                 class="secondary"
                 id={`move-${field.id}-down`}
                 disabled={busy || i === fields.length - 1}
-                aria-label={`Move ${field.label} down`}
+                aria-label={`Move down: ${field.label}`}
                 onClick={() => void move(i, 1)}
               >
                 Move down
@@ -104,7 +104,7 @@ export function FieldsEditor({
                 type="button"
                 class="secondary"
                 aria-expanded={editing === field.id}
-                aria-label={`Edit ${field.label}`}
+                aria-label={`Edit: ${field.label}`}
                 onClick={() => setEditing(editing === field.id ? undefined : field.id)}
               >
                 Edit
@@ -113,7 +113,7 @@ export function FieldsEditor({
                 type="button"
                 class="danger"
                 disabled={busy || fields.length === 1}
-                aria-label={`Delete ${field.label}`}
+                aria-label={`Delete: ${field.label}`}
                 onClick={() => remove(field)}
               >
                 Delete
@@ -168,7 +168,7 @@ function EditField({
   return (
     <form
       class="stack field-edit"
-      aria-label={`Edit ${field.label}`}
+      aria-label={`Edit: ${field.label}`}
       onSubmit={(e) => {
         e.preventDefault();
         void onSave(draft);

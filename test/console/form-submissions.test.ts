@@ -1,0 +1,168 @@
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { Page } from 'puppeteer-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { invitedOwner, PASSWORD } from '../support/account-api.js';
+import {
+  capture,
+  expectAccessible,
+  signIn,
+  startConsole,
+  waitForText,
+  type ConsoleRig,
+} from '../support/console.js';
+import { eventually } from '../support/eventually.js';
+import { contactFields, formsApi, type FormsApi, type Json } from '../support/forms-api.js';
+
+/**
+ * The submissions inbox in Chromium, against submissions posted to the public `/f/<uuid>` route
+ * from the site's origin: one a person sent, one a bot sent (honeypot filled, sent at once).
+ */
+describe('console: the submissions inbox, spam bin and CSV export (Chromium)', () => {
+  let rig: ConsoleRig;
+  let api: FormsApi;
+  let who: { email: string; password: string };
+  let siteId: number;
+  let form: Json;
+  let downloads: string;
+
+  const list = async (query: string) =>
+    (await api.call('GET', `/api/v1/forms/${form.id}/submissions?${query}`)).body.submissions as Json[];
+  const byName = async (name: string) => {
+    const found = (await list('per_page=100')).find((s) => s.data.name === name);
+    return (await api.call('GET', `/api/v1/forms/${form.id}/submissions/${found!.uuid}`)).body
+      .submission as Json;
+  };
+  const rowOf = (page: Page, text: string) =>
+    page.waitForFunction(
+      (t) => [...document.querySelectorAll('tbody tr')].find((tr) => tr.textContent?.includes(t)),
+      { timeout: 15_000 },
+      text,
+    );
+
+  beforeAll(async () => {
+    rig = await startConsole();
+    const invited = await invitedOwner(rig.hp, 'forms-inbox@example.com');
+    who = { email: invited.email, password: PASSWORD };
+    const site = await rig.hp.createSite('forms-inbox', { email: who.email });
+    siteId = site.siteId;
+    api = formsApi(rig.hp, site);
+    form = await api.createOk({ name: 'Contact', fields: contactFields });
+    // The site's own origin, as a browser on one of its pages sends it.
+    const origin = `http://forms-inbox.localhost:${new URL(rig.origin).port}`;
+    const person = await api.submit(
+      form.uuid as string,
+      { name: 'Ada Lovelace', email: 'ada@example.com', topic: 'Sales', message: '<b>Hello</b> there' },
+      { origin, startedSecondsAgo: 30 },
+    );
+    expect(person.status).toBe(201);
+    const bot = await api.submit(
+      form.uuid as string,
+      { name: 'Spam Bot', email: 'bot@example.com', message: 'Cheap pills' },
+      { origin, startedSecondsAgo: 0, trap: 'gotcha' },
+    );
+    expect(bot.status).toBe(201);
+    expect((await byName('Spam Bot')).is_spam).toBe(true);
+    downloads = await mkdtemp(path.join(os.tmpdir(), 'console-csv-'));
+  }, 120_000);
+  afterAll(async () => {
+    await rig?.close();
+    if (downloads) await rm(downloads, { recursive: true, force: true });
+  });
+
+  it('reads, archives, un-spams and exports submissions, each change visible through the API', async () => {
+    const page = await rig.page();
+    await signIn(rig, page, who);
+    await page.goto(rig.url(`/sites/${siteId}/forms/${form.id}/submissions`));
+
+    // The inbox: the person's submission, unread (bold and the word), its HTML shown as text.
+    await rowOf(page, 'Ada Lovelace');
+    const row = await page.$eval('tbody tr', (tr) => ({ cls: tr.className, text: tr.textContent }));
+    expect(row.cls).toBe('unread');
+    expect(row.text).toContain('Unread');
+    expect(row.text).not.toContain('Spam Bot');
+    expect(await page.$('tbody b')).toBeNull();
+    await waitForText(page, 'Inbox (1 unread)');
+    await expectAccessible(page);
+    await capture(page, 'submissions-inbox');
+
+    // Open it: every value as text, and it is read.
+    await page.locator('tbody tr ::-p-text(Open)').click();
+    await page.waitForFunction(() =>
+      document.querySelector('.detail-state')?.textContent?.startsWith('Read'),
+    );
+    await waitForText(page, '<b>Hello</b> there');
+    expect((await byName('Ada Lovelace')).is_read).toBe(true);
+    await page.waitForFunction(() => document.querySelector('tbody tr')?.className === 'read');
+
+    // Archive: gone from the inbox, under Archived.
+    await page.locator('.detail-actions ::-p-text(Archive)').click();
+    await waitForText(page, 'Archived.');
+    expect((await byName('Ada Lovelace')).is_archived).toBe(true);
+    await waitForText(page, 'No submissions in the inbox.');
+    await page.locator('.views ::-p-text(Archived)').click();
+    await rowOf(page, 'Ada Lovelace');
+
+    // The spam bin: the bot's submission with its score's reasons.
+    await page.locator('.views ::-p-text(Spam)').click();
+    await rowOf(page, 'Spam Bot');
+    await page.locator('tbody tr ::-p-text(Open)').click();
+    await page.waitForSelector('.spam-reasons li[data-reason=honeypot_filled]');
+    await page.waitForSelector('.spam-reasons li[data-reason=submitted_too_fast]');
+    await waitForText(page, 'The hidden trap field was filled in');
+    await expectAccessible(page);
+    await capture(page, 'submission-spam');
+
+    await page.locator('.detail-actions ::-p-text(Not spam)').click();
+    await waitForText(page, 'Marked not spam');
+    expect((await byName('Spam Bot')).is_spam).toBe(false);
+    await waitForText(page, 'The spam bin is empty.');
+    await page.locator('.views ::-p-text(Inbox)').click();
+    await rowOf(page, 'Spam Bot');
+
+    // CSV export of the inbox view, saved by the browser into a folder this test reads.
+    const cdp = await page.createCDPSession();
+    await cdp.send('Browser.setDownloadBehavior', {
+      behavior: 'allow',
+      downloadPath: downloads,
+      browserContextId: page.browserContext().id,
+    });
+    await page.locator('::-p-text(Export this view as CSV)').click();
+    const file = await eventually('the CSV download', async () =>
+      (await readdir(downloads)).find((name) => name.endsWith('.csv')),
+    );
+    expect(file).toBe('contact-inbox.csv');
+    const rows = simpleCsv(await readFile(path.join(downloads, file), 'utf8'));
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ name: 'Spam Bot', email: 'bot@example.com', is_spam: 'false' });
+    await expectAccessible(page);
+
+    // Delete after confirming: the API no longer has it.
+    await page.locator('tbody tr ::-p-text(Open)').click();
+    await page.waitForSelector('.detail-actions');
+    await page.locator('.detail-actions ::-p-text(Delete)').click();
+    await waitForText(page, 'No submissions in the inbox.');
+    expect((await list('per_page=100')).map((s) => s.data.name)).toEqual(['Ada Lovelace']);
+  });
+
+  it('is readable at phone width: the table scrolls inside its frame, the page does not', async () => {
+    const page = await rig.page({ phone: true });
+    await signIn(rig, page, who);
+    await page.goto(rig.url(`/sites/${siteId}/forms/${form.id}/submissions?view=archived`));
+    await rowOf(page, 'Ada Lovelace');
+    await page.locator('tbody tr ::-p-text(Open)').click();
+    await page.waitForSelector('.detail-actions');
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    expect(overflow).toBeLessThanOrEqual(0);
+    await expectAccessible(page);
+    await capture(page, 'submissions-phone');
+  });
+});
+
+/** The rows of a CSV file whose cells hold no comma, quote or line break, as objects by header. */
+function simpleCsv(text: string): Array<Record<string, string>> {
+  const [header, ...lines] = text.split(/\r?\n/).filter((line) => line !== '');
+  const names = header!.split(',');
+  return lines.map((line) => Object.fromEntries(line.split(',').map((cell, i) => [names[i], cell])));
+}
