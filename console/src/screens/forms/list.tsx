@@ -70,7 +70,7 @@ export function FormsList({ params }: ScreenProps) {
         <h2 id="forms-title">Forms of this site</h2>
         {listed?.length === 0 && <p>No forms yet: create one below.</p>}
         {listed && listed.length > 0 && (
-          <div class="table-wrap">
+          <div class="table-wrap forms-table">
             <table>
               <thead>
                 <tr>

@@ -196,7 +196,7 @@ function SubmissionTable({
   if (rows.length === 0) return <p>{EMPTY[view]}</p>;
   const shown = form.fields.slice(0, 3);
   return (
-    <div class="table-wrap">
+    <div class="table-wrap forms-table">
       <table class="submissions">
         <thead>
           <tr>
