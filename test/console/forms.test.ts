@@ -124,6 +124,10 @@ describe('console: forms, fields, notification and embed snippets (Chromium)', (
     const url = await page.$eval('textarea', (el) => (el as HTMLTextAreaElement).value);
     expect(url).toBe(form.submission_url);
     expect(url).toMatch(/\/f\/[0-9a-f-]{36}$/);
+    await page.locator('.snippet[data-kind=curl] button').click();
+    await page.waitForFunction(
+      () => document.querySelector('.snippet[data-kind=curl] button')?.textContent === 'Copied',
+    );
     await expectAccessible(page);
     await capture(page, 'form-embed');
 

@@ -45,6 +45,18 @@ export const inputOf = (draft: FieldDraft): FieldInput => ({
   options: draft.type === 'select' ? optionsOf(draft.optionsText) : null,
 });
 
+/** A field name from its label ("Your name" → "your_name"), while the user has not typed one. */
+export function nameFromLabel(label: string): string {
+  const name = label
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
+    .replace(/^[^a-z]+|_+$/g, '')
+    .slice(0, 64);
+  return name;
+}
+
 const TYPE_LABELS: Record<FieldType, string> = {
   text: 'Text',
   email: 'Email',
@@ -82,7 +94,12 @@ export function FieldInputs({
         required
         maxLength={200}
         value={draft.label}
-        onInput={(e) => set({ label: e.currentTarget.value })}
+        onInput={(e) => {
+          const label = e.currentTarget.value;
+          // The name follows the label until the user writes one of their own.
+          const follows = !fixed && draft.name === nameFromLabel(draft.label);
+          set(follows ? { label, name: nameFromLabel(label) } : { label });
+        }}
       />
       {!fixed && (
         <Field
