@@ -146,6 +146,41 @@ describe('console: the submissions inbox, spam bin and CSV export (Chromium)', (
     expect((await list('per_page=100')).map((s) => s.data.name)).toEqual(['Ada Lovelace']);
   });
 
+  it('pages a long inbox and bounds it by day', async () => {
+    const paged = await api.createOk({
+      name: 'Paged',
+      fields: [{ name: 'name', label: 'Name', type: 'text' }],
+    });
+    const origin = `http://forms-inbox.localhost:${new URL(rig.origin).port}`;
+    for (let i = 1; i <= 27; i++) {
+      const sent = await api.submit(
+        paged.uuid as string,
+        { name: `Visitor ${i}` },
+        { origin, startedSecondsAgo: 30 },
+      );
+      expect(sent.status).toBe(201);
+    }
+    const page = await rig.page();
+    await signIn(rig, page, who);
+    await page.goto(rig.url(`/sites/${siteId}/forms/${paged.id}/submissions`));
+    await waitForText(page, 'Page 1 of 2 (27 submissions)');
+    expect(await page.$$eval('tbody tr', (rows) => rows.length)).toBe(25);
+    await page.locator('::-p-text(Next page)').click();
+    await waitForText(page, 'Page 2 of 2');
+    await page.waitForFunction(() => document.querySelectorAll('tbody tr').length === 2);
+    // The oldest two are on the second page (newest first).
+    await rowOf(page, 'Visitor 1');
+
+    // From tomorrow on: nothing.
+    await page.$eval('#sub-from', (input) => {
+      const tomorrow = new Date(Date.now() + 86_400_000);
+      const day = `${tomorrow.getFullYear()}-${String(tomorrow.getMonth() + 1).padStart(2, '0')}-${String(tomorrow.getDate()).padStart(2, '0')}`;
+      (input as HTMLInputElement).value = day;
+      input.dispatchEvent(new Event('change', { bubbles: true }));
+    });
+    await waitForText(page, 'No submissions in the inbox.');
+  });
+
   it('is readable at phone width: the table scrolls inside its frame, the page does not', async () => {
     const ada = await byName('Ada Lovelace');
     await api.call('PATCH', `/api/v1/forms/${form.id}/submissions/${ada.uuid}`, { is_archived: true });
