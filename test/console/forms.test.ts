@@ -110,6 +110,19 @@ describe('console: forms, fields, notification and embed snippets (Chromium)', (
     await expectAccessible(page);
     await capture(page, 'form-editor');
 
+    // Cleared: back to the account's address.
+    await page.locator('::-p-text(Use my account email)').click();
+    await waitForText(page, 'Submissions go to your account email again.');
+    const cleared = await call(
+      rig.hp,
+      'GET',
+      `/api/v1/account/sites/${siteId}/forms/${formId}/notification`,
+      {
+        headers: bearer,
+      },
+    );
+    expect(cleared.body).toMatchObject({ notification_email: null, effective_email: who.email });
+
     // The embed snippets are the API's, character for character, with the public submission URL.
     await page.locator('nav[aria-label="Form sections"] ::-p-text(Embed)').click();
     await page.waitForFunction(() => document.querySelectorAll('.snippet textarea').length === 3);

@@ -80,8 +80,8 @@ export function FormSubmissions({ params }: ScreenProps) {
       document.body.append(link);
       link.click();
       link.remove();
-      // The click has handed the blob to the download; the URL is not needed past this task.
-      setTimeout(() => URL.revokeObjectURL(url), 0);
+      // Some browsers read the blob after the click returns: let it live a while, then free it.
+      setTimeout(() => URL.revokeObjectURL(url), 30_000);
     });
 
   const stats = list.data?.stats;
