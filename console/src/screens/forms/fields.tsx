@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useState } from 'preact/hooks';
 import { Alert, useAction } from '../../ui/kit.js';
 import { formPath, formsCall, optionsOf, orNull, type FormField } from './api.js';
 import { draftOf, emptyDraft, FieldInputs, inputOf, typeLabel, type FieldDraft } from './field-inputs.js';
@@ -25,7 +25,8 @@ export function FieldsEditor({
   const { busy, error, run } = useAction();
   const path = `${formPath(formId)}/fields`;
 
-  useEffect(() => {
+  // Right after the render that moved the field, before the user can press another key.
+  useLayoutEffect(() => {
     if (!focusId) return;
     const target = document.getElementById(focusId) as HTMLButtonElement | null;
     if (target && !target.disabled) target.focus();
