@@ -1,4 +1,8 @@
 import type { FunctionComponent } from 'preact';
+import { FormEditor } from './screens/forms/editor.js';
+import { FormEmbed } from './screens/forms/embed.js';
+import { FormsList } from './screens/forms/list.js';
+import { FormSubmissions } from './screens/forms/submissions.js';
 import { Plans } from './screens/plans.js';
 import { SignIn } from './screens/sign-in.js';
 import { SiteDeploys } from './screens/site-deploys.js';
@@ -33,4 +37,8 @@ export const signedInRoutes: Route[] = [
   { path: '/sites/:siteId/domains', screen: SiteDomains },
   { path: '/sites/:siteId/settings', screen: SiteSettings },
   { path: '/sites/:siteId/deploys', screen: SiteDeploys },
+  { path: '/sites/:siteId/forms', screen: FormsList },
+  { path: '/sites/:siteId/forms/:formId', screen: FormEditor },
+  { path: '/sites/:siteId/forms/:formId/embed', screen: FormEmbed },
+  { path: '/sites/:siteId/forms/:formId/submissions', screen: FormSubmissions },
 ];

@@ -1,0 +1,195 @@
+import { useState } from 'preact/hooks';
+import { call } from '../../api.js';
+import { navigate } from '../../router.js';
+import type { ScreenProps } from '../../routes.js';
+import { Alert, Field, useAction, useLoad } from '../../ui/kit.js';
+import { formPath, formsCall, orNull, type Form } from './api.js';
+import { FieldsEditor } from './fields.js';
+import { FormFrame, useForm } from './form-frame.js';
+
+/** One form: its settings, fields, state, notification address; delete. */
+export function FormEditor({ params }: ScreenProps) {
+  const siteId = params.siteId!;
+  const form = useForm(siteId, params.formId!);
+  const { busy, error, run } = useAction();
+
+  const toggle = async () => {
+    await run(() => formsCall(siteId, 'POST', `${formPath(params.formId!)}/toggle`));
+    await form.reload();
+  };
+  const remove = async () => {
+    const name = form.data?.name ?? 'this form';
+    if (!confirm(`Delete the form "${name}" and every submission it received? This cannot be undone.`))
+      return;
+    const ok = await run(() => formsCall(siteId, 'DELETE', formPath(params.formId!)));
+    if (ok) navigate(`/sites/${siteId}/forms`);
+  };
+  const actions = form.data && (
+    <>
+      <button type="button" class="secondary" disabled={busy} onClick={() => void toggle()}>
+        {form.data.is_active ? 'Deactivate form' : 'Activate form'}
+      </button>
+      <button type="button" class="danger" disabled={busy} onClick={() => void remove()}>
+        Delete form
+      </button>
+    </>
+  );
+
+  return (
+    <FormFrame siteId={siteId} form={form} section="fields and settings" actions={actions}>
+      <Alert error={error} />
+      {form.data && (
+        <p class="form-state" role="status">
+          {form.data.is_active
+            ? 'Active: the form accepts submissions.'
+            : 'Inactive: new submissions are refused until it is activated.'}
+        </p>
+      )}
+      {form.data && <Settings siteId={siteId} form={form.data} onSaved={form.reload} />}
+      {form.data && (
+        <FieldsEditor key={form.data.id} siteId={siteId} formId={form.data.id} initial={form.data.fields} />
+      )}
+      {form.data && <Notification siteId={siteId} formId={form.data.id} />}
+    </FormFrame>
+  );
+}
+
+function Settings({ siteId, form, onSaved }: { siteId: string; form: Form; onSaved(): Promise<void> }) {
+  const [name, setName] = useState(form.name);
+  const [description, setDescription] = useState(form.description ?? '');
+  const [successMessage, setSuccessMessage] = useState(form.success_message ?? '');
+  const [redirectUrl, setRedirectUrl] = useState(form.redirect_url ?? '');
+  const [saved, setSaved] = useState(false);
+  const { busy, error, run } = useAction();
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    setSaved(false);
+    const answer = await run(() =>
+      formsCall(siteId, 'PUT', formPath(form.id), {
+        json: {
+          name,
+          description: orNull(description),
+          success_message: orNull(successMessage),
+          redirect_url: orNull(redirectUrl),
+        },
+      }),
+    );
+    if (answer === undefined) return;
+    setSaved(true);
+    await onSaved();
+  };
+  return (
+    <section class="card" aria-labelledby="settings-title">
+      <h2 id="settings-title">Settings</h2>
+      <form class="stack" onSubmit={submit}>
+        <div class="grid">
+          <Field
+            label="Form name"
+            name="edit-name"
+            required
+            maxLength={120}
+            value={name}
+            onInput={(e) => setName(e.currentTarget.value)}
+          />
+          <Field
+            label="Description"
+            name="edit-description"
+            maxLength={1000}
+            value={description}
+            onInput={(e) => setDescription(e.currentTarget.value)}
+          />
+          <Field
+            label="Success message"
+            name="edit-success"
+            maxLength={1000}
+            value={successMessage}
+            onInput={(e) => setSuccessMessage(e.currentTarget.value)}
+          />
+          <Field
+            label="Redirect URL"
+            name="edit-redirect"
+            type="url"
+            maxLength={2048}
+            value={redirectUrl}
+            onInput={(e) => setRedirectUrl(e.currentTarget.value)}
+          />
+        </div>
+        <Alert error={error} />
+        {saved && <Alert error="Settings saved." kind="success" />}
+        <div>
+          <button type="submit" disabled={busy}>
+            Save settings
+          </button>
+        </div>
+      </form>
+    </section>
+  );
+}
+
+interface NotificationAnswer {
+  notification_email: string | null;
+  effective_email: string;
+}
+
+/** Where submissions are mailed: the owner's own address unless another is set (account API). */
+function Notification({ siteId, formId }: { siteId: string; formId: number }) {
+  const path = `/api/v1/account/sites/${encodeURIComponent(siteId)}/forms/${formId}/notification`;
+  const current = useLoad(() => call<NotificationAnswer>('GET', path), [path]);
+  const [email, setEmail] = useState('');
+  const [done, setDone] = useState<string>();
+  const { busy, error, run } = useAction();
+  const save = async (value: string | null) => {
+    setDone(undefined);
+    const answer = await run(() =>
+      call<NotificationAnswer>('PUT', path, { json: { notification_email: value } }),
+    );
+    if (!answer) return;
+    setEmail('');
+    setDone(
+      value === null
+        ? 'Submissions go to your account email again.'
+        : `Submissions now go to ${answer.effective_email}.`,
+    );
+    await current.reload();
+  };
+  return (
+    <section class="card stack" aria-labelledby="notify-title">
+      <h2 id="notify-title">Notification email</h2>
+      <Alert error={current.error ?? error} />
+      {current.data && (
+        <p>
+          Each submission that is not spam is mailed to{' '}
+          <strong class="notify-effective">{current.data.effective_email}</strong>
+          {current.data.notification_email === null ? ' (your account email).' : ' (set for this form).'}
+        </p>
+      )}
+      <form
+        class="row"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void save(email);
+        }}
+      >
+        <Field
+          label="Send submissions to"
+          name="notify-email"
+          type="email"
+          required
+          maxLength={254}
+          autoComplete="email"
+          value={email}
+          onInput={(e) => setEmail(e.currentTarget.value)}
+        />
+        <button type="submit" disabled={busy}>
+          Set address
+        </button>
+        {current.data?.notification_email !== null && current.data && (
+          <button type="button" class="secondary" disabled={busy} onClick={() => void save(null)}>
+            Use my account email
+          </button>
+        )}
+      </form>
+      <Alert error={done} kind="success" />
+    </section>
+  );
+}
