@@ -8,6 +8,7 @@ import {
   startConsole,
   waitForText,
   type ConsoleRig,
+  expectNoSidewaysScroll,
 } from '../support/console.js';
 
 describe('console: sign-in and the sites list (Chromium)', () => {
@@ -53,8 +54,7 @@ describe('console: sign-in and the sites list (Chromium)', () => {
     const res = await rig.hp.request('/api/v1/hosting-info', { headers: { 'x-api-key': key } });
     expect(res.status).toBe(200);
     // Nothing wider than the phone's screen.
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-    expect(overflow).toBeLessThanOrEqual(0);
+    await expectNoSidewaysScroll(page);
     await expectAccessible(page);
     await capture(page, 'sites-phone');
   });

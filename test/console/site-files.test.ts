@@ -11,6 +11,7 @@ import {
   startConsole,
   waitForText,
   type ConsoleRig,
+  expectNoSidewaysScroll,
 } from '../support/console.js';
 
 /**
@@ -215,8 +216,7 @@ describe('console: the site file browser (Chromium)', () => {
     await signIn(rig, page, who);
     await page.goto(rig.url(`/sites/${siteId}/files?folder=site`));
     await page.waitForSelector('table.files a ::-p-text(index.html)');
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-    expect(overflow).toBeLessThanOrEqual(0);
+    await expectNoSidewaysScroll(page);
     await expectAccessible(page);
     await capture(page, 'files-phone');
   });

@@ -136,3 +136,14 @@ export async function capture(page: Page, name: string) {
   await mkdir(dir, { recursive: true });
   await page.screenshot({ path: path.join(dir, `${name}.png`), fullPage: true });
 }
+
+/**
+ * No sideways scroll of the page. Compared with the root's clientWidth: at phone width Chromium
+ * widens the layout viewport (window.innerWidth) to fit what overflows, so that would hide it.
+ */
+export async function expectNoSidewaysScroll(page: Page) {
+  const overflow = await page.evaluate(
+    () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+  );
+  expect(overflow, `the page scrolls sideways at ${page.url()}`).toBeLessThanOrEqual(0);
+}
