@@ -21,7 +21,8 @@ export interface AccountHooks {
   /** The console page that shows the plans: quota errors and GET /api/v1/account point at it. */
   upgradeUrl: string;
   /** Sign-in, sign-up and reset attempts: per client address and per email, counted across replicas. */
-  limiters: { perAddress: RateLimiter[]; perEmail: RateLimiter[] };
+  /** secondFactor: TOTP codes per account (sign-in's second step, setup, disable). */
+  limiters: { perAddress: RateLimiter[]; perEmail: RateLimiter[]; secondFactor: RateLimiter[] };
   usage(accountId: number): Promise<ExtraUsage>;
   /** After a site is committed (cluster mode: its Site resource); what it returns is logged. */
   siteCreated?(site: { siteId: number; slug: string }): Promise<unknown>;

@@ -19,7 +19,7 @@ import type { Platform } from './service.js';
 const tags = ['Account'];
 
 /** Counts one attempt against every limiter of the client's address and of the email it names. */
-async function limit(hooks: AccountHooks, req: Request, email?: string): Promise<void> {
+export async function limit(hooks: AccountHooks, req: Request, email?: string): Promise<void> {
   const address = ipKeyGenerator(req.ip ?? 'unknown', 56);
   const checks = [
     ...hooks.limiters.perAddress.map((l) => l.consume(address)),
@@ -37,25 +37,13 @@ async function limit(hooks: AccountHooks, req: Request, email?: string): Promise
     });
 }
 
-/** Sign-up, sign-in and out, invitations, verification, passwords and sessions. */
-export function accountAuthRoutes(deps: {
-  platform: Platform;
-  hooks: AccountHooks;
-  cookie: SessionCookie;
-  registry: RouteRegistry;
-}): Router {
-  const { platform, hooks, cookie, registry } = deps;
-  const accounts = platform.accounts;
-  const router = Router();
-  // JSON only: a cross-site page cannot send it without a preflight (README "Account API").
-  const body = [requireJsonType, jsonBody('16kb')];
-
-  /**
-   * Starts a session after a sign-in or an accepted invitation (whose handlers checked the origin
-   * first, in both modes). A cookie sign-in ends the session the browser still held: a new
-   * sign-in always gets a new session id (no session fixation); a bearer one leaves it alone.
-   */
-  const startSession = async (req: Request, res: Response, accountId: number, mode: 'bearer' | 'cookie') => {
+/**
+ * Starts a session after a sign-in, its second step or an accepted invitation (whose handlers
+ * checked the origin first, in both modes). A cookie sign-in ends the session the browser still
+ * held: a new sign-in always gets a new session id (no session fixation); a bearer one leaves it alone.
+ */
+export function sessionStarter(accounts: Platform['accounts'], cookie: SessionCookie) {
+  return async (req: Request, res: Response, accountId: number, mode: 'bearer' | 'cookie') => {
     const previous = mode === 'cookie' ? readCookie(req, cookie.name) : undefined;
     if (previous) await accounts.sessions.endByToken(previous);
     const kind = mode === 'cookie' ? 'browser' : 'bearer';
@@ -73,6 +61,22 @@ export function accountAuthRoutes(deps: {
       res.json({ success: true, session: 'bearer', token, expires_at: expiresAt.toISOString() });
     }
   };
+}
+
+/** Sign-up, sign-in and out, invitations, verification, passwords and sessions. */
+export function accountAuthRoutes(deps: {
+  platform: Platform;
+  hooks: AccountHooks;
+  cookie: SessionCookie;
+  registry: RouteRegistry;
+}): Router {
+  const { platform, hooks, cookie, registry } = deps;
+  const accounts = platform.accounts;
+  const router = Router();
+  // JSON only: a cross-site page cannot send it without a preflight (README "Account API").
+  const body = [requireJsonType, jsonBody('16kb')];
+
+  const startSession = sessionStarter(accounts, cookie);
   const sessionAnswer = { description: 'Signed in', schema: s.sessionResponse };
   const message = (text: string) => ({ success: true, message: text });
   const accepted = 'If the address can receive it, a mail with a link is on its way.';
@@ -106,13 +110,29 @@ export function accountAuthRoutes(deps: {
     description:
       'Starts a new session: `"session": "bearer"` (default) answers a token for `Authorization: Bearer`; `"session": "cookie"` sets the browser cookie (HttpOnly, SameSite=Lax; `__Host-hp_session` over HTTPS) and answers the `csrf_token` every cookie-authenticated write must send as `X-CSRF-Token`. ' +
       'A cookie sign-in ends the session cookie the browser still held (a new session id at every sign-in). An `Origin` other than the API’s is refused (403 CSRF_REJECTED) in both modes; the body must be `application/json` (415 otherwise). ' +
-      'A wrong password, an unknown email and an account without a password all answer the same 401, in the same time. Rate-limited per client address and per email, across replicas.',
+      'A wrong password, an unknown email and an account without a password all answer the same 401, in the same time. Rate-limited per client address and per email, across replicas. ' +
+      'An account with two-factor sign-in answers `second_factor: "totp"` and a `challenge` instead of a session: POST /api/v1/account/sign-in/totp finishes it (in the mode asked here).',
     tags,
     auth: 'none',
     middleware: body,
     body: s.signInBody,
     errors: ['INVALID_CREDENTIALS', 'RATE_LIMITED', 'CSRF_REJECTED'],
-    responses: { 200: sessionAnswer },
+    requestExample: {
+      body: { email: 'owner@example.com', password: 'correct horse battery staple', session: 'bearer' },
+    },
+    responses: {
+      200: {
+        description:
+          'Signed in, or (the account has two-factor sign-in on) a challenge for POST /api/v1/account/sign-in/totp',
+        schema: s.signInResponse,
+        example: {
+          success: true,
+          second_factor: 'totp',
+          challenge: 'hp_2fa_8sJx2cQvW4mTzR7bN1yK8pLdF3sG6aE0uVwXoYiZqMc',
+          expires_at: '2026-11-23T12:05:00.000Z',
+        },
+      },
+    },
     handler: async ({ req, res, body }) => {
       checkSignInOrigin(req, cookie);
       const session = body.session;
@@ -128,6 +148,17 @@ export function accountAuthRoutes(deps: {
       } catch (err) {
         accountSignInsTotal.inc({ result: 'invalid', session });
         throw err;
+      }
+      if (await platform.totp.isEnabled(accountId)) {
+        const { challenge, expiresAt } = await platform.totp.startChallenge(accountId, session);
+        res.set('cache-control', 'no-store').json({
+          success: true,
+          second_factor: 'totp',
+          challenge,
+          expires_at: expiresAt.toISOString(),
+        });
+        accountSignInsTotal.inc({ result: 'second_factor', session });
+        return;
       }
       await startSession(req, res, accountId, session);
       accountSignInsTotal.inc({ result: 'ok', session });

@@ -187,11 +187,16 @@ export class Accounts {
     return account.id;
   }
 
+  /** Re-checks the signed-in owner's password before a sensitive change (TOTP setup, disable). */
+  async checkOwnPassword(accountId: number, password: string): Promise<void> {
+    const [account] = await this.db.select().from(accounts).where(eq(accounts.id, accountId));
+    if (!account || !(await verifyPassword(account.passwordHash ?? undefined, password)))
+      throw new AppError('WRONG_PASSWORD');
+  }
+
   /** Changes the password after checking the current one; every other session and every temporary key end. */
   async changePassword(accountId: number, keepSessionId: number | undefined, current: string, next: string) {
-    const [account] = await this.db.select().from(accounts).where(eq(accounts.id, accountId));
-    if (!account || !(await verifyPassword(account.passwordHash ?? undefined, current)))
-      throw new AppError('WRONG_PASSWORD');
+    await this.checkOwnPassword(accountId, current);
     checkPassword(next);
     const passwordHash = await hashPassword(next);
     await this.db.transaction(async (tx) => {

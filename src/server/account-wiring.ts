@@ -20,6 +20,8 @@ export const ACCOUNT_RATE_LIMITS = {
     { name: 'account_auth_ip_hour', points: 200, durationSeconds: 3600 },
   ],
   perEmail: [{ name: 'account_auth_email', points: 10, durationSeconds: 15 * 60 }],
+  // A 6-digit code has a million values: 10 guesses per 15 minutes per account, on every replica.
+  secondFactor: [{ name: 'account_2fa', points: 10, durationSeconds: 15 * 60 }],
 } as const;
 
 /** Account mails go to the outbox when SMTP is configured; without it, links are only printed by the CLI. */
@@ -56,7 +58,7 @@ export function accountHooks(deps: {
   forms: FormsService;
   submissions: Submissions;
   databases: SqliteDatabases;
-  limiters: { perAddress: RateLimiter[]; perEmail: RateLimiter[] };
+  limiters: { perAddress: RateLimiter[]; perEmail: RateLimiter[]; secondFactor: RateLimiter[] };
   siteCreated: SiteCreatedHook | undefined;
   logger: Logger;
 }): AccountHooks {
