@@ -1,4 +1,5 @@
 import type { RateLimiter } from '../ratelimit/index.js';
+import type { PlanType } from './plans.js';
 
 /** The usage the platform does not keep itself: forms, submissions and SQLite (their domains count). */
 export interface ExtraUsage {
@@ -24,6 +25,8 @@ export interface AccountHooks {
   /** secondFactor: TOTP codes per account (sign-in's second step, setup, disable). */
   limiters: { perAddress: RateLimiter[]; perEmail: RateLimiter[]; secondFactor: RateLimiter[] };
   usage(accountId: number): Promise<ExtraUsage>;
+  /** Published deploys and finalized drafts kept per site, by plan (the files domain's rule). */
+  deployRetention(plan: PlanType): { deploys: number; drafts: number };
   /** After a site is committed (cluster mode: its Site resource); what it returns is logged. */
   siteCreated?(site: { siteId: number; slug: string }): Promise<unknown>;
   /** Deletes the site with its files, forms and SQLite databases (cluster mode: through its resource). */

@@ -64,6 +64,8 @@ export function accountInfoRoutes(deps: {
                 sqlite_databases: 1,
                 sqlite_database_bytes: 5242880,
                 sqlite_users_per_database: 3,
+                deploys_kept: 10,
+                drafts_kept: 5,
               },
             },
           ],
@@ -90,6 +92,8 @@ export function accountInfoRoutes(deps: {
               sqlite_databases: plan.maxSqliteDatabases,
               sqlite_database_bytes: plan.maxSqliteBytes,
               sqlite_users_per_database: plan.maxSqliteUsers,
+              deploys_kept: hooks.deployRetention(type).deploys,
+              drafts_kept: hooks.deployRetention(type).drafts,
             },
           };
         }),

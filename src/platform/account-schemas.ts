@@ -242,6 +242,11 @@ const planLimits = z.object({
   sqlite_databases: z.number().int().nullable(),
   sqlite_database_bytes: z.number().int().nullable(),
   sqlite_users_per_database: z.number().int().nullable(),
+  deploys_kept: z
+    .number()
+    .int()
+    .describe('Published deploys kept per site for rollback (the live one besides)'),
+  drafts_kept: z.number().int().describe('Finalized draft deploys kept per site'),
 });
 export const plansResponse = z.object({
   success: z.boolean(),

@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../config/index.js';
 import { isAppError } from '../errors/index.js';
+import { DEPLOY_RETENTION, DRAFT_RETENTION } from '../files/index.js';
 import type { FormsService, Submissions } from '../forms/index.js';
 import type { SiteResources } from '../kube/index.js';
 import { composeAccountMail, enqueue, messageIdFor } from '../mail/index.js';
@@ -103,6 +104,7 @@ export function accountHooks(deps: {
         largestSqliteUsers: sqlite.largestUsers,
       };
     },
+    deployRetention: (plan) => ({ deploys: DEPLOY_RETENTION[plan], drafts: DRAFT_RETENTION[plan] }),
     siteCreated: deps.siteCreated,
     async deleteSite(siteId) {
       if (cluster && (await cluster.deleteSite(siteId))) return;
