@@ -2,6 +2,7 @@ import { ipKeyGenerator } from 'express-rate-limit';
 import { Router, type Request, type Response } from 'express';
 import { AppError } from '../errors/index.js';
 import { jsonBody, pathId, requireJsonType, type RouteRegistry } from '../http/index.js';
+import type { Logger } from '../observability/index.js';
 import type { AccountHooks } from './account-hooks.js';
 import * as s from './account-schemas.js';
 import {
@@ -69,8 +70,9 @@ export function accountAuthRoutes(deps: {
   hooks: AccountHooks;
   cookie: SessionCookie;
   registry: RouteRegistry;
+  logger: Logger;
 }): Router {
-  const { platform, hooks, cookie, registry } = deps;
+  const { platform, hooks, cookie, registry, logger } = deps;
   const accounts = platform.accounts;
   const router = Router();
   // JSON only: a cross-site page cannot send it without a preflight (README "Account API").
@@ -87,7 +89,7 @@ export function accountAuthRoutes(deps: {
     summary: 'Open sign-up: create an account and mail a verification link',
     description:
       'Only when the server runs with `HOSTPLANE_SIGNUP=open` (otherwise 403 SIGNUP_CLOSED: accounts come by invitation). ' +
-      'Answers 202 whether or not the address already has an account (nothing is revealed); a new account can sign in at once but creates a site only after following the mailed link (24 h). ' +
+      'Answers 202 whether or not the address already has an account (nothing is revealed: the owner of a taken address gets a mail saying someone tried, with a link to reset the password); a new account can sign in at once but creates a site only after following the mailed link (24 h). ' +
       'Rate-limited per client address and per email.',
     tags,
     auth: 'none',
@@ -242,7 +244,7 @@ export function accountAuthRoutes(deps: {
     path: '/api/v1/account/password-reset',
     summary: 'Mail a password reset link',
     description:
-      'Answers 202 whether or not the address has an account. The link works once, for one hour; asking again makes earlier links stop working. Rate-limited per client address and per email.',
+      'Answers 202 whether or not the address has an account, before the address is even looked up (the same answer in the same time). The link works once, for one hour; asking again makes earlier links stop working. Rate-limited per client address and per email.',
     tags,
     auth: 'none',
     middleware: body,
@@ -251,8 +253,14 @@ export function accountAuthRoutes(deps: {
     responses: { 202: { description: 'Check your mail', schema: s.messageResponse } },
     handler: async ({ req, res, body }) => {
       await limit(hooks, req, body.email);
-      await accounts.requestReset(body.email);
+      // Answered before the address is looked up: a known one (a token and a mail written) and an
+      // unknown one (nothing) cannot be told apart by the time the answer takes.
       res.status(202).json(message(accepted));
+      try {
+        await accounts.requestReset(body.email);
+      } catch (err) {
+        logger.warn({ err }, 'a password reset request failed after its answer');
+      }
     },
   });
 

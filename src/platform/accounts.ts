@@ -19,9 +19,12 @@ export const TOKEN_LIFETIME_MS: Record<AccountTokenKind, number> = {
   reset: HOUR,
 };
 
-/** A mail to an owner with a one-time link (written to the outbox in the caller's transaction). */
+/**
+ * A mail to an owner with a one-time link (written to the outbox in the caller's transaction), or
+ * (`taken`) the note that someone tried to sign up with their address, linking to the reset page.
+ */
 export interface AccountMail {
-  kind: AccountTokenKind;
+  kind: AccountTokenKind | 'taken';
   to: string;
   link: string;
   expiresAt: Date;
@@ -133,6 +136,14 @@ export class Accounts {
           .onConflictDoNothing()
           .returning({ id: accounts.id });
         if (created) await this.issue(tx, created.id, email, 'verify');
+        // Taken: the same answer, and the owner (not the visitor) hears of it.
+        else
+          await this.options.mailer?.(tx, {
+            kind: 'taken',
+            to: email,
+            link: `${this.options.baseUrl}/console/forgot`,
+            expiresAt: new Date(),
+          });
       }),
     );
   }
@@ -212,7 +223,12 @@ export class Accounts {
   async requestReset(emailInput: string): Promise<void> {
     const email = emailInput.trim().toLowerCase().slice(0, 254);
     await this.db.transaction(async (tx) => {
-      const [account] = await tx.select({ id: accounts.id }).from(accounts).where(eq(accounts.email, email));
+      // Locked: two requests at once retire each other's links in turn (one link stays valid).
+      const [account] = await tx
+        .select({ id: accounts.id })
+        .from(accounts)
+        .where(eq(accounts.email, email))
+        .for('update');
       if (account) await this.issue(tx, account.id, email, 'reset');
     });
   }

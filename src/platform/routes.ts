@@ -131,7 +131,9 @@ export function platformModule(platform: Platform, account?: AccountApi): Domain
       const router = platformRoutes({ platform, registry });
       if (account) {
         const cookie = sessionCookieFor(account.baseUrl);
-        router.use(accountAuthRoutes({ platform, hooks: account.hooks, cookie, registry }));
+        router.use(
+          accountAuthRoutes({ platform, hooks: account.hooks, cookie, registry, logger: account.logger }),
+        );
         router.use(totpRoutes({ platform, hooks: account.hooks, cookie, registry }));
         router.use(accountInfoRoutes({ platform, hooks: account.hooks, registry }));
         router.use(accountSiteRoutes({ platform, registry, ...account }));
