@@ -1,5 +1,4 @@
-import { ipKeyGenerator } from 'express-rate-limit';
-import { Router, type Request, type Response } from 'express';
+import { Router } from 'express';
 import { AppError } from '../errors/index.js';
 import { jsonBody, pathId, requireJsonType, type RouteRegistry } from '../http/index.js';
 import type { Logger } from '../observability/index.js';
@@ -10,59 +9,14 @@ import {
   clearSessionCookie,
   csrfTokenOf,
   readCookie,
-  setSessionCookie,
   type SessionCookie,
 } from './cookies.js';
+import { limit, sessionStarter } from './account-auth.js';
 import { accountSignInsTotal } from './metrics.js';
 import { planFor } from './plans.js';
 import type { Platform } from './service.js';
 
 const tags = ['Account'];
-
-/** Counts one attempt against every limiter of the client's address and of the email it names. */
-export async function limit(hooks: AccountHooks, req: Request, email?: string): Promise<void> {
-  const address = ipKeyGenerator(req.ip ?? 'unknown', 56);
-  const checks = [
-    ...hooks.limiters.perAddress.map((l) => l.consume(address)),
-    ...(email === undefined
-      ? []
-      : hooks.limiters.perEmail.map((l) => l.consume(email.trim().toLowerCase().slice(0, 254)))),
-  ];
-  let wait = 0;
-  for (const verdict of await Promise.all(checks))
-    if (!verdict.allowed) wait = Math.max(wait, verdict.retryAfterSeconds);
-  if (wait > 0)
-    throw new AppError('RATE_LIMITED', {
-      message: 'Too many attempts for this address or account; try again later.',
-      retryAfterSeconds: wait,
-    });
-}
-
-/**
- * Starts a session after a sign-in, its second step or an accepted invitation (whose handlers
- * checked the origin first, in both modes). A cookie sign-in ends the session the browser still
- * held: a new sign-in always gets a new session id (no session fixation); a bearer one leaves it alone.
- */
-export function sessionStarter(accounts: Platform['accounts'], cookie: SessionCookie) {
-  return async (req: Request, res: Response, accountId: number, mode: 'bearer' | 'cookie') => {
-    const previous = mode === 'cookie' ? readCookie(req, cookie.name) : undefined;
-    if (previous) await accounts.sessions.endByToken(previous);
-    const kind = mode === 'cookie' ? 'browser' : 'bearer';
-    const { token, expiresAt } = await accounts.newSession(accountId, kind, req.get('user-agent'));
-    res.set('cache-control', 'no-store');
-    if (mode === 'cookie') {
-      setSessionCookie(res, cookie, token, expiresAt);
-      res.json({
-        success: true,
-        session: 'cookie',
-        csrf_token: csrfTokenOf(token),
-        expires_at: expiresAt.toISOString(),
-      });
-    } else {
-      res.json({ success: true, session: 'bearer', token, expires_at: expiresAt.toISOString() });
-    }
-  };
-}
 
 /** Sign-up, sign-in and out, invitations, verification, passwords and sessions. */
 export function accountAuthRoutes(deps: {

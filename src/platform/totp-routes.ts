@@ -2,7 +2,7 @@ import { Router, type Request } from 'express';
 import { AppError } from '../errors/index.js';
 import { jsonBody, requireJsonType, type RouteRegistry } from '../http/index.js';
 import type { AccountHooks } from './account-hooks.js';
-import { limit, sessionStarter } from './account-routes.js';
+import { limit, sessionStarter } from './account-auth.js';
 import * as s from './account-schemas.js';
 import { checkSignInOrigin, type SessionCookie } from './cookies.js';
 import { accountSignInsTotal } from './metrics.js';
