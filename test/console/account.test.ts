@@ -145,6 +145,22 @@ describe('console: invitation, password reset, verification, account and two-fac
       '/api/v1/account/totp',
     );
     expect(state.body).toMatchObject({ enabled: true, recovery_codes_left: 9 });
+
+    // New recovery codes, then off: both need the password and a code (here recovery codes).
+    await page.goto(rig.url('/account'));
+    await waitForText(page, '9 recovery codes left');
+    await page.locator('#field-totp-password').fill(who.password);
+    await page.locator('#field-totp-code').fill(codes[1]!);
+    await page.locator('button::-p-text(New recovery codes)').click();
+    await waitForText(page, 'the earlier ones no longer work');
+    const fresh = await page.$$eval('.recovery-codes li', (items) => items.map((li) => li.textContent!));
+    expect(fresh).toHaveLength(10);
+    expect(fresh).not.toContain(codes[2]);
+    await page.locator('#field-totp-password').fill(who.password);
+    await page.locator('#field-totp-code').fill(fresh[0]!);
+    await page.locator('button::-p-text(Turn off)').click();
+    await waitForText(page, 'Two-factor sign-in is off.');
+    await page.waitForSelector('::-p-text(Set up two-factor sign-in)');
   });
 
   it('verifies the address from the mailed link, lists sessions, ends one, and a password change ends the others', async () => {

@@ -16,6 +16,29 @@ interface SessionRow {
   current: boolean;
 }
 
+/** "Chrome on Linux" from a user agent: enough to recognise a device (the full string is long). */
+export function deviceOf(userAgent: string | null): string {
+  if (!userAgent) return '—';
+  const browser =
+    [
+      ['Edg/', 'Edge'],
+      ['Firefox/', 'Firefox'],
+      ['Chrome/', 'Chrome'],
+      ['Safari/', 'Safari'],
+      ['curl/', 'curl'],
+      ['node', 'Node.js'],
+    ].find(([mark]) => userAgent.includes(mark!))?.[1] ?? userAgent.split(/[/ ]/)[0]!.slice(0, 30);
+  const system = [
+    ['Android', 'Android'],
+    ['iPhone', 'iPhone'],
+    ['iPad', 'iPad'],
+    ['Windows', 'Windows'],
+    ['Mac OS', 'macOS'],
+    ['Linux', 'Linux'],
+  ].find(([mark]) => userAgent.includes(mark!))?.[1];
+  return system ? `${browser} on ${system}` : browser;
+}
+
 /** The owner's account: address, password, sessions and two-factor sign-in. */
 export function Account() {
   return (
@@ -155,7 +178,9 @@ function SessionsCard() {
             <tr>
               <th scope="col">Kind</th>
               <th scope="col">Device</th>
-              <th scope="col">Signed in</th>
+              <th scope="col" class="wide-only">
+                Signed in
+              </th>
               <th scope="col">Last used</th>
               <th scope="col">
                 <span class="visually-hidden">Actions</span>
@@ -169,8 +194,8 @@ function SessionsCard() {
                   {session.kind === 'browser' ? 'Browser' : 'API token'}
                   {session.current && <span class="badge badge-ok">This session</span>}
                 </td>
-                <td class="user-agent">{session.user_agent ?? '—'}</td>
-                <td>{formatDate(session.created_at)}</td>
+                <td>{deviceOf(session.user_agent)}</td>
+                <td class="wide-only">{formatDate(session.created_at)}</td>
                 <td>{formatDate(session.last_used_at)}</td>
                 <td>
                   <button

@@ -112,7 +112,7 @@ export function TwoFactor() {
     if (action === 'disable' && !confirm('Turn two-factor sign-in off?')) return;
     const answer = await run(() =>
       call<{ recovery_codes?: string[]; message?: string }>('POST', `/api/v1/account/totp/${action}`, {
-        json: { password, ...(code.includes('-') ? { recovery_code: code } : { code }) },
+        json: { password, ...(/^[\d\s]+$/.test(code) ? { code } : { recovery_code: code }) },
       }),
     );
     if (!answer) return;
