@@ -3,14 +3,20 @@ import { FormEditor } from './screens/forms/editor.js';
 import { FormEmbed } from './screens/forms/embed.js';
 import { FormsList } from './screens/forms/list.js';
 import { FormSubmissions } from './screens/forms/submissions.js';
+import { Account } from './screens/account.js';
+import { ForgotPassword } from './screens/forgot.js';
+import { AcceptInvite } from './screens/invite.js';
 import { Plans } from './screens/plans.js';
+import { ResetPassword } from './screens/reset.js';
 import { SignIn } from './screens/sign-in.js';
 import { SiteDeploys } from './screens/site-deploys.js';
 import { SiteDomains } from './screens/site-domains.js';
+import { SignUp } from './screens/sign-up.js';
 import { SiteFiles } from './screens/site-files.js';
 import { SiteKeys } from './screens/site-keys.js';
 import { SiteSettings } from './screens/site-settings.js';
 import { Sites } from './screens/sites.js';
+import { VerifyEmail } from './screens/verify.js';
 
 export interface ScreenProps {
   params: Record<string, string>;
@@ -25,12 +31,20 @@ export interface Route {
 }
 
 /** Screens for a visitor who is not signed in (mailed links land here). */
-export const publicRoutes: Route[] = [{ path: '/sign-in', screen: SignIn }];
+export const publicRoutes: Route[] = [
+  { path: '/sign-in', screen: SignIn },
+  { path: '/invite', screen: AcceptInvite },
+  { path: '/verify', screen: VerifyEmail },
+  { path: '/forgot', screen: ForgotPassword },
+  { path: '/reset', screen: ResetPassword },
+  { path: '/sign-up', screen: SignUp },
+];
 
 /** Screens of the signed-in console. */
 export const signedInRoutes: Route[] = [
   { path: '/', screen: Sites },
   { path: '/plans', screen: Plans },
+  { path: '/account', screen: Account },
   { path: '/sites/:siteId', screen: SiteFiles },
   { path: '/sites/:siteId/files', screen: SiteFiles },
   { path: '/sites/:siteId/keys', screen: SiteKeys },

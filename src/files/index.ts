@@ -10,7 +10,7 @@ export { FilesService, MAX_FILE_BYTES, MAX_VIDEO_BYTES, type FileRecord } from '
 export { MAX_PATH_BYTES, MAX_SEGMENT_BYTES, namesDatabaseFile, normalizeSitePath } from './paths.js';
 export { databasePath } from './schemas.js';
 export { contentTypeFor } from './file-types.js';
-export { DeploysService, DEPLOY_ID, type PreviewRow } from './deploys.js';
+export { DeploysService, DEPLOY_ID, DEPLOY_RETENTION, DRAFT_RETENTION, type PreviewRow } from './deploys.js';
 
 const HOUR = 3_600_000;
 

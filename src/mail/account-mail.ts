@@ -3,7 +3,7 @@
 import type { ComposedMail } from './compose.js';
 
 export interface AccountMailInput {
-  kind: 'invite' | 'verify' | 'reset';
+  kind: 'invite' | 'verify' | 'reset' | 'taken';
   to: string;
   link: string;
   expiresAt: Date;
@@ -23,6 +23,12 @@ const wording = {
     subject: 'Confirm your email address',
     intro: 'Confirm this address to finish signing up to Hostplane:',
     action: 'Confirm my address',
+  },
+  taken: {
+    subject: 'Someone tried to sign up with your address',
+    intro:
+      'Someone (hopefully you) tried to create a Hostplane account with this address, which already has one. Sign in as usual, or choose a new password here if you forgot it:',
+    action: 'Choose a new password',
   },
   reset: {
     subject: 'Reset your Hostplane password',
@@ -44,16 +50,18 @@ export function composeAccountMail(input: AccountMailInput): ComposedMail {
   const w = wording[input.kind];
   const until = input.expiresAt.toISOString();
   const ignore =
-    input.kind === 'reset'
+    input.kind === 'reset' || input.kind === 'taken'
       ? 'If you did not ask for this, ignore this mail: your password stays as it is.'
       : 'If you did not expect this mail, ignore it.';
-  const text = `${w.intro}\n\n${input.link}\n\nThe link works once, until ${until}.\n${ignore}\n`;
+  // The note of a taken address links to the reset page: no token, nothing expires.
+  const validity = input.kind === 'taken' ? '' : `The link works once, until ${until}.`;
+  const text = `${w.intro}\n\n${input.link}\n\n${validity ? validity + '\n' : ''}${ignore}\n`;
   const html = `<!doctype html>
 <html><head><meta charset="utf-8"><title>${escapeHtml(w.subject)}</title></head>
 <body style="font-family:sans-serif">
 <p>${escapeHtml(w.intro)}</p>
 <p><a href="${escapeHtml(input.link)}">${escapeHtml(w.action)}</a></p>
-<p>The link works once, until ${escapeHtml(until)}.<br>${escapeHtml(ignore)}</p>
+<p>${validity ? escapeHtml(validity) + '<br>' : ''}${escapeHtml(ignore)}</p>
 </body></html>
 `;
   return {

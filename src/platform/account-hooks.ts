@@ -1,4 +1,5 @@
 import type { RateLimiter } from '../ratelimit/index.js';
+import type { PlanType } from './plans.js';
 
 /** The usage the platform does not keep itself: forms, submissions and SQLite (their domains count). */
 export interface ExtraUsage {
@@ -21,8 +22,11 @@ export interface AccountHooks {
   /** The console page that shows the plans: quota errors and GET /api/v1/account point at it. */
   upgradeUrl: string;
   /** Sign-in, sign-up and reset attempts: per client address and per email, counted across replicas. */
-  limiters: { perAddress: RateLimiter[]; perEmail: RateLimiter[] };
+  /** secondFactor: TOTP codes per account (sign-in's second step, setup, disable). */
+  limiters: { perAddress: RateLimiter[]; perEmail: RateLimiter[]; secondFactor: RateLimiter[] };
   usage(accountId: number): Promise<ExtraUsage>;
+  /** Published deploys and finalized drafts kept per site, by plan (the files domain's rule). */
+  deployRetention(plan: PlanType): { deploys: number; drafts: number };
   /** After a site is committed (cluster mode: its Site resource); what it returns is logged. */
   siteCreated?(site: { siteId: number; slug: string }): Promise<unknown>;
   /** Deletes the site with its files, forms and SQLite databases (cluster mode: through its resource). */

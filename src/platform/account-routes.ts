@@ -1,7 +1,7 @@
-import { ipKeyGenerator } from 'express-rate-limit';
-import { Router, type Request, type Response } from 'express';
+import { Router } from 'express';
 import { AppError } from '../errors/index.js';
 import { jsonBody, pathId, requireJsonType, type RouteRegistry } from '../http/index.js';
+import type { Logger } from '../observability/index.js';
 import type { AccountHooks } from './account-hooks.js';
 import * as s from './account-schemas.js';
 import {
@@ -9,33 +9,14 @@ import {
   clearSessionCookie,
   csrfTokenOf,
   readCookie,
-  setSessionCookie,
   type SessionCookie,
 } from './cookies.js';
+import { limit, sessionStarter } from './account-auth.js';
 import { accountSignInsTotal } from './metrics.js';
 import { planFor } from './plans.js';
 import type { Platform } from './service.js';
 
 const tags = ['Account'];
-
-/** Counts one attempt against every limiter of the client's address and of the email it names. */
-async function limit(hooks: AccountHooks, req: Request, email?: string): Promise<void> {
-  const address = ipKeyGenerator(req.ip ?? 'unknown', 56);
-  const checks = [
-    ...hooks.limiters.perAddress.map((l) => l.consume(address)),
-    ...(email === undefined
-      ? []
-      : hooks.limiters.perEmail.map((l) => l.consume(email.trim().toLowerCase().slice(0, 254)))),
-  ];
-  let wait = 0;
-  for (const verdict of await Promise.all(checks))
-    if (!verdict.allowed) wait = Math.max(wait, verdict.retryAfterSeconds);
-  if (wait > 0)
-    throw new AppError('RATE_LIMITED', {
-      message: 'Too many attempts for this address or account; try again later.',
-      retryAfterSeconds: wait,
-    });
-}
 
 /** Sign-up, sign-in and out, invitations, verification, passwords and sessions. */
 export function accountAuthRoutes(deps: {
@@ -43,36 +24,15 @@ export function accountAuthRoutes(deps: {
   hooks: AccountHooks;
   cookie: SessionCookie;
   registry: RouteRegistry;
+  logger: Logger;
 }): Router {
-  const { platform, hooks, cookie, registry } = deps;
+  const { platform, hooks, cookie, registry, logger } = deps;
   const accounts = platform.accounts;
   const router = Router();
   // JSON only: a cross-site page cannot send it without a preflight (README "Account API").
   const body = [requireJsonType, jsonBody('16kb')];
 
-  /**
-   * Starts a session after a sign-in or an accepted invitation (whose handlers checked the origin
-   * first, in both modes). A cookie sign-in ends the session the browser still held: a new
-   * sign-in always gets a new session id (no session fixation); a bearer one leaves it alone.
-   */
-  const startSession = async (req: Request, res: Response, accountId: number, mode: 'bearer' | 'cookie') => {
-    const previous = mode === 'cookie' ? readCookie(req, cookie.name) : undefined;
-    if (previous) await accounts.sessions.endByToken(previous);
-    const kind = mode === 'cookie' ? 'browser' : 'bearer';
-    const { token, expiresAt } = await accounts.newSession(accountId, kind, req.get('user-agent'));
-    res.set('cache-control', 'no-store');
-    if (mode === 'cookie') {
-      setSessionCookie(res, cookie, token, expiresAt);
-      res.json({
-        success: true,
-        session: 'cookie',
-        csrf_token: csrfTokenOf(token),
-        expires_at: expiresAt.toISOString(),
-      });
-    } else {
-      res.json({ success: true, session: 'bearer', token, expires_at: expiresAt.toISOString() });
-    }
-  };
+  const startSession = sessionStarter(accounts, cookie);
   const sessionAnswer = { description: 'Signed in', schema: s.sessionResponse };
   const message = (text: string) => ({ success: true, message: text });
   const accepted = 'If the address can receive it, a mail with a link is on its way.';
@@ -83,7 +43,7 @@ export function accountAuthRoutes(deps: {
     summary: 'Open sign-up: create an account and mail a verification link',
     description:
       'Only when the server runs with `HOSTPLANE_SIGNUP=open` (otherwise 403 SIGNUP_CLOSED: accounts come by invitation). ' +
-      'Answers 202 whether or not the address already has an account (nothing is revealed); a new account can sign in at once but creates a site only after following the mailed link (24 h). ' +
+      'Answers 202 whether or not the address already has an account (nothing is revealed: the owner of a taken address gets a mail saying someone tried, with a link to reset the password); a new account can sign in at once but creates a site only after following the mailed link (24 h). ' +
       'Rate-limited per client address and per email.',
     tags,
     auth: 'none',
@@ -106,13 +66,29 @@ export function accountAuthRoutes(deps: {
     description:
       'Starts a new session: `"session": "bearer"` (default) answers a token for `Authorization: Bearer`; `"session": "cookie"` sets the browser cookie (HttpOnly, SameSite=Lax; `__Host-hp_session` over HTTPS) and answers the `csrf_token` every cookie-authenticated write must send as `X-CSRF-Token`. ' +
       'A cookie sign-in ends the session cookie the browser still held (a new session id at every sign-in). An `Origin` other than the API’s is refused (403 CSRF_REJECTED) in both modes; the body must be `application/json` (415 otherwise). ' +
-      'A wrong password, an unknown email and an account without a password all answer the same 401, in the same time. Rate-limited per client address and per email, across replicas.',
+      'A wrong password, an unknown email and an account without a password all answer the same 401, in the same time. Rate-limited per client address and per email, across replicas. ' +
+      'An account with two-factor sign-in answers `second_factor: "totp"` and a `challenge` instead of a session: POST /api/v1/account/sign-in/totp finishes it (in the mode asked here).',
     tags,
     auth: 'none',
     middleware: body,
     body: s.signInBody,
     errors: ['INVALID_CREDENTIALS', 'RATE_LIMITED', 'CSRF_REJECTED'],
-    responses: { 200: sessionAnswer },
+    requestExample: {
+      body: { email: 'owner@example.com', password: 'correct horse battery staple', session: 'bearer' },
+    },
+    responses: {
+      200: {
+        description:
+          'Signed in, or (the account has two-factor sign-in on) a challenge for POST /api/v1/account/sign-in/totp',
+        schema: s.signInResponse,
+        example: {
+          success: true,
+          second_factor: 'totp',
+          challenge: 'hp_2fa_8sJx2cQvW4mTzR7bN1yK8pLdF3sG6aE0uVwXoYiZqMc',
+          expires_at: '2026-11-23T12:05:00.000Z',
+        },
+      },
+    },
     handler: async ({ req, res, body }) => {
       checkSignInOrigin(req, cookie);
       const session = body.session;
@@ -128,6 +104,17 @@ export function accountAuthRoutes(deps: {
       } catch (err) {
         accountSignInsTotal.inc({ result: 'invalid', session });
         throw err;
+      }
+      if (await platform.totp.isEnabled(accountId)) {
+        const { challenge, expiresAt } = await platform.totp.startChallenge(accountId, session);
+        res.set('cache-control', 'no-store').json({
+          success: true,
+          second_factor: 'totp',
+          challenge,
+          expires_at: expiresAt.toISOString(),
+        });
+        accountSignInsTotal.inc({ result: 'second_factor', session });
+        return;
       }
       await startSession(req, res, accountId, session);
       accountSignInsTotal.inc({ result: 'ok', session });
@@ -211,7 +198,7 @@ export function accountAuthRoutes(deps: {
     path: '/api/v1/account/password-reset',
     summary: 'Mail a password reset link',
     description:
-      'Answers 202 whether or not the address has an account. The link works once, for one hour; asking again makes earlier links stop working. Rate-limited per client address and per email.',
+      'Answers 202 whether or not the address has an account, before the address is even looked up (the same answer in the same time). The link works once, for one hour; asking again makes earlier links stop working. Rate-limited per client address and per email.',
     tags,
     auth: 'none',
     middleware: body,
@@ -220,8 +207,14 @@ export function accountAuthRoutes(deps: {
     responses: { 202: { description: 'Check your mail', schema: s.messageResponse } },
     handler: async ({ req, res, body }) => {
       await limit(hooks, req, body.email);
-      await accounts.requestReset(body.email);
+      // Answered before the address is looked up: a known one (a token and a mail written) and an
+      // unknown one (nothing) cannot be told apart by the time the answer takes.
       res.status(202).json(message(accepted));
+      try {
+        await accounts.requestReset(body.email);
+      } catch (err) {
+        logger.warn({ err }, 'a password reset request failed after its answer');
+      }
     },
   });
 

@@ -182,3 +182,75 @@ export const notificationResponse = z.object({
   notification_email: z.string().nullable(),
   effective_email: z.string().describe('Where submissions are mailed now'),
 });
+
+// TOTP second factor and the second step of a sign-in.
+const totpCode = z
+  .string()
+  .min(1)
+  .max(12)
+  .meta({ pattern: '^[0-9 ]+$' })
+  .describe('The current 6-digit code of the authenticator app');
+const recoveryCode = z.string().min(1).max(40).describe('One unused recovery code (`xxxxx-xxxxx`)');
+/** A current code or a recovery code: exactly one of them. */
+const proof = { code: totpCode.optional(), recovery_code: recoveryCode.optional() };
+const oneProof = (v: { code?: string | undefined; recovery_code?: string | undefined }) =>
+  (v.code === undefined) !== (v.recovery_code === undefined);
+const oneProofMessage = { message: 'send either `code` or `recovery_code`' };
+
+export const challengeResponse = z.object({
+  success: z.boolean(),
+  second_factor: z.literal('totp').describe('The password was right; a code must follow'),
+  challenge: z.string().describe('Send it to POST /api/v1/account/sign-in/totp within 5 minutes (once)'),
+  expires_at: z.iso.datetime(),
+});
+export const signInResponse = z.union([sessionResponse, challengeResponse]);
+export const totpSignInBody = z
+  .object({ challenge: z.string().min(1).max(200).describe('From the first step'), ...proof })
+  .refine(oneProof, oneProofMessage);
+export const passwordCheckBody = z.object({ password: passwordField });
+export const totpConfirmBody = z.object({ code: totpCode });
+export const totpProofBody = z
+  .object({ password: passwordField, ...proof })
+  .refine(oneProof, oneProofMessage);
+export const totpStatusResponse = z.object({
+  success: z.boolean(),
+  enabled: z.boolean(),
+  recovery_codes_left: z.number().int(),
+});
+export const totpSetupResponse = z.object({
+  success: z.boolean(),
+  secret: z.string().describe('Base32, for entering by hand'),
+  otpauth_uri: z.string().describe('The otpauth:// URI an authenticator app reads (as a QR code)'),
+});
+export const recoveryCodesResponse = z.object({
+  success: z.boolean(),
+  recovery_codes: z.array(z.string()).describe('Shown once: each works once in place of a code'),
+});
+
+export const signupModeResponse = z.object({
+  success: z.boolean(),
+  signup: z
+    .enum(['invite', 'open'])
+    .describe('open: anyone may sign up; invite: accounts come by invitation'),
+});
+const planLimits = z.object({
+  files_per_site: z.number().int().nullable(),
+  storage_bytes_per_site: z.number().int().nullable(),
+  sites: z.number().int().describe('Sites an account can create from the account API (every plan)'),
+  forms: z.number().int(),
+  submissions_per_month: z.number().int(),
+  sqlite_databases: z.number().int().nullable(),
+  sqlite_database_bytes: z.number().int().nullable(),
+  sqlite_users_per_database: z.number().int().nullable(),
+  deploys_kept: z
+    .number()
+    .int()
+    .describe('Published deploys kept per site for rollback (the live one besides)'),
+  drafts_kept: z.number().int().describe('Finalized draft deploys kept per site'),
+});
+export const plansResponse = z.object({
+  success: z.boolean(),
+  current: z.string().describe('The account’s plan type'),
+  plans: z.array(z.object({ type: z.string(), name: z.string(), limits: planLimits })),
+  note: z.string(),
+});

@@ -19,9 +19,12 @@ export const TOKEN_LIFETIME_MS: Record<AccountTokenKind, number> = {
   reset: HOUR,
 };
 
-/** A mail to an owner with a one-time link (written to the outbox in the caller's transaction). */
+/**
+ * A mail to an owner with a one-time link (written to the outbox in the caller's transaction), or
+ * (`taken`) the note that someone tried to sign up with their address, linking to the reset page.
+ */
 export interface AccountMail {
-  kind: AccountTokenKind;
+  kind: AccountTokenKind | 'taken';
   to: string;
   link: string;
   expiresAt: Date;
@@ -133,6 +136,14 @@ export class Accounts {
           .onConflictDoNothing()
           .returning({ id: accounts.id });
         if (created) await this.issue(tx, created.id, email, 'verify');
+        // Taken: the same answer, and the owner (not the visitor) hears of it.
+        else
+          await this.options.mailer?.(tx, {
+            kind: 'taken',
+            to: email,
+            link: `${this.options.baseUrl}/console/forgot`,
+            expiresAt: new Date(),
+          });
       }),
     );
   }
@@ -187,11 +198,16 @@ export class Accounts {
     return account.id;
   }
 
+  /** Re-checks the signed-in owner's password before a sensitive change (TOTP setup, disable). */
+  async checkOwnPassword(accountId: number, password: string): Promise<void> {
+    const [account] = await this.db.select().from(accounts).where(eq(accounts.id, accountId));
+    if (!account || !(await verifyPassword(account.passwordHash ?? undefined, password)))
+      throw new AppError('WRONG_PASSWORD');
+  }
+
   /** Changes the password after checking the current one; every other session and every temporary key end. */
   async changePassword(accountId: number, keepSessionId: number | undefined, current: string, next: string) {
-    const [account] = await this.db.select().from(accounts).where(eq(accounts.id, accountId));
-    if (!account || !(await verifyPassword(account.passwordHash ?? undefined, current)))
-      throw new AppError('WRONG_PASSWORD');
+    await this.checkOwnPassword(accountId, current);
     checkPassword(next);
     const passwordHash = await hashPassword(next);
     await this.db.transaction(async (tx) => {
@@ -207,7 +223,12 @@ export class Accounts {
   async requestReset(emailInput: string): Promise<void> {
     const email = emailInput.trim().toLowerCase().slice(0, 254);
     await this.db.transaction(async (tx) => {
-      const [account] = await tx.select({ id: accounts.id }).from(accounts).where(eq(accounts.email, email));
+      // Locked: two requests at once retire each other's links in turn (one link stays valid).
+      const [account] = await tx
+        .select({ id: accounts.id })
+        .from(accounts)
+        .where(eq(accounts.email, email))
+        .for('update');
       if (account) await this.issue(tx, account.id, email, 'reset');
     });
   }

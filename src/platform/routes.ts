@@ -5,10 +5,12 @@ import { AppError } from '../errors/index.js';
 import { TEMP_KEY_DEFAULT_SECONDS, TEMP_KEY_MAX_SECONDS, TEMP_KEY_MIN_SECONDS } from './keys.js';
 import type { Logger } from '../observability/index.js';
 import type { AccountHooks } from './account-hooks.js';
+import { accountInfoRoutes } from './account-info-routes.js';
 import { accountAuthRoutes } from './account-routes.js';
 import { accountSiteRoutes } from './account-site-routes.js';
 import { sessionCookieFor } from './cookies.js';
 import type { Platform } from './service.js';
+import { totpRoutes } from './totp-routes.js';
 
 const generateTempBody = z.object({
   storage_folder_id: z
@@ -129,7 +131,11 @@ export function platformModule(platform: Platform, account?: AccountApi): Domain
       const router = platformRoutes({ platform, registry });
       if (account) {
         const cookie = sessionCookieFor(account.baseUrl);
-        router.use(accountAuthRoutes({ platform, hooks: account.hooks, cookie, registry }));
+        router.use(
+          accountAuthRoutes({ platform, hooks: account.hooks, cookie, registry, logger: account.logger }),
+        );
+        router.use(totpRoutes({ platform, hooks: account.hooks, cookie, registry }));
+        router.use(accountInfoRoutes({ platform, hooks: account.hooks, registry }));
         router.use(accountSiteRoutes({ platform, registry, ...account }));
       }
       return router;

@@ -5,6 +5,7 @@ import { Keys } from './keys.js';
 import { ServerSecrets } from './server-secrets.js';
 import { Routing, type RoutingResult, type SiteRouting } from './routing.js';
 import { Sites, type CreatedSite, type NewSite } from './sites.js';
+import { SecondFactor } from './totp.js';
 import type { PlanType } from './plans.js';
 import type { Principal, Site, SiteUsage } from './types.js';
 import { Usage, type UsageChange } from './usage.js';
@@ -33,6 +34,8 @@ export class Platform {
   readonly keys: Keys;
   readonly sites: Sites;
   readonly domains: Domains;
+  /** The TOTP second factor and the second step of a sign-in (the account routes). */
+  readonly totp: SecondFactor;
   private readonly usage: Usage;
   private readonly routing: Routing;
   private readonly secrets: ServerSecrets;
@@ -52,6 +55,7 @@ export class Platform {
     this.usage = new Usage(db);
     this.routing = new Routing(db);
     this.secrets = new ServerSecrets(db);
+    this.totp = new SecondFactor(db, () => this.secrets.get('account_totp'));
   }
 
   createSite(input: NewSite): Promise<CreatedSite> {
@@ -133,6 +137,10 @@ export class Platform {
   }
   /** Deletes expired temporary keys and account sessions; returns how many rows went. */
   async sweepExpiredCredentials(): Promise<number> {
-    return (await this.keys.sweepExpired()) + (await this.accounts.sweepExpired());
+    return (
+      (await this.keys.sweepExpired()) +
+      (await this.accounts.sweepExpired()) +
+      (await this.totp.sweepExpired())
+    );
   }
 }

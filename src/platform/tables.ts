@@ -143,3 +143,53 @@ export const serverSecrets = pgTable('server_secrets', {
   value: text('value').notNull(),
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
 });
+
+// TOTP second factor (RFC 6238). The secret must be read back to check codes, so it is encrypted
+// (AES-256-GCM with a server secret), not hashed. `enabledAt` null: set up but not confirmed yet.
+// `lastStep`: the time step of the last code accepted, so a code is never accepted twice.
+export const accountTotp = pgTable('account_totp', {
+  accountId: integer('account_id')
+    .primaryKey()
+    .references(() => accounts.id, { onDelete: 'cascade' }),
+  secretEncrypted: text('secret_encrypted').notNull(),
+  enabledAt: timestamp('enabled_at', { withTimezone: true }),
+  lastStep: bigint('last_step', { mode: 'number' }),
+  createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+});
+
+// Single-use recovery codes of an account with TOTP (sha256 hashes; shown once at creation).
+export const accountRecoveryCodes = pgTable(
+  'account_recovery_codes',
+  {
+    id: serial('id').primaryKey(),
+    accountId: integer('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    codeHash: text('code_hash').notNull(),
+    usedAt: timestamp('used_at', { withTimezone: true }),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('account_recovery_codes_hash_key').on(t.accountId, t.codeHash),
+    index('account_recovery_codes_account_idx').on(t.accountId),
+  ],
+);
+
+// The second step of a sign-in with TOTP: the password was right, a code must follow. Short-lived,
+// single-use, stored hashed here so that any replica finishes it; `session` is what the first step asked.
+export const accountSignInChallenges = pgTable(
+  'account_sign_in_challenges',
+  {
+    id: serial('id').primaryKey(),
+    accountId: integer('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    tokenHash: text('token_hash').notNull(),
+    session: text('session', { enum: ['bearer', 'cookie'] }).notNull(),
+    attempts: integer('attempts').notNull().default(0),
+    expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+    usedAt: timestamp('used_at', { withTimezone: true }),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex('account_sign_in_challenges_hash_key').on(t.tokenHash)],
+);

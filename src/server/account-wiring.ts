@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../config/index.js';
 import { isAppError } from '../errors/index.js';
+import { DEPLOY_RETENTION, DRAFT_RETENTION } from '../files/index.js';
 import type { FormsService, Submissions } from '../forms/index.js';
 import type { SiteResources } from '../kube/index.js';
 import { composeAccountMail, enqueue, messageIdFor } from '../mail/index.js';
@@ -20,6 +21,8 @@ export const ACCOUNT_RATE_LIMITS = {
     { name: 'account_auth_ip_hour', points: 200, durationSeconds: 3600 },
   ],
   perEmail: [{ name: 'account_auth_email', points: 10, durationSeconds: 15 * 60 }],
+  // A 6-digit code has a million values: 10 guesses per 15 minutes per account, on every replica.
+  secondFactor: [{ name: 'account_2fa', points: 10, durationSeconds: 15 * 60 }],
 } as const;
 
 /** Account mails go to the outbox when SMTP is configured; without it, links are only printed by the CLI. */
@@ -56,7 +59,7 @@ export function accountHooks(deps: {
   forms: FormsService;
   submissions: Submissions;
   databases: SqliteDatabases;
-  limiters: { perAddress: RateLimiter[]; perEmail: RateLimiter[] };
+  limiters: { perAddress: RateLimiter[]; perEmail: RateLimiter[]; secondFactor: RateLimiter[] };
   siteCreated: SiteCreatedHook | undefined;
   logger: Logger;
 }): AccountHooks {
@@ -101,6 +104,7 @@ export function accountHooks(deps: {
         largestSqliteUsers: sqlite.largestUsers,
       };
     },
+    deployRetention: (plan) => ({ deploys: DEPLOY_RETENTION[plan], drafts: DRAFT_RETENTION[plan] }),
     siteCreated: deps.siteCreated,
     async deleteSite(siteId) {
       if (cluster && (await cluster.deleteSite(siteId))) return;

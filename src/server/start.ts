@@ -169,6 +169,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       limiters: {
         perAddress: ACCOUNT_RATE_LIMITS.perAddress.map(accountLimiter),
         perEmail: ACCOUNT_RATE_LIMITS.perEmail.map(accountLimiter),
+        secondFactor: ACCOUNT_RATE_LIMITS.secondFactor.map(accountLimiter),
       },
       siteCreated,
       logger,

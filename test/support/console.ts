@@ -29,7 +29,12 @@ export interface ConsoleRig {
 export const RESULTS_DIR = path.resolve('test-results', 'console');
 
 export async function startConsole(
-  options: { backend?: 'pglite+fs' | 'postgres+s3'; env?: NodeJS.ProcessEnv } = {},
+  options: {
+    backend?: 'pglite+fs' | 'postgres+s3';
+    env?: NodeJS.ProcessEnv;
+    /** Runs the worker loops too (the outbox sends mail to Mailpit). */
+    worker?: boolean;
+  } = {},
 ): Promise<ConsoleRig> {
   const port = await freePort();
   const origin = `http://localhost:${port}`;
@@ -40,6 +45,7 @@ export async function startConsole(
       SMTP_URL: inject('mailpit').smtpUrl,
       ...options.env,
     },
+    ...(options.worker ? { worker: true } : {}),
   });
   const browser = await puppeteer.launch({
     executablePath: chromiumPath(),

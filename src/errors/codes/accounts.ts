@@ -13,7 +13,7 @@ export const accountErrors = {
     status: 403,
     error: 'WRONG_PASSWORD',
     message: () => 'The current password is wrong.',
-    description: 'Changing the password needs the current one',
+    description: 'Changing the password or the two-factor sign-in needs the current password',
   }),
   INVALID_TOKEN: define({
     status: 400,
@@ -34,6 +34,33 @@ export const accountErrors = {
     message: (p) =>
       `${p.email} already has an account with a password: they can reset it from the sign-in page.`,
     description: 'An invitation for an account that can already sign in',
+  }),
+  INVALID_TOTP_CODE: define({
+    status: 403,
+    error: 'INVALID_TOTP_CODE',
+    message: () =>
+      'That code is wrong or was already used: enter the current 6-digit code from your authenticator app, or an unused recovery code.',
+    description:
+      'A TOTP code (or recovery code) that does not match, is out of its time window or was used before',
+  }),
+  INVALID_CHALLENGE: define({
+    status: 401,
+    error: 'INVALID_CHALLENGE',
+    message: () => 'This sign-in step expired, was already used or had too many wrong codes: sign in again.',
+    description:
+      'The second sign-in step names a challenge that is unknown, expired (5 minutes), used or exhausted',
+  }),
+  TOTP_ALREADY_ENABLED: define({
+    status: 409,
+    error: 'TOTP_ALREADY_ENABLED',
+    message: () => 'Two-factor sign-in is already on: turn it off first to set up another authenticator.',
+    description: 'TOTP setup while it is enabled',
+  }),
+  TOTP_NOT_ENABLED: define<{ message: string }>({
+    status: 409,
+    error: 'TOTP_NOT_ENABLED',
+    message: (p) => p.message,
+    description: 'A TOTP confirm without a setup, or a disable or regeneration while it is off',
   }),
   CSRF_REJECTED: define<{ message: string }>({
     status: 403,

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startHostplane, type TestHostplane } from '../../support/hostplane.js';
 import { createDatabase } from '../../support/postgres.js';
-import { browserSignIn, call, invitedOwner } from '../../support/account-api.js';
+import { browserSignIn, call, invitedOwner, PASSWORD } from '../../support/account-api.js';
+import { enableTotp, totpCode } from '../../support/totp.js';
 
 describe('the account API on two replicas sharing one PostgreSQL', () => {
   let a: TestHostplane;
@@ -57,6 +58,31 @@ describe('the account API on two replicas sharing one PostgreSQL', () => {
     expect(
       (await call(b, 'GET', '/api/v1/account', { headers: { cookie: browser.cookie }, port: b.port })).status,
     ).toBe(401);
+  });
+
+  it('finishes a two-factor sign-in on the other replica, and refuses its code there again', async () => {
+    const owner = await invitedOwner(a, 'replicas-totp@example.com');
+    const { secret } = await enableTotp(a, owner.bearer);
+    const first = await call(a, 'POST', '/api/v1/account/sign-in', {
+      json: { email: owner.email, password: PASSWORD, session: 'cookie' },
+    });
+    const challenge = first.body.challenge as string;
+    const code = totpCode(secret, 1);
+    const done = await call(b, 'POST', '/api/v1/account/sign-in/totp', {
+      json: { challenge, code },
+      port: b.port,
+    });
+    expect(done.status).toBe(200);
+    const cookie = (done.headers.get('set-cookie') ?? '').split(';')[0]!;
+    expect((await call(a, 'GET', '/api/v1/account', { headers: { cookie } })).status).toBe(200);
+    // The same code on a new challenge, on the first replica: its time step is used.
+    const again = await call(a, 'POST', '/api/v1/account/sign-in', {
+      json: { email: owner.email, password: PASSWORD },
+    });
+    const replay = await call(a, 'POST', '/api/v1/account/sign-in/totp', {
+      json: { challenge: again.body.challenge as string, code },
+    });
+    expect(replay.body.error).toBe('INVALID_TOTP_CODE');
   });
 
   it('counts sign-in attempts per email across both replicas', async () => {

@@ -116,4 +116,21 @@ describe.each(backends)('account mail through real SMTP (Mailpit) on %s', (backe
     });
     expect(signIn.status).toBe(200);
   });
+
+  it('mails the owner of a taken address a note when someone signs up with it (the visitor learns nothing)', async () => {
+    const email = `mail-taken-${tag}@example.com`;
+    await hp.services.platform.accounts.invite({ email });
+    const res = await call(hp, 'POST', '/api/v1/account/sign-up', {
+      json: { email, password: 'somebody else entirely 5' },
+    });
+    expect(res.status).toBe(202);
+    const summary = await eventually('the note to the owner', async () =>
+      (await listMessages(mailpit, email)).find(
+        (m) => m.Subject === 'Someone tried to sign up with your address',
+      ),
+    );
+    const message = await readMessage(mailpit, summary.ID);
+    expect(message.Text).toContain('http://localhost:8080/console/forgot');
+    expect(message.Text).not.toContain('#token=');
+  });
 });
