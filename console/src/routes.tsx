@@ -2,6 +2,11 @@ import type { FunctionComponent } from 'preact';
 import { Plans } from './screens/plans.js';
 import { SignIn } from './screens/sign-in.js';
 import { SiteFiles } from './screens/site-files.js';
+import { SqliteDatabases } from './screens/sqlite/databases.js';
+import { SqliteQueryConsole } from './screens/sqlite/query-console.js';
+import { SqliteTableBrowser } from './screens/sqlite/table-browser.js';
+import { SqliteTokens } from './screens/sqlite/tokens.js';
+import { SqliteUsers } from './screens/sqlite/users.js';
 import { Sites } from './screens/sites.js';
 
 export interface ScreenProps {
@@ -25,4 +30,9 @@ export const signedInRoutes: Route[] = [
   { path: '/plans', screen: Plans },
   { path: '/sites/:siteId', screen: SiteFiles },
   { path: '/sites/:siteId/files', screen: SiteFiles },
+  { path: '/sites/:siteId/sqlite', screen: SqliteDatabases },
+  { path: '/sites/:siteId/sqlite/tokens', screen: SqliteTokens },
+  { path: '/sites/:siteId/sqlite/:db/tables', screen: SqliteTableBrowser },
+  { path: '/sites/:siteId/sqlite/:db/query', screen: SqliteQueryConsole },
+  { path: '/sites/:siteId/sqlite/:db/users', screen: SqliteUsers },
 ];
