@@ -101,6 +101,7 @@ export function InstallForm({
           />
           <label class="check">
             <input
+              id={`${id}-user-auth`}
               type="checkbox"
               checked={requireUserAuth}
               onChange={(e) => setRequireUserAuth(e.currentTarget.checked)}

@@ -35,8 +35,12 @@ export function SqliteQueryConsole({ params }: ScreenProps) {
   const action = useAction();
   const result = useRef<HTMLHeadingElement>(null);
 
-  const switchMode = (write: boolean) => {
-    if (write && !confirm(`Allow this console to change the data of ${path}?`)) return;
+  const switchMode = (box: HTMLInputElement) => {
+    const write = box.checked;
+    if (write && !confirm(`Allow this console to change the data of ${path}?`)) {
+      box.checked = false;
+      return;
+    }
     setMode(write ? 'readwrite' : 'read');
   };
 
@@ -83,7 +87,12 @@ export function SqliteQueryConsole({ params }: ScreenProps) {
       </div>
       <form class="stack" onSubmit={run}>
         <label class="check">
-          <input type="checkbox" checked={writing} onChange={(e) => switchMode(e.currentTarget.checked)} />{' '}
+          <input
+            id="allow-writes"
+            type="checkbox"
+            checked={writing}
+            onChange={(e) => switchMode(e.currentTarget)}
+          />{' '}
           Allow writes to this database
         </label>
         <div class="field">
