@@ -291,8 +291,9 @@ describe('console: SQLite (Chromium)', () => {
     await page.waitForSelector(widgetRow);
     expect(await page.$eval(`${widgetRow} .badge`, (el) => el.textContent)).toBe('active');
     // The console's own tokens are listed too, and said to be.
+    await page.locator('.console-tokens summary').click();
     await waitForText(page, 'Hostplane console (read)');
-    await waitForText(page, 'minted by this console');
+    await waitForText(page, 'Hostplane console (write)');
 
     await page.locator(`${widgetRow} ::-p-text(Revoke)`).click();
     await page.waitForFunction(
