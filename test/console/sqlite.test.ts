@@ -252,14 +252,33 @@ describe('console: SQLite (Chromium)', () => {
     expect((await login('admin@example.com', 'a fresh admin secret')).status).toBe(200);
     expect((await login('admin@example.com')).status).toBe(401);
 
+    // Adding a fourth user goes past the free plan's three: the server says so.
+    const add = async (email: string) => {
+      await page.locator('#field-user-email').fill(email);
+      await page.locator('#field-user-password').fill('carol has a long password');
+      await page.locator('section[aria-labelledby=add-user-title] button[type=submit]').click();
+    };
+    await add('carol@example.com');
+    await page.waitForFunction(
+      () =>
+        document.querySelector('[role=alert]')?.textContent ===
+        'This database already has the 3 users the free plan allows.',
+    );
+
     await page.locator(`${row('bob@example.com')} ::-p-text(Delete)`).click();
     await done('bob@example.com: deleted.');
     expect((await users()).map((u) => u.email)).toEqual(['admin@example.com', 'alice@example.com']);
     expect(await page.$(row('bob@example.com'))).toBeNull();
+    await add('carol@example.com');
+    await done('carol@example.com: registered.');
+    const carol = await login('carol@example.com', 'carol has a long password');
+    expect(carol.body.user).toMatchObject({ email: 'carol@example.com', role: 'user' });
 
     // The server's guard rail, in its words: the last active admin stays.
     await page.locator(`${row('admin@example.com')} ::-p-text(Disable)`).click();
-    await page.waitForSelector('[role=alert]');
+    await page.waitForFunction(() =>
+      document.querySelector('[role=alert]')?.textContent?.includes('last active admin'),
+    );
     expect(await page.$eval('[role=alert]', (el) => el.textContent)).toBe(
       'The last active admin cannot be demoted or disabled.',
     );

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { ScreenProps } from '../../routes.js';
-import { Alert, formatDate, useAction, useLoad } from '../../ui/kit.js';
+import { Alert, Field, formatDate, useAction, useLoad } from '../../ui/kit.js';
 import { DatabaseFrame } from './frame.js';
 import { databaseCall, type EndUser } from './sqlite-api.js';
 
@@ -24,25 +24,26 @@ export function SqliteUsers({ params }: ScreenProps) {
   const [done, setDone] = useState<string>();
   const [resetting, setResetting] = useState<number>();
 
-  const change = async (user: EndUser, what: string, run: () => Promise<unknown>) => {
+  /** Runs a change of `email`'s user; says what happened (or what went wrong); true when done. */
+  const change = async (email: string, what: string, run: () => Promise<unknown>) => {
     setDone(undefined);
     const ok = await action.run(async () => {
       await run();
       return true;
     });
-    if (ok) {
-      setDone(`${user.email}: ${what}.`);
-      setResetting(undefined);
-      await users.reload();
-    }
+    if (!ok) return false;
+    setDone(`${email}: ${what}.`);
+    setResetting(undefined);
+    await users.reload();
+    return true;
   };
   const patch = (user: EndUser, json: Partial<EndUser>, what: string) =>
-    change(user, what, () =>
+    change(user.email, what, () =>
       databaseCall(db, 'PATCH', `/api/v1/sqlite/auth/users/${user.id}`, { owner: true, json }),
     );
   const remove = (user: EndUser) => {
     if (!confirm(`Delete the end user ${user.email}? Their sessions end; this cannot be undone.`)) return;
-    void change(user, 'deleted', () =>
+    void change(user.email, 'deleted', () =>
       databaseCall(db, 'DELETE', `/api/v1/sqlite/auth/users/${user.id}`, { owner: true }),
     );
   };
@@ -56,7 +57,10 @@ export function SqliteUsers({ params }: ScreenProps) {
       <Alert error={users.error ?? action.error} />
       <Alert error={done} kind="success" />
       {users.data?.length === 0 && (
-        <p>No end user yet. Pages of the site register them with POST /api/v1/sqlite/auth/register.</p>
+        <p>
+          No end user yet. Add one below, or let pages of the site register them (POST
+          /api/v1/sqlite/auth/register); the first one becomes the admin.
+        </p>
       )}
       {users.data && users.data.length > 0 && (
         <div class="table-wrap" tabIndex={0} role="region" aria-label="End users">
@@ -137,7 +141,7 @@ export function SqliteUsers({ params }: ScreenProps) {
                         user={user}
                         busy={action.busy}
                         onReset={(newPassword) =>
-                          change(user, 'password reset, signed out everywhere', () =>
+                          change(user.email, 'password reset, signed out everywhere', () =>
                             databaseCall(db, 'POST', `/api/v1/sqlite/auth/users/${user.id}/reset-password`, {
                               owner: true,
                               json: { newPassword },
@@ -153,7 +157,79 @@ export function SqliteUsers({ params }: ScreenProps) {
           </table>
         </div>
       )}
+      <AddUser
+        onAdd={(json) =>
+          change(json.email, 'registered', () =>
+            databaseCall(db, 'POST', '/api/v1/sqlite/auth/register', { owner: true, json }),
+          )
+        }
+        busy={action.busy}
+      />
     </DatabaseFrame>
+  );
+}
+
+/** Registers an end user with the master key (the pool's first one becomes its admin). */
+function AddUser({
+  onAdd,
+  busy,
+}: {
+  onAdd(user: { email: string; password: string; displayName?: string }): Promise<boolean>;
+  busy: boolean;
+}) {
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const [displayName, setDisplayName] = useState('');
+  return (
+    <section class="card stack" aria-labelledby="add-user-title">
+      <h2 id="add-user-title">Add an end user</h2>
+      <form
+        class="row"
+        onSubmit={(e) => {
+          e.preventDefault();
+          const user = {
+            email,
+            password,
+            ...(displayName.trim() ? { displayName: displayName.trim() } : {}),
+          };
+          void onAdd(user).then((added) => {
+            if (!added) return;
+            setEmail('');
+            setPassword('');
+            setDisplayName('');
+          });
+        }}
+      >
+        <Field
+          label="Email"
+          name="user-email"
+          type="email"
+          required
+          value={email}
+          onInput={(e) => setEmail(e.currentTarget.value)}
+        />
+        <Field
+          label="Password"
+          name="user-password"
+          type="password"
+          autoComplete="new-password"
+          minLength={8}
+          required
+          value={password}
+          onInput={(e) => setPassword(e.currentTarget.value)}
+        />
+        <Field
+          label="Display name (optional)"
+          name="user-display-name"
+          maxLength={120}
+          value={displayName}
+          onInput={(e) => setDisplayName(e.currentTarget.value)}
+        />
+        <button type="submit" disabled={busy}>
+          Add user
+        </button>
+      </form>
+    </section>
   );
 }
 
@@ -164,7 +240,7 @@ function ResetPassword({
 }: {
   user: EndUser;
   busy: boolean;
-  onReset(password: string): Promise<void>;
+  onReset(password: string): Promise<boolean>;
 }) {
   const [password, setPassword] = useState('');
   const input = useRef<HTMLInputElement>(null);
