@@ -328,6 +328,19 @@ describe('console: SQLite (Chromium)', () => {
     await capture(page, 'sqlite-tokens');
   });
 
+  it('never makes a database from a mistyped address', async () => {
+    const page = await signedIn();
+    await page.goto(at(`/${encodeURIComponent('data/typo.sqlite')}/tables`));
+    await page.waitForFunction(
+      () =>
+        document.querySelector('[role=alert]')?.textContent ===
+        'This site has no SQLite database at data/typo.sqlite.',
+    );
+    const listed = (await api('GET', '/api/v1/sqlite/databases', undefined, master())).body
+      .databases as Json[];
+    expect(listed.map((d) => d.path)).toEqual([DB]);
+  });
+
   it('reads at phone width: the table browser scrolls inside its table, not the page', async () => {
     const phone = await signedIn({ phone: true });
     await phone.goto(dbAt('tables'));

@@ -110,6 +110,10 @@ function stored(key: string): Stored | undefined {
 }
 
 async function mintConsoleToken(siteId: number, path: string, mode: Permissions, key: string) {
+  // Install creates a missing database: a mistyped or stale address must not make one.
+  const { databases } = await listDatabases(siteId);
+  if (!databases.some((db) => db.path === path))
+    throw new ApiError(404, 'NOT_FOUND', `This site has no SQLite database at ${path}.`);
   const minted = await install(siteId, {
     path,
     name: `${CONSOLE_TOKEN_NAME} (${mode === 'read' ? 'read' : 'write'})`,
