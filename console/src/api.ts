@@ -118,6 +118,12 @@ async function siteKey(siteId: number, fresh = false): Promise<string> {
   return (await pending).key;
 }
 
+const signOutHooks: Array<() => Promise<void>> = [];
+/** Work to do at sign-out while the session still holds (revoking what the console minted itself). */
+export const beforeSignOut = (hook: () => Promise<void>) => void signOutHooks.push(hook);
+export const runBeforeSignOut = () =>
+  Promise.allSettled(signOutHooks.map((hook) => hook())).then(() => undefined);
+
 /** Forgets every minted key (sign-out). */
 export const forgetSiteKeys = () => siteKeys.clear();
 

@@ -15,6 +15,11 @@ import { SignUp } from './screens/sign-up.js';
 import { SiteFiles } from './screens/site-files.js';
 import { SiteKeys } from './screens/site-keys.js';
 import { SiteSettings } from './screens/site-settings.js';
+import { SqliteDatabases } from './screens/sqlite/databases.js';
+import { SqliteQueryConsole } from './screens/sqlite/query-console.js';
+import { SqliteTableBrowser } from './screens/sqlite/table-browser.js';
+import { SqliteTokens } from './screens/sqlite/tokens.js';
+import { SqliteUsers } from './screens/sqlite/users.js';
 import { Sites } from './screens/sites.js';
 import { VerifyEmail } from './screens/verify.js';
 
@@ -55,4 +60,9 @@ export const signedInRoutes: Route[] = [
   { path: '/sites/:siteId/forms/:formId', screen: FormEditor },
   { path: '/sites/:siteId/forms/:formId/embed', screen: FormEmbed },
   { path: '/sites/:siteId/forms/:formId/submissions', screen: FormSubmissions },
+  { path: '/sites/:siteId/sqlite', screen: SqliteDatabases },
+  { path: '/sites/:siteId/sqlite/tokens', screen: SqliteTokens },
+  { path: '/sites/:siteId/sqlite/:db/tables', screen: SqliteTableBrowser },
+  { path: '/sites/:siteId/sqlite/:db/query', screen: SqliteQueryConsole },
+  { path: '/sites/:siteId/sqlite/:db/users', screen: SqliteUsers },
 ];

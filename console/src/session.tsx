@@ -1,6 +1,6 @@
 import { createContext } from 'preact';
 import { useContext } from 'preact/hooks';
-import { call, forgetSiteKeys, setCsrfToken } from './api.js';
+import { call, forgetSiteKeys, runBeforeSignOut, setCsrfToken } from './api.js';
 
 interface Limited {
   used: number;
@@ -56,6 +56,7 @@ export async function loadMe(): Promise<Me | undefined> {
 
 export async function signOut(): Promise<void> {
   try {
+    await runBeforeSignOut();
     await call('POST', '/api/v1/account/sign-out');
   } finally {
     setCsrfToken(undefined);

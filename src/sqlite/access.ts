@@ -26,18 +26,35 @@ export function grantOf(req: Request): Grant {
  * Admits a call with a scoped token, wherever it arrives (the fast path's gate, the Express
  * routes) and before anything else, the hop to the owning shard included: the token must be
  * valid (401) and the request's `Origin` one of the site's origins, exactly as serialised (403,
- * spec 5.6). That origin is granted CORS on the answer.
+ * spec 5.6). That origin is granted CORS on the answer. The API's own origin is accepted too:
+ * the API host serves only first-party pages (the docs and the owner's console, which browses
+ * and queries the site's databases with tokens it mints), never a tenant's page.
  */
 export function admitScoped(grants: TokenGrants, req: IncomingMessage, res: ServerResponse): Promise<Grant> {
   const token = req.headers['x-sqlite-token'];
   return grants.resolve(typeof token === 'string' ? token : undefined).then((grant) => {
-    const origin = matchedOrigin(req.headers.origin, grant.origins);
+    res.setHeader('Vary', 'Origin');
+    if (req.headers.origin === undefined && firstPartySameOrigin(req)) return grant;
+    const origin =
+      matchedOrigin(req.headers.origin, grant.origins) ??
+      matchedOrigin(req.headers.origin, [grants.apiOrigin]);
     if (origin === undefined)
       throw new AppError('SQLITE_FORBIDDEN', { message: 'Request Origin is not permitted for this token.' });
-    res.setHeader('Vary', 'Origin');
     res.setHeader('Access-Control-Allow-Origin', origin);
     return grant;
   });
+}
+
+/**
+ * A browser's same-origin GET carries no `Origin` (Fetch standard), but it does carry
+ * `Sec-Fetch-Site: same-origin`, a header no page can set. Same-origin to the API means a page of
+ * the API's own host — the console — since site hosts never reach these routes (the edge takes
+ * them first; in the cluster their Ingress goes to the edge): the same first party the API's
+ * origin stands for above. A client outside a browser can claim either header alike, as it can
+ * any Origin; the check guards against other sites' pages, not against such clients.
+ */
+function firstPartySameOrigin(req: IncomingMessage): boolean {
+  return req.headers['sec-fetch-site'] === 'same-origin';
 }
 
 /** Leaves a call's admission on the request, for its Express route (see `scopedToken`). */

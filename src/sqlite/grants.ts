@@ -47,6 +47,8 @@ interface Entry {
 export class TokenGrants {
   private readonly cache = new GroupedCache<Entry>({ maxEntries: MAX_ENTRIES, maxAgeMs: MAX_AGE_MS });
   private readonly unsubscribe: Array<() => unknown> = [];
+  /** The API's own origin (its base URL's): first-party pages, accepted beside a site's origins. */
+  readonly apiOrigin: string;
 
   constructor(
     private readonly deps: {
@@ -55,7 +57,9 @@ export class TokenGrants {
       tokens: SqliteTokens;
       logger: Logger;
     },
-  ) {}
+  ) {
+    this.apiOrigin = new URL(deps.config.baseUrl).origin;
+  }
 
   /** Subscribes to the changes that invalidate grants (every replica calls this at start). */
   async listen(store: Store, events: SiteEvents): Promise<void> {

@@ -5,6 +5,7 @@ import type { Platform } from '../platform/index.js';
 import type { RateLimiter } from '../ratelimit/index.js';
 import { sqlitePreflight } from './access.js';
 import { crudRoutes } from './crud-routes.js';
+import { databaseRoutes } from './database-routes.js';
 import type { PointInTimeRestore } from './replication/point-in-time.js';
 import { restoreRoutes } from './restore-routes.js';
 import { shardProxy } from './proxy.js';
@@ -49,6 +50,7 @@ export function sqliteModule(deps: {
       const router = Router();
       router.use(sqlitePreflight(deps));
       router.use(tokenRoutes({ ...deps, registry }));
+      router.use(databaseRoutes({ ...deps, registry }));
       router.use(userRoutes({ ...deps, limiters: deps.authLimiters, registry }));
       router.use(crudRoutes({ ...deps, proxy, registry }));
       router.use(restoreRoutes({ ...deps, proxy, registry }));

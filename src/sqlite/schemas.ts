@@ -242,3 +242,25 @@ export const vacuumResponse = z.object({
   durationMs: z.number(),
   version: z.int(),
 });
+
+// The site's databases (extension, for the owner's console)
+export const databaseRecord = z.object({
+  path: z.string(),
+  sizeBytes: z
+    .int()
+    .describe('The file’s size: live when this replica owns it, else as its shard last reported it'),
+  maxSizeBytes: z
+    .int()
+    .nullable()
+    .describe('The size cap in effect (plan, or the database’s own if lower); null: none'),
+  version: z.int().describe('The change counter, as fresh as sizeBytes'),
+  users: z.int().describe('End users in its pool'),
+  maxUsers: z.int().nullable().describe('The user cap in effect; null: none'),
+  activeTokens: z.int().describe('Scoped tokens neither revoked nor expired'),
+  createdAt: iso,
+});
+export const databasesResponse = z.object({
+  success: z.boolean(),
+  databases: z.array(databaseRecord),
+  maxDatabases: z.int().nullable().describe('The plan’s database count (per account); null: unlimited'),
+});

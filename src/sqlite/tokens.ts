@@ -108,6 +108,30 @@ export class SqliteTokens {
   }
 
   /**
+   * The site's databases, oldest first, with their user count and how many of their tokens are
+   * active (not revoked, not expired), counted in the same query.
+   */
+  async databasesOf(
+    siteId: number,
+  ): Promise<Array<{ database: SqliteDatabaseRow; users: number; activeTokens: number }>> {
+    return this.db
+      .select({
+        database: sqliteDatabases,
+        users:
+          sql<number>`(select count(*) from sqlite_users u where u.database_id = ${sqliteDatabases.id})`.mapWith(
+            Number,
+          ),
+        activeTokens:
+          sql<number>`(select count(*) from sqlite_tokens t where t.database_id = ${sqliteDatabases.id} and t.revoked_at is null and (t.expires_at is null or t.expires_at > now()))`.mapWith(
+            Number,
+          ),
+      })
+      .from(sqliteDatabases)
+      .where(eq(sqliteDatabases.siteId, siteId))
+      .orderBy(asc(sqliteDatabases.id));
+  }
+
+  /**
    * Revokes a token of the site (idempotent: a revoked token keeps its first revocation time) and
    * announces it, in the same transaction, to every replica's grant cache.
    */

@@ -8,7 +8,7 @@ import type { RateLimiter } from '../ratelimit/index.js';
 import { grantOf, scopedToken, signedIn, signedInAdmin } from './access.js';
 import * as s from './schemas.js';
 import type { TokenGrants } from './grants.js';
-import { userJson, type UserPools } from './users.js';
+import { userJson, type PoolActor, type UserPools } from './users.js';
 
 /** Register and login share one bucket per client address (spec 8): 5 a minute and 20 an hour. */
 export const AUTH_RATE_LIMITS = [
@@ -16,6 +16,8 @@ export const AUTH_RATE_LIMITS = [
   { name: 'sqlite_auth_hour', points: 20, durationSeconds: 3600 },
 ] as const;
 
+const adminHint =
+  'Managing end users needs, beside the scoped token, the X-Sqlite-User-Token of an admin of this database or the site’s master key (X-API-Key).';
 const registerHint =
   'Registering an end user needs the site’s master key (X-API-Key) — which bootstraps the first user as admin — or the X-Sqlite-User-Token of an admin of this database.';
 
@@ -50,20 +52,38 @@ export function userRoutes(deps: {
     })().then(() => next(), next);
   };
 
+  /** The master key in `X-API-Key`, which must own the scoped token's database (spec 5.5). */
+  const checkOwnerKey = async (req: Request, key: string, hint: string) => {
+    const principal = key ? await platform.authenticateKey(key.trim()) : undefined;
+    if (!principal) throw unauthorized('Invalid or expired API key.', hint);
+    if (principal.siteId !== grantOf(req).database.siteId)
+      throw new AppError('SQLITE_FORBIDDEN', { message: 'This master key does not own the database.' });
+  };
+
   /** Who may register (spec 5.7): the master key owning the database, or an admin session. */
   const mayRegister = async (req: Request) => {
-    const { database } = grantOf(req);
     const key = req.get('x-api-key');
-    if (key !== undefined) {
-      const principal = key ? await platform.authenticateKey(key.trim()) : undefined;
-      if (!principal) throw unauthorized('Invalid or expired API key.', registerHint);
-      if (principal.siteId !== database.siteId)
-        throw new AppError('SQLITE_FORBIDDEN', { message: 'This master key does not own the database.' });
-      return;
-    }
+    if (key !== undefined) return checkOwnerKey(req, key, registerHint);
     if (req.get('x-sqlite-user-token') === undefined)
       throw unauthorized('Registration is not public.', registerHint);
     await signedInAdmin(req, users);
+  };
+
+  /**
+   * Who administers the pool (list, change, reset, delete): an admin session, as the spec says,
+   * or — as register already allows — the site's master key owning the database (extension: the
+   * owner manages end users from the console without being one of them). The key wins when both
+   * are sent, as on register.
+   */
+  const poolAdmin = async (req: Request): Promise<PoolActor> => {
+    const databaseId = grantOf(req).database.id;
+    const key = req.get('x-api-key');
+    if (key !== undefined) {
+      await checkOwnerKey(req, key, adminHint);
+      return { databaseId, userId: null };
+    }
+    const me = await signedInAdmin(req, users);
+    return { databaseId, userId: me.user.id };
   };
 
   registry.add(router, {
@@ -253,21 +273,24 @@ export function userRoutes(deps: {
     'SQLITE_FORBIDDEN',
     'SQLITE_USER_TOKEN_MISSING',
     'SQLITE_SESSION_INVALID',
+    'UNAUTHORIZED',
   ] as const;
+  const byOwnerToo =
+    ' Also answered for the site’s master key (`X-API-Key`, owning the database) instead of a session (extension): the owner is no user of the pool, so the rules about oneself do not apply; the last active admin stays.';
 
   registry.add(router, {
     method: 'get',
     path: '/api/v1/sqlite/auth/users',
     summary: 'List the database’s end users (admin)',
-    description: 'Every user of the pool, oldest first. Needs an admin session.',
+    description: 'Every user of the pool, oldest first. Needs an admin session.' + byOwnerToo,
     tags,
-    auth: 'sqliteUser',
+    auth: 'sqliteUserOrApiKey',
     errors: [...adminErrors],
     middleware: [scoped],
     responses: { 200: { description: 'The users', schema: s.usersResponse } },
     handler: async ({ req, res }) => {
-      const me = await signedInAdmin(req, users);
-      res.json({ success: true, users: (await users.list(me.user.databaseId)).map((u) => userJson(u)) });
+      const actor = await poolAdmin(req);
+      res.json({ success: true, users: (await users.list(actor.databaseId)).map((u) => userJson(u)) });
     },
   });
 
@@ -278,17 +301,17 @@ export function userRoutes(deps: {
     summary: 'Change a user’s role, disabled flag or display name (admin)',
     description:
       'Guard rails (403 with `code`): an admin cannot change their own role (`CANNOT_CHANGE_OWN_ROLE`) or disable themselves (`CANNOT_DISABLE_SELF`); the last active admin cannot be demoted or disabled (`LAST_ADMIN`). ' +
-      'Disabling a user ends all their sessions at once. Answers `{success, user}`.',
+      'Disabling a user ends all their sessions at once. Answers `{success, user}`.' +
+      byOwnerToo,
     tags,
-    auth: 'sqliteUser',
+    auth: 'sqliteUserOrApiKey',
     errors: [...adminErrors, 'NOT_FOUND'],
     middleware: [scoped, body],
     body: s.updateUserBody,
     responses: { 200: { description: 'The user as changed', schema: s.userResponse } },
     handler: async ({ req, res, body }) => {
       const { id } = parseOrThrow(s.userIdParam, req.params, 'path');
-      const me = await signedInAdmin(req, users);
-      const user = await users.update(me.user, id, body);
+      const user = await users.update(await poolAdmin(req), id, body);
       res.json({ success: true, user: userJson(user) });
     },
   });
@@ -298,17 +321,16 @@ export function userRoutes(deps: {
     path: '/api/v1/sqlite/auth/users/:id/reset-password',
     params: { id: pathId('The user') },
     summary: 'Set a user’s password (admin; all their sessions end)',
-    description: 'No old password is needed and no email is sent.',
+    description: 'No old password is needed and no email is sent.' + byOwnerToo,
     tags,
-    auth: 'sqliteUser',
+    auth: 'sqliteUserOrApiKey',
     errors: [...adminErrors, 'NOT_FOUND', 'PASSWORD_TOO_SHORT', 'PASSWORD_TOO_COMMON'],
     middleware: [scoped, body],
     body: s.resetPasswordBody,
     responses: { 204: { description: 'Reset' } },
     handler: async ({ req, res, body }) => {
       const { id } = parseOrThrow(s.userIdParam, req.params, 'path');
-      const me = await signedInAdmin(req, users);
-      await users.resetPassword(me.user, id, body.newPassword);
+      await users.resetPassword(await poolAdmin(req), id, body.newPassword);
       res.status(204).end();
     },
   });
@@ -318,16 +340,15 @@ export function userRoutes(deps: {
     path: '/api/v1/sqlite/auth/users/:id',
     params: { id: pathId('The user') },
     summary: 'Delete a user (admin; not yourself, not the last active admin)',
-    description: 'The user’s sessions go with it.',
+    description: 'The user’s sessions go with it.' + byOwnerToo,
     tags,
-    auth: 'sqliteUser',
+    auth: 'sqliteUserOrApiKey',
     errors: [...adminErrors, 'NOT_FOUND'],
     middleware: [scoped],
     responses: { 204: { description: 'Deleted' } },
     handler: async ({ req, res }) => {
       const { id } = parseOrThrow(s.userIdParam, req.params, 'path');
-      const me = await signedInAdmin(req, users);
-      await users.delete(me.user, id);
+      await users.delete(await poolAdmin(req), id);
       res.status(204).end();
     },
   });

@@ -16,6 +16,16 @@ const POOL_LOCK_CLASS = 4203;
 
 type Role = 'admin' | 'user';
 
+/**
+ * Who administers a pool: an admin of it (`userId`), or the site's owner by its master key
+ * (`userId` null), who is no user of the pool — the rules about oneself do not apply to them; the
+ * pool still never loses its last active admin.
+ */
+export interface PoolActor {
+  databaseId: number;
+  userId: number | null;
+}
+
 export interface SignedIn {
   user: SqliteUserRow;
   sessionId: number;
@@ -221,11 +231,11 @@ export class UserPools {
    * Disabling ends all the user's sessions at once.
    */
   async update(
-    actor: SqliteUserRow,
+    actor: PoolActor,
     targetId: number,
     changes: { role?: Role; disabled?: boolean; displayName?: string | null },
   ): Promise<SqliteUserRow> {
-    const self = targetId === actor.id;
+    const self = targetId === actor.userId;
     const updated = await this.db.transaction(async (tx) => {
       await tx.execute(sql`select pg_advisory_xact_lock(${POOL_LOCK_CLASS}, ${actor.databaseId})`);
       await this.stillAdmin(tx, actor);
@@ -259,7 +269,7 @@ export class UserPools {
   }
 
   /** An admin sets a new password for a user; all the user's sessions end. */
-  async resetPassword(actor: SqliteUserRow, targetId: number, newPassword: string): Promise<void> {
+  async resetPassword(actor: PoolActor, targetId: number, newPassword: string): Promise<void> {
     checkPassword(newPassword);
     const passwordHash = await hashPassword(newPassword);
     await this.db.transaction(async (tx) => {
@@ -272,8 +282,8 @@ export class UserPools {
   }
 
   /** An admin deletes a user (never themselves, never the last active admin); sessions go with it. */
-  async delete(actor: SqliteUserRow, targetId: number): Promise<void> {
-    if (targetId === actor.id) guard('CANNOT_DELETE_SELF', 'You cannot delete your own account.');
+  async delete(actor: PoolActor, targetId: number): Promise<void> {
+    if (targetId === actor.userId) guard('CANNOT_DELETE_SELF', 'You cannot delete your own account.');
     await this.db.transaction(async (tx) => {
       await tx.execute(sql`select pg_advisory_xact_lock(${POOL_LOCK_CLASS}, ${actor.databaseId})`);
       await this.stillAdmin(tx, actor);
@@ -304,9 +314,13 @@ export class UserPools {
     return user;
   }
 
-  /** The actor's role as of now, under the pool lock (an admin demoted a moment ago is not one). */
-  private async stillAdmin(tx: Tx, actor: SqliteUserRow): Promise<void> {
-    const [row] = await tx.select().from(sqliteUsers).where(eq(sqliteUsers.id, actor.id));
+  /**
+   * The actor's role as of now, under the pool lock (an admin demoted a moment ago is not one);
+   * the owner (master key) always may.
+   */
+  private async stillAdmin(tx: Tx, actor: PoolActor): Promise<void> {
+    if (actor.userId === null) return;
+    const [row] = await tx.select().from(sqliteUsers).where(eq(sqliteUsers.id, actor.userId));
     if (!row || row.role !== 'admin' || row.disabled)
       throw new AppError('SQLITE_FORBIDDEN', { message: 'Admin role required' });
   }

@@ -7,8 +7,8 @@ come from a random benchmarking address (198.18.0.0/15); the tenth keeps the rea
 limiter's 429 answer is still exercised and checked against the document. SQLite register and
 login (5 a minute per address) get the same treatment.
 
-SQLite (/api/v1/sqlite/*, except install, the token list and the point-in-time restore routes,
-which take the master key): a scoped token is only accepted with the site's `Origin`, and most operations
+SQLite (/api/v1/sqlite/*, except install, the token and database lists and the point-in-time
+restore routes, which take the master key): a scoped token is only accepted with the site's `Origin`, and most operations
 also want a user session, which no static configuration can keep alive while the fuzzer revokes
 tokens, logs sessions out and resets passwords. So:
 - an auth provider (`SqliteAuth`) gives nine cases in ten the credentials their security
@@ -153,7 +153,7 @@ STATE = State()
 def _sqlite_case(case) -> bool:
     path = case.operation.path
     return STATE.fixture is not None and path.startswith(f"{fx.API}/") and not re.match(
-        r"^/api/v1/sqlite/(auth/(install|tokens)|restore)", path
+        r"^/api/v1/sqlite/(auth/(install|tokens)|restore|databases)", path
     )
 
 
@@ -210,6 +210,8 @@ class Credentials:
             # Never the admin's session: logging it out would only cost a sign-in.
             if rng.random() < 0.7:
                 headers["X-Sqlite-User-Token"] = STATE.victim_session()
+        elif path in USER_PATHS and rng.random() < 0.3:
+            headers["X-API-Key"] = STATE.api.api_key  # the owner's master key (extension)
         elif path != f"{fx.API}/auth/login":
             headers["X-Sqlite-User-Token"] = f.admin.session
         return {k: v for k, v in headers.items() if v}

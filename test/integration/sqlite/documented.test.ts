@@ -41,17 +41,23 @@ describe.each(backends)('SQLite API against its document on %s', (backend) => {
     for (const [method, path] of [
       ['get', '/api/v1/sqlite/auth/me'],
       ['post', '/api/v1/sqlite/auth/change-password'],
+    ] as const) {
+      expect(security(method, path), path).toEqual([{ SqliteToken: [], SqliteUserToken: [] }]);
+    }
+    // Register, and the pool's administration (extension: the owner's master key too).
+    for (const [method, path] of [
+      ['post', '/api/v1/sqlite/auth/register'],
       ['get', '/api/v1/sqlite/auth/users'],
       ['patch', '/api/v1/sqlite/auth/users/{id}'],
       ['delete', '/api/v1/sqlite/auth/users/{id}'],
       ['post', '/api/v1/sqlite/auth/users/{id}/reset-password'],
     ] as const) {
-      expect(security(method, path), path).toEqual([{ SqliteToken: [], SqliteUserToken: [] }]);
+      expect(security(method, path), path).toEqual([
+        { SqliteToken: [], ApiKey: [] },
+        { SqliteToken: [], SqliteUserToken: [] },
+      ]);
     }
-    expect(security('post', '/api/v1/sqlite/auth/register')).toEqual([
-      { SqliteToken: [], ApiKey: [] },
-      { SqliteToken: [], SqliteUserToken: [] },
-    ]);
+    expect(security('get', '/api/v1/sqlite/databases')).toEqual([{ ApiKey: [] }]);
     expect(security('post', '/api/v1/sqlite/auth/install')).toEqual([{ ApiKey: [] }]);
     // Their 401 is the SQLite one, never the platform's "Missing API key".
     const query401 = JSON.stringify(doc.paths['/api/v1/sqlite/query'].post.responses['401']);
