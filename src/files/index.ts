@@ -9,8 +9,8 @@ import type { FilesService } from './service.js';
 export { FilesService, MAX_FILE_BYTES, MAX_VIDEO_BYTES, type FileRecord } from './service.js';
 export { MAX_PATH_BYTES, MAX_SEGMENT_BYTES, namesDatabaseFile, normalizeSitePath } from './paths.js';
 export { databasePath } from './schemas.js';
-export { contentTypeFor } from './file-types.js';
-export { DeploysService, DEPLOY_ID, type PreviewRow } from './deploys.js';
+export { contentTypeFor, uploadExtensions, videoExtensions } from './file-types.js';
+export { DeploysService, DEPLOY_ID, MAX_DEPLOY_FILES, type PreviewRow } from './deploys.js';
 
 const HOUR = 3_600_000;
 
