@@ -17,6 +17,16 @@ export interface ApiOptions {
   apiKey: string;
 }
 
+/** A 429 the caller paces itself for (uploads: see upload.ts) instead of the retries here. */
+export class Throttled extends Error {
+  constructor(
+    message: string,
+    readonly waitMs: number,
+  ) {
+    super(message);
+  }
+}
+
 export interface Answer<T> {
   body: T;
   /** How many attempts it took (1 when the first answered). */
@@ -45,11 +55,17 @@ export class DeployApi {
     return this.request<T>('POST', path, json === undefined ? undefined : { json });
   }
 
+  /** A blob upload; a 429 is thrown as Throttled for the caller to pace its uploads. */
   put<T>(path: string, stream: () => ReadableStream<Uint8Array>, length: number): Promise<Answer<T>> {
-    return this.request<T>('PUT', path, { stream, length });
+    return this.request<T>('PUT', path, { stream, length }, true);
   }
 
-  private async request<T>(method: string, path: string, body?: Body): Promise<Answer<T>> {
+  private async request<T>(
+    method: string,
+    path: string,
+    body?: Body,
+    throwThrottled = false,
+  ): Promise<Answer<T>> {
     const url = new URL(`${this.options.baseUrl}${path}`);
     const what = `${method} ${url.pathname}`;
     for (let attempt = 1; ; attempt++) {
@@ -75,6 +91,7 @@ export class DeployApi {
       if (RETRY_STATUSES.has(res.status)) {
         const waitMs = retryAfterMs(res.headers.get('retry-after'));
         const reason = `${res.status} ${errorBody.message}`;
+        if (throwThrottled && res.status === 429) throw new Throttled(reason, waitMs ?? BASE_DELAY_MS);
         if (attempt >= MAX_ATTEMPTS || (waitMs !== undefined && waitMs > MAX_RETRY_AFTER_MS))
           throw new ApiUnavailable(`${what}: ${reason} (after ${attempt} attempts)`, errorBody);
         await this.backOff(what, attempt, waitMs, reason);

@@ -67,9 +67,19 @@ export async function deployCommand(api: DeployApi, io: Io, options: DeployOptio
 
   const progress = new Progress(io.progressOut, plan.files.length, plan.bytes);
   const sayRetry = api.onRetry;
+  let paced = 0;
   api.onRetry = (...args) => progress.note(retryNote(...args));
   try {
-    await uploadAll(api, created.id, plan, options.concurrency, (f) => progress.add(f.size));
+    await uploadAll(api, created.id, plan, options.concurrency, {
+      uploaded: (f) => progress.add(f.size),
+      paced: (window, reason) => {
+        progress.note(
+          paced++ === 0
+            ? `the server takes fewer uploads at once (${reason}): ${window} at a time from now on`
+            : `${window} at a time from now on`,
+        );
+      },
+    });
   } finally {
     progress.finishLine();
     api.onRetry = sayRetry;

@@ -1,6 +1,8 @@
 import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
-import type { DeployApi } from './api.js';
+import { setTimeout as delay } from 'node:timers/promises';
+import { ApiUnavailable } from '../errors.js';
+import { Throttled, type DeployApi } from './api.js';
 import type { ManifestFile } from './hash.js';
 
 export interface UploadPlan {
@@ -23,35 +25,83 @@ export function planUploads(manifest: ManifestFile[], required: string[]): Uploa
   return { files, bytes: files.reduce((sum, f) => sum + f.size, 0) };
 }
 
+/** A file refused with 429 this many times in a row fails the deploy (exit 5). */
+const MAX_THROTTLES_PER_FILE = 20;
+
 /**
- * PUTs each file of the plan with at most `concurrency` at once (each with its own retries, see
- * api.ts). The first failure that retries could not fix stops the others from starting and is thrown.
+ * PUTs each file of the plan, at most `concurrency` at once. The server caps the uploads one site
+ * may run at once (per process; 1 by default, see files/upload-slots.ts) and answers 429 beyond it:
+ * then the window shrinks to what it accepted and the refused file waits its Retry-After and goes
+ * again, so a deploy paces itself instead of failing. Other transient failures are retried per
+ * call (api.ts). The first failure that could not be fixed stops new uploads and is thrown.
  */
 export async function uploadAll(
   api: DeployApi,
   deployId: string,
   plan: UploadPlan,
   concurrency: number,
-  onUploaded: (file: ManifestFile) => void,
+  events: { uploaded(file: ManifestFile): void; paced(window: number, reason: string): void },
 ): Promise<void> {
-  let next = 0;
+  const queue = [...plan.files];
+  const throttles = new Map<string, number>();
+  let window = concurrency;
+  let active = 0;
   let failed: unknown;
-  await Promise.all(
-    Array.from({ length: Math.min(concurrency, plan.files.length) }, async () => {
-      while (failed === undefined && next < plan.files.length) {
-        const file = plan.files[next++]!;
-        try {
-          await api.put(
-            `/api/v1/deploys/${deployId}/files/${file.hash}`,
-            () => Readable.toWeb(createReadStream(file.absPath)) as ReadableStream<Uint8Array>,
-            file.size,
-          );
-          onUploaded(file);
-        } catch (err) {
-          failed ??= err;
-        }
+  let wake: () => void = () => undefined;
+
+  let waiting = 0;
+  const release = () => {
+    active--;
+    wake();
+  };
+
+  const uploadOne = async (file: ManifestFile) => {
+    try {
+      await api.put(
+        `/api/v1/deploys/${deployId}/files/${file.hash}`,
+        () => Readable.toWeb(createReadStream(file.absPath)) as ReadableStream<Uint8Array>,
+        file.size,
+      );
+    } catch (err) {
+      if (!(err instanceof Throttled)) {
+        failed ??= err;
+        return release();
       }
-    }),
-  );
+      const times = (throttles.get(file.hash) ?? 0) + 1;
+      throttles.set(file.hash, times);
+      if (times > MAX_THROTTLES_PER_FILE) {
+        failed ??= new ApiUnavailable(`PUT of ${file.sitePath}: ${err.message} (${times} times)`);
+        return release();
+      }
+      // The others in flight were accepted: that many is what the server takes now.
+      const accepted = Math.max(1, active - 1);
+      if (accepted < window) {
+        window = accepted;
+        events.paced(window, err.message);
+      }
+      // Waiting holds no slot of the server's: the window goes on with the others meanwhile.
+      waiting++;
+      release();
+      await delay(err.waitMs);
+      waiting--;
+      queue.unshift(file);
+      return wake();
+    }
+    throttles.delete(file.hash);
+    events.uploaded(file);
+    release();
+  };
+
+  const running = new Set<Promise<void>>();
+  while (failed === undefined && (queue.length > 0 || active > 0 || waiting > 0)) {
+    while (failed === undefined && queue.length > 0 && active < window) {
+      active++;
+      const task = uploadOne(queue.shift()!);
+      running.add(task);
+      void task.finally(() => running.delete(task));
+    }
+    await new Promise<void>((resolve) => (wake = resolve));
+  }
+  await Promise.all(running);
   if (failed !== undefined) throw failed;
 }
