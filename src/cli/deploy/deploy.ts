@@ -67,17 +67,22 @@ export async function deployCommand(api: DeployApi, io: Io, options: DeployOptio
 
   const progress = new Progress(io.progressOut, plan.files.length, plan.bytes);
   const sayRetry = api.onRetry;
-  let paced = 0;
   api.onRetry = (...args) => progress.note(retryNote(...args));
   try {
+    // The window may shrink a few times in a burst of 429s: it is reported once it has settled.
+    let settled: { window: number; reason: string } | undefined;
     await uploadAll(api, created.id, plan, options.concurrency, {
-      uploaded: (f) => progress.add(f.size),
+      uploaded: (f) => {
+        if (settled) {
+          progress.note(
+            `the server takes fewer uploads at once (${settled.reason}): ${settled.window} at a time`,
+          );
+          settled = undefined;
+        }
+        progress.add(f.size);
+      },
       paced: (window, reason) => {
-        progress.note(
-          paced++ === 0
-            ? `the server takes fewer uploads at once (${reason}): ${window} at a time from now on`
-            : `${window} at a time from now on`,
-        );
+        settled = { window, reason: settled?.reason ?? reason };
       },
     });
   } finally {

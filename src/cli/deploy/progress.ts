@@ -79,11 +79,13 @@ export class Progress {
 
   private redraw(): void {
     const share = this.totalBytes ? this.bytes / this.totalBytes : this.files / Math.max(1, this.totalFiles);
-    const width = 24;
-    const filled = Math.round(share * width);
-    const bar = `[${'#'.repeat(filled)}${'-'.repeat(width - filled)}]`;
-    const line = `${bar} ${this.text()}`;
-    this.out.write(`\r\x1b[2K${line.slice(0, (this.out.columns ?? 200) - 1)}`);
+    const text = this.text();
+    const columns = this.out.columns || 80;
+    // The bar gives way to the words on a narrow terminal.
+    const width = Math.min(24, columns - text.length - 4);
+    const filled = Math.round(share * Math.max(0, width));
+    const bar = width >= 5 ? `[${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ` : '';
+    this.out.write(`\r\x1b[2K${`${bar}${text}`.slice(0, columns - 1)}`);
     this.drawn = true;
   }
 }
