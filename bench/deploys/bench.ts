@@ -152,8 +152,14 @@ async function main(): Promise<void> {
       },
     );
     const wall = Math.round(performance.now() - start);
-    const result = JSON.parse(stdout) as { duration_ms: number; uploaded_files: number };
-    return { wall, own: result.duration_ms, uploaded: result.uploaded_files };
+    const result = JSON.parse(stdout) as {
+      duration_ms: number;
+      uploaded_files: number;
+      concurrency: number;
+      timings_ms: Record<string, number>;
+    };
+    if (!values.json) console.error(`  cli c${concurrency}: ${JSON.stringify(result.timings_ms)}`);
+    return { wall, own: result.duration_ms, uploaded: result.uploaded_files, window: result.concurrency };
   };
 
   const folder = await mkdtemp(path.join(os.tmpdir(), 'hostplane-bench-deploy-'));
@@ -196,6 +202,7 @@ async function main(): Promise<void> {
         results[`cli_first_c${concurrency}_ms`] = first.wall;
         results[`cli_first_c${concurrency}_own_ms`] = first.own;
         results[`cli_first_c${concurrency}_blobs`] = first.uploaded;
+        results[`cli_first_c${concurrency}_window`] = first.window;
         const unchanged = await cliDeploy(key, folder, concurrency);
         results[`cli_unchanged_c${concurrency}_ms`] = unchanged.wall;
         results[`cli_unchanged_c${concurrency}_own_ms`] = unchanged.own;

@@ -34,7 +34,8 @@ export interface Answer<T> {
 }
 
 /** What a request sends: JSON, or a fresh stream per attempt (a retry re-reads the file). */
-type Body = { json: unknown } | { stream: () => ReadableStream<Uint8Array>; length: number };
+export type BlobBody = { bytes: Uint8Array } | { stream: () => ReadableStream<Uint8Array>; length: number };
+type Body = { json: unknown } | BlobBody;
 
 /** The deploy API over fetch, with retries of transient failures (backoff, Retry-After honoured). */
 export class DeployApi {
@@ -56,8 +57,8 @@ export class DeployApi {
   }
 
   /** A blob upload; a 429 is thrown as Throttled for the caller to pace its uploads. */
-  put<T>(path: string, stream: () => ReadableStream<Uint8Array>, length: number): Promise<Answer<T>> {
-    return this.request<T>('PUT', path, { stream, length }, true);
+  put<T>(path: string, body: BlobBody): Promise<Answer<T>> {
+    return this.request<T>('PUT', path, body, true);
   }
 
   private async request<T>(
@@ -120,6 +121,7 @@ function init(apiKey: string, method: string, body: Body | undefined): RequestIn
     return { method, headers, body: JSON.stringify(body.json) };
   }
   headers['content-type'] = 'application/octet-stream';
+  if ('bytes' in body) return { method, headers, body: body.bytes as Uint8Array<ArrayBuffer> };
   headers['content-length'] = String(body.length);
   return { method, headers, body: body.stream(), duplex: 'half' } as RequestInit;
 }

@@ -30,6 +30,14 @@ export async function deployCommand(api: DeployApi, io: Io, options: DeployOptio
   // Asked first: a refused key fails at once, before a large folder is hashed.
   const site = (await api.get<HostingInfo>('/api/v1/hosting-info')).body;
 
+  const timings: Record<string, number> = {};
+  let mark = Date.now();
+  const phase = (name: string) => {
+    const now = Date.now();
+    timings[name] = now - mark;
+    mark = now;
+  };
+  phase('check_key');
   const walked = await walk(options.dir);
   const { ok, refused } = checkFiles(walked.files);
   reportSkipped(io, walked.skipped);
@@ -42,7 +50,9 @@ export async function deployCommand(api: DeployApi, io: Io, options: DeployOptio
       `${options.dir} has no file to deploy${walked.ignored ? ` (${walked.ignored} ignored)` : ''}: a deploy replaces the whole site`,
       EXIT.failed,
     );
+  phase('scan');
   const manifest = await hashAll(ok);
+  phase('hash');
   const totalBytes = manifest.reduce((sum, f) => sum + f.size, 0);
   io.say(
     `${options.dryRun ? 'Dry run: ' : ''}${options.draft ? 'Draft of' : 'Deploying'} ${options.dir} to ${site.subdomain} (${api.baseUrl}): ` +
@@ -59,6 +69,7 @@ export async function deployCommand(api: DeployApi, io: Io, options: DeployOptio
       ...(options.draft ? { draft: true } : {}),
     })
   ).body;
+  phase('create');
   const plan = planUploads(manifest, created.required);
   io.say(
     `deploy ${created.id}: ${plural(plan.files.length, 'file')} to upload (${formatBytes(plan.bytes)}), ` +
@@ -67,11 +78,12 @@ export async function deployCommand(api: DeployApi, io: Io, options: DeployOptio
 
   const progress = new Progress(io.progressOut, plan.files.length, plan.bytes);
   const sayRetry = api.onRetry;
+  let window = options.concurrency;
   api.onRetry = (...args) => progress.note(retryNote(...args));
   try {
     // The window may shrink a few times in a burst of 429s: it is reported once it has settled.
     let settled: { window: number; reason: string } | undefined;
-    await uploadAll(api, created.id, plan, options.concurrency, {
+    ({ window } = await uploadAll(api, created.id, plan, options.concurrency, {
       uploaded: (f) => {
         if (settled) {
           progress.note(
@@ -84,12 +96,14 @@ export async function deployCommand(api: DeployApi, io: Io, options: DeployOptio
       paced: (window, reason) => {
         settled = { window, reason: settled?.reason ?? reason };
       },
-    });
+    }));
   } finally {
     progress.finishLine();
     api.onRetry = sayRetry;
   }
+  phase('upload');
   const done = await finalize(api, created.id);
+  phase('finalize');
   const url = done.draft ? done.preview_url : site.base_url;
 
   if (io.json) {
@@ -107,9 +121,12 @@ export async function deployCommand(api: DeployApi, io: Io, options: DeployOptio
         bytes: totalBytes,
         uploaded_files: plan.files.length,
         uploaded_bytes: plan.bytes,
+        // Uploads at once at the end (lower than --concurrency when the server asked for fewer).
+        concurrency: window,
         ignored: walked.ignored,
         skipped: walked.skipped.map((s) => ({ path: s.relPath, reason: s.reason })),
         duration_ms: Date.now() - started,
+        timings_ms: timings,
       }),
     );
   }

@@ -1,8 +1,9 @@
 import { createReadStream } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import { ApiUnavailable } from '../errors.js';
-import { Throttled, type DeployApi } from './api.js';
+import { Throttled, type BlobBody, type DeployApi } from './api.js';
 import type { ManifestFile } from './hash.js';
 
 export interface UploadPlan {
@@ -25,6 +26,17 @@ export function planUploads(manifest: ManifestFile[], required: string[]): Uploa
   return { files, bytes: files.reduce((sum, f) => sum + f.size, 0) };
 }
 
+/** Files up to this size are read whole (cheaper per request); larger ones stream from disk. */
+const READ_WHOLE_MAX_BYTES = 1024 * 1024;
+
+async function bodyOf(file: ManifestFile): Promise<BlobBody> {
+  if (file.size <= READ_WHOLE_MAX_BYTES) return { bytes: await readFile(file.absPath) };
+  return {
+    stream: () => Readable.toWeb(createReadStream(file.absPath)) as ReadableStream<Uint8Array>,
+    length: file.size,
+  };
+}
+
 /** A file refused with 429 this many times in a row fails the deploy (exit 5). */
 const MAX_THROTTLES_PER_FILE = 20;
 
@@ -41,7 +53,7 @@ export async function uploadAll(
   plan: UploadPlan,
   concurrency: number,
   events: { uploaded(file: ManifestFile): void; paced(window: number, reason: string): void },
-): Promise<void> {
+): Promise<{ window: number }> {
   const queue = [...plan.files];
   const throttles = new Map<string, number>();
   let window = concurrency;
@@ -57,11 +69,7 @@ export async function uploadAll(
 
   const uploadOne = async (file: ManifestFile) => {
     try {
-      await api.put(
-        `/api/v1/deploys/${deployId}/files/${file.hash}`,
-        () => Readable.toWeb(createReadStream(file.absPath)) as ReadableStream<Uint8Array>,
-        file.size,
-      );
+      await api.put(`/api/v1/deploys/${deployId}/files/${file.hash}`, await bodyOf(file));
     } catch (err) {
       if (!(err instanceof Throttled)) {
         failed ??= err;
@@ -104,4 +112,5 @@ export async function uploadAll(
   }
   await Promise.all(running);
   if (failed !== undefined) throw failed;
+  return { window };
 }
