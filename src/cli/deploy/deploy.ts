@@ -31,7 +31,7 @@ export async function deployCommand(api: DeployApi, io: Io, options: DeployOptio
   const site = (await api.get<HostingInfo>('/api/v1/hosting-info')).body;
 
   const timings: Record<string, number> = {};
-  let mark = Date.now();
+  let mark = started;
   const phase = (name: string) => {
     const now = Date.now();
     timings[name] = now - mark;
