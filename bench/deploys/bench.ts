@@ -2,12 +2,19 @@
 // re-deploy) against 300 single uploads through /api/v1/files/upload, on PostgreSQL + MinIO (the
 // test suite's own throwaway servers, on loopback) with the built `hostplane serve` as its own
 // process. Reports figures; asserts nothing. Each case runs on a fresh site (no shared blobs).
+// The cli_* cases run `hostplane deploy DIR` (the built CLI, its own process: Node start-up, the
+// folder walk and hashing included) on the same 300 files written to a temp folder; `--mode api`
+// or `--mode cli` runs one kind only.
 //
 //   make build
-//   scripts/node.sh exec npx tsx bench/deploys/bench.ts            # --files 300 --concurrency 8 --json
+//   scripts/node.sh exec npx tsx bench/deploys/bench.ts            # --files 300 --concurrency 8 --mode all --json
+import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
-import { parseArgs } from 'node:util';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs, promisify } from 'node:util';
 import { createBucket, startMinio } from '../../test/support/minio.js';
 import { createDatabase, startPostgres } from '../../test/support/postgres.js';
 import { request } from '../support/http.js';
@@ -18,6 +25,7 @@ const { values } = parseArgs({
     bin: { type: 'string', default: 'dist/src/cli/main.js' },
     files: { type: 'string', default: '300' },
     concurrency: { type: 'string', default: '8' },
+    mode: { type: 'string', default: 'all' },
     json: { type: 'boolean', default: false },
   },
 });
@@ -25,6 +33,9 @@ const FILES = Number(values.files);
 const CONCURRENCY = Number(values.concurrency);
 const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+const execFileAsync = promisify(execFile);
+const MODE = values.mode;
+if (MODE !== 'all' && MODE !== 'api' && MODE !== 'cli') throw new Error('--mode is all, api or cli');
 
 /** A small site: FILES pages of about 1 KB, distinct per site. */
 function site(tag: string): Map<string, Buffer> {
@@ -129,9 +140,33 @@ async function main(): Promise<void> {
   /** create, uploads, finalize (ms) of the last deploy. */
   let lastPhases: number[] = [];
 
+  /** `hostplane deploy DIR --json` on `key`: wall time (process included), the CLI's own, uploads. */
+  const cliDeploy = async (key: string, dir: string, concurrency: number) => {
+    const start = performance.now();
+    const { stdout } = await execFileAsync(
+      process.execPath,
+      [values.bin, 'deploy', dir, '--json', '--concurrency', String(concurrency)],
+      {
+        env: { ...process.env, HOSTPLANE_API_KEY: key, HOSTPLANE_API_URL: `http://localhost:${server.port}` },
+        maxBuffer: 1 << 24,
+      },
+    );
+    const wall = Math.round(performance.now() - start);
+    const result = JSON.parse(stdout) as {
+      duration_ms: number;
+      uploaded_files: number;
+      concurrency: number;
+      timings_ms: Record<string, number>;
+    };
+    if (!values.json) console.error(`  cli c${concurrency}: ${JSON.stringify(result.timings_ms)}`);
+    return { wall, own: result.duration_ms, uploaded: result.uploaded_files, window: result.concurrency };
+  };
+
+  const folder = await mkdtemp(path.join(os.tmpdir(), 'hostplane-bench-deploy-'));
   try {
     const results: Record<string, number | undefined> = {};
     for (const concurrency of [1, CONCURRENCY]) {
+      if (MODE === 'cli') break;
       results[`uploads_c${concurrency}_ms`] = await uploads(concurrency);
       const key = await fresh();
       const files = site(`deploy-${concurrency}`);
@@ -155,12 +190,32 @@ async function main(): Promise<void> {
         results[`deploy_unchanged_c${concurrency}_finalize_ms`],
       ] = lastPhases;
     }
+    if (MODE !== 'api') {
+      // The same files on disk, once: each case deploys this folder to a fresh site.
+      for (const [rel, bytes] of site('cli')) {
+        await mkdir(path.dirname(path.join(folder, rel)), { recursive: true });
+        await writeFile(path.join(folder, rel), bytes);
+      }
+      for (const concurrency of [1, CONCURRENCY]) {
+        const key = await fresh();
+        const first = await cliDeploy(key, folder, concurrency);
+        results[`cli_first_c${concurrency}_ms`] = first.wall;
+        results[`cli_first_c${concurrency}_own_ms`] = first.own;
+        results[`cli_first_c${concurrency}_blobs`] = first.uploaded;
+        results[`cli_first_c${concurrency}_window`] = first.window;
+        const unchanged = await cliDeploy(key, folder, concurrency);
+        results[`cli_unchanged_c${concurrency}_ms`] = unchanged.wall;
+        results[`cli_unchanged_c${concurrency}_own_ms`] = unchanged.own;
+        results[`cli_unchanged_c${concurrency}_blobs`] = unchanged.uploaded;
+      }
+    }
     if (values.json) console.log(JSON.stringify({ files: FILES, ...results }));
     else {
       console.log(`${FILES} files of ~1 KB, PostgreSQL + MinIO, server ${values.bin}`);
       for (const [k, v] of Object.entries(results)) console.log(`  ${k.padEnd(34)} ${v}`);
     }
   } finally {
+    await rm(folder, { recursive: true, force: true });
     agent.destroy();
     await server.stop();
     await minio.stop();

@@ -14,13 +14,53 @@ export class CommandFailed extends Error {
   }
 }
 
-/**
- * Exit codes: 0 done, 1 the command failed, 2 the command line (or the environment's
- * configuration) is wrong. Every code not named here exits 1.
- */
-const EXIT_CODES: Partial<Record<ErrorCode, number>> = { USAGE: 2, CONFIG_INVALID: 2 };
+/** The API refused a call of `deploy`, `deploys`, `rollback` or `publish` (a registry body). */
+export class ApiRefused extends CommandFailed {}
 
-export const exitCodeOf = (err: unknown): number => (isAppError(err) ? (EXIT_CODES[err.code] ?? 1) : 1);
+/** The API could not be reached, or kept failing, after every retry. */
+export class ApiUnavailable extends Error {
+  constructor(
+    message: string,
+    readonly body?: ErrorBody,
+  ) {
+    super(message);
+  }
+}
+
+/** Refused before anything was sent (files the server would refuse); `exitCode` says why. */
+export class LocalRefusal extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: number,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Exit codes (listed in `hostplane help` and the README): 0 done; 1 the command failed (the server
+ * or a local check refused it); 2 the command line (or the environment's configuration) is wrong;
+ * 3 the API key was refused; 4 a limit refused it (plan quota, file size); 5 the API could not be
+ * reached, or kept failing, after retries. Every registry code not named here exits 1.
+ */
+export const EXIT = { ok: 0, failed: 1, usage: 2, auth: 3, limit: 4, unavailable: 5 } as const;
+const EXIT_CODES: Partial<Record<ErrorCode, number>> = { USAGE: EXIT.usage, CONFIG_INVALID: EXIT.usage };
+
+export const exitCodeOf = (err: unknown): number => {
+  if (err instanceof ApiRefused) return exitCodeOfStatus(err.status, err.body);
+  if (err instanceof ApiUnavailable) return EXIT.unavailable;
+  if (err instanceof LocalRefusal) return err.exitCode;
+  return isAppError(err) ? (EXIT_CODES[err.code] ?? EXIT.failed) : EXIT.failed;
+};
+
+/** An API answer's exit code: its body has no code, so the status and the `error` title tell. */
+function exitCodeOfStatus(status: number, body: ErrorBody): number {
+  if (status === 401) return EXIT.auth;
+  // 403 is a key scoped to another site ("Forbidden"), or a plan limit ("File limit exceeded", …).
+  if (status === 403) return /limit/i.test(body.error) ? EXIT.limit : EXIT.auth;
+  if (status === 413 || (status === 400 && /too large/i.test(body.error))) return EXIT.limit;
+  return EXIT.failed;
+}
 
 /**
  * A failure a user can fix, as a registry code: the ports, the database. Node's own errors (a port

@@ -1,10 +1,19 @@
 import { loadConfig } from '../config/index.js';
 import { AppError, isAppError } from '../errors/index.js';
-import { asStartupError, CommandFailed, exitCodeOf, messageOf, usageError } from './errors.js';
+import {
+  ApiUnavailable,
+  asStartupError,
+  CommandFailed,
+  exitCodeOf,
+  LocalRefusal,
+  messageOf,
+  usageError,
+} from './errors.js';
 import { usages, version, type CommandName } from './usage.js';
 
 // Exit codes (see errors.ts): 0 done, 1 the command failed (one line and a hint on stderr), 2 the
-// command line (or the environment's configuration) is wrong. Heavy modules (the server, the
+// command line (or the environment's configuration) is wrong, 3 to 5 for the API commands (key
+// refused, limit, unreachable). Heavy modules (the server, the
 // database) load only in the command that needs them, so --help and --version answer at once.
 
 /** What the failure report needs to know about the command being run. */
@@ -60,6 +69,16 @@ async function main(argv: string[], ctx: Context): Promise<number> {
       const { parseAdminArgs, runAdmin } = await import('./admin.js');
       return runAdmin(loadConfig(), parseAdminArgs(sub, args));
     }
+    case 'deploy':
+    case 'deploys':
+    case 'rollback':
+    case 'publish': {
+      ctx.command = command;
+      ctx.json = rest.includes('--json');
+      if (wantsHelp(rest)) return help(command);
+      const { runApiCommand } = await import('./deploy/command.js');
+      return runApiCommand(command, rest);
+    }
     default:
       throw usageError(`unknown command "${command}"`);
   }
@@ -91,11 +110,19 @@ function report(err: unknown, ctx: Context): number {
     console.error(`${prefix}: ${err.message}\n${err.hint}`);
     return exitCodeOf(err);
   }
-  // The API's own codes (no hint: their body says it all), from the admin socket or a local run.
+  // The API's own codes (no hint: their body says it all), from the admin socket, a local run or
+  // the HTTP API (deploy commands: with the body's advice for agents and its upgrade link).
   const known = err instanceof CommandFailed ? err.body : isAppError(err) && !err.hint ? err.body : undefined;
   if (known) {
     if (ctx.json) console.log(JSON.stringify(known));
     console.error(`${prefix}: ${known.message}`);
+    if (typeof known.hint_for_ai === 'string') console.error(`hint: ${known.hint_for_ai}`);
+    if (typeof known.upgrade_url === 'string') console.error(`upgrade: ${known.upgrade_url}`);
+    return exitCodeOf(err);
+  }
+  if (err instanceof LocalRefusal || err instanceof ApiUnavailable) {
+    if (ctx.json) console.log(JSON.stringify({ error: 'Failed', message: err.message }));
+    console.error(`${prefix}: ${err.message}`);
     return exitCodeOf(err);
   }
   const startup = asStartupError(err);

@@ -1,5 +1,12 @@
 import { packageVersion } from '../version.js';
 
+const ENV = `
+Environment:
+  HOSTPLANE_API_KEY  The site's API key (required; never a flag: it would stay in shell history)
+  HOSTPLANE_API_URL  The API's address when --api is not given (default http://localhost:8080)
+
+Exit codes: 0 done, 1 refused, 2 usage, 3 key refused, 4 limit, 5 API unreachable (\`hostplane help\`).`;
+
 /** `--help` text of each command, and of the program (key ''). */
 export const usages = {
   '': `Usage: hostplane <command> [options]
@@ -9,9 +16,23 @@ Commands:
   migrate        Apply pending database migrations, then exit
   admin          Operator commands: create-site, invite, session, drain-shard
 
+Site commands (over the HTTP API, with the site's key in HOSTPLANE_API_KEY):
+  deploy DIR     Deploy a folder as the whole site: uploads only what the server lacks
+  deploys        List the site's deploys
+  rollback [ID]  Make an earlier deploy live again (by default the one before the live one)
+  publish ID     Make a draft deploy live
+
 Options:
   -h, --help     Show help (also after any command: hostplane serve --help)
   -v, --version  Print the version
+
+Exit codes:
+  0  done
+  1  the command failed (the server or a local check refused it; the message says why)
+  2  the command line or the configuration is wrong (also: HOSTPLANE_API_KEY not set)
+  3  the API key was refused (unknown, expired, revoked, or scoped to another site)
+  4  a limit refused it (the plan's file, folder or storage limit; a file over 10 MB)
+  5  the API could not be reached, or kept failing, after retries
 
 Configuration comes from environment variables (HOSTPLANE_DATA_DIR, DATABASE_URL, PORT, ...);
 see the README.`,
@@ -82,6 +103,47 @@ replication off stay (their only copy is on that shard) and are listed.
   --shard NAME     The shard to drain (HOSTPLANE_SQLITE_SHARD_NAME; in the cluster, the pod name)
   --to NAME        Move everything to this shard instead
   --json           Print one JSON object: {"shard", "moved": [...], "left": [...]}`,
+  deploy: `Usage: hostplane deploy DIR [--api URL] [--draft] [--dry-run] [--concurrency N] [--json]
+
+Deploys the folder DIR as the whole site: hashes every file (SHA-256), sends the manifest, uploads
+only the files the server does not have yet, then switches the site to the new version at once.
+Left out: .git/, node_modules/, .DS_Store, Thumbs.db and what DIR/.hostplaneignore lists
+(gitignore syntax; \`!pattern\` re-includes). SQLite database files (.db, .sqlite, …) are skipped
+with a note: a deploy never replaces the site's databases. Symbolic links are followed inside DIR
+only. Files the server would refuse (an extension it does not serve, a bad name, over 10 MB) stop
+the deploy before anything is sent. Transient failures (network errors, 429, 502, 503, 504) are
+retried with back-off (Retry-After honoured), 5 attempts per call.
+  --api URL          The API (default: HOSTPLANE_API_URL, else http://localhost:8080)
+  --draft            Do not publish: print the preview URL (publish later with \`hostplane publish ID\`)
+  --dry-run          Hash and compare with the live deploy; upload and change nothing
+  --concurrency N    Uploads at once (1-32, default 6)
+  --json             Print one JSON object on stdout (progress and notes go to stderr)
+${ENV}`,
+
+  deploys: `Usage: hostplane deploys [--api URL] [--limit N] [--json]
+
+Lists the site's newest deploys: id, state, when, files, size, the key that made it, and which
+one is live (drafts show their preview URL).
+  --api URL    The API (default: HOSTPLANE_API_URL, else http://localhost:8080)
+  --limit N    How many (1-100, default 20)
+  --json       Print the API's answer as one JSON object
+${ENV}`,
+
+  rollback: `Usage: hostplane rollback [ID] [--api URL] [--json]
+
+Makes deploy ID live again, at once (nothing is uploaded). Without ID: the published deploy made
+before the live one, so rollbacks in a row step back through the history (if the files API changed
+the live files since the live deploy, that deploy itself). Prints what is live now.
+  --api URL    The API (default: HOSTPLANE_API_URL, else http://localhost:8080)
+  --json       Print one JSON object: the deploy now live and live_url
+${ENV}`,
+
+  publish: `Usage: hostplane publish ID [--api URL] [--json]
+
+Makes the draft deploy ID (from \`hostplane deploy --draft\`) live.
+  --api URL    The API (default: HOSTPLANE_API_URL, else http://localhost:8080)
+  --json       Print one JSON object: the deploy now live and live_url
+${ENV}`,
 } as const;
 
 export type CommandName = keyof typeof usages;

@@ -323,7 +323,9 @@ describe('the command line: help, version, usage errors, failures', () => {
   it('usage errors exit 2 with the problem and where to read the usage', async () => {
     const cases: Array<[string[], RegExp]> = [
       [[], /^hostplane: no command given\n\nUsage: hostplane/],
-      [['deploy'], /^hostplane: unknown command "deploy"/],
+      [['launch'], /^hostplane: unknown command "launch"/],
+      [['deploy'], /^hostplane deploy: missing DIR\nRun `hostplane deploy --help`/],
+      [['deploys', '--api-key', 'k'], /^hostplane deploys: the API key is read from HOSTPLANE_API_KEY only/],
       [['serve', '--role', 'nope'], /^hostplane serve: unknown role "nope".*\nRun `hostplane serve --help`/],
       [['serve', '--port', '1'], /^hostplane serve: Unknown option '--port'/],
       [['migrate', 'now'], /^hostplane migrate: migrate takes no arguments/],

@@ -1,0 +1,159 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import type { ErrorBody } from '../../errors/index.js';
+import { ApiRefused, ApiUnavailable } from '../errors.js';
+
+/** Transient answers worth another attempt: rate limited, or a proxy or the server briefly unable. */
+const RETRY_STATUSES = new Set([429, 502, 503, 504]);
+export const MAX_ATTEMPTS = 5;
+const BASE_DELAY_MS = 500;
+const MAX_DELAY_MS = 10_000;
+/** A Retry-After longer than this is not waited for: the call fails (exit 5) instead. */
+const MAX_RETRY_AFTER_MS = 60_000;
+
+export type OnRetry = (what: string, attempt: number, waitMs: number, reason: string) => void;
+
+export interface ApiOptions {
+  baseUrl: string;
+  apiKey: string;
+}
+
+/** A 429 the caller paces itself for (uploads: see upload.ts) instead of the retries here. */
+export class Throttled extends Error {
+  constructor(
+    message: string,
+    readonly waitMs: number,
+  ) {
+    super(message);
+  }
+}
+
+export interface Answer<T> {
+  body: T;
+  /** How many attempts it took (1 when the first answered). */
+  attempts: number;
+}
+
+/** What a request sends: JSON, or a fresh stream per attempt (a retry re-reads the file). */
+export type BlobBody = { bytes: Uint8Array } | { stream: () => ReadableStream<Uint8Array>; length: number };
+type Body = { json: unknown } | BlobBody;
+
+/** The deploy API over fetch, with retries of transient failures (backoff, Retry-After honoured). */
+export class DeployApi {
+  /** Called before each retry (a note for the user; the progress display takes it over). */
+  onRetry: OnRetry | undefined;
+
+  constructor(private readonly options: ApiOptions) {}
+
+  get baseUrl(): string {
+    return this.options.baseUrl;
+  }
+
+  get<T>(path: string): Promise<Answer<T>> {
+    return this.request<T>('GET', path);
+  }
+
+  post<T>(path: string, json?: unknown): Promise<Answer<T>> {
+    return this.request<T>('POST', path, json === undefined ? undefined : { json });
+  }
+
+  /** A blob upload; a 429 is thrown as Throttled for the caller to pace its uploads. */
+  put<T>(path: string, body: BlobBody): Promise<Answer<T>> {
+    return this.request<T>('PUT', path, body, true);
+  }
+
+  private async request<T>(
+    method: string,
+    path: string,
+    body?: Body,
+    throwThrottled = false,
+  ): Promise<Answer<T>> {
+    const url = new URL(`${this.options.baseUrl}${path}`);
+    const what = `${method} ${url.pathname}`;
+    for (let attempt = 1; ; attempt++) {
+      let res: Response;
+      try {
+        res = await fetch(url, init(this.options.apiKey, method, body));
+      } catch (err) {
+        const reason = networkReason(err);
+        if (attempt >= MAX_ATTEMPTS)
+          throw new ApiUnavailable(
+            `${what}: ${reason} (${attempt} attempts, ${this.options.baseUrl} unreachable)`,
+          );
+        await this.backOff(what, attempt, undefined, reason);
+        continue;
+      }
+      const text = await res.text().catch(() => '');
+      const parsed = parseJson(text);
+      if (res.ok) {
+        if (parsed === undefined) throw new ApiUnavailable(`${what}: the answer is not JSON`);
+        return { body: parsed as T, attempts: attempt };
+      }
+      const errorBody = asErrorBody(parsed, res.status, text);
+      if (RETRY_STATUSES.has(res.status)) {
+        const waitMs = retryAfterMs(res.headers.get('retry-after'));
+        const reason = `${res.status} ${errorBody.message}`;
+        if (throwThrottled && res.status === 429) throw new Throttled(reason, waitMs ?? BASE_DELAY_MS);
+        if (attempt >= MAX_ATTEMPTS || (waitMs !== undefined && waitMs > MAX_RETRY_AFTER_MS))
+          throw new ApiUnavailable(`${what}: ${reason} (after ${attempt} attempts)`, errorBody);
+        await this.backOff(what, attempt, waitMs, reason);
+        continue;
+      }
+      if (res.status >= 500)
+        throw new ApiUnavailable(`${what}: ${res.status} ${errorBody.message}`, errorBody);
+      throw new ApiRefused(res.status, errorBody);
+    }
+  }
+
+  private async backOff(what: string, attempt: number, retryAfter: number | undefined, reason: string) {
+    // Exponential with full jitter, unless the server said how long to wait.
+    const waitMs =
+      retryAfter ?? Math.round(Math.random() * Math.min(MAX_DELAY_MS, BASE_DELAY_MS * 2 ** (attempt - 1)));
+    this.onRetry?.(what, attempt, waitMs, reason);
+    await delay(waitMs);
+  }
+}
+
+function init(apiKey: string, method: string, body: Body | undefined): RequestInit {
+  const headers: Record<string, string> = { 'x-api-key': apiKey, accept: 'application/json' };
+  if (body === undefined) return { method, headers };
+  if ('json' in body) {
+    headers['content-type'] = 'application/json';
+    return { method, headers, body: JSON.stringify(body.json) };
+  }
+  headers['content-type'] = 'application/octet-stream';
+  if ('bytes' in body) return { method, headers, body: body.bytes as Uint8Array<ArrayBuffer> };
+  headers['content-length'] = String(body.length);
+  return { method, headers, body: body.stream(), duplex: 'half' } as RequestInit;
+}
+
+/** Seconds or an HTTP date, in ms; undefined when absent or unreadable. */
+export function retryAfterMs(header: string | null): number | undefined {
+  if (header === null || header.trim() === '') return undefined;
+  const seconds = Number(header);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+  const at = Date.parse(header);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The registry body, or one made up from the status when a proxy answered with something else. */
+function asErrorBody(parsed: unknown, status: number, text: string): ErrorBody {
+  const body = parsed as Partial<ErrorBody> | undefined;
+  if (body && typeof body.message === 'string')
+    return { ...body, error: String(body.error ?? status), message: body.message };
+  const snippet = text.trim().slice(0, 200);
+  return { error: `HTTP ${status}`, message: snippet || `the server answered ${status}` };
+}
+
+/** fetch reports a refused connection as `TypeError: fetch failed` with the cause inside. */
+function networkReason(err: unknown): string {
+  const e = err as { message?: string; cause?: { code?: string; message?: string } };
+  return e.cause?.code ?? e.cause?.message ?? e.message ?? String(err);
+}

@@ -1,0 +1,184 @@
+import { ApiRefused, EXIT, LocalRefusal } from '../errors.js';
+import type { DeployApi } from './api.js';
+import { dryRun } from './dry-run.js';
+import { checkFiles, hashAll, refusalError, type ManifestFile } from './hash.js';
+import { formatBytes, plural, Progress } from './progress.js';
+import { retryNote, type DeployJson, type HostingInfo, type Io } from './types.js';
+import { planUploads, uploadAll } from './upload.js';
+import { walk, type Skipped } from './walk.js';
+
+export interface DeployOptions {
+  dir: string;
+  draft: boolean;
+  dryRun: boolean;
+  concurrency: number;
+}
+
+const SKIP_REASONS: Record<Skipped['reason'], string> = {
+  database:
+    'SQLite database files are never part of a deploy (the site keeps its own databases; use the SQLite API)',
+  outside: 'symbolic links to places outside the folder are not followed',
+  special: 'not a regular file (a dangling link, a loop of links, a socket or a device)',
+};
+
+/**
+ * `hostplane deploy DIR`: lists and hashes the folder, creates a deploy from its manifest, uploads
+ * only the blobs the server asks for, then finalizes it (live, or a draft at its preview URL).
+ */
+export async function deployCommand(api: DeployApi, io: Io, options: DeployOptions): Promise<number> {
+  const started = Date.now();
+  // Asked first: a refused key fails at once, before a large folder is hashed.
+  const site = (await api.get<HostingInfo>('/api/v1/hosting-info')).body;
+
+  const timings: Record<string, number> = {};
+  let mark = started;
+  const phase = (name: string) => {
+    const now = Date.now();
+    timings[name] = now - mark;
+    mark = now;
+  };
+  phase('check_key');
+  const walked = await walk(options.dir);
+  const { ok, refused } = checkFiles(walked.files);
+  reportSkipped(io, walked.skipped);
+  if (refused.length) {
+    const error = refusalError(refused);
+    throw new LocalRefusal(error.message, refused.every((r) => r.limit) ? EXIT.limit : EXIT.failed);
+  }
+  if (ok.length === 0)
+    throw new LocalRefusal(
+      `${options.dir} has no file to deploy${walked.ignored ? ` (${walked.ignored} ignored)` : ''}: a deploy replaces the whole site`,
+      EXIT.failed,
+    );
+  phase('scan');
+  const manifest = await hashAll(ok);
+  phase('hash');
+  const totalBytes = manifest.reduce((sum, f) => sum + f.size, 0);
+  io.say(
+    `${options.dryRun ? 'Dry run: ' : ''}${options.draft ? 'Draft of' : 'Deploying'} ${options.dir} to ${site.subdomain} (${api.baseUrl}): ` +
+      `${plural(manifest.length, 'file')}, ${formatBytes(totalBytes)}` +
+      (walked.ignored ? `; ${walked.ignored} ignored` : ''),
+  );
+
+  if (options.dryRun) return dryRun(api, io, manifest, { site, skipped: walked.skipped, started });
+
+  const files = Object.fromEntries(manifest.map((f) => [f.sitePath, f.hash]));
+  const created = (
+    await api.post<DeployJson & { required: string[] }>('/api/v1/deploys', {
+      files,
+      ...(options.draft ? { draft: true } : {}),
+    })
+  ).body;
+  phase('create');
+  const plan = planUploads(manifest, created.required);
+  io.say(
+    `deploy ${created.id}: ${plural(plan.files.length, 'file')} to upload (${formatBytes(plan.bytes)}), ` +
+      `${manifest.length - countPaths(manifest, created.required)} already on the server`,
+  );
+
+  const progress = new Progress(io.progressOut, plan.files.length, plan.bytes);
+  const sayRetry = api.onRetry;
+  let window = options.concurrency;
+  api.onRetry = (...args) => progress.note(retryNote(...args));
+  try {
+    // The window may shrink a few times in a burst of 429s: it is reported once it has settled.
+    let settled: { window: number; reason: string } | undefined;
+    ({ window } = await uploadAll(api, created.id, plan, options.concurrency, {
+      uploaded: (f) => {
+        if (settled) {
+          progress.note(
+            `the server takes fewer uploads at once (${settled.reason}): ${settled.window} at a time`,
+          );
+          settled = undefined;
+        }
+        progress.add(f.size);
+      },
+      paced: (window, reason) => {
+        settled = { window, reason: settled?.reason ?? reason };
+      },
+    }));
+  } finally {
+    progress.finishLine();
+    api.onRetry = sayRetry;
+  }
+  phase('upload');
+  const done = await finalize(api, created.id);
+  phase('finalize');
+  const url = done.draft ? done.preview_url : site.base_url;
+
+  if (io.json) {
+    console.log(
+      JSON.stringify({
+        success: true,
+        id: done.id,
+        state: done.state,
+        draft: done.draft,
+        live: done.live,
+        url,
+        live_url: site.base_url,
+        preview_url: done.preview_url,
+        files: manifest.length,
+        bytes: totalBytes,
+        uploaded_files: plan.files.length,
+        uploaded_bytes: plan.bytes,
+        // Uploads at once at the end (lower than --concurrency when the server asked for fewer).
+        concurrency: window,
+        ignored: walked.ignored,
+        skipped: walked.skipped.map((s) => ({ path: s.relPath, reason: s.reason })),
+        duration_ms: Date.now() - started,
+        timings_ms: timings,
+      }),
+    );
+  }
+  const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  if (done.draft) {
+    io.say(
+      done.preview_url
+        ? `Draft ${done.id} ready in ${seconds} s. Preview: ${done.preview_url}`
+        : `Draft ${done.id} ready in ${seconds} s (no preview host: "${done.id}--${site.subdomain}" is longer than a DNS label)`,
+    );
+    io.say(`Publish it with: hostplane publish ${done.id}`);
+  } else {
+    io.say(`Deploy ${done.id} is live in ${seconds} s: ${site.base_url}`);
+  }
+  return EXIT.ok;
+}
+
+/**
+ * Finalize, once. A retried finalize (the first answer lost on the way) may find its own work done:
+ * a 409 then is success when the deploy is finalized.
+ */
+async function finalize(api: DeployApi, id: string): Promise<DeployJson> {
+  let attempts = 1;
+  const onRetry = api.onRetry;
+  api.onRetry = (...args) => {
+    attempts = args[1] + 1;
+    onRetry?.(...args);
+  };
+  try {
+    return (await api.post<DeployJson>(`/api/v1/deploys/${id}/finalize`)).body;
+  } catch (err) {
+    if (!(err instanceof ApiRefused) || err.status !== 409 || attempts === 1) throw err;
+    const got = (await api.get<{ deploy: DeployJson }>(`/api/v1/deploys/${id}?per_page=1`)).body.deploy;
+    if (got.state === 'draft' || got.state === 'published') return got;
+    throw err;
+  } finally {
+    api.onRetry = onRetry;
+  }
+}
+
+/** How many paths have one of the hashes (the files that upload, counted by path). */
+function countPaths(manifest: ManifestFile[], hashes: string[]): number {
+  const wanted = new Set(hashes);
+  return manifest.filter((f) => wanted.has(f.hash)).length;
+}
+
+function reportSkipped(io: Io, skipped: Skipped[]): void {
+  for (const reason of ['database', 'outside', 'special'] as const) {
+    const these = skipped.filter((s) => s.reason === reason);
+    if (these.length === 0) continue;
+    const named = these.slice(0, 5).map((s) => s.relPath);
+    const more = these.length > named.length ? ` and ${these.length - named.length} more` : '';
+    io.say(`skipped ${plural(these.length, 'path')} (${named.join(', ')}${more}): ${SKIP_REASONS[reason]}`);
+  }
+}

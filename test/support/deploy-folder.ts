@@ -1,0 +1,76 @@
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { rawRequest } from './hostplane.js';
+
+/** A new temp folder holding `files` (relative path → content); returns its path. */
+export async function siteFolder(files: Record<string, string | Buffer>): Promise<string> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'hostplane-deploy-'));
+  await writeFiles(dir, files);
+  return dir;
+}
+
+export async function writeFiles(dir: string, files: Record<string, string | Buffer>): Promise<void> {
+  for (const [rel, content] of Object.entries(files)) {
+    const abs = path.join(dir, rel);
+    await mkdir(path.dirname(abs), { recursive: true });
+    await writeFile(abs, content);
+  }
+}
+
+/** GET `pathAndQuery` on a host of the server on `port` (a site's, or a preview's): status and body. */
+export async function getOnHost(port: number, host: string, pathAndQuery = '/') {
+  const res = await rawRequest(port, pathAndQuery, { headers: { host: `${host}:${port}` } });
+  return { status: res.status, text: await res.text() };
+}
+
+/**
+ * A loopback proxy in front of the API on `port` that answers the first `failures` requests
+ * matching `fails` with a 503 (Retry-After: 0) and forwards everything else. `failed` counts them.
+ */
+export async function flakyProxy(
+  port: number,
+  fails: (req: http.IncomingMessage) => boolean,
+  failures = 1,
+): Promise<{ url: string; failed: () => number; close(): Promise<void> }> {
+  let failed = 0;
+  const server = http.createServer((req, res) => {
+    if (failed < failures && fails(req)) {
+      failed++;
+      req.resume();
+      res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '0' });
+      res.end(
+        JSON.stringify({ error: 'Service Unavailable', message: 'the proxy failed this one on purpose' }),
+      );
+      return;
+    }
+    const upstream = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        method: req.method,
+        path: req.url,
+        headers: { ...req.headers, host: `localhost:${port}` },
+      },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    upstream.on('error', () => res.destroy());
+    req.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port: proxyPort } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${proxyPort}`,
+    failed: () => failed,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
