@@ -162,7 +162,11 @@ describe('MCP access', () => {
       expect((await fails(a, 'delete_form', { form_id: form.id })).status).toBe(404);
       expect((await ok(b, 'get_form', { form_id: form.id })).form.id).toBe(form.id);
 
-      const { token } = await ok(b, 'sqlite_install', { path: 'b.sqlite', name: 'b' });
+      const { token } = await ok(b, 'sqlite_install', {
+        path: 'b.sqlite',
+        name: 'b',
+        require_user_auth: false,
+      });
       const crossed = await fails(a, 'sqlite_query', { token, sql: 'select 1' });
       expect(crossed).toMatchObject({
         status: 403,
