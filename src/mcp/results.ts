@@ -47,13 +47,22 @@ function dataKeyOf(structured: Record<string, unknown>, data: unknown): string {
   return Object.keys(structured).find((key) => structured[key] === data) ?? '';
 }
 
+/**
+ * A plan limit's 403, whichever code: their bodies name the limit (`limit`, `file_limit`,
+ * `submission_limit`…), the plan (`current_plan`) or where to upgrade (`upgrade_url`).
+ */
+const isPlanLimit = (body: Record<string, unknown>) =>
+  Object.keys(body).some(
+    (key) => key === 'limit' || key.endsWith('_limit') || key === 'current_plan' || key === 'upgrade_url',
+  );
+
 /** What an agent should do about an error of each class, when the registry's body has no hint. */
 function hintFor(status: number, body: Record<string, unknown>): string {
   if (status === 400 || status === 422)
     return 'Fix the argument the message names and call the tool again; do not retry unchanged.';
   if (status === 401)
     return 'Ask the user for a valid Hostplane API key for this site and configure it on the MCP server (Authorization: Bearer <key>).';
-  if (status === 402 || (status === 403 && 'upgrade_url' in body))
+  if (status === 402 || (status === 403 && isPlanLimit(body)))
     return "A plan limit of the site is reached: tell the user (the answer names the plan and where to upgrade) or free space first (delete files, deploys are kept per the plan's retention).";
   if (status === 403)
     return 'The credential may not do this (another site, a read-only token, an Origin not allowed): tell the user rather than retrying.';
