@@ -16,6 +16,12 @@ import { createMcpServer, parseOptions } from './server.js';
  */
 export const MAX_MCP_BODY_BYTES = 20 * 1024 * 1024;
 
+/**
+ * The largest /mcp body without a key: such a caller can only list tools and call publish_page,
+ * whose page is bounded by /ai/publish's own 4 MB body; anyone may call, so no 20 MB parse for them.
+ */
+export const MAX_KEYLESS_MCP_BODY_BYTES = 5 * 1024 * 1024;
+
 export interface McpDeps {
   config: Config;
   logger: Logger;
@@ -63,7 +69,12 @@ export function mcpRoutes(deps: McpDeps & { registry: RouteRegistry }): Router {
 
   // Stateless Streamable HTTP (the SDK's documented stateless mode): a fresh server and transport
   // per request, no session id, JSON answers. Any replica serves any request.
-  router.post('/mcp', admit, jsonBody(`${MAX_MCP_BODY_BYTES / 1024 / 1024}mb`), (req, res, next) => {
+  const keyedBody = jsonBody(`${MAX_MCP_BODY_BYTES}b`);
+  const keylessBody = jsonBody(`${MAX_KEYLESS_MCP_BODY_BYTES}b`);
+  const body: RequestHandler = (req, res, next) =>
+    (keyOf(req) === undefined ? keylessBody : keyedBody)(req, res, next);
+
+  router.post('/mcp', admit, body, (req, res, next) => {
     const options = parseOptions(req.query);
     const api = new PublicApi(deps.listener, {
       key: keyOf(req),

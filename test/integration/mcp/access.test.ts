@@ -212,6 +212,27 @@ describe('MCP access', () => {
       expect(((await res.json()) as Json).result.serverInfo.name).toBe('hostplane');
     });
 
+    it('bounds a keyless body to what publish_page can use (no 20 MB parse for anyone)', async () => {
+      const pad = 'x'.repeat(6 * 1024 * 1024);
+      const padded = JSON.stringify({ ...initialize, params: { ...initialize.params, pad } });
+      const keyless = await post('', {}, padded);
+      expect(keyless.status).toBe(413);
+      expect(((await keyless.json()) as Json).error).toBe('Payload Too Large');
+      const keyed = await post('', { authorization: `Bearer ${siteA.apiKey}` }, padded);
+      expect(keyed.status).toBe(200);
+      // The largest page publish_page takes still fits without a key.
+      const page = `<!doctype html><p>${'y'.repeat(1_000_000)}</p>`;
+      const call = {
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'tools/call',
+        params: { name: 'publish_page', arguments: { html: page } },
+      };
+      const published = await post('', { 'mcp-protocol-version': '2025-06-18' }, JSON.stringify(call));
+      expect(published.status).toBe(200);
+      expect(((await published.json()) as Json).result.isError).toBeUndefined();
+    });
+
     it('bounds the body and refuses bad JSON in the API shape', async () => {
       const big = await post('', {}, JSON.stringify({ ...initialize, pad: 'x'.repeat(21 * 1024 * 1024) }));
       expect(big.status).toBe(413);
