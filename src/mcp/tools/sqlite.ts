@@ -127,7 +127,7 @@ export const sqliteTools = [
         params: args.params ?? [],
       });
       const structured = { rows: answer.rows, row_count: answer.rowCount, version: answer.version };
-      return okUntrusted(structured, 'the rows the query returned', answer.rows);
+      return okUntrusted(structured, 'rows', 'the rows the query returned');
     },
   }),
   tool({
@@ -184,7 +184,7 @@ export const sqliteTools = [
     output: { tables: z.array(z.looseObject({ name: z.string(), sql: z.string().nullable() })) },
     run: async (args, api) => {
       const answer = await withToken(api, 'GET', '/api/v1/sqlite/schema', args);
-      return okUntrusted({ tables: answer.tables }, "the database's schema", answer.tables);
+      return okUntrusted({ tables: answer.tables }, 'tables', "the database's schema");
     },
   }),
 ];
