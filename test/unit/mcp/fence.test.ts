@@ -24,8 +24,9 @@ describe('the untrusted-data fence', () => {
     const structured = { rows: hostile, row_count: 2 };
     const result = okUntrusted(structured, 'rows', 'the rows');
     const text = textOf(result);
-    expect(text.match(/<\s*\/?\s*untrusted-data/gi)).toHaveLength(4); // the open and close tags, and the tag named in the prose before and after
-    const tag = /<(untrusted-data-[0-9a-f]{24})>\n/.exec(text)![1];
+    // The open and close tags, and the tag named in the prose before and after: nothing else.
+    expect(text.match(/<\s*\/?\s*untrusted-data/gi)).toHaveLength(4);
+    const tag = /<(untrusted-data-[0-9a-f]{24})>\n/.exec(text)?.[1] ?? 'missing';
     const inside = text.slice(text.indexOf(`<${tag}>\n`) + tag.length + 3, text.indexOf(`\n</${tag}>`));
     expect(inside).not.toMatch(/<\s*\/?\s*untrusted-data/i);
     expect(inside).not.toContain('\n'); // one JSON line: no line of its own can start inside
@@ -37,6 +38,10 @@ describe('the untrusted-data fence', () => {
     // A file whose content is "utf8" (its encoding) or its own path.
     const structured = { path: 'utf8', encoding: 'utf8', size: 4, content: 'utf8' };
     const text = textOf(okUntrusted(structured, 'content', 'the file'));
-    expect(JSON.parse(text.split('\n')[0])).toEqual({ path: 'utf8', encoding: 'utf8', size: 4 });
+    expect(JSON.parse(text.slice(0, text.indexOf('\n')))).toEqual({
+      path: 'utf8',
+      encoding: 'utf8',
+      size: 4,
+    });
   });
 });
