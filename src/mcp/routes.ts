@@ -22,6 +22,12 @@ export const MAX_MCP_BODY_BYTES = 20 * 1024 * 1024;
  */
 export const MAX_KEYLESS_MCP_BODY_BYTES = 5 * 1024 * 1024;
 
+/**
+ * The most messages in one JSON-RPC batch (only protocol 2025-03-26 has batches; the SDK allows
+ * 100). Each is handled at once, so 100 read_file calls of 10 MB files would hold gigabytes.
+ */
+export const MAX_MCP_BATCH = 10;
+
 export interface McpDeps {
   config: Config;
   logger: Logger;
@@ -75,6 +81,12 @@ export function mcpRoutes(deps: McpDeps & { registry: RouteRegistry }): Router {
     (keyOf(req) === undefined ? keylessBody : keyedBody)(req, res, next);
 
   router.post('/mcp', admit, body, (req, res, next) => {
+    if (Array.isArray(req.body) && req.body.length > MAX_MCP_BATCH)
+      return next(
+        new AppError('INVALID_REQUEST', {
+          message: `A JSON-RPC batch holds at most ${MAX_MCP_BATCH} messages.`,
+        }),
+      );
     const options = parseOptions(req.query);
     const api = new PublicApi(deps.listener, {
       key: keyOf(req),

@@ -233,6 +233,21 @@ describe('MCP access', () => {
       expect(((await published.json()) as Json).result.isError).toBeUndefined();
     });
 
+    it('bounds a JSON-RPC batch: each message is a tool call running at once', async () => {
+      const pings = (n: number) =>
+        JSON.stringify(Array.from({ length: n }, (_, i) => ({ jsonrpc: '2.0', id: i + 1, method: 'ping' })));
+      const headers = { authorization: `Bearer ${siteA.apiKey}`, 'mcp-protocol-version': '2025-03-26' };
+      const ten = await post('', headers, pings(10));
+      expect(ten.status).toBe(200);
+      expect((await ten.json()) as Json[]).toHaveLength(10);
+      const eleven = await post('', headers, pings(11));
+      expect(eleven.status).toBe(400);
+      expect(await eleven.json()).toEqual({
+        error: 'Bad Request',
+        message: 'A JSON-RPC batch holds at most 10 messages.',
+      });
+    });
+
     it('bounds the body and refuses bad JSON in the API shape', async () => {
       const big = await post('', {}, JSON.stringify({ ...initialize, pad: 'x'.repeat(21 * 1024 * 1024) }));
       expect(big.status).toBe(413);
