@@ -75,6 +75,7 @@ export function mcpRoutes(deps: McpDeps & { registry: RouteRegistry }): Router {
 
   // Stateless Streamable HTTP (the SDK's documented stateless mode): a fresh server and transport
   // per request, no session id, JSON answers. Any replica serves any request.
+  const apiHost = new URL(config.baseUrl).host;
   const keyedBody = jsonBody(`${MAX_MCP_BODY_BYTES}b`);
   const keylessBody = jsonBody(`${MAX_KEYLESS_MCP_BODY_BYTES}b`);
   const body: RequestHandler = (req, res, next) =>
@@ -91,7 +92,8 @@ export function mcpRoutes(deps: McpDeps & { registry: RouteRegistry }): Router {
     const api = new PublicApi(deps.listener, {
       key: keyOf(req),
       remoteAddress: req.ip ?? req.socket.remoteAddress ?? '127.0.0.1',
-      host: req.get('host') ?? new URL(config.baseUrl).host,
+      host: apiHost,
+      requestId: req.id,
     });
     const server = createMcpServer(api, options, logger, req.id);
     const transport = new StreamableHTTPServerTransport({
