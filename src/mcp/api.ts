@@ -1,30 +1,38 @@
-import type { RequestListener } from 'node:http';
+import { ServerResponse, type RequestListener } from 'node:http';
 import { context, propagation } from '@opentelemetry/api';
 import inject from 'light-my-request';
-
-/** The response methods light-my-request captures the answer with. */
-const CAPTURING = ['writeHead', 'write', 'end', 'destroy', 'setTimeout', 'addTrailers'] as const;
 
 /**
  * Express swaps every response's prototype for its own (a child of http.ServerResponse), which
  * would drop light-my-request's overrides of write/end (the answer would come back empty): copied
- * onto the response itself first, they survive the swap.
+ * onto the response itself first, they survive the swap. light-my-request documents no other way
+ * (it has a `Request` option, no `Response` one). Every method its Response prototype defines is
+ * copied (writeHead, write, end, destroy, setTimeout, addTrailers in 6.x), not a fixed list, so
+ * an upgrade that overrides one more is not silently lost.
  */
 function keepInjectedResponse(listener: RequestListener): RequestListener {
   return (req, res) => {
     const proto = Object.getPrototypeOf(res) as Record<string, unknown>;
     const own = res as unknown as Record<string, unknown>;
-    for (const name of CAPTURING) own[name] = proto[name];
+    if (proto !== (ServerResponse.prototype as unknown))
+      for (const name of Object.getOwnPropertyNames(proto))
+        if (name !== 'constructor' && typeof proto[name] === 'function') own[name] = proto[name];
     listener(req, res);
   };
 }
 
-/** Who calls: the MCP request's credential, client address (as trust proxy resolved it) and Host. */
+/** Who calls: the MCP request's credential, client address (as trust proxy resolved it) and id. */
 export interface Caller {
   /** The site API key (permanent or temporary), when the MCP request carried one. */
   key?: string;
   remoteAddress: string;
+  /**
+   * The API's own host (the base URL's), never the MCP request's Host: the injected calls must
+   * reach the API's routes whatever the caller sent, not a site's host that became one meanwhile.
+   */
   host: string;
+  /** The MCP request's id, carried as X-Request-Id so the API calls' log lines share it. */
+  requestId: string;
 }
 
 /** A public API answer that is not a success: its status and body (`{error, message, …}`). */
@@ -69,7 +77,11 @@ export class PublicApi {
     path: string,
     options: CallOptions = {},
   ): Promise<T> {
-    const headers: Record<string, string> = { host: this.caller.host, ...options.headers };
+    const headers: Record<string, string> = {
+      ...options.headers,
+      host: this.caller.host,
+      'x-request-id': this.caller.requestId,
+    };
     if (this.caller.key !== undefined) headers['x-api-key'] = this.caller.key;
     propagation.inject(context.active(), headers);
     let payload: string | Buffer | undefined;

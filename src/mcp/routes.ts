@@ -16,6 +16,18 @@ import { createMcpServer, parseOptions } from './server.js';
  */
 export const MAX_MCP_BODY_BYTES = 20 * 1024 * 1024;
 
+/**
+ * The largest /mcp body without a key: such a caller can only list tools and call publish_page,
+ * whose page is bounded by /ai/publish's own 4 MB body; anyone may call, so no 20 MB parse for them.
+ */
+export const MAX_KEYLESS_MCP_BODY_BYTES = 5 * 1024 * 1024;
+
+/**
+ * The most messages in one JSON-RPC batch (only protocol 2025-03-26 has batches; the SDK allows
+ * 100). Each is handled at once, so 100 read_file calls of 10 MB files would hold gigabytes.
+ */
+export const MAX_MCP_BATCH = 10;
+
 export interface McpDeps {
   config: Config;
   logger: Logger;
@@ -63,12 +75,25 @@ export function mcpRoutes(deps: McpDeps & { registry: RouteRegistry }): Router {
 
   // Stateless Streamable HTTP (the SDK's documented stateless mode): a fresh server and transport
   // per request, no session id, JSON answers. Any replica serves any request.
-  router.post('/mcp', admit, jsonBody(`${MAX_MCP_BODY_BYTES / 1024 / 1024}mb`), (req, res, next) => {
+  const apiHost = new URL(config.baseUrl).host;
+  const keyedBody = jsonBody(`${MAX_MCP_BODY_BYTES}b`);
+  const keylessBody = jsonBody(`${MAX_KEYLESS_MCP_BODY_BYTES}b`);
+  const body: RequestHandler = (req, res, next) =>
+    (keyOf(req) === undefined ? keylessBody : keyedBody)(req, res, next);
+
+  router.post('/mcp', admit, body, (req, res, next) => {
+    if (Array.isArray(req.body) && req.body.length > MAX_MCP_BATCH)
+      return next(
+        new AppError('INVALID_REQUEST', {
+          message: `A JSON-RPC batch holds at most ${MAX_MCP_BATCH} messages.`,
+        }),
+      );
     const options = parseOptions(req.query);
     const api = new PublicApi(deps.listener, {
       key: keyOf(req),
       remoteAddress: req.ip ?? req.socket.remoteAddress ?? '127.0.0.1',
-      host: req.get('host') ?? new URL(config.baseUrl).host,
+      host: apiHost,
+      requestId: req.id,
     });
     const server = createMcpServer(api, options, logger, req.id);
     const transport = new StreamableHTTPServerTransport({

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { AppError } from '../../errors/index.js';
-import type { PublicApi } from '../api.js';
+import { ApiError, type PublicApi } from '../api.js';
 import { ok } from '../results.js';
 import { bytesOf, content, pageArgs, pagination, tool, withNextPage } from '../tool.js';
 
@@ -9,8 +10,13 @@ type Json = Record<string, unknown>;
 
 /** Inline files per deploy_files call: bigger sites go through deploy_manifest + upload_blob. */
 export const MAX_INLINE_FILES = 1000;
-/** Blobs uploaded at once by deploy_files (each is one in-process request). */
-const UPLOAD_CONCURRENCY = 4;
+/**
+ * Times deploy_files waits out a busy upload slot for one blob (429: the site's, 503: the
+ * process's; the API says how long in Retry-After) before it gives up with that answer.
+ */
+const UPLOAD_ATTEMPTS = 5;
+/** The longest Retry-After it waits, whatever the answer says. */
+const MAX_RETRY_WAIT_MS = 10_000;
 
 const deployId = z
   .string()
@@ -42,6 +48,26 @@ function deployFields(answer: Json): Json {
 async function siteAddress(api: PublicApi): Promise<string> {
   const info = await api.call<{ base_url: string }>('GET', '/api/v1/hosting-info');
   return info.base_url;
+}
+
+/**
+ * One blob of a deploy, through the API's upload slots like any upload. deploy_files sends them
+ * one at a time: the slots are per process and this process is the one answering, so more at once
+ * would only be refused (the default is one upload per site), and in-process there is no network
+ * round trip to overlap. A refusal (the site's other clients uploading too) is waited out.
+ */
+async function uploadBlob(api: PublicApi, id: string, hash: string, bytes: Buffer): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await api.call('PUT', idPath(id, `/files/${hash}`), { bytes });
+      return;
+    } catch (err) {
+      const busy = err instanceof ApiError && (err.status === 429 || err.status === 503);
+      if (!busy || attempt === UPLOAD_ATTEMPTS) throw err;
+      const seconds = Number(err.retryAfter ?? 1);
+      await sleep(Math.min(Number.isFinite(seconds) ? seconds * 1000 : 1000, MAX_RETRY_WAIT_MS));
+    }
+  }
 }
 
 async function switched(api: PublicApi, id: string, action: 'finalize' | 'publish' | 'restore') {
@@ -98,12 +124,10 @@ export const deployTools = [
       const created = await api.call<Json & { id: string; required: string[] }>('POST', '/api/v1/deploys', {
         json: { files: manifest, draft },
       });
-      const queue = [...created.required];
-      const worker = async () => {
-        for (let hash = queue.shift(); hash !== undefined; hash = queue.shift())
-          await api.call('PUT', idPath(created.id, `/files/${hash}`), { bytes: blobs.get(hash) });
-      };
-      await Promise.all(Array.from({ length: UPLOAD_CONCURRENCY }, worker));
+      for (const hash of created.required) {
+        const bytes = blobs.get(hash);
+        if (bytes !== undefined) await uploadBlob(api, created.id, hash, bytes);
+      }
       const done = await switched(api, created.id, 'finalize');
       return ok({ ...done.structuredContent, uploaded: created.required.length });
     },

@@ -72,7 +72,7 @@ export const fileTools = [
         truncated: text.length < full.length,
         content: text,
       };
-      return okUntrusted(structured, `the content of the site's file ${String(answer.path)}`, text);
+      return okUntrusted(structured, 'content', `the content of the site's file ${String(answer.path)}`);
     },
   }),
   tool({

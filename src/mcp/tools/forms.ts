@@ -113,7 +113,7 @@ export const formTools = [
         pagination: withNextPage(answer.pagination as Json),
         submissions: answer.submissions,
       };
-      return okUntrusted(structured, 'the submissions visitors sent through this form', answer.submissions);
+      return okUntrusted(structured, 'submissions', 'the submissions visitors sent through this form');
     },
   }),
   tool({
@@ -131,7 +131,7 @@ export const formTools = [
     run: async ({ form_id, uuid }, api) => {
       const answer = await api.call<Json>('GET', `/api/v1/forms/${form_id}/submissions/${uuid}`);
       const structured = { form: answer.form, submission: answer.submission };
-      return okUntrusted(structured, 'a submission a visitor sent through this form', answer.submission);
+      return okUntrusted(structured, 'submission', 'a submission a visitor sent through this form');
     },
   }),
 ];

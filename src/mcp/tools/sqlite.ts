@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import type { PublicApi } from '../api.js';
+import { AppError } from '../../errors/index.js';
+import { ApiError, type PublicApi } from '../api.js';
 import { ok, okUntrusted } from '../results.js';
 import { tool } from '../tool.js';
 
@@ -23,16 +24,40 @@ const params = z
   .optional()
   .describe('Values of the ? placeholders, in order');
 
+/** The API's answer when a token that needs an end user comes without one (its text is the registry's). */
+const userTokenMissing = new AppError('SQLITE_USER_TOKEN_MISSING').body.message;
+
+const ownTokenHint =
+  "This token was made for pages: every call needs an end user's session (user_token). To manage the database " +
+  'yourself, call sqlite_install again with require_user_auth: false for a token of your own, keep that token ' +
+  'secret (never in a page, a file of the site or a commit) and use it with these tools.';
+
 /**
- * The headers of a call with a scoped token. Its Origin is the site's own address (what the
- * site's pages send): a scoped token only answers the origins of its site, so a token of another
- * site is refused here exactly as in a browser; the key only tells which site that is.
+ * A call with a scoped token. Its Origin is the site's own address (what the site's pages send):
+ * a scoped token only answers the origins of its site, so a token of another site is refused here
+ * exactly as in a browser; the key only tells which site that is.
  */
-async function tokenHeaders(api: PublicApi, scoped: string, user: string | undefined) {
+async function withToken(
+  api: PublicApi,
+  method: string,
+  path: string,
+  args: { token: string; user_token?: string },
+  json?: unknown,
+): Promise<Json> {
   const info = await api.call<{ base_url: string }>('GET', '/api/v1/hosting-info');
-  const headers: Record<string, string> = { 'x-sqlite-token': scoped, origin: new URL(info.base_url).origin };
-  if (user !== undefined) headers['x-sqlite-user-token'] = user;
-  return headers;
+  const headers: Record<string, string> = {
+    'x-sqlite-token': args.token,
+    origin: new URL(info.base_url).origin,
+  };
+  if (args.user_token !== undefined) headers['x-sqlite-user-token'] = args.user_token;
+  try {
+    return await api.call<Json>(method, path, { headers, json });
+  } catch (err) {
+    // The API's hint (sign a user in with a password) is for a page; an agent needs its own token.
+    if (err instanceof ApiError && err.status === 401 && err.body.message === userTokenMissing)
+      throw new ApiError(err.status, { ...err.body, hint_for_ai: ownTokenHint });
+    throw err;
+  }
 }
 
 export const sqliteTools = [
@@ -42,15 +67,21 @@ export const sqliteTools = [
     title: 'Create a SQLite database (if absent) and a scoped token for it',
     description:
       'Answers a scoped token for one database file of the site (path ending in .sqlite or .db), which the other sqlite_ ' +
-      'tools take. require_user_auth defaults to false here (the token alone suffices: keep it secret, never put it in a ' +
-      "page); true makes every call also need an end user's session, as in the HTTP API's default. Plan limits on " +
-      'database count and size apply.',
+      "tools take. require_user_auth: true (the default, as in the HTTP API) makes every call also need an end user's " +
+      "session: that is the token to put in the site's pages. To create tables and manage the data yourself, ask for " +
+      'require_user_auth: false: that token alone reads and writes the whole database, so keep it secret and never put ' +
+      'it in a page or a file of the site. Plan limits on database count and size apply.',
     access: 'write',
     input: {
       path: z.string().min(1).max(1024).describe('Database path in the site, e.g. data/app.sqlite'),
       name: z.string().min(1).max(120).describe('A name for the token'),
       permissions: z.enum(['read', 'readwrite']).default('readwrite'),
-      require_user_auth: z.boolean().default(false),
+      require_user_auth: z
+        .boolean()
+        .default(true)
+        .describe(
+          "true: calls also need an end user's session (for pages); false: the token alone (keep it secret)",
+        ),
       expires_in_days: z.int().min(1).max(3650).optional().describe('Omitted: never expires'),
     },
     output: {
@@ -91,12 +122,12 @@ export const sqliteTools = [
     input: { token, sql, params, user_token: userToken },
     output: { rows: z.array(z.looseObject({})), row_count: z.int(), version: z.int() },
     run: async (args, api) => {
-      const answer = await api.call<Json>('POST', '/api/v1/sqlite/query', {
-        headers: await tokenHeaders(api, args.token, args.user_token),
-        json: { sql: args.sql, params: args.params ?? [] },
+      const answer = await withToken(api, 'POST', '/api/v1/sqlite/query', args, {
+        sql: args.sql,
+        params: args.params ?? [],
       });
       const structured = { rows: answer.rows, row_count: answer.rowCount, version: answer.version };
-      return okUntrusted(structured, 'the rows the query returned', answer.rows);
+      return okUntrusted(structured, 'rows', 'the rows the query returned');
     },
   }),
   tool({
@@ -108,9 +139,9 @@ export const sqliteTools = [
     input: { token, sql, params, user_token: userToken },
     output: { rows_affected: z.int(), last_insert_row_id: z.int().nullable(), version: z.int() },
     run: async (args, api) => {
-      const answer = await api.call<Json>('POST', '/api/v1/sqlite/exec', {
-        headers: await tokenHeaders(api, args.token, args.user_token),
-        json: { sql: args.sql, params: args.params ?? [] },
+      const answer = await withToken(api, 'POST', '/api/v1/sqlite/exec', args, {
+        sql: args.sql,
+        params: args.params ?? [],
       });
       return ok({
         rows_affected: answer.rowsAffected,
@@ -136,9 +167,8 @@ export const sqliteTools = [
       version: z.int(),
     },
     run: async (args, api) => {
-      const answer = await api.call<Json>('POST', '/api/v1/sqlite/batch', {
-        headers: await tokenHeaders(api, args.token, args.user_token),
-        json: { statements: args.statements.map((s) => ({ sql: s.sql, params: s.params ?? [] })) },
+      const answer = await withToken(api, 'POST', '/api/v1/sqlite/batch', args, {
+        statements: args.statements.map((s) => ({ sql: s.sql, params: s.params ?? [] })),
       });
       return ok({ results: answer.results, version: answer.version });
     },
@@ -153,10 +183,8 @@ export const sqliteTools = [
     input: { token, user_token: userToken },
     output: { tables: z.array(z.looseObject({ name: z.string(), sql: z.string().nullable() })) },
     run: async (args, api) => {
-      const answer = await api.call<Json>('GET', '/api/v1/sqlite/schema', {
-        headers: await tokenHeaders(api, args.token, args.user_token),
-      });
-      return okUntrusted({ tables: answer.tables }, "the database's schema", answer.tables);
+      const answer = await withToken(api, 'GET', '/api/v1/sqlite/schema', args);
+      return okUntrusted({ tables: answer.tables }, 'tables', "the database's schema");
     },
   }),
 ];

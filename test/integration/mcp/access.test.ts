@@ -162,7 +162,11 @@ describe('MCP access', () => {
       expect((await fails(a, 'delete_form', { form_id: form.id })).status).toBe(404);
       expect((await ok(b, 'get_form', { form_id: form.id })).form.id).toBe(form.id);
 
-      const { token } = await ok(b, 'sqlite_install', { path: 'b.sqlite', name: 'b' });
+      const { token } = await ok(b, 'sqlite_install', {
+        path: 'b.sqlite',
+        name: 'b',
+        require_user_auth: false,
+      });
       const crossed = await fails(a, 'sqlite_query', { token, sql: 'select 1' });
       expect(crossed).toMatchObject({
         status: 403,
@@ -206,6 +210,42 @@ describe('MCP access', () => {
       expect(res.status).toBe(200);
       expect(res.headers.get('mcp-session-id')).toBeNull();
       expect(((await res.json()) as Json).result.serverInfo.name).toBe('hostplane');
+    });
+
+    it('bounds a keyless body to what publish_page can use (no 20 MB parse for anyone)', async () => {
+      const pad = 'x'.repeat(6 * 1024 * 1024);
+      const padded = JSON.stringify({ ...initialize, params: { ...initialize.params, pad } });
+      const keyless = await post('', {}, padded);
+      expect(keyless.status).toBe(413);
+      expect(((await keyless.json()) as Json).error).toBe('Payload Too Large');
+      const keyed = await post('', { authorization: `Bearer ${siteA.apiKey}` }, padded);
+      expect(keyed.status).toBe(200);
+      // The largest page publish_page takes still fits without a key.
+      const page = `<!doctype html><p>${'y'.repeat(1_000_000)}</p>`;
+      const call = {
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'tools/call',
+        params: { name: 'publish_page', arguments: { html: page } },
+      };
+      const published = await post('', { 'mcp-protocol-version': '2025-06-18' }, JSON.stringify(call));
+      expect(published.status).toBe(200);
+      expect(((await published.json()) as Json).result.isError).toBeUndefined();
+    });
+
+    it('bounds a JSON-RPC batch: each message is a tool call running at once', async () => {
+      const pings = (n: number) =>
+        JSON.stringify(Array.from({ length: n }, (_, i) => ({ jsonrpc: '2.0', id: i + 1, method: 'ping' })));
+      const headers = { authorization: `Bearer ${siteA.apiKey}`, 'mcp-protocol-version': '2025-03-26' };
+      const ten = await post('', headers, pings(10));
+      expect(ten.status).toBe(200);
+      expect((await ten.json()) as Json[]).toHaveLength(10);
+      const eleven = await post('', headers, pings(11));
+      expect(eleven.status).toBe(400);
+      expect(await eleven.json()).toEqual({
+        error: 'Bad Request',
+        message: 'A JSON-RPC batch holds at most 10 messages.',
+      });
     });
 
     it('bounds the body and refuses bad JSON in the API shape', async () => {

@@ -210,8 +210,28 @@ describe('MCP tools', () => {
   });
 
   describe('sqlite', () => {
+    it('sqlite_install keeps the HTTP default: a token that needs an end user, unless the agent says false', async () => {
+      const { tools } = await client.listTools();
+      const install = tools.find((t) => t.name === 'sqlite_install')!;
+      expect(install.description).toMatch(/require_user_auth: false/);
+      expect(install.description).toMatch(/never .*page/i);
+      const forPages = await ok(client, 'sqlite_install', { path: 'data/app.sqlite', name: 'pages' });
+      expect(forPages.requires_user_auth).toBe(true);
+      const refused = await fails(client, 'sqlite_exec', {
+        token: forPages.token,
+        sql: 'create table t (x)',
+      });
+      expect(refused).toMatchObject({ status: 401, error: 'Unauthorized' });
+      // The agent is told how to get a token of its own, not to sign a user in with a password.
+      expect(refused.hint_for_ai).toMatch(/sqlite_install .*require_user_auth: false/);
+    });
+
     it('sqlite_install, then exec, batch, query and schema with the scoped token', async () => {
-      const installed = await ok(client, 'sqlite_install', { path: 'data/app.sqlite', name: 'agent' });
+      const installed = await ok(client, 'sqlite_install', {
+        path: 'data/app.sqlite',
+        name: 'agent',
+        require_user_auth: false,
+      });
       expect(installed).toMatchObject({
         path: 'data/app.sqlite',
         permissions: 'readwrite',
@@ -259,6 +279,7 @@ describe('MCP tools', () => {
         path: 'data/app.sqlite',
         name: 'r',
         permissions: 'read',
+        require_user_auth: false,
       });
       const refused = await fails(client, 'sqlite_exec', { token: reader.token, sql: 'delete from notes' });
       expect(refused).toMatchObject({ status: 403, message: 'This token is read-only.' });
