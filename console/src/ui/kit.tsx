@@ -1,8 +1,9 @@
 import type { ComponentChildren, InputHTMLAttributes } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { messageOf } from '../api.js';
+import { usePath } from '../router.js';
 
-/** A screen: sets the document title and moves focus to its heading, so a screen reader hears the change. */
+/** A screen: sets the document title and moves focus to its heading when the screen changes, so a screen reader hears it. */
 export function Page({
   title,
   actions,
@@ -13,10 +14,13 @@ export function Page({
   children?: ComponentChildren;
 }) {
   const heading = useRef<HTMLHeadingElement>(null);
+  const path = usePath();
   useEffect(() => {
     document.title = `${title} · Hostplane`;
-    heading.current?.focus();
   }, [title]);
+  // Once per screen: a title that fills in later (the site's name arriving) must not pull the
+  // focus back from where a keyboard user has moved on to.
+  useEffect(() => heading.current?.focus(), [path]);
   return (
     <section class="page" aria-labelledby="page-title">
       <header class="page-header">
