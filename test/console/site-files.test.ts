@@ -258,6 +258,28 @@ describe('console: the site file browser (Chromium)', () => {
     expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Upload files');
   });
 
+  it('keeps the keyboard focus where the user moved it when the site’s name arrives late', async () => {
+    const page = await rig.page();
+    await signIn(rig, page, who);
+    // The site's own record is held back until the user has tabbed into the screen.
+    await page.setRequestInterception(true);
+    const heldSite: Array<() => Promise<void>> = [];
+    page.on('request', (request) => {
+      if (new URL(request.url()).pathname === `/api/v1/account/sites/${siteId}`)
+        heldSite.push(() => request.continue());
+      else void request.continue();
+    });
+    await page.goto(rig.url(`/sites/${siteId}/files`));
+    await waitForText(page, 'At the site’s root');
+    await page.waitForFunction(() => !document.body.innerText.includes('(loading…)'));
+    await eventually('the site request held', async () => heldSite.length > 0 || undefined);
+    expect(await page.evaluate(() => document.title)).toMatch(/^…: Files/);
+    await tabTo(page, 'Upload files');
+    for (const release of heldSite) await release();
+    await page.waitForFunction(() => document.title.startsWith('filebrowser: Files'));
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Upload files');
+  });
+
   it('stops an upload when the user leaves the file browser', async () => {
     const page = await rig.page();
     await signIn(rig, page, who);
