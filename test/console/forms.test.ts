@@ -139,10 +139,28 @@ describe('console: forms, fields, notification and embed snippets (Chromium)', (
     const url = await page.$eval('textarea', (el) => (el as HTMLTextAreaElement).value);
     expect(url).toBe(form.submission_url);
     expect(url).toMatch(/\/f\/[0-9a-f-]{36}$/);
+    await page
+      .browserContext()
+      .overridePermissions(rig.origin, ['clipboard-read', 'clipboard-sanitized-write']);
     await page.locator('.snippet[data-kind=curl] button').click();
     await page.waitForFunction(
       () => document.querySelector('.snippet[data-kind=curl] button')?.textContent === 'Copied',
     );
+    const curl = shown.find(([kind]) => kind === 'curl')![1];
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(curl);
+    // Without a clipboard API (plain HTTP away from localhost) it never claims "Copied": it selects
+    // the text and says how to copy it.
+    await page.evaluate(() => Object.defineProperty(navigator, 'clipboard', { value: undefined }));
+    await page.locator('.snippet[data-kind=html] button').click();
+    await page.waitForFunction(() =>
+      document.querySelector('.snippet[data-kind=html] [role=status]')?.textContent?.includes('press Ctrl+C'),
+    );
+    expect(await page.$eval('.snippet[data-kind=html] button', (b) => b.textContent)).toBe('Copy');
+    const selected = await page.evaluate(() => {
+      const area = document.activeElement as HTMLTextAreaElement;
+      return area.value.slice(area.selectionStart, area.selectionEnd);
+    });
+    expect(selected).toBe(shown.find(([kind]) => kind === 'html')![1]);
     await expectAccessible(page);
     await capture(page, 'form-embed');
 

@@ -168,18 +168,31 @@ export function useAction() {
   return { busy, error, setError, run };
 }
 
-/** A value the user copies (a key shown once, an embed snippet), with a copy button. */
+/**
+ * A value the user copies (a key shown once, an embed snippet), with a copy button. It says
+ * "Copied" only when the clipboard took it: on plain HTTP away from localhost the browser has no
+ * clipboard API, and a key shown once must not look copied when it is not.
+ */
 export function Secret({ label, value }: { label: string; value: string }) {
-  const [copied, setCopied] = useState(false);
+  const [copied, setCopied] = useState<boolean>();
+  const area = useRef<HTMLTextAreaElement>(null);
   const copy = async () => {
-    await navigator.clipboard?.writeText(value).catch(() => undefined);
-    setCopied(true);
+    try {
+      if (!navigator.clipboard) throw new Error('no clipboard');
+      await navigator.clipboard.writeText(value);
+      setCopied(true);
+    } catch {
+      area.current?.focus();
+      area.current?.select();
+      setCopied(false);
+    }
   };
   return (
     <div class="secret">
       <label>
         {label}
         <textarea
+          ref={area}
           readOnly
           rows={Math.min(12, value.split('\n').length)}
           value={value}
@@ -189,6 +202,11 @@ export function Secret({ label, value }: { label: string; value: string }) {
       <button type="button" class="secondary" onClick={copy}>
         {copied ? 'Copied' : 'Copy'}
       </button>
+      <span class="hint" role="status">
+        {copied === false
+          ? 'The browser did not allow copying: the text is selected, press Ctrl+C (⌘C on a Mac).'
+          : ''}
+      </span>
     </div>
   );
 }
