@@ -61,6 +61,18 @@ describe('console: forms, fields, notification and embed snippets (Chromium)', (
     expect(fieldNames(form)).toEqual(['email', 'name', 'topic']);
     expect((form.fields as Json[])[2]).toMatchObject({ type: 'select', options: ['Sales', 'Support'] });
 
+    // The editor starts from the form's settings; a blank success message is saved as none.
+    expect(await page.$eval('#field-edit-success', (el) => (el as HTMLInputElement).value)).toBe(
+      'Thanks, we will write back.',
+    );
+    await page.locator('#field-edit-description').fill('Questions about the product');
+    await page.$eval('#field-edit-success', (el) => ((el as HTMLInputElement).value = ''));
+    await page.$eval('#field-edit-success', (el) => el.dispatchEvent(new Event('input', { bubbles: true })));
+    await page.locator('::-p-text(Save settings)').click();
+    await waitForText(page, 'Settings saved.');
+    form = (await api.call('GET', `/api/v1/forms/${formId}`)).body.form as Json;
+    expect(form).toMatchObject({ description: 'Questions about the product', success_message: null });
+
     // Add a long-text field at the end.
     await page.locator('#field-add-label').fill('Message');
     await page.locator('#field-add-name').fill('message');
