@@ -311,6 +311,18 @@ describe('console: the site file browser (Chromium)', () => {
     for (const name of names) expect((await served(`site/${name}`)).status).toBe(404);
   });
 
+  it('comes back to the same folder after signing in', async () => {
+    const page = await rig.page();
+    await page.goto(rig.url(`/sites/${siteId}/files?folder=site`));
+    await page.waitForFunction(() => location.pathname === '/console/sign-in');
+    await page.locator('#field-email').fill(who.email);
+    await page.locator('#field-password').fill(who.password);
+    await page.locator('button[type=submit]').click();
+    await page.waitForFunction(() => location.pathname.endsWith('/files'));
+    expect(new URL(page.url()).search).toBe('?folder=site');
+    await waitForText(page, 'In /site');
+  });
+
   it('is readable at phone width', async () => {
     const page = await rig.page({ phone: true });
     await signIn(rig, page, who);
