@@ -211,6 +211,8 @@ describe('console: the submissions inbox, spam bin and CSV export (Chromium)', (
     await page.waitForFunction(() =>
       [...document.querySelectorAll('[role=status]')].some((el) => el.textContent === 'Archived.'),
     );
+    // The focus stayed on the button pressed (now the way back), not thrown to the page's top.
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Unarchive');
     await eventually('the submission archived', async () => {
       const rows = (await api.call('GET', `/api/v1/forms/${keyed.id}/submissions?is_archived=true`)).body
         .submissions as Json[];

@@ -242,11 +242,20 @@ describe('console: the site file browser (Chromium)', () => {
     await page.goto(rig.url(`/sites/${siteId}/files?folder=site`));
     await waitForText(page, 'In /site');
     const folder = await tree(path.join(dir, 'keyboard'), { 'by-keyboard.txt': 'typed' });
-    // The file chooser opens only in the tab in front.
-    await page.bringToFront();
+    // Enter on the button opens the picker: the input's click is recorded (and the native dialog,
+    // which headless Chromium under load does not always raise, kept shut), then files are chosen.
+    await page.$eval('[data-testid=upload-files]', (input) =>
+      input.addEventListener('click', (event) => {
+        event.preventDefault();
+        (input as HTMLInputElement).dataset.opened = 'yes';
+      }),
+    );
     await tabTo(page, 'Upload files');
-    const [chooser] = await Promise.all([page.waitForFileChooser(), page.keyboard.press('Enter')]);
-    await chooser.accept([path.join(folder, 'by-keyboard.txt')]);
+    await page.keyboard.press('Enter');
+    const input = (await page.waitForSelector(
+      '[data-testid=upload-files][data-opened=yes]',
+    )) as ElementHandle<HTMLInputElement>;
+    await input.uploadFile(path.join(folder, 'by-keyboard.txt'));
     // The result is announced in a live region, and the focus is still on the button that started it.
     await page.waitForFunction(() =>
       document

@@ -149,11 +149,18 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
   return { data: state.data, error: state.error, loading: state.loading, reload };
 }
 
-/** Runs an action with a busy flag and its error kept for an Alert. */
+/**
+ * Runs an action with a busy flag and its error kept for an Alert; a second run while one is under
+ * way is ignored. Buttons show `busy` with aria-disabled, not disabled: a disabled button drops the
+ * keyboard focus to the page's top the moment it is pressed.
+ */
 export function useAction() {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(undefined);
+  const running = useRef(false);
   const run = useCallback(async <T,>(action: () => Promise<T>): Promise<T | undefined> => {
+    if (running.current) return undefined;
+    running.current = true;
     setBusy(true);
     setError(undefined);
     try {
@@ -162,6 +169,7 @@ export function useAction() {
       setError(err);
       return undefined;
     } finally {
+      running.current = false;
       setBusy(false);
     }
   }, []);

@@ -27,10 +27,10 @@ export function FormEditor({ params }: ScreenProps) {
   };
   const actions = form.data && (
     <>
-      <button type="button" class="secondary" disabled={busy} onClick={() => void toggle()}>
+      <button type="button" class="secondary" aria-disabled={busy} onClick={() => void toggle()}>
         {form.data.is_active ? 'Deactivate form' : 'Activate form'}
       </button>
-      <button type="button" class="danger" disabled={busy} onClick={() => void remove()}>
+      <button type="button" class="danger" aria-disabled={busy} onClick={() => void remove()}>
         Delete form
       </button>
     </>
@@ -79,7 +79,7 @@ function Settings({ siteId, form, onSaved }: { siteId: string; form: Form; onSav
         <Alert error={error} />
         {saved && <Alert error="Settings saved." kind="success" />}
         <div>
-          <button type="submit" disabled={busy}>
+          <button type="submit" aria-disabled={busy}>
             Save settings
           </button>
         </div>
@@ -142,11 +142,11 @@ function Notification({ siteId, formId }: { siteId: string; formId: number }) {
           value={email}
           onInput={(e) => setEmail(e.currentTarget.value)}
         />
-        <button type="submit" disabled={busy}>
+        <button type="submit" aria-disabled={busy}>
           Set address
         </button>
         {current.data?.notification_email !== null && current.data && (
-          <button type="button" class="secondary" disabled={busy} onClick={() => void save(null)}>
+          <button type="button" class="secondary" aria-disabled={busy} onClick={() => void save(null)}>
             Use my account email
           </button>
         )}

@@ -157,7 +157,7 @@ function CreateForm({ siteId }: { siteId: string }) {
         </fieldset>
         <Alert error={error} />
         <div>
-          <button type="submit" disabled={busy}>
+          <button type="submit" aria-disabled={busy}>
             {busy ? 'Creating…' : 'Create form'}
           </button>
         </div>

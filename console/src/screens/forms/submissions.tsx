@@ -143,7 +143,12 @@ export function FormSubmissions({ params }: ScreenProps) {
             }}
           />
         </div>
-        <button type="button" class="secondary" disabled={exporting.busy} onClick={() => void exportCsv()}>
+        <button
+          type="button"
+          class="secondary"
+          aria-disabled={exporting.busy}
+          onClick={() => void exportCsv()}
+        >
           {exporting.busy ? 'Exporting…' : 'Export this view as CSV'}
         </button>
       </div>
