@@ -105,17 +105,32 @@ async function mint(siteId: number): Promise<MintedKey> {
   return { key: answer.temp_api_key, expiresAt: Date.parse(answer.expires_at) };
 }
 
-/** The site's temporary key, minted once and again a minute before it expires. */
-async function siteKey(siteId: number, fresh = false): Promise<string> {
-  let pending = siteKeys.get(siteId);
-  if (pending && !fresh) {
-    const minted = await pending.catch(() => undefined);
-    if (minted && minted.expiresAt - Date.now() > 60_000) return minted.key;
-  }
-  pending = mint(siteId);
+/** Mints a key for the site and keeps it as the one every later call shares. */
+function mintShared(siteId: number): Promise<MintedKey> {
+  const pending = mint(siteId);
   siteKeys.set(siteId, pending);
-  pending.catch(() => siteKeys.delete(siteId));
-  return (await pending).key;
+  // A failed mint is forgotten, but only if no later mint has taken its place meanwhile.
+  pending.catch(() => siteKeys.get(siteId) === pending && siteKeys.delete(siteId));
+  return pending;
+}
+
+/**
+ * The site's temporary key, minted once and again a minute before it expires. With `refused`
+ * (a key the API just answered 401 to) a new key is minted only if that key is still the shared
+ * one: calls refused together, say four pages read at once, share one new key instead of each
+ * minting its own.
+ */
+async function siteKey(siteId: number, refused?: string): Promise<string> {
+  const pending = siteKeys.get(siteId);
+  if (pending) {
+    // A failed mint (the session ended) fails every call that waited for it, without minting again.
+    const minted = await pending;
+    const now = siteKeys.get(siteId);
+    // Another call replaced the key while this one waited: that one is newer.
+    if (now && now !== pending) return siteKey(siteId, refused);
+    if (minted.key !== refused && minted.expiresAt - Date.now() > 60_000) return minted.key;
+  }
+  return (await mintShared(siteId)).key;
 }
 
 const signOutHooks: Array<() => Promise<void>> = [];
@@ -127,17 +142,18 @@ export const runBeforeSignOut = () =>
 /** Forgets every minted key (sign-out). */
 export const forgetSiteKeys = () => siteKeys.clear();
 
-/** A call with the site's key in X-API-Key; a 401 (the key expired or was revoked) mints once more. */
+/**
+ * A call with the site's key in X-API-Key; a 401 to that key (it expired early or was revoked)
+ * gets one new key and one more try. A failed mint (the session itself ended) is not retried.
+ */
 export async function siteSend(siteId: number, method: string, path: string, options: CallOptions = {}) {
-  const attempt = async (fresh: boolean) =>
-    send(method, path, {
-      ...options,
-      headers: { ...options.headers, 'x-api-key': await siteKey(siteId, fresh) },
-    });
+  const attempt = (key: string) =>
+    send(method, path, { ...options, headers: { ...options.headers, 'x-api-key': key } });
+  const key = await siteKey(siteId);
   try {
-    return await attempt(false);
+    return await attempt(key);
   } catch (err) {
-    if (err instanceof ApiError && err.status === 401) return attempt(true);
+    if (err instanceof ApiError && err.status === 401) return attempt(await siteKey(siteId, key));
     throw err;
   }
 }
@@ -148,5 +164,8 @@ export async function siteCall<T>(siteId: number, method: string, path: string, 
   return (await response.json()) as T;
 }
 
-/** The site's key for calls the console makes itself (XMLHttpRequest uploads with progress). */
-export const siteKeyFor = (siteId: number) => siteKey(siteId);
+/**
+ * The site's key for calls the console makes itself (XMLHttpRequest uploads with progress); pass
+ * `refused` after a 401 to that key to get a new one.
+ */
+export const siteKeyFor = (siteId: number, refused?: string) => siteKey(siteId, refused);

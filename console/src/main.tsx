@@ -68,8 +68,8 @@ function App() {
     );
   }
   if (!account) {
-    // Not signed in: the sign-in screen, coming back here afterwards.
-    navigate(`/sign-in?next=${encodeURIComponent(path)}`, { replace: true });
+    // Not signed in: the sign-in screen, coming back here afterwards (with the query: `?folder=`…).
+    navigate(`/sign-in?next=${encodeURIComponent(path + location.search)}`, { replace: true });
     return null;
   }
   const found = find(signedInRoutes, path);

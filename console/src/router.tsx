@@ -15,16 +15,28 @@ export function navigate(to: string, { replace = false } = {}): void {
   notify();
 }
 
-/** The path below /console ("/" for the console's home), re-rendering on navigation. */
-export function usePath(): string {
-  const [path, setPath] = useState(current);
+/** A value read from the address, read again (and re-rendering) on every navigation. */
+function useAddress<T>(read: () => T): T {
+  const [value, setValue] = useState(read);
   useEffect(() => {
-    const update = () => setPath(current());
+    const update = () => setValue(read);
     listeners.add(update);
+    // A navigation between the first render and this effect would otherwise go unseen.
+    update();
     return () => void listeners.delete(update);
   }, []);
-  return path;
+  return value;
 }
+
+/** The path below /console ("/" for the console's home), re-rendering on navigation. */
+export const usePath = (): string => useAddress(current);
+
+/**
+ * One parameter of the address's query (`?folder=…`), re-rendering on navigation: a link to the
+ * same screen with another query (or none) changes it, as do back and forward.
+ */
+export const useQueryParam = (name: string): string | undefined =>
+  useAddress(() => new URLSearchParams(location.search).get(name) ?? undefined);
 
 function current(): string {
   const path = location.pathname.startsWith(BASE) ? location.pathname.slice(BASE.length) : location.pathname;
@@ -55,7 +67,9 @@ type AnchorProps = AnchorHTMLAttributes<HTMLAnchorElement> & { href: string; chi
 /** An in-console link: a real <a href> (opens in a new tab, keyboard-usable) that navigates in place. */
 export function Link({ href, children, ...rest }: AnchorProps) {
   const onClick = (event: MouseEvent) => {
-    if (event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey)
+    // A modified click (new tab, new window, download) or a link to another window is the browser's.
+    const modified = event.metaKey || event.ctrlKey || event.shiftKey || event.altKey;
+    if (event.defaultPrevented || event.button !== 0 || modified || (rest.target ?? '_self') !== '_self')
       return;
     event.preventDefault();
     navigate(href);

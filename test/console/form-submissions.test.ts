@@ -9,6 +9,7 @@ import {
   expectAccessible,
   signIn,
   startConsole,
+  tabTo,
   waitForText,
   type ConsoleRig,
 } from '../support/console.js';
@@ -113,6 +114,14 @@ describe('console: the submissions inbox, spam bin and CSV export (Chromium)', (
     await waitForText(page, 'The hidden trap field was filled in');
     await expectAccessible(page);
     await capture(page, 'submission-spam');
+    // Closing the panel gives the focus back to the row it was opened from.
+    await page.locator('.detail-head ::-p-text(Close)').click();
+    await page.waitForFunction(() => !document.querySelector('.detail-actions'));
+    await page.waitForFunction(() =>
+      document.activeElement?.closest('tr')?.textContent?.includes('Spam Bot'),
+    );
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('.detail-actions');
 
     await page.locator('.detail-actions ::-p-text(Not spam)').click();
     await waitForText(page, 'Marked not spam');
@@ -143,6 +152,8 @@ describe('console: the submissions inbox, spam bin and CSV export (Chromium)', (
     await page.waitForSelector('.detail-actions');
     await page.locator('.detail-actions ::-p-text(Delete)').click();
     await waitForText(page, 'No submissions in the inbox.');
+    // Its row is gone with it: the focus lands on the view, not the top of the page.
+    await page.waitForFunction(() => document.activeElement?.matches('.views [aria-pressed=true]'));
     expect((await list('per_page=100')).map((s) => s.data.name)).toEqual(['Ada Lovelace']);
   });
 
@@ -179,6 +190,34 @@ describe('console: the submissions inbox, spam bin and CSV export (Chromium)', (
       input.dispatchEvent(new Event('change', { bubbles: true }));
     });
     await waitForText(page, 'No submissions in the inbox.');
+  });
+
+  it('opens and archives a submission by keyboard alone', async () => {
+    // The paged form of the test before (the free plan has room for two forms): its newest row first.
+    const forms = (await api.call('GET', '/api/v1/forms')).body.forms as Json[];
+    const keyed = forms.find((f) => f.name === 'Paged')!;
+    const page = await rig.page();
+    await signIn(rig, page, who);
+    await page.goto(rig.url(`/sites/${siteId}/forms/${keyed.id}/submissions`));
+    await rowOf(page, 'Visitor 27');
+    await tabTo(page, 'Open');
+    await page.keyboard.press('Enter');
+    // The panel's heading takes the focus: the next Tab goes through the panel.
+    await page.waitForFunction(() => document.activeElement?.id === 'submission-title');
+    await page.waitForSelector('.detail-actions');
+    await tabTo(page, 'Archive');
+    await page.keyboard.press('Enter');
+    // Said in a live region, and true through the API.
+    await page.waitForFunction(() =>
+      [...document.querySelectorAll('[role=status]')].some((el) => el.textContent === 'Archived.'),
+    );
+    // The focus stayed on the button pressed (now the way back), not thrown to the page's top.
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Unarchive');
+    await eventually('the submission archived', async () => {
+      const rows = (await api.call('GET', `/api/v1/forms/${keyed.id}/submissions?is_archived=true`)).body
+        .submissions as Json[];
+      return rows.some((row) => row.data.name === 'Visitor 27') || undefined;
+    });
   });
 
   it('is readable at phone width: the table scrolls inside its frame, the page does not', async () => {

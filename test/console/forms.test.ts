@@ -61,6 +61,18 @@ describe('console: forms, fields, notification and embed snippets (Chromium)', (
     expect(fieldNames(form)).toEqual(['email', 'name', 'topic']);
     expect((form.fields as Json[])[2]).toMatchObject({ type: 'select', options: ['Sales', 'Support'] });
 
+    // The editor starts from the form's settings; a blank success message is saved as none.
+    expect(await page.$eval('#field-edit-success', (el) => (el as HTMLInputElement).value)).toBe(
+      'Thanks, we will write back.',
+    );
+    await page.locator('#field-edit-description').fill('Questions about the product');
+    await page.$eval('#field-edit-success', (el) => ((el as HTMLInputElement).value = ''));
+    await page.$eval('#field-edit-success', (el) => el.dispatchEvent(new Event('input', { bubbles: true })));
+    await page.locator('::-p-text(Save settings)').click();
+    await waitForText(page, 'Settings saved.');
+    form = (await api.call('GET', `/api/v1/forms/${formId}`)).body.form as Json;
+    expect(form).toMatchObject({ description: 'Questions about the product', success_message: null });
+
     // Add a long-text field at the end.
     await page.locator('#field-add-label').fill('Message');
     await page.locator('#field-add-name').fill('message');
@@ -139,10 +151,28 @@ describe('console: forms, fields, notification and embed snippets (Chromium)', (
     const url = await page.$eval('textarea', (el) => (el as HTMLTextAreaElement).value);
     expect(url).toBe(form.submission_url);
     expect(url).toMatch(/\/f\/[0-9a-f-]{36}$/);
+    await page
+      .browserContext()
+      .overridePermissions(rig.origin, ['clipboard-read', 'clipboard-sanitized-write']);
     await page.locator('.snippet[data-kind=curl] button').click();
     await page.waitForFunction(
       () => document.querySelector('.snippet[data-kind=curl] button')?.textContent === 'Copied',
     );
+    const curl = shown.find(([kind]) => kind === 'curl')![1];
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(curl);
+    // Without a clipboard API (plain HTTP away from localhost) it never claims "Copied": it selects
+    // the text and says how to copy it.
+    await page.evaluate(() => Object.defineProperty(navigator, 'clipboard', { value: undefined }));
+    await page.locator('.snippet[data-kind=html] button').click();
+    await page.waitForFunction(() =>
+      document.querySelector('.snippet[data-kind=html] [role=status]')?.textContent?.includes('press Ctrl+C'),
+    );
+    expect(await page.$eval('.snippet[data-kind=html] button', (b) => b.textContent)).toBe('Copy');
+    const selected = await page.evaluate(() => {
+      const area = document.activeElement as HTMLTextAreaElement;
+      return area.value.slice(area.selectionStart, area.selectionEnd);
+    });
+    expect(selected).toBe(shown.find(([kind]) => kind === 'html')![1]);
     await expectAccessible(page);
     await capture(page, 'form-embed');
 

@@ -4,11 +4,13 @@ import path from 'node:path';
 import type { ElementHandle, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, invitedOwner, PASSWORD } from '../support/account-api.js';
+import { eventually } from '../support/eventually.js';
 import {
   capture,
   expectAccessible,
   signIn,
   startConsole,
+  tabTo,
   waitForText,
   type ConsoleRig,
   expectNoSidewaysScroll,
@@ -137,6 +139,21 @@ describe('console: the site file browser (Chromium)', () => {
     expect(await served('site/docs/a.txt')).toEqual({ status: 200, text: 'alpha' });
     expect(await served('site/docs/deep/b.txt')).toEqual({ status: 200, text: 'beta' });
     await page.waitForSelector('table.files a ::-p-text(docs/)');
+
+    // The Files tab is a link to the same screen without `?folder=`: it goes back to the root.
+    await page.locator('nav.tabs a ::-p-text(Files)').click();
+    await page.waitForFunction(() => location.search === '');
+    await waitForText(page, 'At the site’s root');
+    await page.waitForSelector('table.files a ::-p-text(site/)');
+
+    // A folder link is a real link: Ctrl+click opens it in a new tab and leaves this one where it is.
+    const opened = rig.browser.waitForTarget((t) => t.url().endsWith(`/files?folder=site`));
+    await page.keyboard.down('Control');
+    await page.locator('table.files a ::-p-text(site/)').click();
+    await page.keyboard.up('Control');
+    await (await (await opened).page())?.close();
+    expect(await page.evaluate(() => location.search)).toBe('');
+    await waitForText(page, 'At the site’s root');
   });
 
   it('drops plain files: a refused one says why in words, the others still go', async () => {
@@ -209,6 +226,110 @@ describe('console: the site file browser (Chromium)', () => {
     await page.locator('#field-new-path').fill('site/data.exe');
     await page.locator('form button[type=submit] ::-p-text(Save)').click();
     await waitForText(page, 'new_path has the extension .exe, which is not allowed');
+
+    // Escape closes the form and gives the focus back to the button that opened it.
+    await page.locator('#field-new-path').click();
+    await page.keyboard.press('Escape');
+    await page.waitForFunction(() => !document.querySelector('#field-new-path'));
+    await page.waitForFunction(() =>
+      document.activeElement?.textContent?.includes('Rename or move data.json'),
+    );
+  });
+
+  it('uploads by keyboard alone, and says when it is done', async () => {
+    const page = await rig.page();
+    await signIn(rig, page, who);
+    await page.goto(rig.url(`/sites/${siteId}/files?folder=site`));
+    await waitForText(page, 'In /site');
+    const folder = await tree(path.join(dir, 'keyboard'), { 'by-keyboard.txt': 'typed' });
+    // Enter on the button opens the picker: the input's click is recorded (and the native dialog,
+    // which headless Chromium under load does not always raise, kept shut), then files are chosen.
+    await page.$eval('[data-testid=upload-files]', (input) =>
+      input.addEventListener('click', (event) => {
+        event.preventDefault();
+        (input as HTMLInputElement).dataset.opened = 'yes';
+      }),
+    );
+    await tabTo(page, 'Upload files');
+    await page.keyboard.press('Enter');
+    const input = (await page.waitForSelector(
+      '[data-testid=upload-files][data-opened=yes]',
+    )) as ElementHandle<HTMLInputElement>;
+    await input.uploadFile(path.join(folder, 'by-keyboard.txt'));
+    // The result is announced in a live region, and the focus is still on the button that started it.
+    await page.waitForFunction(() =>
+      document
+        .querySelector('[data-testid=upload-progress] [role=status]')
+        ?.textContent?.includes('Upload finished: 1 of 1 files uploaded.'),
+    );
+    expect(await served('site/by-keyboard.txt')).toEqual({ status: 200, text: 'typed' });
+    await page.waitForSelector('table.files a ::-p-text(by-keyboard.txt)');
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Upload files');
+  });
+
+  it('keeps the keyboard focus where the user moved it when the site’s name arrives late', async () => {
+    const page = await rig.page();
+    await signIn(rig, page, who);
+    // The site's own record is held back until the user has tabbed into the screen.
+    await page.setRequestInterception(true);
+    const heldSite: Array<() => Promise<void>> = [];
+    page.on('request', (request) => {
+      if (new URL(request.url()).pathname === `/api/v1/account/sites/${siteId}`)
+        heldSite.push(() => request.continue());
+      else void request.continue();
+    });
+    await page.goto(rig.url(`/sites/${siteId}/files`));
+    await waitForText(page, 'At the site’s root');
+    await page.waitForFunction(() => !document.body.innerText.includes('(loading…)'));
+    await eventually('the site request held', async () => heldSite.length > 0 || undefined);
+    expect(await page.evaluate(() => document.title)).toMatch(/^…: Files/);
+    await tabTo(page, 'Upload files');
+    for (const release of heldSite) await release();
+    await page.waitForFunction(() => document.title.startsWith('filebrowser: Files'));
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Upload files');
+  });
+
+  it('stops an upload when the user leaves the file browser', async () => {
+    const page = await rig.page();
+    await signIn(rig, page, who);
+    await page.goto(rig.url(`/sites/${siteId}/files?folder=site`));
+    await waitForText(page, 'In /site');
+    // Upload requests are held in the browser, never answered, so the batch is mid-way when the user leaves.
+    await page.setRequestInterception(true);
+    const held: string[] = [];
+    const cut: string[] = [];
+    page.on('request', (request) => {
+      if (request.url().endsWith('/api/v1/files/upload')) held.push(request.url());
+      else void request.continue();
+    });
+    page.on('requestfailed', (request) => {
+      if (request.url().endsWith('/api/v1/files/upload')) cut.push(request.failure()?.errorText ?? '');
+    });
+    const names = Array.from({ length: 8 }, (_, i) => `left-${i}.txt`);
+    const folder = await tree(path.join(dir, 'left'), Object.fromEntries(names.map((name) => [name, name])));
+    const input = (await page.$('[data-testid=upload-files]')) as ElementHandle<HTMLInputElement>;
+    await input.uploadFile(...names.map((name) => path.join(folder, name)));
+    await page.waitForFunction(() => document.body.innerText.includes('0 of 8 files'));
+    await eventually('four uploads in flight', async () => held.length === 4 || undefined);
+
+    await page.locator('nav.tabs a ::-p-text(Deploys)').click();
+    await waitForText(page, 'No deploys yet');
+    // The four in flight were cut off by the page, and no other file was sent.
+    await eventually('the uploads in flight cut off', async () => cut.length === 4 || undefined);
+    expect(held).toHaveLength(4);
+    for (const name of names) expect((await served(`site/${name}`)).status).toBe(404);
+  });
+
+  it('comes back to the same folder after signing in', async () => {
+    const page = await rig.page();
+    await page.goto(rig.url(`/sites/${siteId}/files?folder=site`));
+    await page.waitForFunction(() => location.pathname === '/console/sign-in');
+    await page.locator('#field-email').fill(who.email);
+    await page.locator('#field-password').fill(who.password);
+    await page.locator('button[type=submit]').click();
+    await page.waitForFunction(() => location.pathname.endsWith('/files'));
+    expect(new URL(page.url()).search).toBe('?folder=site');
+    await waitForText(page, 'In /site');
   });
 
   it('is readable at phone width', async () => {

@@ -153,3 +153,19 @@ export async function expectNoSidewaysScroll(page: Page) {
   );
   expect(overflow, `the page scrolls sideways at ${page.url()}`).toBeLessThanOrEqual(0);
 }
+
+/**
+ * Presses Tab (as a keyboard-only user does) until the focused control's own text starts with
+ * `text`; fails after `most` presses. Returns how many presses it took.
+ */
+export async function tabTo(page: Page, text: string, most = 80): Promise<number> {
+  for (let presses = 1; presses <= most; presses++) {
+    await page.keyboard.press('Tab');
+    const focused = await page.evaluate(() => {
+      const el = document.activeElement;
+      return el && el !== document.body ? (el.textContent ?? '').trim() : '';
+    });
+    if (focused.startsWith(text)) return presses;
+  }
+  throw new Error(`"${text}" never had the focus after ${most} presses of Tab`);
+}

@@ -120,7 +120,7 @@ export function SiteDeploys({ params }: ScreenProps) {
                         <button
                           type="button"
                           class="small"
-                          disabled={busy}
+                          aria-disabled={busy}
                           onClick={() => switchTo(deploy, 'publish')}
                         >
                           Publish<span class="visually-hidden"> {deploy.id}</span>
@@ -130,7 +130,7 @@ export function SiteDeploys({ params }: ScreenProps) {
                         <button
                           type="button"
                           class="secondary small"
-                          disabled={busy}
+                          aria-disabled={busy}
                           onClick={() => switchTo(deploy, 'restore')}
                         >
                           Restore<span class="visually-hidden"> {deploy.id}</span>

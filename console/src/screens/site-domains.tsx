@@ -70,7 +70,7 @@ export function SiteDomains({ params }: ScreenProps) {
             hint={`Then point it at ${siteHost} (a CNAME record).`}
             onInput={(e) => setHostname(e.currentTarget.value)}
           />
-          <button type="submit" disabled={busy}>
+          <button type="submit" aria-disabled={busy}>
             Attach
           </button>
         </form>
@@ -109,11 +109,11 @@ export function SiteDomains({ params }: ScreenProps) {
             )}
             <div class="row">
               {domain.status === 'pending' && (
-                <button type="button" onClick={() => verify(domain)} disabled={busy}>
+                <button type="button" onClick={() => verify(domain)} aria-disabled={busy}>
                   Check now<span class="visually-hidden"> {domain.hostname}</span>
                 </button>
               )}
-              <button type="button" class="danger" onClick={() => detach(domain)} disabled={busy}>
+              <button type="button" class="danger" onClick={() => detach(domain)} aria-disabled={busy}>
                 Detach<span class="visually-hidden"> {domain.hostname}</span>
               </button>
             </div>

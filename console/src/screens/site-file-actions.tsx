@@ -37,7 +37,7 @@ export function CreateFolder({
           onInput={(e) => setName(e.currentTarget.value)}
         />
       </div>
-      <button type="submit" class="secondary" disabled={busy}>
+      <button type="submit" class="secondary" aria-disabled={busy}>
         {busy ? 'Creating…' : 'Create folder'}
       </button>
       <Alert error={error} />
@@ -77,7 +77,7 @@ export function EntryActions({
       <button type="button" class="secondary small" onClick={onRename}>
         Rename or move<span class="visually-hidden"> {entry.name}</span>
       </button>
-      <button type="button" class="danger small" onClick={remove} disabled={busy}>
+      <button type="button" class="danger small" onClick={remove} aria-disabled={busy}>
         Delete<span class="visually-hidden"> {entry.name}</span>
       </button>
       <Alert error={error} />
@@ -146,7 +146,7 @@ export function RenameForm({
         </small>
       </div>
       <div class="row">
-        <button type="submit" disabled={busy}>
+        <button type="submit" aria-disabled={busy}>
           {busy ? 'Saving…' : 'Save'}
         </button>
         <button type="button" class="secondary" onClick={onCancel}>

@@ -1,6 +1,6 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { siteCall } from '../api.js';
-import { BASE, navigate } from '../router.js';
+import { Link, useQueryParam } from '../router.js';
 import type { ScreenProps } from '../routes.js';
 import { Alert, formatBytes, UsageBar, useLoad } from '../ui/kit.js';
 import { CreateFolder, EntryActions, RenameForm } from './site-file-actions.js';
@@ -50,29 +50,16 @@ async function listAll(siteId: number): Promise<Entry[]> {
   return pages.flat();
 }
 
-/** The folder shown, from `?folder=` (so back and forward move between folders). */
-function folderInUrl(): string {
-  return (new URLSearchParams(location.search).get('folder') ?? '').replace(/^\/+|\/+$/g, '');
-}
-
-function useFolder(siteId: string): [string, (folder: string) => void, (folder: string) => string] {
-  const [folder, setFolder] = useState(folderInUrl);
-  useEffect(() => {
-    const update = () => setFolder(folderInUrl());
-    window.addEventListener('popstate', update);
-    return () => window.removeEventListener('popstate', update);
-  }, []);
+/** The folder shown, from `?folder=` (so back and forward, and the Files tab, move between folders). */
+function useFolder(siteId: string): [string, (folder: string) => string] {
+  const folder = (useQueryParam('folder') ?? '').replace(/^\/+|\/+$/g, '');
   const href = (to: string) => `/sites/${siteId}/files${to ? `?folder=${encodeURIComponent(to)}` : ''}`;
-  const open = (to: string) => {
-    navigate(href(to));
-    setFolder(to);
-  };
-  return [folder, open, href];
+  return [folder, href];
 }
 
 export function SiteFiles({ params }: ScreenProps) {
   const siteId = Number(params.siteId);
-  const [folder, openFolder, folderHref] = useFolder(params.siteId!);
+  const [folder, folderHref] = useFolder(params.siteId!);
   const entries = useLoad(() => listAll(siteId), [siteId]);
   const limits = useLoad(
     () => siteCall<StorageLimits>(siteId, 'GET', '/api/v1/files/storage-limits'),
@@ -96,6 +83,13 @@ export function SiteFiles({ params }: ScreenProps) {
     // After a rename or delete the row (and the focused button) is gone: focus the list instead.
     if (focusList) listHeading.current?.focus();
   };
+  const cancelRename = (entry: Entry) => {
+    setRenaming(undefined);
+    // The form held the focus and is gone: back to the button that opened it.
+    requestAnimationFrame(() =>
+      document.querySelector<HTMLElement>(`tr[data-path="${CSS.escape(entry.path)}"] button`)?.focus(),
+    );
+  };
   const firstFolder = useRef(true);
   useEffect(() => {
     setRenaming(undefined);
@@ -118,7 +112,7 @@ export function SiteFiles({ params }: ScreenProps) {
           />
         </div>
       )}
-      <Breadcrumbs folder={folder} href={folderHref} open={openFolder} />
+      <Breadcrumbs folder={folder} href={folderHref} />
       <UploadPanel siteId={siteId} folder={folder} onUploaded={() => refresh()} />
       <CreateFolder
         siteId={siteId}
@@ -131,7 +125,7 @@ export function SiteFiles({ params }: ScreenProps) {
         <RenameForm
           siteId={siteId}
           entry={renaming}
-          onCancel={() => setRenaming(undefined)}
+          onCancel={() => cancelRename(renaming)}
           onRenamed={(message) => refresh(message, true)}
         />
       )}
@@ -155,18 +149,10 @@ export function SiteFiles({ params }: ScreenProps) {
               </thead>
               <tbody>
                 {shown.map((entry) => (
-                  <tr key={entry.path}>
+                  <tr key={entry.path} data-path={entry.path}>
                     <td class="file-name">
                       {entry.type === 'folder' ? (
-                        <a
-                          href={BASE + folderHref(entry.path)}
-                          onClick={(e) => {
-                            e.preventDefault();
-                            openFolder(entry.path);
-                          }}
-                        >
-                          {entry.name}/
-                        </a>
+                        <Link href={folderHref(entry.path)}>{entry.name}/</Link>
                       ) : entry.url ? (
                         <a href={entry.url} target="_blank" rel="noopener">
                           {entry.name}
@@ -196,15 +182,7 @@ export function SiteFiles({ params }: ScreenProps) {
   );
 }
 
-function Breadcrumbs({
-  folder,
-  href,
-  open,
-}: {
-  folder: string;
-  href(folder: string): string;
-  open(folder: string): void;
-}) {
+function Breadcrumbs({ folder, href }: { folder: string; href(folder: string): string }) {
   const parts = folder ? folder.split('/') : [];
   const crumbs = [{ label: 'Site root', path: '' }].concat(
     parts.map((name, i) => ({ label: name, path: parts.slice(0, i + 1).join('/') })),
@@ -217,15 +195,7 @@ function Breadcrumbs({
             {i === crumbs.length - 1 ? (
               <span aria-current="location">{crumb.label}</span>
             ) : (
-              <a
-                href={BASE + href(crumb.path)}
-                onClick={(e) => {
-                  e.preventDefault();
-                  open(crumb.path);
-                }}
-              >
-                {crumb.label}
-              </a>
+              <Link href={href(crumb.path)}>{crumb.label}</Link>
             )}
           </li>
         ))}

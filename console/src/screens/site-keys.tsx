@@ -49,7 +49,7 @@ export function SiteKeys({ params }: ScreenProps) {
           It is shown once: only its first characters are kept to recognise it.
         </p>
         <div class="row">
-          <button type="button" onClick={create} disabled={busy}>
+          <button type="button" onClick={create} aria-disabled={busy}>
             Create a key
           </button>
         </div>
@@ -83,7 +83,12 @@ export function SiteKeys({ params }: ScreenProps) {
                     <td>{formatDate(key.created_at)}</td>
                     <td>{key.last_used_at ? formatDate(key.last_used_at) : 'never'}</td>
                     <td>
-                      <button type="button" class="danger small" onClick={() => revoke(key)} disabled={busy}>
+                      <button
+                        type="button"
+                        class="danger small"
+                        onClick={() => revoke(key)}
+                        aria-disabled={busy}
+                      >
                         Revoke<span class="visually-hidden"> {key.prefix}</span>
                       </button>
                     </td>
@@ -140,7 +145,7 @@ function TemporaryKey({ siteId }: { siteId: number }) {
             ))}
           </select>
         </div>
-        <button type="submit" disabled={busy}>
+        <button type="submit" aria-disabled={busy}>
           Create a temporary key
         </button>
       </form>

@@ -26,6 +26,10 @@ export function UploadPanel({
   const folderInput = useRef<HTMLInputElement>(null);
   const running = batch?.summary().running ?? false;
 
+  const current = useRef<UploadBatch | undefined>(undefined);
+  // Leaving the file browser or the site (another tab, another site, back) stops the batch.
+  useEffect(() => () => current.current?.abort(), [siteId]);
+
   useEffect(() => {
     // Not a JSX attribute Preact knows the type of: set on the element.
     if (folderInput.current) folderInput.current.webkitdirectory = true;
@@ -36,9 +40,16 @@ export function UploadPanel({
     if (running) return setNotice('An upload is still running: wait for it to finish.');
     if (!picked.length) return setNotice('There was nothing to upload (empty folders are skipped).');
     const next = new UploadBatch(siteId, folder, picked, () => setTick((t) => t + 1));
+    current.current = next;
     setBatch(next);
     await next.run();
-    await onUploaded();
+    if (!next.stopped) await onUploaded();
+  };
+
+  // Not `disabled` while a batch runs: a disabled button drops the keyboard focus to the page's top.
+  const pick = (input: { current: HTMLInputElement | null }) => {
+    if (running) setNotice('An upload is still running: wait for it to finish.');
+    else input.current?.click();
   };
 
   const onInput = (event: Event) => {
@@ -75,15 +86,10 @@ export function UploadPanel({
       >
         <p>Drop files or whole folders here (folders keep their structure), or</p>
         <div class="upload-buttons">
-          <button type="button" onClick={() => filesInput.current?.click()} disabled={running}>
+          <button type="button" onClick={() => pick(filesInput)} aria-disabled={running}>
             Upload files
           </button>
-          <button
-            type="button"
-            class="secondary"
-            onClick={() => folderInput.current?.click()}
-            disabled={running}
-          >
+          <button type="button" class="secondary" onClick={() => pick(folderInput)} aria-disabled={running}>
             Upload a folder
           </button>
         </div>

@@ -3,7 +3,7 @@
  * their relative paths) sent to the public files API a few at a time, with progress per file and
  * overall. Every file fails alone, in the registry's words; the others carry on.
  */
-import { errorOf, siteKeyFor } from '../api.js';
+import { ApiError, errorOf, siteKeyFor } from '../api.js';
 
 /** A file with where it goes, relative to the folder it was dropped on. */
 export interface Picked {
@@ -122,6 +122,10 @@ export class UploadBatch {
   private readonly busyAnswers = new Map<number, number>();
   private senders = 0;
   private frame = 0;
+  /** Set when the user leaves the file browser: nothing more is sent, nothing more reported. */
+  private aborted = false;
+  private readonly inFlight = new Set<XMLHttpRequest>();
+  private readonly pauses = new Set<() => void>();
 
   constructor(
     private readonly siteId: number,
@@ -167,24 +171,55 @@ export class UploadBatch {
    * So the batch settles at what the server admits without failing a file for it.
    */
   async run(): Promise<void> {
-    const take = () => this.again.shift() ?? (this.next < this.rows.length ? this.next++ : undefined);
+    const take = () =>
+      this.aborted
+        ? undefined
+        : (this.again.shift() ?? (this.next < this.rows.length ? this.next++ : undefined));
     const worker = async () => {
       for (let index = take(); index !== undefined; index = take()) {
         const busy = await this.one(index);
         if (busy === undefined) continue;
         this.again.push(index);
         if (this.senders > 1) break;
-        await new Promise((resolve) => setTimeout(resolve, busy * 1000));
+        await this.pause(busy);
       }
       this.senders--;
     };
     this.senders = Math.min(CONCURRENCY, this.rows.length);
     await Promise.all(Array.from({ length: this.senders }, worker));
-    this.flush();
+    if (!this.aborted) this.flush();
+  }
+
+  /**
+   * Stops the batch (the user left the screen): requests in flight are cut off and no other file
+   * starts, rather than uploads going on unseen behind another screen. `run` then resolves.
+   */
+  abort(): void {
+    this.aborted = true;
+    if (this.frame) cancelAnimationFrame(this.frame);
+    this.frame = 0;
+    for (const xhr of this.inFlight) xhr.abort();
+    for (const wake of this.pauses) wake();
+  }
+
+  get stopped(): boolean {
+    return this.aborted;
+  }
+
+  private pause(seconds: number): Promise<void> {
+    return new Promise((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        this.pauses.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, seconds * 1000);
+      this.pauses.add(wake);
+    });
   }
 
   private changed() {
-    if (this.frame) return;
+    if (this.frame || this.aborted) return;
     this.frame = requestAnimationFrame(() => this.flush());
   }
 
@@ -229,7 +264,6 @@ export class UploadBatch {
   }
 
   private async send(row: UploadRow, file: File, video: boolean): Promise<void> {
-    const key = await siteKeyFor(this.siteId);
     let url: string;
     let body: XMLHttpRequestBodyInit;
     let type: string | undefined;
@@ -245,8 +279,28 @@ export class UploadBatch {
       body = JSON.stringify({ path: row.path, content: await base64Of(file), encoding: 'base64' });
       type = 'application/json';
     }
-    await new Promise<void>((resolve, reject) => {
+    const key = await siteKeyFor(this.siteId);
+    try {
+      await this.post(row, url, body, type, key);
+    } catch (err) {
+      // The key expired or was revoked during a long batch: one new key (shared by the senders).
+      if (!(err instanceof ApiError && err.status === 401)) throw err;
+      await this.post(row, url, body, type, await siteKeyFor(this.siteId, key));
+    }
+  }
+
+  private post(
+    row: UploadRow,
+    url: string,
+    body: XMLHttpRequestBodyInit,
+    type: string | undefined,
+    key: string,
+  ): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      if (this.aborted) return reject(new Error('The upload was stopped.'));
       const xhr = new XMLHttpRequest();
+      this.inFlight.add(xhr);
+      xhr.onloadend = () => this.inFlight.delete(xhr);
       xhr.open('POST', url);
       xhr.setRequestHeader('x-api-key', key);
       xhr.setRequestHeader('accept', 'application/json');
@@ -259,7 +313,7 @@ export class UploadBatch {
       };
       xhr.onload = () => {
         if (xhr.status >= 200 && xhr.status < 300) return resolve();
-        const retryAfter = Number(xhr.getResponseHeader('retry-after'));
+        const retryAfter = retryAfterSeconds(xhr.getResponseHeader('retry-after'));
         const busy = (xhr.status === 429 || xhr.status === 503) && retryAfter > 0;
         const response = new Response(xhr.responseText, {
           status: xhr.status,
@@ -270,9 +324,19 @@ export class UploadBatch {
         );
       };
       xhr.onerror = () => reject(new Error('The upload was cut off: check your connection and try again.'));
+      xhr.onabort = () => reject(new Error('The upload was stopped.'));
       xhr.send(body);
     });
   }
+}
+
+/** Retry-After in seconds: a number of seconds or an HTTP date (RFC 9110 10.2.3); 0 when absent. */
+function retryAfterSeconds(header: string | null): number {
+  if (!header) return 0;
+  const seconds = Number(header);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds);
+  const at = Date.parse(header);
+  return Number.isNaN(at) ? 0 : Math.max(1, Math.ceil((at - Date.now()) / 1000));
 }
 
 /** The file's bytes as base64 (FileReader encodes off the main thread's JavaScript). */

@@ -112,7 +112,7 @@ function CreateSite({ onCreated }: { onCreated(): Promise<void> }) {
           hint="Lower-case letters, digits and hyphens"
           onInput={(e) => setSlug(e.currentTarget.value)}
         />
-        <button type="submit" disabled={busy}>
+        <button type="submit" aria-disabled={busy}>
           {busy ? 'Creating…' : 'Create site'}
         </button>
       </form>

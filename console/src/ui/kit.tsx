@@ -1,8 +1,9 @@
 import type { ComponentChildren, InputHTMLAttributes } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { messageOf } from '../api.js';
+import { usePath } from '../router.js';
 
-/** A screen: sets the document title and moves focus to its heading, so a screen reader hears the change. */
+/** A screen: sets the document title and moves focus to its heading when the screen changes, so a screen reader hears it. */
 export function Page({
   title,
   actions,
@@ -13,10 +14,13 @@ export function Page({
   children?: ComponentChildren;
 }) {
   const heading = useRef<HTMLHeadingElement>(null);
+  const path = usePath();
   useEffect(() => {
     document.title = `${title} · Hostplane`;
-    heading.current?.focus();
   }, [title]);
+  // Once per screen: a title that fills in later (the site's name arriving) must not pull the
+  // focus back from where a keyboard user has moved on to.
+  useEffect(() => heading.current?.focus(), [path]);
   return (
     <section class="page" aria-labelledby="page-title">
       <header class="page-header">
@@ -145,11 +149,18 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
   return { data: state.data, error: state.error, loading: state.loading, reload };
 }
 
-/** Runs an action with a busy flag and its error kept for an Alert. */
+/**
+ * Runs an action with a busy flag and its error kept for an Alert; a second run while one is under
+ * way is ignored. Buttons show `busy` with aria-disabled, not disabled: a disabled button drops the
+ * keyboard focus to the page's top the moment it is pressed.
+ */
 export function useAction() {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(undefined);
+  const running = useRef(false);
   const run = useCallback(async <T,>(action: () => Promise<T>): Promise<T | undefined> => {
+    if (running.current) return undefined;
+    running.current = true;
     setBusy(true);
     setError(undefined);
     try {
@@ -158,24 +169,38 @@ export function useAction() {
       setError(err);
       return undefined;
     } finally {
+      running.current = false;
       setBusy(false);
     }
   }, []);
   return { busy, error, setError, run };
 }
 
-/** A value the user copies (a key shown once, an embed snippet), with a copy button. */
+/**
+ * A value the user copies (a key shown once, an embed snippet), with a copy button. It says
+ * "Copied" only when the clipboard took it: on plain HTTP away from localhost the browser has no
+ * clipboard API, and a key shown once must not look copied when it is not.
+ */
 export function Secret({ label, value }: { label: string; value: string }) {
-  const [copied, setCopied] = useState(false);
+  const [copied, setCopied] = useState<boolean>();
+  const area = useRef<HTMLTextAreaElement>(null);
   const copy = async () => {
-    await navigator.clipboard?.writeText(value).catch(() => undefined);
-    setCopied(true);
+    try {
+      if (!navigator.clipboard) throw new Error('no clipboard');
+      await navigator.clipboard.writeText(value);
+      setCopied(true);
+    } catch {
+      area.current?.focus();
+      area.current?.select();
+      setCopied(false);
+    }
   };
   return (
     <div class="secret">
       <label>
         {label}
         <textarea
+          ref={area}
           readOnly
           rows={Math.min(12, value.split('\n').length)}
           value={value}
@@ -185,6 +210,11 @@ export function Secret({ label, value }: { label: string; value: string }) {
       <button type="button" class="secondary" onClick={copy}>
         {copied ? 'Copied' : 'Copy'}
       </button>
+      <span class="hint" role="status">
+        {copied === false
+          ? 'The browser did not allow copying: the text is selected, press Ctrl+C (⌘C on a Mac).'
+          : ''}
+      </span>
     </div>
   );
 }

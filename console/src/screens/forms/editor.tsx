@@ -3,9 +3,10 @@ import { call } from '../../api.js';
 import { navigate } from '../../router.js';
 import type { ScreenProps } from '../../routes.js';
 import { Alert, Field, useAction, useLoad } from '../../ui/kit.js';
-import { formPath, formsCall, orNull, type Form } from './api.js';
+import { formPath, formsCall, type Form } from './api.js';
 import { FieldsEditor } from './fields.js';
 import { FormFrame, useForm } from './form-frame.js';
+import { settingsBody, SettingsFields, settingsOf, type SettingsDraft } from './settings-fields.js';
 
 /** One form: its settings, fields, state, notification address; delete. */
 export function FormEditor({ params }: ScreenProps) {
@@ -26,10 +27,10 @@ export function FormEditor({ params }: ScreenProps) {
   };
   const actions = form.data && (
     <>
-      <button type="button" class="secondary" disabled={busy} onClick={() => void toggle()}>
+      <button type="button" class="secondary" aria-disabled={busy} onClick={() => void toggle()}>
         {form.data.is_active ? 'Deactivate form' : 'Activate form'}
       </button>
-      <button type="button" class="danger" disabled={busy} onClick={() => void remove()}>
+      <button type="button" class="danger" aria-disabled={busy} onClick={() => void remove()}>
         Delete form
       </button>
     </>
@@ -55,10 +56,7 @@ export function FormEditor({ params }: ScreenProps) {
 }
 
 function Settings({ siteId, form, onSaved }: { siteId: string; form: Form; onSaved(): Promise<void> }) {
-  const [name, setName] = useState(form.name);
-  const [description, setDescription] = useState(form.description ?? '');
-  const [successMessage, setSuccessMessage] = useState(form.success_message ?? '');
-  const [redirectUrl, setRedirectUrl] = useState(form.redirect_url ?? '');
+  const [settings, setSettings] = useState<SettingsDraft>(() => settingsOf(form));
   const [saved, setSaved] = useState(false);
   const { busy, error, run } = useAction();
   const submit = async (event: Event) => {
@@ -66,12 +64,7 @@ function Settings({ siteId, form, onSaved }: { siteId: string; form: Form; onSav
     setSaved(false);
     const answer = await run(() =>
       formsCall(siteId, 'PUT', formPath(form.id), {
-        json: {
-          name,
-          description: orNull(description),
-          success_message: orNull(successMessage),
-          redirect_url: orNull(redirectUrl),
-        },
+        json: settingsBody(settings),
       }),
     );
     if (answer === undefined) return;
@@ -82,42 +75,11 @@ function Settings({ siteId, form, onSaved }: { siteId: string; form: Form; onSav
     <section class="card" aria-labelledby="settings-title">
       <h2 id="settings-title">Settings</h2>
       <form class="stack" onSubmit={submit}>
-        <div class="grid">
-          <Field
-            label="Form name"
-            name="edit-name"
-            required
-            maxLength={120}
-            value={name}
-            onInput={(e) => setName(e.currentTarget.value)}
-          />
-          <Field
-            label="Description"
-            name="edit-description"
-            maxLength={1000}
-            value={description}
-            onInput={(e) => setDescription(e.currentTarget.value)}
-          />
-          <Field
-            label="Success message"
-            name="edit-success"
-            maxLength={1000}
-            value={successMessage}
-            onInput={(e) => setSuccessMessage(e.currentTarget.value)}
-          />
-          <Field
-            label="Redirect URL"
-            name="edit-redirect"
-            type="url"
-            maxLength={2048}
-            value={redirectUrl}
-            onInput={(e) => setRedirectUrl(e.currentTarget.value)}
-          />
-        </div>
+        <SettingsFields idPrefix="edit" draft={settings} onChange={setSettings} />
         <Alert error={error} />
         {saved && <Alert error="Settings saved." kind="success" />}
         <div>
-          <button type="submit" disabled={busy}>
+          <button type="submit" aria-disabled={busy}>
             Save settings
           </button>
         </div>
@@ -180,11 +142,11 @@ function Notification({ siteId, formId }: { siteId: string; formId: number }) {
           value={email}
           onInput={(e) => setEmail(e.currentTarget.value)}
         />
-        <button type="submit" disabled={busy}>
+        <button type="submit" aria-disabled={busy}>
           Set address
         </button>
         {current.data?.notification_email !== null && current.data && (
-          <button type="button" class="secondary" disabled={busy} onClick={() => void save(null)}>
+          <button type="button" class="secondary" aria-disabled={busy} onClick={() => void save(null)}>
             Use my account email
           </button>
         )}

@@ -177,7 +177,7 @@ function EditField({
     >
       <FieldInputs idPrefix={`edit-${field.id}`} draft={draft} onChange={setDraft} fixed />
       <div class="row">
-        <button type="submit" disabled={busy}>
+        <button type="submit" aria-disabled={busy}>
           Save field
         </button>
         <button type="button" class="secondary" onClick={onCancel}>
@@ -204,7 +204,7 @@ function AddField({ busy, onAdd }: { busy: boolean; onAdd(draft: FieldDraft): Pr
       </h3>
       <FieldInputs idPrefix="add" draft={draft} onChange={setDraft} />
       <div>
-        <button type="submit" disabled={busy}>
+        <button type="submit" aria-disabled={busy}>
           Add field
         </button>
       </div>

@@ -1,17 +1,11 @@
 import { useState } from 'preact/hooks';
 import { Link, navigate } from '../../router.js';
 import type { ScreenProps } from '../../routes.js';
-import { Alert, Field, formatDate, UsageBar, useAction, useLoad } from '../../ui/kit.js';
+import { Alert, formatDate, UsageBar, useAction, useLoad } from '../../ui/kit.js';
 import { SiteFrame } from '../site-nav.js';
-import {
-  formsCall,
-  orNull,
-  type Form,
-  type FormSummary,
-  type FormsUsage,
-  type SubmissionPage,
-} from './api.js';
+import { formsCall, type Form, type FormSummary, type FormsUsage, type SubmissionPage } from './api.js';
 import { emptyDraft, FieldInputs, inputOf, type FieldDraft } from './field-inputs.js';
+import { settingsBody, SettingsFields, settingsOf, type SettingsDraft } from './settings-fields.js';
 import './forms.css';
 
 /** A form with its unread count (undefined until counted). */
@@ -109,10 +103,7 @@ export function FormsList({ params }: ScreenProps) {
 }
 
 function CreateForm({ siteId }: { siteId: string }) {
-  const [name, setName] = useState('');
-  const [description, setDescription] = useState('');
-  const [successMessage, setSuccessMessage] = useState('');
-  const [redirectUrl, setRedirectUrl] = useState('');
+  const [settings, setSettings] = useState<SettingsDraft>(settingsOf());
   const [fields, setFields] = useState<FieldDraft[]>([
     { ...emptyDraft(), name: 'email', label: 'Email', type: 'email', required: true },
   ]);
@@ -123,10 +114,7 @@ function CreateForm({ siteId }: { siteId: string }) {
     const answer = await run(() =>
       formsCall<{ form: Form }>(siteId, 'POST', '/api/v1/forms', {
         json: {
-          name,
-          description: orNull(description),
-          success_message: orNull(successMessage),
-          redirect_url: orNull(redirectUrl),
+          ...settingsBody(settings),
           fields: fields.map(inputOf),
         },
       }),
@@ -144,40 +132,7 @@ function CreateForm({ siteId }: { siteId: string }) {
     <section aria-labelledby="create-form-title" class="card">
       <h2 id="create-form-title">Create a form</h2>
       <form onSubmit={submit} class="stack">
-        <div class="grid">
-          <Field
-            label="Form name"
-            name="form-name"
-            required
-            maxLength={120}
-            value={name}
-            onInput={(e) => setName(e.currentTarget.value)}
-          />
-          <Field
-            label="Description"
-            name="form-description"
-            maxLength={1000}
-            value={description}
-            onInput={(e) => setDescription(e.currentTarget.value)}
-          />
-          <Field
-            label="Success message"
-            name="form-success"
-            maxLength={1000}
-            value={successMessage}
-            hint="Shown to the visitor after sending"
-            onInput={(e) => setSuccessMessage(e.currentTarget.value)}
-          />
-          <Field
-            label="Redirect URL"
-            name="form-redirect"
-            type="url"
-            maxLength={2048}
-            value={redirectUrl}
-            hint="Optional: where a post without JavaScript goes afterwards"
-            onInput={(e) => setRedirectUrl(e.currentTarget.value)}
-          />
-        </div>
+        <SettingsFields idPrefix="form" draft={settings} hints onChange={setSettings} />
         <fieldset class="stack">
           <legend>Fields</legend>
           {fields.map((draft, i) => (
@@ -202,7 +157,7 @@ function CreateForm({ siteId }: { siteId: string }) {
         </fieldset>
         <Alert error={error} />
         <div>
-          <button type="submit" disabled={busy}>
+          <button type="submit" aria-disabled={busy}>
             {busy ? 'Creating…' : 'Create form'}
           </button>
         </div>

@@ -140,7 +140,7 @@ export function SubmissionDetailPanel({
             <button
               type="button"
               class="secondary"
-              disabled={busy}
+              aria-disabled={busy}
               onClick={() =>
                 void mark({ is_read: !row.is_read }, row.is_read ? 'Marked unread.' : 'Marked read.')
               }
@@ -150,7 +150,7 @@ export function SubmissionDetailPanel({
             <button
               type="button"
               class="secondary"
-              disabled={busy}
+              aria-disabled={busy}
               onClick={() =>
                 void mark(
                   { is_archived: !row.is_archived },
@@ -163,7 +163,7 @@ export function SubmissionDetailPanel({
             <button
               type="button"
               class="secondary"
-              disabled={busy}
+              aria-disabled={busy}
               onClick={() =>
                 void mark(
                   { is_spam: !row.is_spam },
@@ -173,7 +173,7 @@ export function SubmissionDetailPanel({
             >
               {row.is_spam ? 'Not spam' : 'Mark as spam'}
             </button>
-            <button type="button" class="danger" disabled={busy} onClick={() => void remove()}>
+            <button type="button" class="danger" aria-disabled={busy} onClick={() => void remove()}>
               Delete
             </button>
           </div>

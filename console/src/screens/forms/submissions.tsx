@@ -62,6 +62,16 @@ export function FormSubmissions({ params }: ScreenProps) {
     );
   }, [view]);
 
+  const close = () => {
+    const was = open;
+    setOpen(undefined);
+    // The panel held the focus and is gone: back to the row it was opened from, or (deleted, or
+    // moved out of this view) to the view's button, so a keyboard user is not sent to the page top.
+    requestAnimationFrame(() => {
+      const row = was && document.querySelector<HTMLElement>(`tr[data-uuid="${CSS.escape(was)}"] button`);
+      (row || document.querySelector<HTMLElement>('.views [aria-pressed="true"]'))?.focus();
+    });
+  };
   const choose = (next: View) => {
     setView(next);
     setPage(1);
@@ -133,7 +143,12 @@ export function FormSubmissions({ params }: ScreenProps) {
             }}
           />
         </div>
-        <button type="button" class="secondary" disabled={exporting.busy} onClick={() => void exportCsv()}>
+        <button
+          type="button"
+          class="secondary"
+          aria-disabled={exporting.busy}
+          onClick={() => void exportCsv()}
+        >
           {exporting.busy ? 'Exporting…' : 'Export this view as CSV'}
         </button>
       </div>
@@ -145,7 +160,7 @@ export function FormSubmissions({ params }: ScreenProps) {
           uuid={open}
           view={view}
           onChanged={list.reload}
-          onClose={() => setOpen(undefined)}
+          onClose={close}
         />
       )}
       {list.data && form.data && (
