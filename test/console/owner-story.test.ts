@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { ElementHandle, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newAddress, PASSWORD } from '../support/account-api.js';
-import { startConsole, waitForText, type ConsoleRig } from '../support/console.js';
+import { capture, startConsole, waitForText, type ConsoleRig } from '../support/console.js';
 import { mailedLink } from '../support/console-mail.js';
 import { formsApi, type Json } from '../support/forms-api.js';
 
@@ -44,6 +44,7 @@ describe('console: a new owner, from the invitation to a SQLite table (Chromium)
     await page.locator('#field-slug').fill('story');
     await page.locator('form.row button[type=submit]').click();
     await waitForText(page, 'Site story created');
+    await capture(page, 'sites');
     await page.locator('.cards a ::-p-text(story)').click();
     await titled(page, 'story: Files');
     const siteId = Number(new URL(page.url()).pathname.split('/')[3]);
