@@ -12,7 +12,7 @@ const PERIOD_SECONDS = 30;
 const WINDOW = 1;
 export const RECOVERY_CODE_COUNT = 10;
 export const CHALLENGE_SECONDS = 5 * 60;
-/** Wrong codes one challenge takes before it is void (the per-account limit counts them too). */
+/** Codes one challenge answers (each claimed before it is checked): void after five wrong ones. */
 const CHALLENGE_ATTEMPTS = 5;
 const RECOVERY_ALPHABET = 'abcdefghjkmnpqrstuvwxyz23456789';
 
@@ -129,36 +129,33 @@ export class SecondFactor {
   }
 
   /**
-   * Finishes a sign-in: the proof is checked and the challenge used, in one transaction. A wrong
-   * proof counts against the challenge (void after five).
+   * Finishes a sign-in. An attempt is claimed first, in one conditional UPDATE (committed whatever
+   * follows): requests arriving together cannot all pass the cap of five, as a read-then-count
+   * could. Then the proof is checked and the challenge used, in one transaction.
    */
   async finishChallenge(
     challenge: string,
     proof: Proof,
   ): Promise<{ accountId: number; session: SessionMode }> {
-    const outcome = await this.db.transaction(
-      async (tx): Promise<{ failed: number } | { accountId: number; session: SessionMode }> => {
-        const row = await this.liveChallenge(tx, challenge);
-        if (!row) throw new AppError('INVALID_CHALLENGE');
-        if (!(await this.proves(tx, row.accountId, proof))) return { failed: row.id };
-        const used = await tx
-          .update(accountSignInChallenges)
-          .set({ usedAt: sql`now()` })
-          .where(and(eq(accountSignInChallenges.id, row.id), isNull(accountSignInChallenges.usedAt)))
-          .returning({ id: accountSignInChallenges.id });
-        if (used.length === 0) throw new AppError('INVALID_CHALLENGE');
-        return { accountId: row.accountId, session: row.session };
-      },
-    );
-    if ('failed' in outcome) {
-      // Outside the transaction above, so that the count stays when the answer is an error.
-      await this.db
+    if (challenge.length < 16 || challenge.length > 200) throw new AppError('INVALID_CHALLENGE');
+    const [claimed] = await this.db
+      .update(accountSignInChallenges)
+      .set({ attempts: sql`${accountSignInChallenges.attempts} + 1` })
+      .where(and(eq(accountSignInChallenges.tokenHash, hashSecret(challenge)), ...this.live()))
+      .returning();
+    if (!claimed) throw new AppError('INVALID_CHALLENGE');
+    const proven = await this.db.transaction(async (tx) => {
+      if (!(await this.proves(tx, claimed.accountId, proof))) return false;
+      const used = await tx
         .update(accountSignInChallenges)
-        .set({ attempts: sql`${accountSignInChallenges.attempts} + 1` })
-        .where(eq(accountSignInChallenges.id, outcome.failed));
-      throw new AppError('INVALID_TOTP_CODE');
-    }
-    return outcome;
+        .set({ usedAt: sql`now()` })
+        .where(and(eq(accountSignInChallenges.id, claimed.id), isNull(accountSignInChallenges.usedAt)))
+        .returning({ id: accountSignInChallenges.id });
+      if (used.length === 0) throw new AppError('INVALID_CHALLENGE');
+      return true;
+    });
+    if (!proven) throw new AppError('INVALID_TOTP_CODE');
+    return { accountId: claimed.accountId, session: claimed.session };
   }
 
   /** Deletes challenges a day past their end; how many went. */
@@ -235,15 +232,17 @@ export class SecondFactor {
     const [row] = await db
       .select()
       .from(accountSignInChallenges)
-      .where(
-        and(
-          eq(accountSignInChallenges.tokenHash, hashSecret(challenge)),
-          isNull(accountSignInChallenges.usedAt),
-          gt(accountSignInChallenges.expiresAt, sql`now()`),
-          lt(accountSignInChallenges.attempts, CHALLENGE_ATTEMPTS),
-        ),
-      );
+      .where(and(eq(accountSignInChallenges.tokenHash, hashSecret(challenge)), ...this.live()));
     return row;
+  }
+
+  /** A challenge still answerable: not used, not expired, attempts left. */
+  private live() {
+    return [
+      isNull(accountSignInChallenges.usedAt),
+      gt(accountSignInChallenges.expiresAt, sql`now()`),
+      lt(accountSignInChallenges.attempts, CHALLENGE_ATTEMPTS),
+    ];
   }
 
   private async row(db: Executor, accountId: number, forUpdate = false) {
