@@ -14,6 +14,7 @@ export const RECOVERY_CODE_COUNT = 10;
 export const CHALLENGE_SECONDS = 5 * 60;
 /** Codes one challenge answers (each claimed before it is checked): void after five wrong ones. */
 const CHALLENGE_ATTEMPTS = 5;
+const TAG_BYTES = 16;
 const RECOVERY_ALPHABET = 'abcdefghjkmnpqrstuvwxyz23456789';
 
 export type SessionMode = 'bearer' | 'cookie';
@@ -271,7 +272,7 @@ export class SecondFactor {
 
   private async encrypt(plain: string): Promise<string> {
     const iv = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', await this.cipherKey(), iv);
+    const cipher = createCipheriv('aes-256-gcm', await this.cipherKey(), iv, { authTagLength: TAG_BYTES });
     const data = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
     return ['v1', iv, cipher.getAuthTag(), data]
       .map((x) => (typeof x === 'string' ? x : x.toString('base64url')))
@@ -281,7 +282,10 @@ export class SecondFactor {
   private async decrypt(stored: string): Promise<string> {
     const [version, iv, tag, data] = stored.split('.');
     if (version !== 'v1' || !iv || !tag || !data) throw new Error('unreadable TOTP secret');
-    const decipher = createDecipheriv('aes-256-gcm', await this.cipherKey(), Buffer.from(iv, 'base64url'));
+    // The tag's full 16 bytes: without authTagLength, Node also takes a tag cut to 4 (a forgery's odds).
+    const decipher = createDecipheriv('aes-256-gcm', await this.cipherKey(), Buffer.from(iv, 'base64url'), {
+      authTagLength: TAG_BYTES,
+    });
     decipher.setAuthTag(Buffer.from(tag, 'base64url'));
     return Buffer.concat([decipher.update(Buffer.from(data, 'base64url')), decipher.final()]).toString(
       'utf8',
