@@ -63,3 +63,25 @@ describe.each(backends)('two-factor sign-in under concurrency on %s', (backend) 
     expect(errors.filter((e) => e === 'INVALID_CHALLENGE')).toHaveLength(3);
   });
 });
+
+describe.each(backends)('the second step of a sign-in with a made-up challenge on %s', (backend) => {
+  let hp: TestHostplane;
+  beforeAll(async () => {
+    hp = await startHostplane(backend);
+  });
+  afterAll(() => hp?.stop());
+
+  it('counts against the client address like every other attempt', async () => {
+    const address = `198.51.100.${backend === 'postgres+s3' ? 21 : 22}`;
+    const statuses: number[] = [];
+    for (let i = 0; i < 21; i++) {
+      const answer = await call(hp, 'POST', '/api/v1/account/sign-in/totp', {
+        json: { challenge: `hp_2fa_made-up-challenge-${i}`, code: '123456' },
+        headers: { 'x-forwarded-for': address },
+      });
+      statuses.push(answer.status);
+    }
+    expect(statuses.slice(0, 20)).toEqual(Array(20).fill(401));
+    expect(statuses[20]).toBe(429);
+  });
+});
