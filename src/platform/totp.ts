@@ -64,14 +64,17 @@ export class SecondFactor {
     if (current?.enabledAt) throw new AppError('TOTP_ALREADY_ENABLED');
     const secret = new Secret({ size: 20 });
     const secretEncrypted = await this.encrypt(secret.base32);
-    await this.db
+    const kept = await this.db
       .insert(accountTotp)
       .values({ accountId, secretEncrypted })
       .onConflictDoUpdate({
         target: accountTotp.accountId,
         set: { secretEncrypted, lastStep: null, createdAt: sql`now()` },
         where: isNull(accountTotp.enabledAt),
-      });
+      })
+      .returning({ accountId: accountTotp.accountId });
+    // Turned on meanwhile (a confirm in between): the new secret was not kept, so it is not shown.
+    if (kept.length === 0) throw new AppError('TOTP_ALREADY_ENABLED');
     return { secret: secret.base32, uri: this.totpOf(secret.base32, email).toString() };
   }
 

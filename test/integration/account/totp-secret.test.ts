@@ -36,3 +36,39 @@ describe.each(backends)('the stored TOTP secret on %s', (backend) => {
     expect(second.body.token).toBeUndefined();
   });
 });
+
+// PostgreSQL only: the race needs a second connection holding the row while setup runs.
+describe('setting up while another request turns TOTP on', () => {
+  let hp: TestHostplane;
+  beforeAll(async () => {
+    hp = await startHostplane('postgres+s3');
+  });
+  afterAll(() => hp?.stop());
+
+  it('answers TOTP_ALREADY_ENABLED, never a secret that was not kept', async () => {
+    const owner = await invitedOwner(hp, 'totp-setup-race@example.com');
+    const setup = () =>
+      call(hp, 'POST', '/api/v1/account/totp/setup', { json: { password: PASSWORD }, headers: owner.bearer });
+    expect((await setup()).status).toBe(200);
+    const db = hp.services.store.db;
+    let pending: ReturnType<typeof setup> | undefined;
+    let settled = false;
+    await db.transaction(async (tx) => {
+      // Turned on (as a confirm would) and held: setup reads "not on", then waits on the row.
+      await tx.execute(
+        sql`update account_totp set enabled_at = now() where account_id = (select id from accounts where email = ${owner.email})`,
+      );
+      pending = setup().finally(() => (settled = true));
+      for (;;) {
+        const { rows } = (await db.execute(
+          sql`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query ilike 'insert into "account_totp"%'`,
+        )) as unknown as { rows: Array<{ n: number }> };
+        if (rows[0]!.n > 0 || settled) break;
+        await new Promise((resolve) => setTimeout(resolve, 20)); // polls the condition above
+      }
+    });
+    const answer = await pending!;
+    expect(answer.status).toBe(409);
+    expect(answer.body.error).toBe('TOTP_ALREADY_ENABLED');
+  });
+});
