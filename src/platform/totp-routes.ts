@@ -34,8 +34,8 @@ export function totpRoutes(deps: {
   const startSession = sessionStarter(platform.accounts, cookie);
 
   /** Counts a second-factor attempt of the account (across replicas) and of the client address. */
-  const limitAccount = async (req: Request, accountId: number) => {
-    await limit(hooks, req);
+  const limitAccount = async (req: Request, accountId: number, addressCounted = false) => {
+    if (!addressCounted) await limit(hooks, req);
     for (const verdict of await Promise.all(
       hooks.limiters.secondFactor.map((l) => l.consume(String(accountId))),
     ))
@@ -194,8 +194,10 @@ export function totpRoutes(deps: {
     },
     handler: async ({ req, res, body }) => {
       checkSignInOrigin(req, cookie);
+      // The address first: a made-up challenge is an attempt too, and names no account to count.
+      await limit(hooks, req);
       const accountId = await totp.challengeAccount(body.challenge);
-      await limitAccount(req, accountId);
+      await limitAccount(req, accountId, true);
       let done: Awaited<ReturnType<typeof totp.finishChallenge>>;
       try {
         done = await totp.finishChallenge(body.challenge, proofOf(body));

@@ -12,8 +12,9 @@ const PERIOD_SECONDS = 30;
 const WINDOW = 1;
 export const RECOVERY_CODE_COUNT = 10;
 export const CHALLENGE_SECONDS = 5 * 60;
-/** Wrong codes one challenge takes before it is void (the per-account limit counts them too). */
+/** Codes one challenge answers (each claimed before it is checked): void after five wrong ones. */
 const CHALLENGE_ATTEMPTS = 5;
+const TAG_BYTES = 16;
 const RECOVERY_ALPHABET = 'abcdefghjkmnpqrstuvwxyz23456789';
 
 export type SessionMode = 'bearer' | 'cookie';
@@ -63,14 +64,17 @@ export class SecondFactor {
     if (current?.enabledAt) throw new AppError('TOTP_ALREADY_ENABLED');
     const secret = new Secret({ size: 20 });
     const secretEncrypted = await this.encrypt(secret.base32);
-    await this.db
+    const kept = await this.db
       .insert(accountTotp)
       .values({ accountId, secretEncrypted })
       .onConflictDoUpdate({
         target: accountTotp.accountId,
         set: { secretEncrypted, lastStep: null, createdAt: sql`now()` },
         where: isNull(accountTotp.enabledAt),
-      });
+      })
+      .returning({ accountId: accountTotp.accountId });
+    // Turned on meanwhile (a confirm in between): the new secret was not kept, so it is not shown.
+    if (kept.length === 0) throw new AppError('TOTP_ALREADY_ENABLED');
     return { secret: secret.base32, uri: this.totpOf(secret.base32, email).toString() };
   }
 
@@ -129,36 +133,33 @@ export class SecondFactor {
   }
 
   /**
-   * Finishes a sign-in: the proof is checked and the challenge used, in one transaction. A wrong
-   * proof counts against the challenge (void after five).
+   * Finishes a sign-in. An attempt is claimed first, in one conditional UPDATE (committed whatever
+   * follows): requests arriving together cannot all pass the cap of five, as a read-then-count
+   * could. Then the proof is checked and the challenge used, in one transaction.
    */
   async finishChallenge(
     challenge: string,
     proof: Proof,
   ): Promise<{ accountId: number; session: SessionMode }> {
-    const outcome = await this.db.transaction(
-      async (tx): Promise<{ failed: number } | { accountId: number; session: SessionMode }> => {
-        const row = await this.liveChallenge(tx, challenge);
-        if (!row) throw new AppError('INVALID_CHALLENGE');
-        if (!(await this.proves(tx, row.accountId, proof))) return { failed: row.id };
-        const used = await tx
-          .update(accountSignInChallenges)
-          .set({ usedAt: sql`now()` })
-          .where(and(eq(accountSignInChallenges.id, row.id), isNull(accountSignInChallenges.usedAt)))
-          .returning({ id: accountSignInChallenges.id });
-        if (used.length === 0) throw new AppError('INVALID_CHALLENGE');
-        return { accountId: row.accountId, session: row.session };
-      },
-    );
-    if ('failed' in outcome) {
-      // Outside the transaction above, so that the count stays when the answer is an error.
-      await this.db
+    if (challenge.length < 16 || challenge.length > 200) throw new AppError('INVALID_CHALLENGE');
+    const [claimed] = await this.db
+      .update(accountSignInChallenges)
+      .set({ attempts: sql`${accountSignInChallenges.attempts} + 1` })
+      .where(and(eq(accountSignInChallenges.tokenHash, hashSecret(challenge)), ...this.live()))
+      .returning();
+    if (!claimed) throw new AppError('INVALID_CHALLENGE');
+    const proven = await this.db.transaction(async (tx) => {
+      if (!(await this.proves(tx, claimed.accountId, proof))) return false;
+      const used = await tx
         .update(accountSignInChallenges)
-        .set({ attempts: sql`${accountSignInChallenges.attempts} + 1` })
-        .where(eq(accountSignInChallenges.id, outcome.failed));
-      throw new AppError('INVALID_TOTP_CODE');
-    }
-    return outcome;
+        .set({ usedAt: sql`now()` })
+        .where(and(eq(accountSignInChallenges.id, claimed.id), isNull(accountSignInChallenges.usedAt)))
+        .returning({ id: accountSignInChallenges.id });
+      if (used.length === 0) throw new AppError('INVALID_CHALLENGE');
+      return true;
+    });
+    if (!proven) throw new AppError('INVALID_TOTP_CODE');
+    return { accountId: claimed.accountId, session: claimed.session };
   }
 
   /** Deletes challenges a day past their end; how many went. */
@@ -235,15 +236,17 @@ export class SecondFactor {
     const [row] = await db
       .select()
       .from(accountSignInChallenges)
-      .where(
-        and(
-          eq(accountSignInChallenges.tokenHash, hashSecret(challenge)),
-          isNull(accountSignInChallenges.usedAt),
-          gt(accountSignInChallenges.expiresAt, sql`now()`),
-          lt(accountSignInChallenges.attempts, CHALLENGE_ATTEMPTS),
-        ),
-      );
+      .where(and(eq(accountSignInChallenges.tokenHash, hashSecret(challenge)), ...this.live()));
     return row;
+  }
+
+  /** A challenge still answerable: not used, not expired, attempts left. */
+  private live() {
+    return [
+      isNull(accountSignInChallenges.usedAt),
+      gt(accountSignInChallenges.expiresAt, sql`now()`),
+      lt(accountSignInChallenges.attempts, CHALLENGE_ATTEMPTS),
+    ];
   }
 
   private async row(db: Executor, accountId: number, forUpdate = false) {
@@ -272,7 +275,7 @@ export class SecondFactor {
 
   private async encrypt(plain: string): Promise<string> {
     const iv = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', await this.cipherKey(), iv);
+    const cipher = createCipheriv('aes-256-gcm', await this.cipherKey(), iv, { authTagLength: TAG_BYTES });
     const data = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
     return ['v1', iv, cipher.getAuthTag(), data]
       .map((x) => (typeof x === 'string' ? x : x.toString('base64url')))
@@ -282,7 +285,10 @@ export class SecondFactor {
   private async decrypt(stored: string): Promise<string> {
     const [version, iv, tag, data] = stored.split('.');
     if (version !== 'v1' || !iv || !tag || !data) throw new Error('unreadable TOTP secret');
-    const decipher = createDecipheriv('aes-256-gcm', await this.cipherKey(), Buffer.from(iv, 'base64url'));
+    // The tag's full 16 bytes: without authTagLength, Node also takes a tag cut to 4 (a forgery's odds).
+    const decipher = createDecipheriv('aes-256-gcm', await this.cipherKey(), Buffer.from(iv, 'base64url'), {
+      authTagLength: TAG_BYTES,
+    });
     decipher.setAuthTag(Buffer.from(tag, 'base64url'));
     return Buffer.concat([decipher.update(Buffer.from(data, 'base64url')), decipher.final()]).toString(
       'utf8',

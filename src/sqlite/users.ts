@@ -273,6 +273,9 @@ export class UserPools {
     checkPassword(newPassword);
     const passwordHash = await hashPassword(newPassword);
     await this.db.transaction(async (tx) => {
+      // Under the pool lock, as update and delete: an admin demoted a moment ago resets nothing.
+      await tx.execute(sql`select pg_advisory_xact_lock(${POOL_LOCK_CLASS}, ${actor.databaseId})`);
+      await this.stillAdmin(tx, actor);
       const target = await this.target(tx, actor.databaseId, targetId);
       await tx.update(sqliteUsers).set({ passwordHash }).where(eq(sqliteUsers.id, target.id));
       await tx.delete(sqliteSessions).where(eq(sqliteSessions.userId, target.id));
