@@ -221,7 +221,7 @@ describe('console: SQLite (Chromium)', () => {
         { email, password: PASSWORD },
         master(),
       );
-      expect(res.status).toBe(201);
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
     }
     const login = (email: string, password = PASSWORD) =>
       scoped(ownerToken, 'POST', '/api/v1/sqlite/auth/login', { email, password });
