@@ -15,6 +15,7 @@ export function llmsTxt(baseUrl: string, siteAddress: string): string {
 Authentication:
 
 - HTTP API: send the site's API key (permanent, or a temporary key from POST /api/keys/generate-temp) in the \`X-API-Key\` header.
+- Keys come from the site's owner: the console at ${baseUrl}/console (a site's "API keys" tab) makes permanent and temporary keys.
 - MCP: the same key as \`Authorization: Bearer <key>\` (X-API-Key works too). Without a key only \`publish_page\` works.
 - \`POST ${baseUrl}/ai/publish\` needs no credential: \`{"html": "<!doctype html>…"}\` publishes one page for 60 minutes (rate-limited per address).
 - Missing or invalid credentials answer 401 with \`{error, message, hint_for_ai}\`: show the hint to your user.

@@ -271,6 +271,7 @@ describe('MCP access', () => {
       'http://localhost:8080/mcp',
       'http://localhost:8080/api/v1/openapi.json',
       'http://localhost:8080/docs',
+      'http://localhost:8080/console',
       'X-API-Key',
       'Authorization: Bearer <key>',
       'read_only=true',
