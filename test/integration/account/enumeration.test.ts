@@ -39,9 +39,10 @@ describe.each(backends)('account answers that reveal no address on %s', (backend
     await eventually('the reset link', async () => (await unusedResetTokens(hp, email)) === 1);
   });
 
-  it.runIf(backend === 'postgres+s3')(
-    'answers a reset request before any work on the account (the answer cannot time it)',
-    async () => {
+  // PostgreSQL only (registered there, not skipped here): another connection holds the account
+  // row while the request is answered; PGlite has one connection.
+  if (backend === 'postgres+s3')
+    it('answers a reset request before any work on the account (the answer cannot time it)', async () => {
       const { email } = await invitedOwner(hp, `locked-${tag}@example.com`);
       // The account row is held by another transaction: the work waits, the answer does not.
       let release!: () => void;
@@ -62,8 +63,7 @@ describe.each(backends)('account answers that reveal no address on %s', (backend
         'the reset link once the row is free',
         async () => (await unusedResetTokens(hp, email)) === 1,
       );
-    },
-  );
+    });
 
   it('answers open sign-up for a taken address exactly as for a free one', async () => {
     const { email } = await invitedOwner(hp, `taken-${tag}@example.com`);
