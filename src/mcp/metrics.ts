@@ -18,3 +18,9 @@ export const mcpToolDuration = new client.Histogram({
   buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
   registers: [registry],
 });
+
+export const mcpLargeBodiesInFlight = new client.Gauge({
+  name: 'hostplane_mcp_large_bodies_in_flight',
+  help: 'MCP requests with a large body (over 1 MiB, or of unknown length) being read or handled now.',
+  registers: [registry],
+});

@@ -8,6 +8,7 @@ import { jsonBody, type RouteRegistry } from '../http/index.js';
 import type { Logger } from '../observability/index.js';
 import { PublicApi } from './api.js';
 import { llmsTxt } from './llms.js';
+import { mcpLargeBodiesInFlight } from './metrics.js';
 import { createMcpServer, parseOptions } from './server.js';
 
 /**
@@ -27,6 +28,9 @@ export const MAX_KEYLESS_MCP_BODY_BYTES = 5 * 1024 * 1024;
  * 100). Each is handled at once, so 100 read_file calls of 10 MB files would hold gigabytes.
  */
 export const MAX_MCP_BATCH = 10;
+
+/** A body over this (or of unknown length) takes one of the process's large-body slots. */
+const LARGE_BODY_BYTES = 1024 * 1024;
 
 export interface McpDeps {
   config: Config;
@@ -81,7 +85,30 @@ export function mcpRoutes(deps: McpDeps & { registry: RouteRegistry }): Router {
   const body: RequestHandler = (req, res, next) =>
     (keyOf(req) === undefined ? keylessBody : keyedBody)(req, res, next);
 
-  router.post('/mcp', admit, body, (req, res, next) => {
+  // A 20 MB JSON body costs several times that once parsed: large bodies share the process's
+  // upload slots' bound (HOSTPLANE_UPLOADS_MAX_CONCURRENT), refused with 503 + Retry-After before
+  // they are read, as uploads are. Small ones (every call but inline deploys and big writes) pass.
+  let largeInFlight = 0;
+  const largeBodySlot: RequestHandler = (req, res, next) => {
+    const length = Number(req.get('content-length') ?? NaN);
+    if (Number.isFinite(length) && length <= LARGE_BODY_BYTES) return next();
+    if (largeInFlight >= config.uploads.maxConcurrent)
+      return next(
+        new AppError('CAPACITY', {
+          message: `This server is reading ${largeInFlight} large MCP requests already; try again in a moment.`,
+          retryAfterSeconds: 2,
+        }),
+      );
+    largeInFlight += 1;
+    mcpLargeBodiesInFlight.inc();
+    res.once('close', () => {
+      largeInFlight -= 1;
+      mcpLargeBodiesInFlight.dec();
+    });
+    next();
+  };
+
+  router.post('/mcp', admit, largeBodySlot, body, (req, res, next) => {
     if (Array.isArray(req.body) && req.body.length > MAX_MCP_BATCH)
       return next(
         new AppError('INVALID_REQUEST', {
