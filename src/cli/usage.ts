@@ -73,7 +73,7 @@ Run \`hostplane admin <command> --help\` for a command's options.`,
 
   'admin create-site': `Usage: hostplane admin create-site --slug SLUG --email EMAIL [options]
 
-  --slug SLUG      The site's subdomain: lowercase letters, digits and hyphens
+  --slug SLUG      The site's subdomain: lowercase letters, digits and single hyphens (no "--")
   --email EMAIL    The owner's account (created when new)
   --plan PLAN      free (default), standard, premium, business or enterprise
   --name NAME      A display name (default: the slug)

@@ -22,6 +22,12 @@ export interface EdgeOptions {
   syncWindowMs?: number | null;
 }
 
+/**
+ * A preview host's label: `<deploy id>--<slug>`. A label of this shape is only ever a preview: no
+ * slug may contain `--` (platform/slug.ts), and a site whose slug spells one (made before that
+ * rule) is never served on it, so a preview host that names no previewable deploy (pruned, never
+ * finalized, made up) answers 404 for good, never another tenant's site.
+ */
 const PREVIEW_LABEL = /^([a-z2-7]{12})--(.+)$/;
 
 export interface SiteRef {
@@ -29,6 +35,9 @@ export interface SiteRef {
   /** A preview host (`<deploy id>--<slug>`): the deploy's manifest, not the live file set. */
   deployId?: string;
 }
+
+/** A preview-shaped host with no previewable deploy behind it: a 404 (noindex), never a site. */
+export const NO_SUCH_PREVIEW: SiteRef = Object.freeze({ id: 0, deployId: '' });
 
 /** What a Host header means to the edge (see the HostHandler it implements). */
 export type HostRoute = RouteOf<SiteRef>;
@@ -162,21 +171,21 @@ export class EdgeCache {
     let route: HostRoute = NOT_A_SITE_HOST;
     if (hostname && hostname !== this.baseHost) {
       if (hostname.endsWith(this.sitesSuffix)) {
-        const slug = hostname.slice(0, -this.sitesSuffix.length);
-        const preview = slug.includes('.') ? undefined : await this.previewOf(slug);
-        const site = preview || slug.includes('.') ? undefined : await this.platform.siteBySlug(slug);
-        route = preview
-          ? { serve: true, site: preview }
-          : site
-            ? { serve: true, site: { id: site.id } }
-            : NO_SUCH_SITE;
+        const label = hostname.slice(0, -this.sitesSuffix.length);
+        if (label.includes('.')) route = NO_SUCH_SITE;
+        else if (PREVIEW_LABEL.test(label))
+          route = { serve: true, site: (await this.previewOf(label)) ?? NO_SUCH_PREVIEW };
+        else {
+          const site = await this.platform.siteBySlug(label);
+          route = site ? { serve: true, site: { id: site.id } } : NO_SUCH_SITE;
+        }
       } else {
         const site = await this.platform.siteByCustomDomain(hostname);
         if (site) route = { serve: true, site: { id: site.id } };
       }
     }
     // Unknown hosts are remembered briefly only, so a new site is served within seconds.
-    const known = route.serve && route.site !== undefined;
+    const known = route.serve && route.site !== undefined && route.site !== NO_SUCH_PREVIEW;
     if (epoch === this.epoch) this.hosts.set(hostHeader, route, known ? {} : { ttl: 2000 });
     return route;
   }

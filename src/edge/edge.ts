@@ -5,7 +5,7 @@ import type { DeploysService, FilesService } from '../files/index.js';
 import { lifecycleHandler, type HostHandler } from '../http/index.js';
 import type { Logger } from '../observability/index.js';
 import type { Platform, SiteEvents } from '../platform/index.js';
-import { EdgeCache, type EdgeOptions, type Resolution, type SiteRef } from './cache.js';
+import { EdgeCache, NO_SUCH_PREVIEW, type EdgeOptions, type Resolution, type SiteRef } from './cache.js';
 import { sendEntry, sendFixed, sendRedirect } from './respond.js';
 
 /** Serves the requests of site hosts; what createHandler returns. */
@@ -46,8 +46,10 @@ export class Edge {
       requestId: string,
     ): number | Promise<number> => {
       const head = req.method === 'HEAD';
+      // Previews are for people sent the link, never for search engines (merged into writeHead).
+      if (site?.deployId !== undefined) res.setHeader('X-Robots-Tag', 'noindex');
       if (req.method !== 'GET' && !head) return sendFixed(res, 405, requestId, 'method', false);
-      if (!site) return sendFixed(res, 404, requestId, 'noSite', head);
+      if (!site || site === NO_SUCH_PREVIEW) return sendFixed(res, 404, requestId, 'noSite', head);
       const url = target(req.url ?? '/');
       const query = url.indexOf('?');
       const urlPath = query < 0 ? url : url.slice(0, query);

@@ -13,14 +13,18 @@ export const API_VERSION = `${GROUP}/${VERSION}`;
 // Kubernetes' structural-schema extensions, attached with .meta() and copied into the CRD.
 const listSet = { 'x-kubernetes-list-type': 'set' } as const;
 
-/** A site slug: one DNS label (same rule as the API's). */
+/**
+ * A site slug: one DNS label without `--` (same rule as the API's, src/platform/slug.ts: `--` is
+ * reserved for preview hosts). No lookahead: the apiserver checks the pattern with Go's RE2.
+ */
 export const slugSchema = z
   .string()
   .min(1)
   .max(63)
-  .regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/)
+  .regex(/^[a-z0-9]+(-[a-z0-9]+)*$/)
   .meta({
-    description: 'DNS label: lower-case letters, digits and hyphens, not starting or ending with a hyphen.',
+    description:
+      'DNS label: lower-case letters, digits and hyphens, not starting or ending with a hyphen, never two hyphens in a row (`--` is reserved for preview hosts).',
   });
 
 /** A fully qualified, lower-case host name with at least two labels (no wildcards, no trailing dot). */

@@ -120,7 +120,9 @@ export const createSiteBody = z.object({
     .min(1)
     .max(63)
     .meta({ pattern: SLUG_PATTERN.source })
-    .describe('1-63 lower-case letters, digits or hyphens, not at either end; the site’s subdomain'),
+    .describe(
+      '1-63 lower-case letters, digits or hyphens, not at either end and never two in a row (`--` is reserved for preview hosts); the site’s subdomain',
+    ),
   name: z
     .string()
     .min(1)

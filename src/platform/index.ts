@@ -17,7 +17,7 @@ export { csrfTokenOf, sessionCookieFor } from './cookies.js';
 export { recordName, type DomainVerification, type TxtLookup } from './domains.js';
 export type { DomainRouting, RoutingResult, SiteRouting } from './routing.js';
 export { planFor, plans, planTypes, type Plan, type PlanType } from './plans.js';
-export { SLUG_PATTERN, SLUG_RULE, isValidSlug } from './slug.js';
+export { SLUG_MAX_LENGTH, SLUG_PATTERN, SLUG_RULE, isValidSlug } from './slug.js';
 export { formatBytes, percentage } from './format.js';
 export { SiteEvents, type SiteEventHandlers } from './site-events.js';
 export { platformModule } from './routes.js';

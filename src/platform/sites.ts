@@ -5,7 +5,7 @@ import type { Db } from '../store/index.js';
 import { newApiKey } from './keys.js';
 import type { PlanType } from './plans.js';
 import { hashSecret } from './secrets.js';
-import { SLUG_PATTERN, SLUG_RULE } from './slug.js';
+import { SLUG_RULE, isValidSlug } from './slug.js';
 import { accounts, apiKeys, customDomains, sites } from './tables.js';
 import { notifySiteEvent } from './site-events.js';
 import type { Site } from './types.js';
@@ -36,7 +36,7 @@ export class Sites {
 
   async create(input: NewSite): Promise<CreatedSite> {
     const email = input.email.trim().toLowerCase();
-    if (!SLUG_PATTERN.test(input.slug)) {
+    if (!isValidSlug(input.slug)) {
       throw new AppError('INVALID_SLUG', { message: SLUG_RULE });
     }
     return dbOp('create_site', () =>

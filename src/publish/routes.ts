@@ -265,7 +265,7 @@ export function publishRoutes(deps: {
       'Serves a page published with `POST /ai/publish` or `POST /demo/api/publish` as `text/html` ' +
       'until it expires (60 minutes after publication), then a 404 page. The page runs sandboxed ' +
       '(`Content-Security-Policy: sandbox`): its scripts get an opaque origin, never the API’s. ' +
-      'Not cached (`Cache-Control: no-store`).',
+      'Not cached (`Cache-Control: no-store`) nor indexed (`X-Robots-Tag: noindex`, on its 404 too).',
     requestExample: { params: { id: 'q3Xr8vN2kLp0aZ7T' } },
     tags,
     auth: 'none',
@@ -285,6 +285,8 @@ export function publishRoutes(deps: {
     handler: async ({ req, res }) => {
       const html = await publish.view(String(req.params.id));
       res.set('Cache-Control', 'no-store');
+      // A temporary page is for whoever was sent its link: search engines keep none, nor its 404.
+      res.set('X-Robots-Tag', 'noindex');
       // The page is untrusted HTML on the API's origin: sandbox it so its scripts get an opaque origin.
       res.set('Content-Security-Policy', 'sandbox allow-scripts allow-forms allow-popups allow-modals');
       res.set('X-Content-Type-Options', 'nosniff');

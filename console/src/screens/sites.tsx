@@ -109,7 +109,7 @@ function CreateSite({ onCreated }: { onCreated(): Promise<void> }) {
           name="slug"
           required
           value={slug}
-          hint="Lower-case letters, digits and hyphens"
+          hint="Lower-case letters, digits and single hyphens (no “--”)"
           onInput={(e) => setSlug(e.currentTarget.value)}
         />
         <button type="submit" aria-disabled={busy}>
