@@ -10,7 +10,7 @@ import { MAX_MANIFEST_BYTES } from './deploys.js';
 import * as s from './deploy-schemas.js';
 import { deployDocs } from './deploy-docs.js';
 import { MAX_FILE_BYTES, type FilesService } from './service.js';
-import { tooLarge } from './upload-rules.js';
+import { tooLargeFor } from './upload-rules.js';
 import type { UploadSlots } from './upload-slots.js';
 
 const siteScoped: ErrorCode[] = ['KEY_SCOPE', 'NOT_FOUND'];
@@ -110,7 +110,7 @@ export function deployRoutes(deps: {
     summary: 'Upload one blob of a deploy, by its SHA-256',
     description:
       "The raw bytes (any Content-Type; no Content-Encoding). They must hash to the URL's SHA-256 (else 400 `Hash mismatch`, nothing stored) and the hash must be in the deploy's manifest. " +
-      'At most 10 MB, or 50 MB when a path with this hash is a video. Idempotent: a blob already received is answered at once.',
+      "At most 10 MB, or 50 MB when every path with this hash is a video (each path fits its own type's limit). Idempotent: a blob already received is answered at once.",
     tags,
     auth: 'apiKeyOrSession',
     params: { id: s.deployIdParam, sha256: s.sha256Param },
@@ -146,9 +146,8 @@ export function deployRoutes(deps: {
         throw new AppError('CONFLICT', {
           message: `Deploy ${id} is ${deploy.state}: it takes no more blobs`,
         });
-      const { limit, uploaded } = await deploys.blobLimit(deploy, hash);
-      const tooBig = () =>
-        limit === MAX_FILE_BYTES ? tooLarge() : new AppError('VIDEO_TOO_LARGE', { maxBytes: limit });
+      const { limit, narrowest, uploaded } = await deploys.blobLimit(deploy, hash);
+      const tooBig = () => tooLargeFor(narrowest);
       const encoding = req.headers['content-encoding'];
       if (encoding !== undefined && encoding !== 'identity')
         throw new AppError('UNSUPPORTED_MEDIA_TYPE', {

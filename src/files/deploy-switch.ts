@@ -5,6 +5,8 @@ import type { Executor, Tx } from '../store/index.js';
 import { assertFolderLimit } from './commit-file.js';
 import { HIDDEN_FILE_NAME } from './listing.js';
 import { assertWithinQuota } from './quota.js';
+import { maxBytesFor, tooLargeFor } from './upload-rules.js';
+import { MAX_FILE_BYTES } from './service.js';
 
 const rowsOf = <R>(result: unknown): R[] => (result as { rows: R[] }).rows;
 
@@ -21,6 +23,20 @@ const partsOf = (p: SQL) => sql`
   (string_to_array(${p}, '/'))[cardinality(string_to_array(${p}, '/'))] as name,
   nullif(array_to_string((string_to_array(${p}, '/'))[1:cardinality(string_to_array(${p}, '/')) - 1], '/'), '') as parent,
   cardinality(string_to_array(${p}, '/')) - 1 as depth`;
+
+/**
+ * Refuses a deploy with a path over its own type's size limit (10 MB, 50 MB for videos): a blob
+ * named by a video and by a page must fit the page's limit too. Checked where sizes become known
+ * (a blob the site already had at create, an upload) and again at every switch.
+ */
+export async function assertPathLimits(db: Executor, deployId: string): Promise<void> {
+  const big = rowsOf<{ path: string; size: string }>(
+    await db.execute(sql`select path, size::text from deploy_files
+      where deploy_id = ${deployId} and size > ${MAX_FILE_BYTES}::bigint order by path collate "C"`),
+  );
+  const over = big.find((r) => Number(r.size) > maxBytesFor(r.path));
+  if (over) throw tooLargeFor(over.path);
+}
 
 /** The live deploy of a site, if any. */
 export async function liveDeployId(db: Executor, siteId: number): Promise<string | undefined> {
@@ -78,6 +94,7 @@ export async function switchLiveSet(
   deployId: string,
 ): Promise<UsageChange> {
   const siteId = usage.site.id;
+  await assertPathLimits(tx, deployId);
   const [clash] = rowsOf<{ path: string; database: string }>(
     await tx.execute(sql`
       select f.path, s.path as database from deploy_files f
@@ -154,9 +171,10 @@ export async function assertSetFits(
   tx: Tx,
   usage: SiteUsage,
   upgradeUrl: string,
-  deploy: { fileCount: number; bytes: number },
+  deploy: { id: string; fileCount: number; bytes: number },
 ): Promise<void> {
   const siteId = usage.site.id;
+  await assertPathLimits(tx, deploy.id);
   const [databases] = rowsOf<{ n: number }>(
     await tx.execute(
       sql`select count(*)::int as n from site_files where site_id = ${siteId}::int and kind = 'database'`,

@@ -9,6 +9,7 @@ import { commitDeployBlob, progress, type DeployState } from './deploy-blobs.js'
 import { deployEventsTotal } from './metrics.js';
 import { pendingBytes, pruneDeploys } from './deploy-retention.js';
 import {
+  assertPathLimits,
   assertSetFits,
   liveDeployId,
   liveSetChanged,
@@ -18,8 +19,8 @@ import {
 import { contentTypeFor, uploadExtensions, videoExtensions } from './file-types.js';
 import { ancestors, extensionOf, normalizeSitePath } from './paths.js';
 import { assertPendingWithinStorage, assertWithinQuota } from './quota.js';
-import { assertExtension } from './upload-rules.js';
-import { MAX_FILE_BYTES, MAX_VIDEO_BYTES, type FilesService } from './service.js';
+import { assertExtension, maxBytesFor } from './upload-rules.js';
+import type { FilesService } from './service.js';
 import {
   DEPLOY_ID,
   date,
@@ -153,6 +154,8 @@ export class DeploysService {
               sql`, `,
             )}) as v (path, hash, content_type, claimed)`);
         }
+        // Blobs the site already has fill their sizes at once: each path must fit its own limit.
+        await assertPathLimits(tx, id);
         await tx.execute(sql`
           with missing as (
             select count(distinct hash)::int as n from deploy_files where deploy_id = ${id} and size is null
@@ -191,18 +194,27 @@ export class DeploysService {
     return toDeploy(row);
   }
 
-  /** The largest body a blob of this deploy may have: a video's when any path with it is a video. */
-  async blobLimit(deploy: Deploy, hash: string): Promise<{ limit: number; uploaded: number | null }> {
+  /**
+   * The largest body a blob of this deploy may have: every path naming it must fit its own type's
+   * limit, so a video's 50 MB only when each of them is a video. `narrowest` is a path with the
+   * smallest limit (named in the refusal).
+   */
+  async blobLimit(
+    deploy: Deploy,
+    hash: string,
+  ): Promise<{ limit: number; narrowest: string; uploaded: number | null }> {
     const rows = rowsOf<{ path: string; size: string | null }>(
       await this.db.execute(
-        sql`select path, size::text from deploy_files where deploy_id = ${deploy.id} and hash = ${hash}`,
+        sql`select path, size::text from deploy_files where deploy_id = ${deploy.id} and hash = ${hash}
+          order by path collate "C"`,
       ),
     );
     if (rows.length === 0)
       throw new AppError('NOT_FOUND', { message: `No file of deploy ${deploy.id} has the hash ${hash}` });
-    const video = rows.some((r) => videoExtensions.has(extensionOf(r.path)));
+    let narrowest = rows[0]!.path;
+    for (const r of rows) if (maxBytesFor(r.path) < maxBytesFor(narrowest)) narrowest = r.path;
     const size = rows[0]!.size;
-    return { limit: video ? MAX_VIDEO_BYTES : MAX_FILE_BYTES, uploaded: size === null ? null : Number(size) };
+    return { limit: maxBytesFor(narrowest), narrowest, uploaded: size === null ? null : Number(size) };
   }
 
   /** The deploy's state and how many hashes it still lacks. */

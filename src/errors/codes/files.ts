@@ -24,13 +24,15 @@ export const fileErrors = {
     message: (p) => p.message,
     description: 'The content is not valid for its encoding',
   }),
-  FILE_TOO_LARGE: define<{ maxBytes: number; what: 'file' | 'read' }>({
+  FILE_TOO_LARGE: define<{ maxBytes: number; what: 'file' | 'read'; path?: string }>({
     status: 400,
     error: 'File too large',
     message: (p) =>
       p.what === 'read'
         ? `File is larger than ${p.maxBytes} bytes and is not returned inline; download it from its url`
-        : `Files can be at most ${p.maxBytes} bytes (10 MB).`,
+        : p.path !== undefined
+          ? `${p.path} is not a video: files can be at most ${p.maxBytes} bytes (10 MB), whatever other path names the same bytes.`
+          : `Files can be at most ${p.maxBytes} bytes (10 MB).`,
     extra: (p) => ({ max_size_bytes: p.maxBytes }),
     extraSchema: { max_size_bytes: z.int().describe('The largest size accepted, in bytes') },
     description: 'The file is over the size limit (10 MB)',
