@@ -7,7 +7,7 @@ import type { Platform, Principal, SiteUsage } from '../platform/index.js';
 import type { Db, Executor } from '../store/index.js';
 import { commitDeployBlob, progress, type DeployState } from './deploy-blobs.js';
 import { deployEventsTotal } from './metrics.js';
-import { pendingBytes, pruneDeploys } from './deploy-retention.js';
+import { pendingBytes, pruneDeploys, rollbackLimit, rollbackUsage } from './deploy-retention.js';
 import {
   assertPathLimits,
   assertSetFits,
@@ -264,7 +264,7 @@ export class DeploysService {
         await assertSetFits(tx, usage, this.upgradeUrl, deploy);
         await tx.execute(sql`update deploys set state = 'draft', finalized_at = now()
           where id = ${id} and state = 'ready'`);
-        await pruneDeploys(tx, siteId, usage.plan.type);
+        await pruneDeploys(tx, siteId, usage.plan);
       });
       deployEventsTotal.inc({ event: 'finalized_draft' });
       return this.get(siteId, id);
@@ -300,7 +300,7 @@ export class DeploysService {
       if (await liveSetChanged(tx, siteId, live)) await snapshotLiveSet(tx, siteId, newDeployId());
       const change = await switchLiveSet(tx, usage, this.upgradeUrl, id);
       await this.platform.recordChange(tx, siteId, change);
-      await pruneDeploys(tx, siteId, usage.plan.type);
+      await pruneDeploys(tx, siteId, usage.plan);
     });
     deployEventsTotal.inc({ event: action });
     // Every edge replica has heard of the switch once the sync window has passed (edge/cache.ts).
@@ -331,6 +331,18 @@ export class DeploysService {
       size: r.size === null ? null : Number(r.size),
       contentType: r.content_type,
     }));
+  }
+
+  /** What the site's deploys kept for rollback hold, and their bound (see pruneDeploys). */
+  async rollbackUsage(usage: SiteUsage): Promise<{ bytes: number; deploys: number; limit: number | null }> {
+    const kept = (await rollbackUsage(this.db, [usage.site.id])).get(usage.site.id);
+    return { bytes: kept?.bytes ?? 0, deploys: kept?.deploys ?? 0, limit: rollbackLimit(usage.plan) };
+  }
+
+  /** Bytes held for rollback by each of some sites (absent: none). */
+  async rollbackBytes(siteIds: number[]): Promise<Map<number, number>> {
+    const kept = await rollbackUsage(this.db, siteIds);
+    return new Map([...kept].map(([id, k]) => [id, k.bytes]));
   }
 
   liveDeployId(siteId: number): Promise<string | undefined> {

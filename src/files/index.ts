@@ -14,6 +14,7 @@ export { MAX_DEPLOY_FILES } from './deploys.js';
 export { databasePath } from './schemas.js';
 export { contentTypeFor } from './file-types.js';
 export { DeploysService, DEPLOY_ID, DEPLOY_RETENTION, DRAFT_RETENTION, type PreviewRow } from './deploys.js';
+export { ROLLBACK_STORAGE_FACTOR, rollbackLimit } from './deploy-retention.js';
 
 const HOUR = 3_600_000;
 

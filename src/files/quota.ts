@@ -44,8 +44,14 @@ export function assertWithinQuota(
   }
 }
 
-/** The usage, limits and warnings of GET /api/v1/files/storage-limits (null limits: unlimited). */
-export function storageLimits({ site, plan }: SiteUsage) {
+/**
+ * The usage, limits and warnings of GET /api/v1/files/storage-limits (null limits: unlimited);
+ * `rollback` (beyond the spec) is what the deploys kept for rollback hold against their bound.
+ */
+export function storageLimits(
+  { site, plan }: SiteUsage,
+  rollback: { bytes: number; deploys: number; limit: number | null },
+) {
   const { fileCount, storageBytes } = site;
   const filesAvailable = plan.maxFiles === null ? null : Math.max(0, plan.maxFiles - fileCount);
   const bytesAvailable =
@@ -64,6 +70,13 @@ export function storageLimits({ site, plan }: SiteUsage) {
         limit_formatted: plan.maxStorageBytes === null ? 'Unlimited' : formatBytes(plan.maxStorageBytes),
         available_formatted: bytesAvailable === null ? 'Unlimited' : formatBytes(bytesAvailable),
         percentage: bytesPct,
+      },
+      rollback: {
+        current: rollback.bytes,
+        limit: rollback.limit,
+        current_formatted: formatBytes(rollback.bytes),
+        limit_formatted: rollback.limit === null ? 'Unlimited' : formatBytes(rollback.limit),
+        deploys: rollback.deploys,
       },
     },
     warnings: {

@@ -26,7 +26,7 @@ export function filesRoutes(deps: {
   deploys: DeploysService;
   registry: RouteRegistry;
 }): Router {
-  const { config, platform, files, registry } = deps;
+  const { config, platform, files, deploys, registry } = deps;
   const router = Router();
   registry.components.set('UploadExtension', s.uploadExtension);
   registry.components.set('VideoExtension', s.videoExtension);
@@ -300,7 +300,8 @@ export function filesRoutes(deps: {
       const site = await siteForRequest(req, platform, query.site_id);
       const usage = await platform.getUsage(site.id);
       if (!usage) throw new AppError('NOT_FOUND', { message: 'Site not found' });
-      res.json({ success: true, ...storageLimits(usage) });
+      const rollback = await deploys.rollbackUsage(usage);
+      res.json({ success: true, ...storageLimits(usage, rollback) });
     },
   });
 

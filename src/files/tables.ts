@@ -122,4 +122,12 @@ export const liveDeploys = pgTable('live_deploys', {
   deployId: text('deploy_id')
     .notNull()
     .references(() => deploys.id),
+  /**
+   * Bytes held only by the site's other published deploys (kept for rollback): distinct blobs
+   * outside this deploy's manifest, as the last prune (every switch) left them. Bounded by the
+   * plan's storage limit (deploy-retention.ts).
+   */
+  rollbackBytes: bigint('rollback_bytes', { mode: 'number' }).notNull().default(0),
+  /** How many published deploys besides the live one are kept. */
+  rollbackDeploys: integer('rollback_deploys').notNull().default(0),
 });

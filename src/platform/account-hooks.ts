@@ -1,5 +1,5 @@
 import type { RateLimiter } from '../ratelimit/index.js';
-import type { PlanType } from './plans.js';
+import type { Plan, PlanType } from './plans.js';
 
 /** The usage the platform does not keep itself: forms, submissions and SQLite (their domains count). */
 export interface ExtraUsage {
@@ -27,6 +27,11 @@ export interface AccountHooks {
   usage(accountId: number): Promise<ExtraUsage>;
   /** Published deploys and finalized drafts kept per site, by plan (the files domain's rule). */
   deployRetention(plan: PlanType): { deploys: number; drafts: number };
+  /** Bytes the deploys kept for rollback hold of their own, per site (absent: none), and their bound. */
+  rollback: {
+    bytes(siteIds: number[]): Promise<Map<number, number>>;
+    limit(plan: Plan): number | null;
+  };
   /** After a site is committed (cluster mode: its Site resource); what it returns is logged. */
   siteCreated?(site: { siteId: number; slug: string }): Promise<unknown>;
   /** Deletes the site with its files, forms and SQLite databases (cluster mode: through its resource). */

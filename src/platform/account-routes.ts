@@ -324,6 +324,7 @@ export function accountAuthRoutes(deps: {
       if (!profile)
         throw new AppError('UNAUTHORIZED', { message: 'The account is gone.', hint: 'Sign in again.' });
       const plan = planFor(profile.plan);
+      const rollback = await hooks.rollback.bytes(sites.map((site) => site.id));
       const token = req.principal!.sessionKind === 'browser' ? readCookie(req, cookie.name) : undefined;
       res.set('cache-control', 'no-store').json({
         success: true,
@@ -337,6 +338,7 @@ export function accountAuthRoutes(deps: {
             slug: site.slug,
             files: { used: site.fileCount, limit: plan.maxFiles },
             storage_bytes: { used: site.storageBytes, limit: plan.maxStorageBytes },
+            rollback_bytes: { used: rollback.get(site.id) ?? 0, limit: hooks.rollback.limit(plan) },
           })),
           forms: { used: extra.forms, limit: plan.maxForms },
           submissions_this_month: {

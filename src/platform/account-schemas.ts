@@ -79,7 +79,15 @@ export const meResponse = z.object({
   plan: z.object({ type: z.string(), name: z.string() }),
   usage: z.object({
     sites: z.array(
-      z.object({ id: z.number().int(), slug: z.string(), files: limited, storage_bytes: limited }),
+      z.object({
+        id: z.number().int(),
+        slug: z.string(),
+        files: limited,
+        storage_bytes: limited,
+        rollback_bytes: limited.describe(
+          'Bytes only the deploys kept for rollback hold (blobs outside the live deploy, each once), outside storage_bytes; retention prunes the oldest beyond the limit',
+        ),
+      }),
     ),
     forms: limited,
     submissions_this_month: limited.extend({ resets_at: z.iso.datetime() }),

@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../config/index.js';
 import { isAppError } from '../errors/index.js';
-import { DEPLOY_RETENTION, DRAFT_RETENTION } from '../files/index.js';
+import { DEPLOY_RETENTION, DRAFT_RETENTION, rollbackLimit, type DeploysService } from '../files/index.js';
 import type { FormsService, Submissions } from '../forms/index.js';
 import type { SiteResources } from '../kube/index.js';
 import { composeAccountMail, enqueue, messageIdFor } from '../mail/index.js';
@@ -59,11 +59,12 @@ export function accountHooks(deps: {
   forms: FormsService;
   submissions: Submissions;
   databases: SqliteDatabases;
+  deploys: DeploysService;
   limiters: { perAddress: RateLimiter[]; perEmail: RateLimiter[]; secondFactor: RateLimiter[] };
   siteCreated: SiteCreatedHook | undefined;
   logger: Logger;
 }): AccountHooks {
-  const { config, platform, forms, submissions, databases } = deps;
+  const { config, platform, forms, submissions, databases, deploys } = deps;
   const cluster = clusterSites(config, platform, deps.logger);
 
   /**
@@ -105,6 +106,7 @@ export function accountHooks(deps: {
       };
     },
     deployRetention: (plan) => ({ deploys: DEPLOY_RETENTION[plan], drafts: DRAFT_RETENTION[plan] }),
+    rollback: { bytes: (siteIds) => deploys.rollbackBytes(siteIds), limit: rollbackLimit },
     siteCreated: deps.siteCreated,
     async deleteSite(siteId) {
       if (cluster && (await cluster.deleteSite(siteId))) return;

@@ -166,6 +166,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       forms,
       submissions,
       databases,
+      deploys,
       limiters: {
         perAddress: ACCOUNT_RATE_LIMITS.perAddress.map(accountLimiter),
         perEmail: ACCOUNT_RATE_LIMITS.perEmail.map(accountLimiter),
