@@ -24,7 +24,12 @@ interface ListPage {
 }
 
 interface StorageLimits {
-  usage: { files: { current: number; limit: number }; storage: { current: number; limit: number } };
+  usage: {
+    files: { current: number; limit: number };
+    storage: { current: number; limit: number };
+    /** Beyond the spec: what the deploys kept for rollback hold of their own. */
+    rollback?: { current: number; limit: number | null; deploys: number };
+  };
 }
 
 /** Pages of the list read at once after the first (the list is paged by 100 and has no folder filter). */
@@ -110,6 +115,14 @@ export function SiteFiles({ params }: ScreenProps) {
             limit={usage.storage.limit}
             format={formatBytes}
           />
+          {usage.rollback && usage.rollback.deploys > 0 && (
+            <UsageBar
+              label={`Kept for rollback (${usage.rollback.deploys} earlier deploy${usage.rollback.deploys === 1 ? '' : 's'})`}
+              used={usage.rollback.current}
+              limit={usage.rollback.limit}
+              format={formatBytes}
+            />
+          )}
         </div>
       )}
       <Breadcrumbs folder={folder} href={folderHref} />
