@@ -284,7 +284,7 @@ export class DeploysService {
 
   private async switchTo(siteId: number, id: string, from: DeployState[], action: string): Promise<Deploy> {
     await this.get(siteId, id);
-    await this.files.write(siteId, `deploy_${action}`, async (tx, usage) => {
+    const done = await this.files.write(siteId, `deploy_${action}`, async (tx, usage) => {
       // Under the site lock, as every prune is: a deploy gone by now is a 404, never a broken switch.
       const locked = await this.get(siteId, id, tx, true);
       if (!from.includes(locked.state))
@@ -301,11 +301,13 @@ export class DeploysService {
       const change = await switchLiveSet(tx, usage, this.upgradeUrl, id);
       await this.platform.recordChange(tx, siteId, change);
       await pruneDeploys(tx, siteId, usage.plan);
+      // As committed: later switches (of other replicas too) may prune it before this returns.
+      return this.get(siteId, id, tx);
     });
     deployEventsTotal.inc({ event: action });
     // Every edge replica has heard of the switch once the sync window has passed (edge/cache.ts).
     if (this.syncWindowMs !== undefined) await delay(this.syncWindowMs);
-    return this.get(siteId, id);
+    return done;
   }
 
   async list(siteId: number, page: number, perPage: number) {

@@ -56,21 +56,27 @@ describe.each(backends)('storage kept for rollback (%s)', (backend) => {
     await withFreeLimits({ maxStorageBytes: 1000 }, async () => {
       const site = await hp.createSite(`rb-shared-${tag}`);
       const api = deployClient(hp.port, site.apiKey);
-      const shared = 'S'.repeat(900);
-      const v = (c: string) => ({ 'index.html': shared, [`${c}.html`]: c.repeat(400) });
+      const shared = 'S'.repeat(450);
+      const v = (c: string) => ({ 'index.html': shared, [`${c}.html`]: c.repeat(100) });
       const x = await api.deploy(v('b'));
       const y = await api.deploy(v('c'));
-      const z = await api.deploy(v('d'));
-      // Live z; y holds c (400), x holds b (400): 800 B.
+      const z = await api.deploy({ 'index.html': 'z'.repeat(100) });
+      // Live z; y holds S and c (550 B), x adds b only (S counted once): 650 B.
       expect((await kept(api)).sort()).toEqual([x, y, z].sort());
-      expect(await rollbackOf(site.apiKey)).toMatchObject({ current: 800, deploys: 2 });
+      expect(await rollbackOf(site.apiKey)).toMatchObject({ current: 650, deploys: 2 });
+      // Live w has S: not counted at all.
       const w = await api.deploy(v('e'));
-      // Live w: z holds d, y holds c, x would add b: 1,200 B > 1,000, so x goes.
-      expect((await kept(api)).sort()).toEqual([y, z, w].sort());
-      expect(await rollbackOf(site.apiKey)).toMatchObject({ current: 800, deploys: 2 });
-      // A restore keeps the bound too: live y, then w (e) and z (d) fit, nothing else is there.
-      expect((await api.call('POST', `/api/v1/deploys/${y}/restore`)).status).toBe(200);
-      expect(await rollbackOf(site.apiKey)).toMatchObject({ current: 800, deploys: 2 });
+      expect(await rollbackOf(site.apiKey)).toMatchObject({ current: 300, deploys: 3 });
+      const big = await api.deploy({ 'index.html': 'V'.repeat(900) });
+      expect(await rollbackOf(site.apiKey)).toMatchObject({ current: 850, deploys: 4 });
+      // 900 B of the previous version, then w would add 550 B: everything older goes.
+      const bigger = await api.deploy({ 'index.html': 'W'.repeat(900) });
+      expect((await kept(api)).sort()).toEqual([big, bigger].sort());
+      expect(await rollbackOf(site.apiKey)).toMatchObject({ current: 900, deploys: 1 });
+      expect((await api.call('GET', `/api/v1/deploys/${w}`)).status).toBe(404);
+      // A restore keeps the bound too.
+      expect((await api.call('POST', `/api/v1/deploys/${big}/restore`)).status).toBe(200);
+      expect(await rollbackOf(site.apiKey)).toMatchObject({ current: 900, deploys: 1 });
     });
   });
 
