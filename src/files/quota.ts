@@ -71,13 +71,13 @@ export function storageLimits(
         available_formatted: bytesAvailable === null ? 'Unlimited' : formatBytes(bytesAvailable),
         percentage: bytesPct,
       },
-      rollback: {
-        current: rollback.bytes,
-        limit: rollback.limit,
-        current_formatted: formatBytes(rollback.bytes),
-        limit_formatted: rollback.limit === null ? 'Unlimited' : formatBytes(rollback.limit),
-        deploys: rollback.deploys,
-      },
+    },
+    rollback: {
+      current: rollback.bytes,
+      limit: rollback.limit,
+      current_formatted: formatBytes(rollback.bytes),
+      limit_formatted: rollback.limit === null ? 'Unlimited' : formatBytes(rollback.limit),
+      deploys: rollback.deploys,
     },
     warnings: {
       files_near_limit: filesPct >= NEAR_LIMIT_PERCENT,

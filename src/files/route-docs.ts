@@ -260,7 +260,7 @@ export const fileDocs = {
     doc: {
       description:
         'The site’s file count and storage against its plan’s limits (`null`: unlimited), with ' +
-        'warnings from 80 % of a limit. `usage.rollback` (beyond the spec) is what the deploys kept for ' +
+        'warnings from 80 % of a limit. `rollback` (beyond the spec) is what the deploys kept for ' +
         'rollback hold of their own (blobs outside the live deploy, each once), against its own bound; ' +
         `retention prunes the oldest beyond it. Changes nothing. ${siteScope}`,
       requestExample: { query: { site_id: '1' } },
@@ -280,13 +280,13 @@ export const fileDocs = {
             available_formatted: '450 MB',
             percentage: 10,
           },
-          rollback: {
-            current: 20971520,
-            limit: 524288000,
-            current_formatted: '20 MB',
-            limit_formatted: '500 MB',
-            deploys: 3,
-          },
+        },
+        rollback: {
+          current: 20971520,
+          limit: 524288000,
+          current_formatted: '20 MB',
+          limit_formatted: '500 MB',
+          deploys: 3,
         },
         warnings: { files_near_limit: true, storage_near_limit: false },
       },

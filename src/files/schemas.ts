@@ -206,18 +206,18 @@ export const storageLimitsResponse = z.object({
       available_formatted: z.string(),
       percentage: z.number(),
     }),
-    rollback: z
-      .object({
-        current: z.number().int().describe('Bytes only the deploys kept for rollback hold (each blob once)'),
-        limit: nullableLimit.describe(
-          'What they may hold (the plan’s storage limit); older deploys are pruned beyond it',
-        ),
-        current_formatted: z.string(),
-        limit_formatted: z.string(),
-        deploys: z.number().int().describe('Published deploys kept besides the live one'),
-      })
-      .describe('Beyond the spec: storage held for rollback, outside `storage`'),
   }),
+  rollback: z
+    .object({
+      current: z.number().int().describe('Bytes only the deploys kept for rollback hold (each blob once)'),
+      limit: nullableLimit.describe(
+        'What they may hold (the plan’s storage limit); older deploys are pruned beyond it',
+      ),
+      current_formatted: z.string(),
+      limit_formatted: z.string(),
+      deploys: z.number().int().describe('Published deploys kept besides the live one'),
+    })
+    .describe('Beyond the spec: storage held for rollback, outside `usage.storage`'),
   warnings: z.object({ files_near_limit: z.boolean(), storage_near_limit: z.boolean() }),
 });
 

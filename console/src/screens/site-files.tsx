@@ -27,9 +27,9 @@ interface StorageLimits {
   usage: {
     files: { current: number; limit: number };
     storage: { current: number; limit: number };
-    /** Beyond the spec: what the deploys kept for rollback hold of their own. */
-    rollback?: { current: number; limit: number | null; deploys: number };
   };
+  /** Beyond the spec: what the deploys kept for rollback hold of their own. */
+  rollback?: { current: number; limit: number | null; deploys: number };
 }
 
 /** Pages of the list read at once after the first (the list is paged by 100 and has no folder filter). */
@@ -104,6 +104,7 @@ export function SiteFiles({ params }: ScreenProps) {
   }, [folder]);
 
   const usage = limits.data?.usage;
+  const rollback = limits.data?.rollback;
   return (
     <SiteFrame siteId={params.siteId!} title="Files">
       {usage && (
@@ -115,11 +116,11 @@ export function SiteFiles({ params }: ScreenProps) {
             limit={usage.storage.limit}
             format={formatBytes}
           />
-          {usage.rollback && usage.rollback.deploys > 0 && (
+          {rollback && rollback.deploys > 0 && (
             <UsageBar
-              label={`Kept for rollback (${usage.rollback.deploys} earlier deploy${usage.rollback.deploys === 1 ? '' : 's'})`}
-              used={usage.rollback.current}
-              limit={usage.rollback.limit}
+              label={`Kept for rollback (${rollback.deploys} earlier deploy${rollback.deploys === 1 ? '' : 's'})`}
+              used={rollback.current}
+              limit={rollback.limit}
               format={formatBytes}
             />
           )}

@@ -23,7 +23,7 @@ describe.each(backends)('storage kept for rollback (%s)', (backend) => {
     );
   const rollbackOf = async (apiKey: string) => {
     const res = await hp.request('/api/v1/files/storage-limits', { headers: { 'x-api-key': apiKey } });
-    return ((await res.json()) as { usage: { rollback: Record<string, unknown> } }).usage.rollback;
+    return ((await res.json()) as { rollback: Record<string, unknown> }).rollback;
   };
 
   it('cannot pin more than the plan’s storage with many distinct versions (free)', async () => {

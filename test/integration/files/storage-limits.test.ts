@@ -28,6 +28,14 @@ describe.each(backends)('storage limits and quotas (%s)', (backend) => {
             percentage: 0,
           },
         },
+        // Beyond the spec: what deploys kept for rollback hold (see deploy-rollback-storage.test.ts).
+        rollback: {
+          current: 0,
+          limit: FREE_BYTES,
+          current_formatted: '0 B',
+          limit_formatted: '500 MB',
+          deploys: 0,
+        },
         warnings: { files_near_limit: false, storage_near_limit: false },
       });
     });
@@ -86,6 +94,13 @@ describe.each(backends)('storage limits and quotas (%s)', (backend) => {
             available_formatted: 'Unlimited',
             percentage: 0,
           },
+        },
+        rollback: {
+          current: 0,
+          limit: null,
+          current_formatted: '0 B',
+          limit_formatted: 'Unlimited',
+          deploys: 0,
         },
         warnings: { files_near_limit: false, storage_near_limit: false },
       });
