@@ -3,6 +3,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { AppError } from '../errors/index.js';
 import type { PublicApi } from './api.js';
+import type { ToolResult } from './results.js';
 
 /** The tool groups a client may ask for in the URL (`?features=files,deploys`). */
 export const FEATURES = ['publish', 'deploys', 'files', 'forms', 'sqlite', 'usage'] as const;
@@ -26,7 +27,8 @@ export interface ToolDefinition<S extends z.ZodRawShape> {
   anonymous?: boolean;
   input: S;
   output: z.ZodRawShape;
-  run(args: z.infer<z.ZodObject<S>>, api: PublicApi): Promise<CallToolResult>;
+  /** Its answer is built by `result` (a trusted sentence, the data fenced): never by hand. */
+  run(args: z.infer<z.ZodObject<S>>, api: PublicApi): Promise<ToolResult>;
 }
 
 /** A tool, its generic input type erased: what the server lists and instruments. */

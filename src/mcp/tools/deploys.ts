@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { AppError } from '../../errors/index.js';
 import { ApiError, type PublicApi } from '../api.js';
-import { ok } from '../results.js';
+import { result } from '../results.js';
 import { bytesOf, content, pageArgs, pagination, tool, withNextPage } from '../tool.js';
 
 type Json = Record<string, unknown>;
@@ -70,11 +70,18 @@ async function uploadBlob(api: PublicApi, id: string, hash: string, bytes: Buffe
   }
 }
 
-async function switched(api: PublicApi, id: string, action: 'finalize' | 'publish' | 'restore') {
+/** The deploy after a switch, and where it is served. */
+async function switched(
+  api: PublicApi,
+  id: string,
+  action: 'finalize' | 'publish' | 'restore',
+): Promise<Json> {
   const answer = await api.call<Json>('POST', idPath(id, `/${action}`));
   const live = answer.live === true;
-  return ok({ deploy: deployFields(answer), url: live ? await siteAddress(api) : answer.preview_url });
+  return { deploy: deployFields(answer), url: live ? await siteAddress(api) : answer.preview_url };
 }
+
+const SWITCHED = 'the deploy and the address it is served at';
 
 const switchOutput = {
   deploy,
@@ -129,7 +136,7 @@ export const deployTools = [
         if (bytes !== undefined) await uploadBlob(api, created.id, hash, bytes);
       }
       const done = await switched(api, created.id, 'finalize');
-      return ok({ ...done.structuredContent, uploaded: created.required.length });
+      return result(SWITCHED, { ...done, uploaded: created.required.length });
     },
   }),
   tool({
@@ -150,7 +157,10 @@ export const deployTools = [
       const created = await api.call<Json & { required: string[] }>('POST', '/api/v1/deploys', {
         json: { files, draft },
       });
-      return ok({ deploy: deployFields(created), required: created.required });
+      return result('the deploy started and the hashes it still needs (upload_blob)', {
+        deploy: deployFields(created),
+        required: created.required,
+      });
     },
   }),
   tool({
@@ -171,7 +181,12 @@ export const deployTools = [
     run: async ({ deploy_id, content: text, encoding }, api) => {
       const bytes = bytesOf(text, encoding);
       const answer = await api.call<Json>('PUT', idPath(deploy_id, `/files/${sha(bytes)}`), { bytes });
-      return ok({ hash: answer.hash, size: answer.size, state: answer.state, remaining: answer.remaining });
+      return result('the content received and what the deploy still needs', {
+        hash: answer.hash,
+        size: answer.size,
+        state: answer.state,
+        remaining: answer.remaining,
+      });
     },
   }),
   tool({
@@ -183,7 +198,7 @@ export const deployTools = [
     access: 'destructive',
     input: { deploy_id: deployId },
     output: switchOutput,
-    run: ({ deploy_id }, api) => switched(api, deploy_id, 'finalize'),
+    run: async ({ deploy_id }, api) => result(SWITCHED, await switched(api, deploy_id, 'finalize')),
   }),
   tool({
     name: 'publish_deploy',
@@ -193,7 +208,7 @@ export const deployTools = [
     access: 'destructive',
     input: { deploy_id: deployId },
     output: switchOutput,
-    run: ({ deploy_id }, api) => switched(api, deploy_id, 'publish'),
+    run: async ({ deploy_id }, api) => result(SWITCHED, await switched(api, deploy_id, 'publish')),
   }),
   tool({
     name: 'restore_deploy',
@@ -204,7 +219,7 @@ export const deployTools = [
     access: 'destructive',
     input: { deploy_id: deployId },
     output: switchOutput,
-    run: ({ deploy_id }, api) => switched(api, deploy_id, 'restore'),
+    run: async ({ deploy_id }, api) => result(SWITCHED, await switched(api, deploy_id, 'restore')),
   }),
   tool({
     name: 'list_deploys',
@@ -221,7 +236,7 @@ export const deployTools = [
     },
     run: async ({ page, per_page }, api) => {
       const answer = await api.call<Json>('GET', '/api/v1/deploys', { query: { page, per_page } });
-      return ok({
+      return result("a page of the site's deploys, newest first", {
         live_deploy_id: answer.live_deploy_id,
         live_changed_since_deploy: answer.live_changed_since_deploy,
         deploys: answer.deploys,
@@ -243,7 +258,7 @@ export const deployTools = [
     },
     run: async ({ deploy_id, page, per_page }, api) => {
       const answer = await api.call<Json>('GET', idPath(deploy_id), { query: { page, per_page } });
-      return ok({
+      return result('the deploy and a page of its files', {
         deploy: answer.deploy,
         files: answer.files,
         pagination: withNextPage(answer.pagination as Json),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ok, okUntrusted } from '../results.js';
+import { result } from '../results.js';
 import { content, pageArgs, pagination, tool, withNextPage } from '../tool.js';
 
 type Json = Record<string, unknown>;
@@ -33,7 +33,7 @@ export const fileTools = [
         size,
         url,
       }));
-      return ok({
+      return result("a page of the site's files and folders", {
         storage_folder: answer.storage_folder,
         files,
         pagination: withNextPage(answer.pagination as Json),
@@ -72,7 +72,7 @@ export const fileTools = [
         truncated: text.length < full.length,
         content: text,
       };
-      return okUntrusted(structured, 'content', `the content of the site's file ${String(answer.path)}`);
+      return result('the file read: its path, encoding, size, address and content', structured);
     },
   }),
   tool({
@@ -93,7 +93,7 @@ export const fileTools = [
           ? { path: filePath, content: text, encoding }
           : { path: filePath, content: text };
       const answer = await api.call<Json>('POST', '/api/v1/files/upload', { json });
-      return ok({ path: answer.path, size: answer.size, url: answer.url });
+      return result('the file written', { path: answer.path, size: answer.size, url: answer.url });
     },
   }),
   tool({
@@ -108,7 +108,7 @@ export const fileTools = [
       const answer = await api.call<Json>('POST', '/api/v1/files/rename', {
         json: { old_path: from, new_path: to },
       });
-      return ok({ path: to, message: String(answer.message ?? 'Moved') });
+      return result('the file moved', { path: to, message: String(answer.message ?? 'Moved') });
     },
   }),
   tool({
@@ -122,7 +122,7 @@ export const fileTools = [
     output: { path: z.string(), message: z.string() },
     run: async ({ path: filePath }, api) => {
       const answer = await api.call<Json>('DELETE', '/api/v1/files/delete', { query: { path: filePath } });
-      return ok({ path: filePath, message: String(answer.message ?? 'Deleted') });
+      return result('the file deleted', { path: filePath, message: String(answer.message ?? 'Deleted') });
     },
   }),
   tool({
@@ -138,7 +138,7 @@ export const fileTools = [
       const answer = await api.call<Json>('DELETE', '/api/v1/files/delete-folder', {
         query: { path: folder },
       });
-      return ok({ path: folder, message: String(answer.message ?? 'Deleted') });
+      return result('the folder deleted', { path: folder, message: String(answer.message ?? 'Deleted') });
     },
   }),
 ];

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ok, okUntrusted } from '../results.js';
+import { result } from '../results.js';
 import { pageArgs, pagination, tool, withNextPage } from '../tool.js';
 
 type Json = Record<string, unknown>;
@@ -34,7 +34,7 @@ export const formTools = [
     output: { forms: z.array(formSummary), total: z.int() },
     run: async (_args, api) => {
       const answer = await api.call<Json>('GET', '/api/v1/forms');
-      return ok({ forms: answer.forms, total: answer.total });
+      return result("the site's forms", { forms: answer.forms, total: answer.total });
     },
   }),
   tool({
@@ -47,7 +47,7 @@ export const formTools = [
     output: { form: formSummary },
     run: async ({ form_id }, api) => {
       const answer = await api.call<Json>('GET', `/api/v1/forms/${form_id}`);
-      return ok({ form: answer.form });
+      return result('the form and its fields', { form: answer.form });
     },
   }),
   tool({
@@ -69,7 +69,7 @@ export const formTools = [
     output: { form: formSummary.extend({ submission_url: z.string() }) },
     run: async (args, api) => {
       const answer = await api.call<Json>('POST', '/api/v1/forms', { json: args });
-      return ok({ form: answer.form });
+      return result('the form created', { form: answer.form });
     },
   }),
   tool({
@@ -82,7 +82,7 @@ export const formTools = [
     output: { deleted: z.int() },
     run: async ({ form_id }, api) => {
       await api.call<Json>('DELETE', `/api/v1/forms/${form_id}`);
-      return ok({ deleted: form_id });
+      return result('the id of the form deleted', { deleted: form_id });
     },
   }),
   tool({
@@ -113,7 +113,7 @@ export const formTools = [
         pagination: withNextPage(answer.pagination as Json),
         submissions: answer.submissions,
       };
-      return okUntrusted(structured, 'submissions', 'the submissions visitors sent through this form');
+      return result("a page of the form's submissions, sent by visitors", structured);
     },
   }),
   tool({
@@ -131,7 +131,7 @@ export const formTools = [
     run: async ({ form_id, uuid }, api) => {
       const answer = await api.call<Json>('GET', `/api/v1/forms/${form_id}/submissions/${uuid}`);
       const structured = { form: answer.form, submission: answer.submission };
-      return okUntrusted(structured, 'submission', 'a submission a visitor sent through this form');
+      return result('a submission a visitor sent through this form', structured);
     },
   }),
 ];

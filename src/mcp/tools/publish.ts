@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ok } from '../results.js';
+import { result } from '../results.js';
 import { tool } from '../tool.js';
 
 export const publishTools = [
@@ -22,7 +22,7 @@ export const publishTools = [
     },
     run: async ({ html }, api) => {
       const answer = await api.call<{ url: string }>('POST', '/ai/publish', { json: { html } });
-      return ok({ url: answer.url, expires_in_minutes: 60 });
+      return result('the address of the published page', { url: answer.url, expires_in_minutes: 60 });
     },
   }),
 ];

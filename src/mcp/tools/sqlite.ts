@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { AppError } from '../../errors/index.js';
 import { ApiError, type PublicApi } from '../api.js';
-import { ok, okUntrusted } from '../results.js';
+import { result } from '../results.js';
 import { tool } from '../tool.js';
 
 type Json = Record<string, unknown>;
@@ -102,7 +102,7 @@ export const sqliteTools = [
           expiresInDays: args.expires_in_days,
         },
       });
-      return ok({
+      return result('the scoped token and the database it opens', {
         token: answer.token,
         token_id: answer.tokenId,
         path: answer.path,
@@ -127,7 +127,7 @@ export const sqliteTools = [
         params: args.params ?? [],
       });
       const structured = { rows: answer.rows, row_count: answer.rowCount, version: answer.version };
-      return okUntrusted(structured, 'rows', 'the rows the query returned');
+      return result('the rows the statement returned', structured);
     },
   }),
   tool({
@@ -143,7 +143,7 @@ export const sqliteTools = [
         sql: args.sql,
         params: args.params ?? [],
       });
-      return ok({
+      return result("the statement's outcome", {
         rows_affected: answer.rowsAffected,
         last_insert_row_id: answer.lastInsertRowId ?? null,
         version: answer.version,
@@ -170,7 +170,7 @@ export const sqliteTools = [
       const answer = await withToken(api, 'POST', '/api/v1/sqlite/batch', args, {
         statements: args.statements.map((s) => ({ sql: s.sql, params: s.params ?? [] })),
       });
-      return ok({ results: answer.results, version: answer.version });
+      return result("the statements' outcomes", { results: answer.results, version: answer.version });
     },
   }),
   tool({
@@ -184,7 +184,7 @@ export const sqliteTools = [
     output: { tables: z.array(z.looseObject({ name: z.string(), sql: z.string().nullable() })) },
     run: async (args, api) => {
       const answer = await withToken(api, 'GET', '/api/v1/sqlite/schema', args);
-      return okUntrusted({ tables: answer.tables }, 'tables', "the database's schema");
+      return result("the database's tables", { tables: answer.tables });
     },
   }),
 ];

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ok } from '../results.js';
+import { result } from '../results.js';
 import { tool } from '../tool.js';
 
 type Json = Record<string, unknown>;
@@ -27,7 +27,7 @@ export const usageTools = [
         api.call<Json>('GET', '/api/v1/files/storage-limits'),
         api.call<Json>('GET', '/api/v1/forms/usage'),
       ]);
-      return ok({
+      return result("the site's address, plan and usage", {
         site: { subdomain: info.subdomain, base_url: info.base_url, storage_usage: info.storage_usage },
         plan: limits.plan,
         storage: limits.usage,

@@ -38,13 +38,39 @@ export async function ok(client: Client, name: string, args: Json = {}): Promise
   return result.structuredContent as Json;
 }
 
-/** Calls a tool that must fail: the error JSON of its text block. */
+/**
+ * Calls a tool that must fail: its error as one object, the first line's JSON (status, hint_for_ai,
+ * retry_after_seconds) with the fenced JSON (the API's error, message…). A protocol error of the
+ * SDK (an unknown tool, bad arguments) is plain text: `{text}`.
+ */
 export async function fails(client: Client, name: string, args: Json = {}): Promise<Json> {
   const result = await call(client, name, args);
   if (!result.isError) throw new Error(`${name} did not fail: ${textOf(result)}`);
-  return JSON.parse(textOf(result)) as Json;
+  const text = textOf(result);
+  if (!text.startsWith('{')) return { text };
+  const { inside } = fenceOf(text);
+  return { ...(JSON.parse(inside) as Json), ...(JSON.parse(text.slice(0, text.indexOf('\n'))) as Json) };
 }
 
 export function textOf(result: CallToolResult): string {
   return result.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n');
+}
+
+/**
+ * The one fence of a text: its random id, the JSON between its opening and closing lines, and the
+ * text around it (the fence cut out).
+ */
+export function fenceOf(text: string): { id: string; inside: string; outside: string } {
+  const open = /^<untrusted-data-([0-9a-f]{24})>$/m.exec(text);
+  if (!open) throw new Error(`no untrusted-data fence in: ${text.slice(0, 300)}`);
+  const id = open[1]!;
+  const start = open.index + open[0].length + 1;
+  const close = `\n</untrusted-data-${id}>`;
+  const end = text.indexOf(close, start - 1);
+  if (end < 0) throw new Error(`the fence is not closed in: ${text.slice(0, 300)}`);
+  return {
+    id,
+    inside: text.slice(start, end),
+    outside: text.slice(0, open.index) + text.slice(end + close.length),
+  };
 }
