@@ -1,9 +1,13 @@
 import argon2 from 'argon2';
 import { dictionary } from '@zxcvbn-ts/language-common';
 import { AppError } from '../errors/index.js';
+import { passwordWeakness } from './policy.js';
+
+export { contextWords, passwordWeakness, SERVICE_WORDS, type Weakness, type WeakRule } from './policy.js';
 
 // Password policy shared by every kind of account (the platform's owners, the SQLite end-user
-// pools): argon2id with OWASP's parameters and a maintained common-password list.
+// pools): argon2id with OWASP's parameters, a maintained common-password list, and NIST SP
+// 800-63B's repetitive, sequential and context-specific passwords refused (policy.ts).
 
 /** OWASP's minimum for argon2id: 19 MiB, 2 iterations, 1 lane. */
 export const ARGON2_OPTIONS = {
@@ -19,8 +23,12 @@ export const MAX_PASSWORD_CHARS = 256;
 // zxcvbn-ts's list of ~49,000 common passwords (the maintained successor of Dropbox's zxcvbn).
 const common = new Set((dictionary['passwords-common'] as string[]).map((p) => p.toLowerCase()));
 
-/** Refuses a password that is too short, too long or on the common-password list. */
-export function checkPassword(password: string): void {
+/**
+ * Refuses a password that is too short, too long, on the common-password list, repetitive,
+ * sequential, or built on its context: the email, the site's slug or host names (any strings
+ * that name the account or site; the service's name is always part of it).
+ */
+export function checkPassword(password: string, context: readonly string[] = []): void {
   // Characters as the document counts them (code points): an emoji is one, not two.
   const length = [...password].length;
   if (length < MIN_PASSWORD_CHARS) throw new AppError('PASSWORD_TOO_SHORT');
@@ -29,6 +37,8 @@ export function checkPassword(password: string): void {
       message: `password must be at most ${MAX_PASSWORD_CHARS} characters`,
     });
   if (common.has(password.toLowerCase())) throw new AppError('PASSWORD_TOO_COMMON');
+  const weak = passwordWeakness(password, context);
+  if (weak) throw new AppError('PASSWORD_TOO_COMMON', { message: weak.message });
 }
 
 export function hashPassword(password: string): Promise<string> {

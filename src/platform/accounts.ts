@@ -7,7 +7,7 @@ import { planFor, type PlanType } from './plans.js';
 import { revokeTemporaryKeys } from './keys.js';
 import { hashSecret, newSecret } from './secrets.js';
 import { Sessions, type SessionKind } from './sessions.js';
-import { accountTokens, accounts } from './tables.js';
+import { accountTokens, accounts, sites } from './tables.js';
 
 export type AccountTokenKind = 'invite' | 'verify' | 'reset';
 
@@ -125,7 +125,7 @@ export class Accounts {
   /** Open sign-up: an unverified account with its password, and the verification mail. */
   async signUp(emailInput: string, password: string): Promise<void> {
     const email = normalizeEmail(emailInput);
-    checkPassword(password);
+    checkPassword(password, [email]);
     // Hashed whether or not the address is taken: the answer and its timing say nothing.
     const passwordHash = await hashPassword(password);
     await dbOp('sign_up', () =>
@@ -154,7 +154,7 @@ export class Accounts {
    * (an operator's `admin session`) ends.
    */
   async acceptInvite(token: string, password: string): Promise<number> {
-    checkPassword(password);
+    checkPassword(password, await this.tokenContext(token, 'invite'));
     const passwordHash = await hashPassword(password);
     return this.db.transaction(async (tx) => {
       const accountId = await this.consume(tx, token, 'invite');
@@ -198,6 +198,11 @@ export class Accounts {
     return account.id;
   }
 
+  /** The id of the account of `email` (as sign-in normalizes it), if there is one. */
+  async idOfEmail(emailInput: string): Promise<number | undefined> {
+    return (await this.byEmail(emailInput.trim().toLowerCase().slice(0, 254)))?.id;
+  }
+
   /** Re-checks the signed-in owner's password before a sensitive change (TOTP setup, disable). */
   async checkOwnPassword(accountId: number, password: string): Promise<void> {
     const [account] = await this.db.select().from(accounts).where(eq(accounts.id, accountId));
@@ -208,7 +213,7 @@ export class Accounts {
   /** Changes the password after checking the current one; every other session and every temporary key end. */
   async changePassword(accountId: number, keepSessionId: number | undefined, current: string, next: string) {
     await this.checkOwnPassword(accountId, current);
-    checkPassword(next);
+    checkPassword(next, await this.passwordContext(accountId));
     const passwordHash = await hashPassword(next);
     await this.db.transaction(async (tx) => {
       await tx.update(accounts).set({ passwordHash }).where(eq(accounts.id, accountId));
@@ -235,7 +240,7 @@ export class Accounts {
 
   /** Sets a new password from a reset link: every session and temporary key ends, the address counts as proven. */
   async resetPassword(token: string, password: string): Promise<void> {
-    checkPassword(password);
+    checkPassword(password, await this.tokenContext(token, 'reset'));
     const passwordHash = await hashPassword(password);
     await this.db.transaction(async (tx) => {
       const accountId = await this.consume(tx, token, 'reset');
@@ -253,6 +258,36 @@ export class Accounts {
   /** A new session for a signed-in account (the caller ends any session the client still held). */
   newSession(accountId: number, kind: SessionKind, userAgent?: string) {
     return this.sessions.create(this.db, accountId, kind, userAgent);
+  }
+
+  /** What a new password must not be built on (src/passwords): the email and the slugs of the account's sites. */
+  private async passwordContext(accountId: number): Promise<string[]> {
+    const [account] = await this.db
+      .select({ email: accounts.email })
+      .from(accounts)
+      .where(eq(accounts.id, accountId));
+    const slugs = await this.db
+      .select({ slug: sites.slug })
+      .from(sites)
+      .where(eq(sites.accountId, accountId));
+    return [...(account ? [account.email] : []), ...slugs.map((site) => site.slug)];
+  }
+
+  /** The password context of a mailed token's account (nothing for a token that is not valid: it is refused later). */
+  private async tokenContext(token: string, kind: AccountTokenKind): Promise<string[]> {
+    if (token.length < 16 || token.length > 200) return [];
+    const [row] = await this.db
+      .select({ accountId: accountTokens.accountId })
+      .from(accountTokens)
+      .where(
+        and(
+          eq(accountTokens.tokenHash, hashSecret(token)),
+          eq(accountTokens.kind, kind),
+          isNull(accountTokens.usedAt),
+          gt(accountTokens.expiresAt, sql`now()`),
+        ),
+      );
+    return row ? this.passwordContext(row.accountId) : [];
   }
 
   private async byEmail(email: string) {

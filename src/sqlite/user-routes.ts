@@ -35,6 +35,8 @@ export function userRoutes(deps: {
   const tags = ['SQLite users'];
   const body = jsonBody('16kb');
   const scoped = scopedToken(deps);
+  /** The site's host names (its slug's and its custom domains'): no password may be built on them. */
+  const siteHosts = (req: Request) => grantOf(req).origins.map((origin) => new URL(origin).hostname);
 
   const authLimit: RequestHandler = (req, _res, next) => {
     const key = ipKeyGenerator(req.ip ?? 'unknown', 56);
@@ -92,7 +94,7 @@ export function userRoutes(deps: {
     summary: 'Register an end user of the database (master key or admin session)',
     description:
       'Never public. With the site’s master key (`X-API-Key`) or an admin’s `X-Sqlite-User-Token`, beside the scoped token. The first user of the pool becomes its admin; later ones are users. ' +
-      'Emails are trimmed and lower-cased (≤ 254); passwords need 8 characters and must not be common; display names ≤ 120. Users per database are capped by the plan (402). ' +
+      'Emails are trimmed and lower-cased (≤ 254); passwords need 8 characters and must not be common, repetitive, sequential, nor built on the email, the site’s host names or the service’s name (400 `PASSWORD_TOO_COMMON`, the message says which); display names ≤ 120. Users per database are capped by the plan (402). ' +
       'Register and login share a limit of 5 a minute and 20 an hour per client address.',
     tags,
     auth: 'sqliteUserOrApiKey',
@@ -138,7 +140,7 @@ export function userRoutes(deps: {
     handler: async ({ req, res, body }) => {
       await mayRegister(req);
       const { database, plan } = grantOf(req);
-      const user = await users.register(database, plan.maxSqliteUsers, plan.type, body);
+      const user = await users.register(database, plan.maxSqliteUsers, plan.type, body, siteHosts(req));
       res.status(201).json({ success: true, user: userJson(user, false) });
     },
   });
@@ -263,7 +265,7 @@ export function userRoutes(deps: {
     responses: { 204: { description: 'Changed' } },
     handler: async ({ req, res, body }) => {
       const me = await signedIn(req, users);
-      await users.changePassword(me, body.currentPassword, body.newPassword);
+      await users.changePassword(me, body.currentPassword, body.newPassword, siteHosts(req));
       res.status(204).end();
     },
   });
@@ -330,7 +332,7 @@ export function userRoutes(deps: {
     responses: { 204: { description: 'Reset' } },
     handler: async ({ req, res, body }) => {
       const { id } = parseOrThrow(s.userIdParam, req.params, 'path');
-      await users.resetPassword(await poolAdmin(req), id, body.newPassword);
+      await users.resetPassword(await poolAdmin(req), id, body.newPassword, siteHosts(req));
       res.status(204).end();
     },
   });

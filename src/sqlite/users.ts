@@ -63,15 +63,19 @@ export class UserPools {
     private readonly onChanged: (databaseId: number) => void = () => undefined,
   ) {}
 
-  /** The first user of a pool becomes its admin; later ones are users (spec 3). */
+  /**
+   * The first user of a pool becomes its admin; later ones are users (spec 3). `site`: the site's
+   * host names, which a password must not be built on (as on the email; src/passwords).
+   */
   async register(
     database: SqliteDatabaseRow,
     maxUsers: number | null,
     plan: string,
     input: { email: string; password: string; displayName?: string | null },
+    site: readonly string[] = [],
   ): Promise<SqliteUserRow> {
     const email = normalizeEmail(input.email);
-    checkPassword(input.password);
+    checkPassword(input.password, [email, ...site]);
     const passwordHash = await hashPassword(input.password); // CPU work outside the transaction
     return this.db.transaction(async (tx) => {
       await tx.execute(sql`select pg_advisory_xact_lock(${POOL_LOCK_CLASS}, ${database.id})`);
@@ -202,10 +206,15 @@ export class UserPools {
   }
 
   /** Changes the signed-in user's password; their other sessions end, this one stays. */
-  async changePassword(me: SignedIn, currentPassword: string, newPassword: string): Promise<void> {
+  async changePassword(
+    me: SignedIn,
+    currentPassword: string,
+    newPassword: string,
+    site: readonly string[] = [],
+  ): Promise<void> {
     if (!(await verifyPassword(me.user.passwordHash, currentPassword)))
       throw new AppError('INVALID_CREDENTIALS');
-    checkPassword(newPassword);
+    checkPassword(newPassword, [me.user.email, ...site]);
     const passwordHash = await hashPassword(newPassword);
     await this.db.transaction(async (tx) => {
       await tx.update(sqliteUsers).set({ passwordHash }).where(eq(sqliteUsers.id, me.user.id));
@@ -269,8 +278,17 @@ export class UserPools {
   }
 
   /** An admin sets a new password for a user; all the user's sessions end. */
-  async resetPassword(actor: PoolActor, targetId: number, newPassword: string): Promise<void> {
-    checkPassword(newPassword);
+  async resetPassword(
+    actor: PoolActor,
+    targetId: number,
+    newPassword: string,
+    site: readonly string[] = [],
+  ): Promise<void> {
+    const [target] = await this.db
+      .select({ email: sqliteUsers.email })
+      .from(sqliteUsers)
+      .where(and(eq(sqliteUsers.databaseId, actor.databaseId), eq(sqliteUsers.id, targetId)));
+    checkPassword(newPassword, [...(target ? [target.email] : []), ...site]);
     const passwordHash = await hashPassword(newPassword);
     await this.db.transaction(async (tx) => {
       // Under the pool lock, as update and delete: an admin demoted a moment ago resets nothing.

@@ -53,6 +53,10 @@ describe('console: invitation, password reset, verification, account and two-fac
     await page.locator('#field-password').fill('password');
     await page.locator('button[type=submit]').click();
     await waitForText(page, 'too common');
+    // A password built on the service's name: the message says which rule it broke.
+    await page.locator('#field-password').fill('hostplane2026');
+    await page.locator('button[type=submit]').click();
+    await waitForText(page, 'built on the email address, the site');
     await page.locator('#field-password').fill(PASSWORD);
     await page.locator('button[type=submit]').click();
     await sitesShown(page);

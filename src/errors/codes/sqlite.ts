@@ -57,11 +57,12 @@ export const sqliteErrors = {
     message: () => 'The password must be at least 8 characters long.',
     description: 'The password is under 8 characters',
   }),
-  PASSWORD_TOO_COMMON: define({
+  PASSWORD_TOO_COMMON: define<{ message?: string }>({
     status: 400,
     error: 'PASSWORD_TOO_COMMON',
-    message: () => 'This password is too common: choose one that is harder to guess.',
-    description: 'The password is on the list of trivial passwords',
+    message: (p) => p.message ?? 'This password is too common: choose one that is harder to guess.',
+    description:
+      'The password is on the list of trivial passwords, or is repetitive, sequential or built on the email, the site or the service’s name (the message says which)',
   }),
   USER_POOL_LIMIT_REACHED: define<{ limit: number; plan: string }>({
     status: 402,
