@@ -11,6 +11,14 @@ export interface ExtraUsage {
   largestSqliteUsers: number;
 }
 
+/** Sign-in's budgets (sign-in-attempts.ts), counted across replicas. */
+export interface SignInLimiters {
+  /** Failed sign-ins per email, shared by every client without a trusted device cookie. */
+  perEmail: RateLimiter[];
+  /** Failed sign-ins per device cookie. */
+  perDevice: RateLimiter[];
+}
+
 /**
  * What the account API needs from the other domains and the cluster, provided by the composition
  * root (src/server/), so that the platform imports none of them.
@@ -22,8 +30,15 @@ export interface AccountHooks {
   /** The console page that shows the plans: quota errors and GET /api/v1/account point at it. */
   upgradeUrl: string;
   /** Sign-in, sign-up and reset attempts: per client address and per email, counted across replicas. */
+  /** perEmail: sign-up, reset and verification requests (each mails the address), password changes. */
+  /** signIn: failed sign-ins per email and per device cookie (sign-in-attempts.ts). */
   /** secondFactor: TOTP codes per account (sign-in's second step, setup, disable). */
-  limiters: { perAddress: RateLimiter[]; perEmail: RateLimiter[]; secondFactor: RateLimiter[] };
+  limiters: {
+    perAddress: RateLimiter[];
+    perEmail: RateLimiter[];
+    signIn: SignInLimiters;
+    secondFactor: RateLimiter[];
+  };
   usage(accountId: number): Promise<ExtraUsage>;
   /** Published deploys and finalized drafts kept per site, by plan (the files domain's rule). */
   deployRetention(plan: PlanType): { deploys: number; drafts: number };

@@ -12,6 +12,7 @@ import {
   type SessionCookie,
 } from './cookies.js';
 import { limit, sessionStarter } from './account-auth.js';
+import { signInAttempts } from './sign-in-attempts.js';
 import { accountSignInsTotal } from './metrics.js';
 import { planFor } from './plans.js';
 import type { Platform } from './service.js';
@@ -33,6 +34,7 @@ export function accountAuthRoutes(deps: {
   const body = [requireJsonType, jsonBody('16kb')];
 
   const startSession = sessionStarter(accounts, cookie);
+  const attempts = signInAttempts({ platform, hooks, cookie });
   const sessionAnswer = { description: 'Signed in', schema: s.sessionResponse };
   const message = (text: string) => ({ success: true, message: text });
   const accepted = 'If the address can receive it, a mail with a link is on its way.';
@@ -66,7 +68,8 @@ export function accountAuthRoutes(deps: {
     description:
       'Starts a new session: `"session": "bearer"` (default) answers a token for `Authorization: Bearer`; `"session": "cookie"` sets the browser cookie (HttpOnly, SameSite=Lax; `__Host-hp_session` over HTTPS) and answers the `csrf_token` every cookie-authenticated write must send as `X-CSRF-Token`. ' +
       'A cookie sign-in ends the session cookie the browser still held (a new session id at every sign-in). An `Origin` other than the API’s is refused (403 CSRF_REJECTED) in both modes; the body must be `application/json` (415 otherwise). ' +
-      'A wrong password, an unknown email and an account without a password all answer the same 401, in the same time. Rate-limited per client address and per email, across replicas. ' +
+      'A wrong password, an unknown email and an account without a password all answer the same 401, in the same time. Rate-limited per client address (every attempt) and per email (failures only), across replicas. ' +
+      'A successful sign-in also sets a device cookie (`hp_device`, `__Host-hp_device` over HTTPS; HttpOnly, SameSite=Strict, one year): a later attempt that presents it counts against that browser’s own failure budget instead of the email’s, so a guesser who spends the email’s budget does not lock the owner’s known browsers out. ' +
       'An account with two-factor sign-in answers `second_factor: "totp"` and a `challenge` instead of a session: POST /api/v1/account/sign-in/totp finishes it (in the mode asked here).',
     tags,
     auth: 'none',
@@ -92,8 +95,9 @@ export function accountAuthRoutes(deps: {
     handler: async ({ req, res, body }) => {
       checkSignInOrigin(req, cookie);
       const session = body.session;
+      let attempt;
       try {
-        await limit(hooks, req, body.email);
+        attempt = await attempts.begin(req, body.email);
       } catch (err) {
         accountSignInsTotal.inc({ result: 'limited', session });
         throw err;
@@ -105,6 +109,7 @@ export function accountAuthRoutes(deps: {
         accountSignInsTotal.inc({ result: 'invalid', session });
         throw err;
       }
+      await attempt.succeeded(res, accountId);
       if (await platform.totp.isEnabled(accountId)) {
         const { challenge, expiresAt } = await platform.totp.startChallenge(accountId, session);
         res.set('cache-control', 'no-store').json({
@@ -153,6 +158,7 @@ export function accountAuthRoutes(deps: {
       checkSignInOrigin(req, cookie);
       await limit(hooks, req);
       const accountId = await accounts.acceptInvite(body.token, body.password);
+      await attempts.issueDevice(res, accountId);
       await startSession(req, res, accountId, body.session);
     },
   });

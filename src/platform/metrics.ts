@@ -8,3 +8,15 @@ export const accountSignInsTotal = new client.Counter({
   labelNames: ['result', 'session'] as const,
   registers: [registry],
 });
+
+/**
+ * Sign-ins that presented a device cookie (README "Sign-in attempts and lockout"): `trusted`
+ * (counted against the device's own budget), `locked` (the device's budget is spent: counted
+ * against the email's) or `invalid` (forged, damaged or another account's).
+ */
+export const accountDeviceSignInsTotal = new client.Counter({
+  name: 'hostplane_account_device_sign_ins_total',
+  help: 'Account sign-in attempts that presented a device cookie, by outcome',
+  labelNames: ['result'] as const,
+  registers: [registry],
+});

@@ -1,4 +1,4 @@
-import { lt } from 'drizzle-orm';
+import { and, eq, gt, lt, sql } from 'drizzle-orm';
 import { RateLimiterDrizzle, RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Db } from '../store/index.js';
 import { rateLimits } from './tables.js';
@@ -16,6 +16,14 @@ export type Verdict = { allowed: true; remaining: number } | { allowed: false; r
 export interface RateLimiter {
   /** Counts one attempt for `key` (e.g. a client IP) and says whether it is allowed. */
   consume(key: string): Promise<Verdict>;
+  /**
+   * Gives back the point an allowed attempt consumed (it turned out not to count: a sign-in that
+   * succeeded), within the current window only; never below zero. Best effort: a refund the
+   * database cannot take is dropped (the attempt then stays counted).
+   */
+  refund(key: string): Promise<void>;
+  /** Forgets every attempt counted for `key` in the current window. */
+  reset(key: string): Promise<void>;
 }
 
 /**
@@ -33,16 +41,30 @@ export function createRateLimiter(db: Db, limit: RateLimit): RateLimiter {
     clearExpiredByTimeout: false, // expired rows go in the sweep below, once for all limiters
     insuranceLimiter: new RateLimiterMemory(options),
   });
+  const keyOf = (key: string) => key.slice(0, 200);
   return {
     async consume(key) {
       try {
-        const res = await limiter.consume(key.slice(0, 200));
+        const res = await limiter.consume(keyOf(key));
         return { allowed: true, remaining: res.remainingPoints };
       } catch (err) {
         if (!(err instanceof RateLimiterRes)) throw err;
         rateLimitedTotal.inc({ limiter: limit.name });
         return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(err.msBeforeNext / 1000)) };
       }
+    },
+    async refund(key) {
+      // One statement on the counter the store wrote (the library's reward would open a new
+      // window at -1 once the old one has ended, giving a point away).
+      const stored = limiter.getKey(keyOf(key));
+      await db
+        .update(rateLimits)
+        .set({ points: sql`greatest(${rateLimits.points} - 1, 0)` })
+        .where(and(eq(rateLimits.key, stored), gt(rateLimits.expire, sql`now()`)))
+        .catch(() => undefined);
+    },
+    async reset(key) {
+      await limiter.delete(keyOf(key)).catch(() => undefined);
     },
   };
 }

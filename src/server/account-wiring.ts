@@ -10,7 +10,6 @@ import type { SiteResources } from '../kube/index.js';
 import { composeAccountMail, enqueue, messageIdFor } from '../mail/index.js';
 import type { Logger } from '../observability/index.js';
 import type { AccountHooks, AccountMailer, Platform, PlatformOptions } from '../platform/index.js';
-import type { RateLimiter } from '../ratelimit/index.js';
 import type { SqliteDatabases } from '../sqlite/index.js';
 import type { SiteCreatedHook } from './admin-socket.js';
 
@@ -20,7 +19,12 @@ export const ACCOUNT_RATE_LIMITS = {
     { name: 'account_auth_ip_minute', points: 20, durationSeconds: 60 },
     { name: 'account_auth_ip_hour', points: 200, durationSeconds: 3600 },
   ],
+  // Sign-up, reset and verification requests (each one mails the address), password changes.
   perEmail: [{ name: 'account_auth_email', points: 10, durationSeconds: 15 * 60 }],
+  // Failed sign-ins only (a success gives its point back), per email and per device cookie: a
+  // guesser spends the email's budget, the owner's known browsers keep their own.
+  signInPerEmail: [{ name: 'account_signin_email', points: 10, durationSeconds: 15 * 60 }],
+  signInPerDevice: [{ name: 'account_signin_device', points: 5, durationSeconds: 15 * 60 }],
   // A 6-digit code has a million values: 10 guesses per 15 minutes per account, on every replica.
   secondFactor: [{ name: 'account_2fa', points: 10, durationSeconds: 15 * 60 }],
 } as const;
@@ -60,7 +64,7 @@ export function accountHooks(deps: {
   submissions: Submissions;
   databases: SqliteDatabases;
   deploys: DeploysService;
-  limiters: { perAddress: RateLimiter[]; perEmail: RateLimiter[]; secondFactor: RateLimiter[] };
+  limiters: AccountHooks['limiters'];
   siteCreated: SiteCreatedHook | undefined;
   logger: Logger;
 }): AccountHooks {

@@ -170,6 +170,10 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       limiters: {
         perAddress: ACCOUNT_RATE_LIMITS.perAddress.map(accountLimiter),
         perEmail: ACCOUNT_RATE_LIMITS.perEmail.map(accountLimiter),
+        signIn: {
+          perEmail: ACCOUNT_RATE_LIMITS.signInPerEmail.map(accountLimiter),
+          perDevice: ACCOUNT_RATE_LIMITS.signInPerDevice.map(accountLimiter),
+        },
         secondFactor: ACCOUNT_RATE_LIMITS.secondFactor.map(accountLimiter),
       },
       siteCreated,
