@@ -1,6 +1,8 @@
 import argon2 from 'argon2';
 import { dictionary } from '@zxcvbn-ts/language-common';
+import client from 'prom-client';
 import { AppError } from '../errors/index.js';
+import { registry } from '../observability/index.js';
 import { passwordWeakness } from './policy.js';
 
 export { contextWords, passwordWeakness, SERVICE_WORDS, type Weakness, type WeakRule } from './policy.js';
@@ -20,6 +22,14 @@ export const MIN_PASSWORD_CHARS = 8;
 /** Hashing work is bounded: a megabyte "password" would be hashed all the same. */
 export const MAX_PASSWORD_CHARS = 256;
 
+/** Passwords refused when set, by the rule they broke (a guess at how people try, never who). */
+export const passwordsRefusedTotal = new client.Counter({
+  name: 'hostplane_passwords_refused_total',
+  help: 'New passwords refused by the password policy, by rule',
+  labelNames: ['rule'] as const,
+  registers: [registry],
+});
+
 // zxcvbn-ts's list of ~49,000 common passwords (the maintained successor of Dropbox's zxcvbn).
 const common = new Set((dictionary['passwords-common'] as string[]).map((p) => p.toLowerCase()));
 
@@ -31,14 +41,25 @@ const common = new Set((dictionary['passwords-common'] as string[]).map((p) => p
 export function checkPassword(password: string, context: readonly string[] = []): void {
   // Characters as the document counts them (code points): an emoji is one, not two.
   const length = [...password].length;
-  if (length < MIN_PASSWORD_CHARS) throw new AppError('PASSWORD_TOO_SHORT');
-  if (length > MAX_PASSWORD_CHARS)
+  if (length < MIN_PASSWORD_CHARS) {
+    passwordsRefusedTotal.inc({ rule: 'short' });
+    throw new AppError('PASSWORD_TOO_SHORT');
+  }
+  if (length > MAX_PASSWORD_CHARS) {
+    passwordsRefusedTotal.inc({ rule: 'long' });
     throw new AppError('INVALID_REQUEST', {
       message: `password must be at most ${MAX_PASSWORD_CHARS} characters`,
     });
-  if (common.has(password.toLowerCase())) throw new AppError('PASSWORD_TOO_COMMON');
+  }
+  if (common.has(password.toLowerCase())) {
+    passwordsRefusedTotal.inc({ rule: 'common' });
+    throw new AppError('PASSWORD_TOO_COMMON');
+  }
   const weak = passwordWeakness(password, context);
-  if (weak) throw new AppError('PASSWORD_TOO_COMMON', { message: weak.message });
+  if (weak) {
+    passwordsRefusedTotal.inc({ rule: weak.rule });
+    throw new AppError('PASSWORD_TOO_COMMON', { message: weak.message });
+  }
 }
 
 export function hashPassword(password: string): Promise<string> {

@@ -1,6 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Accounts } from '../../../src/platform/accounts.js';
-import { backends, startHostplane, type TestHostplane } from '../../support/hostplane.js';
+import {
+  backends,
+  metricValue,
+  scrapeMetrics,
+  startHostplane,
+  type TestHostplane,
+} from '../../support/hostplane.js';
 import { call, PASSWORD, tokenOf, type Answer } from '../../support/account-api.js';
 import { sqliteApi } from '../../support/sqlite-api.js';
 
@@ -34,6 +40,9 @@ describe.each(backends)('password policy through the server on %s', (backend) =>
     refused(await signUp('abcdefgh'), SEQUENCE);
     refused(await signUp('hostplane2026'), CONTEXT);
     expect((await signUp(PASSWORD)).status).toBe(202);
+    const metrics = await scrapeMetrics(hp);
+    for (const rule of ['context', 'repetitive', 'sequential'])
+      expect(metricValue(metrics, 'hostplane_passwords_refused_total', { rule }), rule).toBeGreaterThan(0);
   });
 
   it('refuses them on invitation accept, reset confirm and password change (the site’s slug too)', async () => {

@@ -76,6 +76,7 @@ describe.each(backends)('SQLite API against its document on %s', (backend) => {
   });
 
   it('counts password, name and display name lengths in characters, as the document does', async () => {
+    const EIGHT_EMOJI = '🔑🙂🌍🎈🍀🐙🚲🎻';
     const api = await fresh();
     const token = await api.token({
       path: 'data/app.sqlite',
@@ -93,7 +94,8 @@ describe.each(backends)('SQLite API against its document on %s', (backend) => {
       '/api/v1/sqlite/auth/register',
       {
         email: 'a@example.com',
-        password: '🔑'.repeat(8),
+        // Eight characters (sixteen UTF-16 units), all different: one repeated would be refused.
+        password: EIGHT_EMOJI,
         displayName: '🙂'.repeat(120),
       },
       api.master,
@@ -111,7 +113,7 @@ describe.each(backends)('SQLite API against its document on %s', (backend) => {
       api.master,
     );
     expect(tooLong.status).toBe(400);
-    const userToken = await api.login(token, 'a@example.com', '🔑'.repeat(8));
+    const userToken = await api.login(token, 'a@example.com', EIGHT_EMOJI);
     expect(userToken).toMatch(/^[0-9a-f]{64}$/);
   });
 
