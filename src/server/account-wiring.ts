@@ -13,7 +13,7 @@ import type { AccountHooks, AccountMailer, Platform, PlatformOptions } from '../
 import type { SqliteDatabases } from '../sqlite/index.js';
 import type { SiteCreatedHook } from './admin-socket.js';
 
-/** Sign-in, sign-up and reset attempts (per client address, per email): across replicas. */
+/** Sign-in, sign-up and reset attempts (per client address, per email, per device cookie): across replicas. */
 export const ACCOUNT_RATE_LIMITS = {
   perAddress: [
     { name: 'account_auth_ip_minute', points: 20, durationSeconds: 60 },
