@@ -5,7 +5,8 @@ import type { ScreenProps } from '../routes.js';
 import { Alert, Field, Page, useAction } from '../ui/kit.js';
 import { useMailedToken } from './mailed-token.js';
 
-export const PASSWORD_HINT = 'At least 8 characters; a common password is refused.';
+export const PASSWORD_HINT =
+  'At least 8 characters; common, repeated (aaaaaaaa) or sequential (abcdefgh) passwords and ones built on your email, your sites or the service’s name are refused.';
 
 /** The operator's invitation: the new owner chooses a password and is signed in. */
 export function AcceptInvite({ onSignedIn }: ScreenProps) {
