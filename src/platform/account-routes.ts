@@ -70,6 +70,7 @@ export function accountAuthRoutes(deps: {
       'An account with two-factor sign-in answers `second_factor: "totp"` and a `challenge` instead of a session: POST /api/v1/account/sign-in/totp finishes it (in the mode asked here).',
     tags,
     auth: 'none',
+    secret: true,
     middleware: body,
     body: s.signInBody,
     errors: ['INVALID_CREDENTIALS', 'RATE_LIMITED', 'CSRF_REJECTED'],
@@ -107,7 +108,7 @@ export function accountAuthRoutes(deps: {
       }
       if (await platform.totp.isEnabled(accountId)) {
         const { challenge, expiresAt } = await platform.totp.startChallenge(accountId, session);
-        res.set('cache-control', 'no-store').json({
+        res.json({
           success: true,
           second_factor: 'totp',
           challenge,
@@ -145,6 +146,7 @@ export function accountAuthRoutes(deps: {
       'The token comes from the link `hostplane admin invite` printed or mailed (valid 7 days, once). Sets the password, marks the address verified and starts a session as sign-in does.',
     tags,
     auth: 'none',
+    secret: true,
     middleware: body,
     body: s.acceptInviteBody,
     errors: ['INVALID_TOKEN', 'PASSWORD_TOO_SHORT', 'PASSWORD_TOO_COMMON', 'RATE_LIMITED', 'CSRF_REJECTED'],
@@ -313,6 +315,7 @@ export function accountAuthRoutes(deps: {
       'Files and storage per site, forms, this month’s submissions, SQLite databases and the largest database’s size and user pool, each against the plan’s limit (null: unlimited). `upgrade_url` is the console page that shows the plans; changing a plan is the operator’s business. A cookie session also gets its `csrf_token` here.',
     tags,
     auth: 'session',
+    secret: true,
     responses: { 200: { description: 'The account', schema: s.meResponse } },
     handler: async ({ req, res }) => {
       const accountId = req.principal!.accountId;
@@ -325,7 +328,7 @@ export function accountAuthRoutes(deps: {
         throw new AppError('UNAUTHORIZED', { message: 'The account is gone.', hint: 'Sign in again.' });
       const plan = planFor(profile.plan);
       const token = req.principal!.sessionKind === 'browser' ? readCookie(req, cookie.name) : undefined;
-      res.set('cache-control', 'no-store').json({
+      res.json({
         success: true,
         email: profile.email,
         email_verified: profile.emailVerified,
