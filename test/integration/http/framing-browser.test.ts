@@ -120,7 +120,8 @@ describe('framing and temporary pages in a real browser', () => {
       const page = await browser.newPage();
       const log = consoleOf(page);
       await page.goto(`${otherOrigin}/frame?src=${encodeURIComponent(target)}`);
-      await log.waitFor(/Refused to (frame|display)/);
+      // Chromium says so in the framing page's console (CSP wins over X-Frame-Options when both are sent).
+      await log.waitFor(/Framing .* violates .*frame-ancestors 'none'|Refused to (frame|display)/);
       const frame = page.frames().find((f) => f !== page.mainFrame());
       // The frame shows the browser's error page, never the API host's.
       expect(frame?.url() ?? '', target).not.toBe(target);
