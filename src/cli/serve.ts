@@ -42,8 +42,12 @@ export async function serve(config: Config, role: Role): Promise<number> {
   if (role === 'controller') {
     server = await startController(config, { logger });
   } else {
-    server = await startServer(config, { role, logger });
-    logger.info(`API on ${config.baseUrl}, sites on ${siteUrl(config, '<slug>')}`);
+    const running = await startServer(config, { role, logger });
+    server = running;
+    // /metrics is on loopback unless HOSTPLANE_METRICS_HOST opens it: say where it is.
+    logger.info(
+      `API on ${config.baseUrl}, sites on ${siteUrl(config, '<slug>')}, metrics on ${running.metricsUrl}/metrics`,
+    );
   }
   started = true;
   await stopRequested;

@@ -16,6 +16,9 @@ export const configSchema = z.object({
   HOST: z.string().default('0.0.0.0'),
   // /metrics answers on this port only (0: any free port), never on PORT.
   HOSTPLANE_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9090),
+  // …and on this address: /metrics has no credential, so loopback unless the operator opens it
+  // (the chart: 0.0.0.0, for Prometheus, behind its NetworkPolicy).
+  HOSTPLANE_METRICS_HOST: z.string().min(1).default('127.0.0.1'),
   HOSTPLANE_BASE_URL: z.url().default('http://localhost:8080'),
   HOSTPLANE_SITES_DOMAIN: z
     .string()
@@ -129,6 +132,8 @@ export interface Config {
   port: number;
   host: string;
   metricsPort: number;
+  /** The address /metrics listens on (default loopback). */
+  metricsHost: string;
   baseUrl: string;
   sitesDomain: string;
   dataDir: string;
@@ -174,6 +179,8 @@ export interface SqliteReplicationConfig {
   retentionHours: number;
   /** Litestream's own Prometheus /metrics port (unset: not served). */
   metricsPort: number | undefined;
+  /** …and its address: the process's metrics address (HOSTPLANE_METRICS_HOST). */
+  metricsHost: string;
 }
 
 export interface RequestDeadlines {
@@ -244,6 +251,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port: c.PORT,
     host: c.HOST,
     metricsPort: c.HOSTPLANE_METRICS_PORT,
+    metricsHost: c.HOSTPLANE_METRICS_HOST,
     baseUrl: baseUrl.origin,
     sitesDomain: c.HOSTPLANE_SITES_DOMAIN.toLowerCase(),
     dataDir: path.resolve(c.HOSTPLANE_DATA_DIR),
@@ -258,6 +266,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       prefix: c.HOSTPLANE_SQLITE_REPLICA_PREFIX,
       retentionHours: c.HOSTPLANE_SQLITE_RETENTION_HOURS,
       metricsPort: c.HOSTPLANE_LITESTREAM_METRICS_PORT,
+      metricsHost: c.HOSTPLANE_METRICS_HOST,
     },
     databaseUrl: c.DATABASE_URL || undefined,
     s3: c.S3_BUCKET

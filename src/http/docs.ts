@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import express, { Router } from 'express';
+import { FRAME_ANCESTORS_NONE } from './framing.js';
 
 // swagger-ui-dist ships the reference's assets; they are served from node_modules, never a CDN.
 const swaggerDir = path.dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
@@ -48,7 +49,7 @@ export function docsRoutes(isApiHost: (req: express.Request) => boolean): Router
       .type('html')
       .set(
         'Content-Security-Policy',
-        "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'",
+        `default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; base-uri 'none'; ${FRAME_ANCESTORS_NONE}`,
       )
       .send(body);
   router.get('/', html(landing));

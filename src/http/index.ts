@@ -20,5 +20,6 @@ export { MAX_JSON_DEPTH, jsonNestsDeeper, jsonTooDeepMessage } from './json-dept
 export { answerBodyTimeoutWith, guardBodies } from './body-deadline.js';
 export { normalizeHost, type HostHandler, type HostRoute } from './host.js';
 export { docsRoutes } from './docs.js';
+export { denyFraming, FRAME_ANCESTORS_NONE } from './framing.js';
 export { buildOpenApi } from './openapi.js';
 export { toOriginForm } from './request-target.js';

@@ -142,6 +142,7 @@ function linkObjects(from: RouteDoc, links: Record<string, RouteLink>, routes: R
 /** A documented success (or own-error) response: its body schema, example and links. */
 function responseObject(
   route: RouteDoc,
+  status: string,
   r: RouteResponse,
   routes: RouteDoc[],
   components: JsonSchema,
@@ -152,8 +153,11 @@ function responseObject(
     : r.contentType
       ? { type: 'string' }
       : undefined;
+  // A secret's answer says it is never stored (the registry sends the header, see RouteDoc.secret).
+  const noStore = route.secret && status.startsWith('2');
   return {
     description: r.description,
+    ...(noStore ? { headers: NO_STORE_HEADER } : {}),
     ...(schema
       ? { content: { [mediaType]: { schema, ...(r.example !== undefined ? { example: r.example } : {}) } } }
       : {}),
@@ -171,6 +175,14 @@ function queryExamples(route: RouteDoc): Record<string, unknown> {
   const parsed = route.query.parse(wire) as Record<string, unknown>;
   return Object.fromEntries(Object.keys(wire).map((name) => [name, parsed[name]]));
 }
+
+const NO_STORE_HEADER = {
+  'Cache-Control': {
+    description: 'The answer carries a secret: no browser, proxy or CDN may keep a copy.',
+    required: true,
+    schema: { type: 'string', const: 'no-store' },
+  },
+};
 
 const securitySchemes = {
   ApiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
@@ -257,7 +269,7 @@ export function buildOpenApi(
         ...Object.fromEntries(
           Object.entries(route.responses).map(([status, r]) => [
             status,
-            responseObject(route, r, routes, schemas),
+            responseObject(route, status, r, routes, schemas),
           ]),
         ),
         ...errorResponses(route, schemas),

@@ -64,6 +64,12 @@ export interface RouteDoc {
   description: string;
   tags: string[];
   auth: AuthKind;
+  /**
+   * The route answers a secret (a key, a token, a session, a TOTP secret, recovery codes): every
+   * answer of it, refusals too, is sent with `Cache-Control: no-store`, set before anything else
+   * runs, and its successes document that header. Not for raw routes (their answers skip Express).
+   */
+  secret?: boolean;
   /** Registry codes this route may answer besides the ones every route of its kind has. */
   errors?: ErrorCode[];
   /** The route documents every error body itself in `responses` (the publish endpoints' shape). */
@@ -151,11 +157,12 @@ export class RouteRegistry {
         isPlatformAuth(route.auth) ||
         route.path.includes(':') ||
         route.query ||
-        (route.body !== undefined) !== (raw.bodyLimit !== undefined)
+        (route.body !== undefined) !== (raw.bodyLimit !== undefined) ||
+        route.secret
       )
         throw new Error(
           `${route.path}: a raw route is admitted by its gate (no platform auth), has a literal path, ` +
-            'no query, and a body limit with its body',
+            'no query, a body limit with its body, and answers no secret',
         );
       this.raw.push({ method: route.method, path: route.path, body: route.body, raw });
     }
@@ -171,9 +178,20 @@ export class RouteRegistry {
     // Credentials first: a request without them gets its 401 before any body is read or parsed.
     // SQLite kinds are checked by the route's own middleware (the domain's token and Origin check).
     const auth = isPlatformAuth(route.auth) ? this.authMiddleware[route.auth] : [];
-    router[route.method](route.path, ...auth, ...middleware, validate);
+    const first = route.secret ? [noStore] : [];
+    router[route.method](route.path, ...first, ...auth, ...middleware, validate);
   }
 }
+
+/**
+ * `Cache-Control: no-store` on the answer: no browser, proxy or CDN keeps a copy of it. Routes of
+ * the registry get it with `secret: true`; an answer outside the registry that may carry a secret
+ * (an MCP tool's result) mounts it.
+ */
+export const noStore: RequestHandler = (_req, res, next) => {
+  res.setHeader('Cache-Control', 'no-store');
+  next();
+};
 
 /**
  * Answers 405 with `Allow` for a documented path asked with a method it does not have, and

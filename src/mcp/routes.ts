@@ -4,7 +4,7 @@ import { Router, type Request, type RequestHandler } from 'express';
 import { z } from 'zod';
 import { siteUrl, type Config } from '../config/index.js';
 import { AppError } from '../errors/index.js';
-import { jsonBody, type RouteRegistry } from '../http/index.js';
+import { jsonBody, noStore, type RouteRegistry } from '../http/index.js';
 import type { Logger } from '../observability/index.js';
 import { PublicApi } from './api.js';
 import { llmsTxt } from './llms.js';
@@ -108,7 +108,8 @@ export function mcpRoutes(deps: McpDeps & { registry: RouteRegistry }): Router {
     next();
   };
 
-  router.post('/mcp', admit, largeBodySlot, body, (req, res, next) => {
+  // A tool's result may carry a secret (sqlite_install's token): no answer of /mcp is stored.
+  router.post('/mcp', noStore, admit, largeBodySlot, body, (req, res, next) => {
     if (Array.isArray(req.body) && req.body.length > MAX_MCP_BATCH)
       return next(
         new AppError('INVALID_REQUEST', {

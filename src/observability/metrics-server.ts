@@ -1,5 +1,5 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { isIPv6, type AddressInfo } from 'node:net';
 import { registry } from './metrics.js';
 
 export interface MetricsServer {
@@ -10,7 +10,8 @@ export interface MetricsServer {
 
 /**
  * `/metrics` on its own port, never on the public one: Prometheus scrapes the pod there, and no
- * Ingress or customer domain can reach it.
+ * Ingress or customer domain can reach it. `host` is the address it listens on: loopback by
+ * default (HOSTPLANE_METRICS_HOST), since it asks for no credential.
  */
 export async function startMetricsServer(port: number, host: string): Promise<MetricsServer> {
   const server = http.createServer((req, res) => {
@@ -31,11 +32,17 @@ export async function startMetricsServer(port: number, host: string): Promise<Me
   const actual = (server.address() as AddressInfo).port;
   return {
     port: actual,
-    url: `http://127.0.0.1:${actual}`,
+    url: `http://${reachableHost(host)}:${actual}`,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
         server.close(() => resolve());
       }),
   };
+}
+
+/** How this process reaches a server listening on `host`: a wildcard address is reached on loopback. */
+function reachableHost(host: string): string {
+  if (host === '0.0.0.0' || host === '::' || host === '') return '127.0.0.1';
+  return isIPv6(host) ? `[${host}]` : host;
 }

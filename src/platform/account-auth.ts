@@ -37,7 +37,7 @@ export function sessionStarter(accounts: Platform['accounts'], cookie: SessionCo
     if (previous) await accounts.sessions.endByToken(previous);
     const kind = mode === 'cookie' ? 'browser' : 'bearer';
     const { token, expiresAt } = await accounts.newSession(accountId, kind, req.get('user-agent'));
-    res.set('cache-control', 'no-store');
+    // No-store comes from the routes (RouteDoc.secret): each one that starts a session is flagged.
     if (mode === 'cookie') {
       setSessionCookie(res, cookie, token, expiresAt);
       res.json({

@@ -73,6 +73,7 @@ export function accountAuthRoutes(deps: {
       'An account with two-factor sign-in answers `second_factor: "totp"` and a `challenge` instead of a session: POST /api/v1/account/sign-in/totp finishes it (in the mode asked here).',
     tags,
     auth: 'none',
+    secret: true,
     middleware: body,
     body: s.signInBody,
     errors: ['INVALID_CREDENTIALS', 'RATE_LIMITED', 'CSRF_REJECTED'],
@@ -112,7 +113,7 @@ export function accountAuthRoutes(deps: {
       await attempt.succeeded(res, accountId);
       if (await platform.totp.isEnabled(accountId)) {
         const { challenge, expiresAt } = await platform.totp.startChallenge(accountId, session);
-        res.set('cache-control', 'no-store').json({
+        res.json({
           success: true,
           second_factor: 'totp',
           challenge,
@@ -150,6 +151,7 @@ export function accountAuthRoutes(deps: {
       'The token comes from the link `hostplane admin invite` printed or mailed (valid 7 days, once). Sets the password, marks the address verified and starts a session as sign-in does.',
     tags,
     auth: 'none',
+    secret: true,
     middleware: body,
     body: s.acceptInviteBody,
     errors: ['INVALID_TOKEN', 'PASSWORD_TOO_SHORT', 'PASSWORD_TOO_COMMON', 'RATE_LIMITED', 'CSRF_REJECTED'],
@@ -319,6 +321,7 @@ export function accountAuthRoutes(deps: {
       'Files and storage per site, forms, this month’s submissions, SQLite databases and the largest database’s size and user pool, each against the plan’s limit (null: unlimited). `upgrade_url` is the console page that shows the plans; changing a plan is the operator’s business. A cookie session also gets its `csrf_token` here.',
     tags,
     auth: 'session',
+    secret: true,
     responses: { 200: { description: 'The account', schema: s.meResponse } },
     handler: async ({ req, res }) => {
       const accountId = req.principal!.accountId;
@@ -332,7 +335,7 @@ export function accountAuthRoutes(deps: {
       const plan = planFor(profile.plan);
       const rollback = await hooks.rollback.bytes(sites.map((site) => site.id));
       const token = req.principal!.sessionKind === 'browser' ? readCookie(req, cookie.name) : undefined;
-      res.set('cache-control', 'no-store').json({
+      res.json({
         success: true,
         email: profile.email,
         email_verified: profile.emailVerified,

@@ -91,6 +91,7 @@ export function accountSiteRoutes(deps: {
       'Creates a site of the account with its first permanent API key (shown once). The slug is the site’s subdomain: 1-63 lower-case letters, digits or hyphens, not at either end; a taken slug is a 409. Open sign-up accounts must have verified their address first (403 EMAIL_NOT_VERIFIED). In the cluster the site gets its Site resource like one made by `hostplane admin create-site`. An account has at most `HOSTPLANE_MAX_SITES_PER_ACCOUNT` sites (default 100; 403 LIMIT_REACHED).',
     tags,
     auth: 'session',
+    secret: true,
     middleware: body,
     body: s.createSiteBody,
     errors: ['INVALID_SLUG', 'SLUG_TAKEN', 'EMAIL_NOT_VERIFIED', 'LIMIT_REACHED'],
@@ -182,6 +183,7 @@ export function accountSiteRoutes(deps: {
       'The key is in the answer once; only its hash is stored. A site has at most 20 working keys (403 LIMIT_REACHED: revoke one first).',
     tags,
     auth: 'session',
+    secret: true,
     errors: ['NOT_FOUND', 'LIMIT_REACHED'],
     responses: { 201: { description: 'Created', schema: s.createdKeyResponse } },
     handler: async ({ req, res }) => {
@@ -194,7 +196,6 @@ export function accountSiteRoutes(deps: {
       const created = await platform.keys.createPermanent(site.id);
       res
         .status(201)
-        .set('cache-control', 'no-store')
         .json({ success: true, key: keyJson({ ...created, lastUsedAt: null }), api_key: created.key });
     },
   });

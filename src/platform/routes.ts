@@ -55,6 +55,7 @@ export function platformRoutes(deps: { platform: Platform; registry: RouteRegist
       '- The body may be left out entirely: the defaults apply.',
     tags: ['Keys'],
     auth: 'session',
+    secret: true,
     middleware: [jsonBody('16kb')],
     body: generateTempBody,
     bodyRequired: false,

@@ -74,6 +74,7 @@ export function totpRoutes(deps: {
       'Needs the password again. Answers the secret (base32, for typing in) and its `otpauth://` URI (for a QR code); nothing changes at sign-in until POST /api/v1/account/totp/confirm with a current code. Setting up again before confirming replaces the secret. Stored encrypted with a server secret.',
     tags,
     auth: 'session',
+    secret: true,
     middleware: body,
     body: s.passwordCheckBody,
     errors: ['WRONG_PASSWORD', 'TOTP_ALREADY_ENABLED', 'RATE_LIMITED'],
@@ -96,7 +97,7 @@ export function totpRoutes(deps: {
       await platform.accounts.checkOwnPassword(accountId, body.password);
       const profile = await platform.accounts.profile(accountId);
       const { secret, uri } = await totp.setup(accountId, profile?.email ?? '');
-      res.set('cache-control', 'no-store').json({ success: true, secret, otpauth_uri: uri });
+      res.json({ success: true, secret, otpauth_uri: uri });
     },
   });
 
@@ -108,6 +109,7 @@ export function totpRoutes(deps: {
       'The code proves the authenticator app holds the secret of the setup. Answers 10 recovery codes, shown once (only their hashes are kept): each signs in once in place of a code.',
     tags,
     auth: 'session',
+    secret: true,
     middleware: body,
     body: s.totpConfirmBody,
     errors: ['INVALID_TOTP_CODE', 'TOTP_ALREADY_ENABLED', 'TOTP_NOT_ENABLED', 'RATE_LIMITED'],
@@ -117,7 +119,7 @@ export function totpRoutes(deps: {
       const accountId = req.principal!.accountId;
       await limitAccount(req, accountId);
       const codes = await totp.confirm(accountId, body.code);
-      res.set('cache-control', 'no-store').json({ success: true, recovery_codes: codes });
+      res.json({ success: true, recovery_codes: codes });
     },
   });
 
@@ -150,6 +152,7 @@ export function totpRoutes(deps: {
     description: 'Needs the password and a current code (or a recovery code). Shown once.',
     tags,
     auth: 'session',
+    secret: true,
     middleware: body,
     body: s.totpProofBody,
     errors: ['WRONG_PASSWORD', 'INVALID_TOTP_CODE', 'TOTP_NOT_ENABLED', 'RATE_LIMITED'],
@@ -162,7 +165,7 @@ export function totpRoutes(deps: {
       await limitAccount(req, accountId);
       await platform.accounts.checkOwnPassword(accountId, body.password);
       const codes = await totp.regenerate(accountId, proofOf(body));
-      res.set('cache-control', 'no-store').json({ success: true, recovery_codes: codes });
+      res.json({ success: true, recovery_codes: codes });
     },
   });
 
@@ -174,6 +177,7 @@ export function totpRoutes(deps: {
       'The `challenge` of the first step (POST /api/v1/account/sign-in; valid 5 minutes, once, at most 5 wrong codes) with `code` (the current 6-digit code; a code is never accepted twice) or `recovery_code` (each works once). Starts the session the first step asked for (bearer or cookie), as sign-in does. Rate-limited per account and per client address, across replicas; an `Origin` other than the API’s is refused.',
     tags,
     auth: 'none',
+    secret: true,
     middleware: body,
     body: s.totpSignInBody,
     errors: ['INVALID_CHALLENGE', 'INVALID_TOTP_CODE', 'RATE_LIMITED', 'CSRF_REJECTED'],

@@ -3,7 +3,13 @@ import { ipKeyGenerator } from 'express-rate-limit';
 import type { RateLimiter } from '../ratelimit/index.js';
 import { z } from 'zod';
 import type { Config } from '../config/index.js';
-import { answerBodyTimeoutWith, bodyRefusal, jsonBody, type RouteRegistry } from '../http/index.js';
+import {
+  answerBodyTimeoutWith,
+  bodyRefusal,
+  FRAME_ANCESTORS_NONE,
+  jsonBody,
+  type RouteRegistry,
+} from '../http/index.js';
 import { AppError, errorBodySchema, isAppError, outageError } from '../errors/index.js';
 import { dependencyUnavailableTotal, type Logger } from '../observability/index.js';
 import { MAX_TEMP_HTML_BYTES, TEMP_PAGE_TTL_MS, type PublishService } from './service.js';
@@ -68,6 +74,15 @@ function htmlProblem(html: string, field: string): string | undefined {
     return `${field} must be at most 1 MB (1048576 bytes)`;
   return undefined;
 }
+
+/**
+ * Temporary pages are anonymous HTML on the API's origin, the console's: sandboxed so that their
+ * scripts run (pages with JavaScript work) in an opaque origin (no cookie, storage or credentialed
+ * call of the API's), and without what a phishing page needs: no form submission (no
+ * `allow-forms`, and `form-action 'none'`), no pop-up, no dialog (`alert`, `prompt`), no
+ * navigation of a framing page; and no site may frame them.
+ */
+export const TEMP_PAGE_CSP = `sandbox allow-scripts; form-action 'none'; ${FRAME_ANCESTORS_NONE}`;
 
 const notFoundPage = `<!doctype html><html><head><meta charset="utf-8"><title>Page not found</title></head>
 <body><h1>Page not found</h1><p>This temporary page does not exist or has expired (pages live for 60 minutes).</p></body></html>`;
@@ -264,8 +279,10 @@ export function publishRoutes(deps: {
     description:
       'Serves a page published with `POST /ai/publish` or `POST /demo/api/publish` as `text/html` ' +
       'until it expires (60 minutes after publication), then a 404 page. The page runs sandboxed ' +
-      '(`Content-Security-Policy: sandbox`): its scripts get an opaque origin, never the API’s. ' +
-      'Not cached (`Cache-Control: no-store`) nor indexed (`X-Robots-Tag: noindex`, on its 404 too).',
+      "(`Content-Security-Policy: sandbox allow-scripts; form-action 'none'; frame-ancestors 'none'`): " +
+      'its scripts run in an opaque origin, never the API’s; it cannot submit forms, open pop-ups or ' +
+      'dialogs, and no other site can frame it. Not cached (`Cache-Control: no-store`) nor indexed ' +
+      '(`X-Robots-Tag: noindex`, on its 404 too).',
     requestExample: { params: { id: 'q3Xr8vN2kLp0aZ7T' } },
     tags,
     auth: 'none',
@@ -287,8 +304,7 @@ export function publishRoutes(deps: {
       res.set('Cache-Control', 'no-store');
       // A temporary page is for whoever was sent its link: search engines keep none, nor its 404.
       res.set('X-Robots-Tag', 'noindex');
-      // The page is untrusted HTML on the API's origin: sandbox it so its scripts get an opaque origin.
-      res.set('Content-Security-Policy', 'sandbox allow-scripts allow-forms allow-popups allow-modals');
+      res.set('Content-Security-Policy', TEMP_PAGE_CSP);
       res.set('X-Content-Type-Options', 'nosniff');
       if (html === undefined) return void res.status(404).type('html').send(notFoundPage);
       res.type('html').send(html);

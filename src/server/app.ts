@@ -7,6 +7,7 @@ import { consoleRoutes } from '../console/index.js';
 import type { Edge, SiteRef } from '../edge/index.js';
 import {
   buildOpenApi,
+  denyFraming,
   docsRoutes,
   errorHandler,
   guardBodies,
@@ -53,6 +54,8 @@ export function createApp(parts: AppParts, role: AppRole): RequestListener {
   app.set('trust proxy', config.trustProxy);
   app.set('query parser', 'simple');
   app.use(requestLifecycle({ role, logger, spans: 'all' }));
+  // The API host is the console's origin: none of its answers may be framed (see denyFraming).
+  app.use(denyFraming);
 
   app.get('/healthz', (_req, res) => void res.json({ status: 'ok' }));
   app.get('/readyz', readiness(parts, logger, role));

@@ -5,7 +5,7 @@ import { startMetricsServer, type MetricsServer } from '../observability/index.j
 /** The metrics port of a role; if it cannot listen, the public server is closed too. */
 export async function metricsBeside(server: http.Server, config: Config): Promise<MetricsServer> {
   try {
-    return await startMetricsServer(config.metricsPort, config.host);
+    return await startMetricsServer(config.metricsPort, config.metricsHost);
   } catch (err) {
     await closeNow(server);
     throw err;

@@ -56,6 +56,7 @@ export function tokenRoutes(deps: {
       'Read tokens cannot call exec, batch or vacuum. The token is shown once.',
     tags,
     auth: 'apiKey',
+    secret: true,
     errors: ['INVALID_PATH', 'SQLITE_COUNT_LIMIT'],
     middleware: [jsonBody('16kb')],
     body: s.installBody,

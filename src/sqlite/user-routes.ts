@@ -154,6 +154,7 @@ export function userRoutes(deps: {
       'Sessions last 30 days and are extended to 30 days when used with less than 7 left. Answered with `Cache-Control: no-store`.',
     tags,
     auth: 'sqliteToken',
+    secret: true,
     errors: [
       'SQLITE_TOKEN_INVALID',
       'SQLITE_FORBIDDEN',
@@ -196,7 +197,6 @@ export function userRoutes(deps: {
     },
     handler: async ({ req, res, body }) => {
       const session = await users.login(grantOf(req).database, body.email, body.password);
-      res.set('Cache-Control', 'no-store');
       res.json({
         success: true,
         userToken: session.token,

@@ -115,6 +115,9 @@ include "hostplane.env.commonIn" (list . "/var/lib/hostplane")
   value: "8080"
 - name: HOST
   value: "0.0.0.0"
+{{- /* /metrics listens on loopback by default (no credential); Prometheus scrapes the pod's IP, and the NetworkPolicy says who may. */}}
+- name: HOSTPLANE_METRICS_HOST
+  value: "0.0.0.0"
 - name: HOSTPLANE_BASE_URL
   value: {{ include "hostplane.baseUrl" $root | quote }}
 - name: HOSTPLANE_SITES_DOMAIN

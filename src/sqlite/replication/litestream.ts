@@ -15,6 +15,8 @@ export interface LitestreamOptions {
   dir: string;
   retentionHours: number;
   metricsPort: number | undefined;
+  /** The address its /metrics listens on (default loopback, as the process's own). */
+  metricsHost?: string;
   logger: Logger;
 }
 
@@ -109,7 +111,8 @@ export class Litestream {
   }
 
   private configText(): string {
-    const { retentionHours, metricsPort } = this.options;
+    const { retentionHours, metricsPort, metricsHost = '127.0.0.1' } = this.options;
+    const metricsAddr = `${metricsHost.includes(':') ? `[${metricsHost}]` : metricsHost}:${metricsPort}`;
     // A snapshot at least daily (and within the window) so the oldest restore point moves on and
     // restores replay at most a day of changes.
     const snapshotHours = Math.min(24, retentionHours);
@@ -119,7 +122,7 @@ export class Litestream {
       '  enabled: true',
       `  path: ${JSON.stringify(this.socketPath)}`,
       '  permissions: 0600',
-      ...(metricsPort ? [`addr: ":${metricsPort}"`] : []),
+      ...(metricsPort ? [`addr: ${JSON.stringify(metricsAddr)}`] : []),
       'snapshot:',
       `  interval: ${snapshotHours}h`,
       `  retention: ${retentionHours}h`,

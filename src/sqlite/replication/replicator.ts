@@ -110,6 +110,7 @@ export async function startReplication(deps: {
     dir: deps.dir,
     retentionHours: settings.retentionHours,
     metricsPort: settings.metricsPort,
+    metricsHost: settings.metricsHost,
     logger,
   });
   logger.info(
