@@ -123,16 +123,12 @@ describe.each(backends)('temporary keys bound to their session on %s', (backend)
   });
 
   it('an operator’s admin session mints keys bound to it too, and accepting the invitation ends them', async () => {
+    // `admin create-site` makes the account (without a password), `admin invite` its link.
     const email = `tk-operator-${tag}@example.com`;
+    const { siteId } = await hp.createSite(`tk-operator-${tag}`, { email });
     const invited = await hp.services.platform.accounts.invite({ email });
     const operator = await hp.services.platform.accounts.createSession(email);
     const operatorAuth = { authorization: `Bearer ${operator.token}` };
-    const site = await call(hp, 'POST', '/api/v1/account/sites', {
-      json: { slug: `tk-operator-${tag}` },
-      headers: operatorAuth,
-    });
-    expect(site.status).toBe(201);
-    const siteId = site.body.site.id as number;
     const key = await mint(operatorAuth, siteId);
     const keys = await listed(operatorAuth, siteId);
     expect(keys).toHaveLength(1);
