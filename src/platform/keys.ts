@@ -1,4 +1,5 @@
 import { and, asc, desc, eq, gt, isNull, lt, or, sql } from 'drizzle-orm';
+import { AppError } from '../errors/index.js';
 import { dbOp } from '../observability/index.js';
 import type { Db } from '../store/index.js';
 import { hashSecret, newSecret, secretMatches } from './secrets.js';
@@ -83,16 +84,27 @@ export class Keys {
   ): Promise<{ key: string; expiresAt: Date }> {
     const key = newSecret('hp_temp_');
     const expiresAt = new Date(Date.now() + expiresInSeconds * 1000);
-    await dbOp('create_temp_key', () =>
-      this.db.insert(apiKeys).values({
-        siteId,
-        kind: 'temporary',
-        keyHash: hashSecret(key),
-        keyPrefix: key.slice(0, 12),
-        expiresAt,
-        sessionId,
-      }),
-    );
+    try {
+      await dbOp('create_temp_key', () =>
+        this.db.insert(apiKeys).values({
+          siteId,
+          kind: 'temporary',
+          keyHash: hashSecret(key),
+          keyPrefix: key.slice(0, 12),
+          expiresAt,
+          sessionId,
+        }),
+      );
+    } catch (err) {
+      // The session ended between its check and this insert (its foreign key refused the row).
+      const [live] = await this.db
+        .select({ id: accountSessions.id })
+        .from(accountSessions)
+        .where(eq(accountSessions.id, sessionId));
+      if (!live)
+        throw new AppError('UNAUTHORIZED', { message: 'The session ended.', hint: 'Sign in again.' });
+      throw err;
+    }
     return { key, expiresAt };
   }
 

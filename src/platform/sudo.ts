@@ -5,6 +5,7 @@ import { jsonBody, requireJsonType, type RouteRegistry } from '../http/index.js'
 import type { AccountHooks } from './account-hooks.js';
 import { limit } from './account-auth.js';
 import { passwordField } from './account-schemas.js';
+import { accountSudoTotal } from './metrics.js';
 import type { Platform } from './service.js';
 import { SUDO_SECONDS } from './sessions.js';
 import { limitSecondFactor } from './totp-routes.js';
@@ -17,7 +18,10 @@ import { limitSecondFactor } from './totp-routes.js';
 export function requireSudo(req: Request): void {
   const until = req.principal?.sudoUntil;
   if (until === 'always') return;
-  if (until === undefined || until.getTime() <= Date.now()) throw new AppError('SUDO_REQUIRED');
+  if (until === undefined || until.getTime() <= Date.now()) {
+    accountSudoTotal.inc({ result: 'required' });
+    throw new AppError('SUDO_REQUIRED');
+  }
 }
 
 const sudoBody = z
@@ -76,16 +80,19 @@ export function sudoRoutes(deps: {
     },
     handler: async ({ req, res, body }) => {
       const { accountId, sessionId } = req.principal!;
-      if (body.code !== undefined) {
-        await limitSecondFactor(hooks, req, accountId);
-        await platform.totp.check(accountId, body.code);
-      } else {
-        await limit(hooks, req, String(accountId));
-        await platform.accounts.checkOwnPassword(accountId, body.password!);
+      if (body.code !== undefined) await limitSecondFactor(hooks, req, accountId);
+      else await limit(hooks, req, String(accountId));
+      try {
+        if (body.code !== undefined) await platform.totp.check(accountId, body.code);
+        else await platform.accounts.checkOwnPassword(accountId, body.password!);
+      } catch (err) {
+        accountSudoTotal.inc({ result: 'failed' });
+        throw err;
       }
       const until = await platform.accounts.sessions.confirm(sessionId!);
       if (!until)
         throw new AppError('UNAUTHORIZED', { message: 'The session ended.', hint: 'Sign in again.' });
+      accountSudoTotal.inc({ result: 'confirmed' });
       res.json({
         success: true,
         message: `Confirmed: for the next ${SUDO_SECONDS / 60} minutes this session can delete sites and create keys.`,

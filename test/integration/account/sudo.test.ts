@@ -1,6 +1,12 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backends, startHostplane, type TestHostplane } from '../../support/hostplane.js';
+import {
+  backends,
+  metricValue,
+  scrapeMetrics,
+  startHostplane,
+  type TestHostplane,
+} from '../../support/hostplane.js';
 import { browserSignIn, call, invitedOwner, PASSWORD } from '../../support/account-api.js';
 import { enableTotp, totpCode, wrongCode } from '../../support/totp.js';
 import { hashSecret } from '../../../src/platform/secrets.js';
@@ -72,6 +78,9 @@ describe.each(backends)('sudo mode on %s', (backend) => {
     expect(until).toBeLessThan(Date.now() + 16 * 60_000);
     expect((await createKey(owner.bearer, siteId)).status).toBe(201);
     expect((await deleteSite(owner.bearer, siteId)).status).toBe(200);
+    const metrics = await scrapeMetrics(hp);
+    for (const result of ['required', 'confirmed', 'failed'])
+      expect(metricValue(metrics, 'hostplane_account_sudo_total', { result })).toBeGreaterThanOrEqual(1);
   });
 
   it('a session from before sudo mode (never confirmed) must confirm; another session’s confirmation is not its own', async () => {
