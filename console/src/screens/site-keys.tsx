@@ -125,7 +125,8 @@ interface TemporaryKeyRow extends Key {
 function mintedBy({ minted_by: by }: TemporaryKeyRow) {
   if (by.current) return <span class="badge badge-ok">This browser</span>;
   if (by.kind === 'operator') return 'Operator (admin session)';
-  return `${by.kind === 'browser' ? 'Browser' : 'API token'}: ${deviceOf(by.user_agent)}`;
+  const kind = by.kind === 'browser' ? 'Browser' : 'API token';
+  return by.user_agent ? `${kind}: ${deviceOf(by.user_agent)}` : kind;
 }
 
 /**
