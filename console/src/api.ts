@@ -48,8 +48,37 @@ export async function call<T>(method: string, path: string, options: CallOptions
   return (type.includes('json') ? await response.json() : await response.text()) as T;
 }
 
+/**
+ * Sudo mode: an action the API refuses with SUDO_REQUIRED (deleting a site, creating a key) asks
+ * the owner to confirm their password in the dialog the signed-in shell registers, then is tried
+ * once more. Calls refused together share one dialog.
+ */
+type SudoPrompt = () => Promise<boolean>;
+let sudoPrompt: SudoPrompt | undefined;
+let sudoPending: Promise<boolean> | undefined;
+export const setSudoPrompt = (prompt: SudoPrompt | undefined) => {
+  sudoPrompt = prompt;
+};
+function confirmSudo(): Promise<boolean> {
+  if (!sudoPrompt) return Promise.resolve(false);
+  sudoPending ??= sudoPrompt().finally(() => {
+    sudoPending = undefined;
+  });
+  return sudoPending;
+}
+
 /** The raw response (downloads); still refuses a non-2xx answer with the API's message. */
 export async function send(method: string, path: string, options: CallOptions = {}): Promise<Response> {
+  try {
+    return await sendOnce(method, path, options);
+  } catch (err) {
+    if (err instanceof ApiError && err.code === 'SUDO_REQUIRED' && (await confirmSudo()))
+      return sendOnce(method, path, options);
+    throw err;
+  }
+}
+
+async function sendOnce(method: string, path: string, options: CallOptions): Promise<Response> {
   const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
   let body = options.body;
   if (options.json !== undefined) {

@@ -4,6 +4,7 @@ import { messageOf } from './api.js';
 import { Link, match, navigate, usePath } from './router.js';
 import { publicRoutes, signedInRoutes, type Route } from './routes.js';
 import { AccountContext, loadMe, signOut, type AccountState, type Me } from './session.js';
+import { SudoDialog } from './ui/sudo-dialog.js';
 import './styles.css';
 
 function find(routes: Route[], path: string) {
@@ -97,6 +98,7 @@ function App() {
       <main id="main">
         <Screen params={found?.params ?? {}} onSignedIn={reload} />
       </main>
+      <SudoDialog />
     </AccountContext.Provider>
   );
 }

@@ -163,6 +163,24 @@ const keySchema = z.object({
   last_used_at: z.iso.datetime().nullable(),
 });
 export const keysResponse = z.object({ success: z.boolean(), keys: z.array(keySchema) });
+export const temporaryKeysResponse = z.object({
+  success: z.boolean(),
+  temporary_keys: z.array(
+    keySchema.extend({
+      expires_at: z.iso.datetime(),
+      minted_by: z
+        .object({
+          session_id: z.number().int().describe('The session (GET /api/v1/account/sessions)'),
+          kind: z
+            .enum(['browser', 'bearer', 'operator'])
+            .describe('browser: a console; bearer: a session token; operator: `hostplane admin session`'),
+          user_agent: z.string().nullable(),
+          current: z.boolean().describe('Minted by the session making this call'),
+        })
+        .describe('The session that minted the key: the key dies with it'),
+    }),
+  ),
+});
 export const createdKeyResponse = z.object({
   success: z.boolean(),
   key: keySchema,

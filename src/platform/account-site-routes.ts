@@ -7,16 +7,28 @@ import type { AccountHooks } from './account-hooks.js';
 import * as s from './account-schemas.js';
 import { planFor, type Plan } from './plans.js';
 import type { Platform } from './service.js';
+import { requireSudo } from './sudo.js';
 import type { Site } from './types.js';
 
 const tags = ['Account sites'];
-/** Active permanent keys a site may have (the first one comes with the site). */
-export const MAX_KEYS_PER_SITE = 20;
 /** Custom domains a site may have, attached and pending together. */
 export const MAX_DOMAINS_PER_SITE = 20;
-const siteParam = { siteId: pathId('The site') };
+export const siteParam = { siteId: pathId('The site') };
 
-/** The account's sites, their permanent keys, custom domains and forms' notification addresses. */
+/** The site of the path, when it is the signed-in account's; 404 otherwise (never another's). */
+export const ownSiteOf =
+  (platform: Platform) =>
+  async (req: Request): Promise<Site> => {
+    const id = s.pathIdOf(req.params, 'siteId');
+    const site = await platform.siteOfAccount(req.principal!.accountId, id);
+    if (!site)
+      throw new AppError('NOT_FOUND', {
+        message: `Site ${String(req.params.siteId).slice(0, 20)} not found in this account.`,
+      });
+    return site;
+  };
+
+/** The account's sites, their custom domains and forms' notification addresses (keys: account-key-routes.ts). */
 export function accountSiteRoutes(deps: {
   platform: Platform;
   hooks: AccountHooks;
@@ -29,16 +41,7 @@ export function accountSiteRoutes(deps: {
   // JSON only: a cross-site page cannot send it without a preflight (README "Account API").
   const body = [requireJsonType, jsonBody('16kb')];
 
-  /** The site of the path, when it is the signed-in account's; 404 otherwise (never another's). */
-  const ownSite = async (req: Request): Promise<Site> => {
-    const id = s.pathIdOf(req.params, 'siteId');
-    const site = await platform.siteOfAccount(req.principal!.accountId, id);
-    if (!site)
-      throw new AppError('NOT_FOUND', {
-        message: `Site ${String(req.params.siteId).slice(0, 20)} not found in this account.`,
-      });
-    return site;
-  };
+  const ownSite = ownSiteOf(platform);
 
   const siteJson = async (site: Site) => {
     const usage = await platform.getUsage(site.id);
@@ -144,81 +147,17 @@ export function accountSiteRoutes(deps: {
     params: siteParam,
     summary: 'Delete a site with everything in it',
     description:
-      'Removes the site with its files, keys, custom domains, forms with their submissions and SQLite databases (the same path a Site deleted with `deletionPolicy: Delete` takes). Its subdomain answers 404 at once; it cannot be undone.',
+      'Removes the site with its files, keys, custom domains, forms with their submissions and SQLite databases (the same path a Site deleted with `deletionPolicy: Delete` takes). Its subdomain answers 404 at once; it cannot be undone. ' +
+      'Needs sudo mode: a session that signed in or confirmed its password (POST /api/v1/account/sudo) within the last 15 minutes; otherwise 403 SUDO_REQUIRED.',
     tags,
     auth: 'session',
-    errors: ['NOT_FOUND'],
+    errors: ['NOT_FOUND', 'SUDO_REQUIRED'],
     responses: { 200: { description: 'Deleted', schema: s.messageResponse } },
     handler: async ({ req, res }) => {
       const site = await ownSite(req);
+      requireSudo(req);
       await hooks.deleteSite(site.id);
       res.json({ success: true, message: `Site "${site.slug}" deleted.` });
-    },
-  });
-
-  registry.add(router, {
-    method: 'get',
-    path: '/api/v1/account/sites/:siteId/keys',
-    params: siteParam,
-    summary: 'List the site’s permanent API keys',
-    description:
-      'Keys that work (not revoked), with when each was last used (recorded at most once a minute). Never the key itself.',
-    tags,
-    auth: 'session',
-    errors: ['NOT_FOUND'],
-    responses: { 200: { description: 'Keys', schema: s.keysResponse } },
-    handler: async ({ req, res }) => {
-      const site = await ownSite(req);
-      const keys = await platform.keys.listPermanent(site.id);
-      res.json({ success: true, keys: keys.map(keyJson) });
-    },
-  });
-
-  registry.add(router, {
-    method: 'post',
-    path: '/api/v1/account/sites/:siteId/keys',
-    params: siteParam,
-    summary: 'Create a permanent API key for the site',
-    description:
-      'The key is in the answer once; only its hash is stored. A site has at most 20 working keys (403 LIMIT_REACHED: revoke one first).',
-    tags,
-    auth: 'session',
-    secret: true,
-    errors: ['NOT_FOUND', 'LIMIT_REACHED'],
-    responses: { 201: { description: 'Created', schema: s.createdKeyResponse } },
-    handler: async ({ req, res }) => {
-      const site = await ownSite(req);
-      if ((await platform.keys.listPermanent(site.id)).length >= MAX_KEYS_PER_SITE)
-        throw new AppError('LIMIT_REACHED', {
-          message: `This site has ${MAX_KEYS_PER_SITE} API keys, the most it can have: revoke one first.`,
-          limit: MAX_KEYS_PER_SITE,
-        });
-      const created = await platform.keys.createPermanent(site.id);
-      res
-        .status(201)
-        .json({ success: true, key: keyJson({ ...created, lastUsedAt: null }), api_key: created.key });
-    },
-  });
-
-  registry.add(router, {
-    method: 'delete',
-    path: '/api/v1/account/sites/:siteId/keys/:keyId',
-    params: { ...siteParam, keyId: pathId('The key') },
-    summary: 'Revoke a permanent API key',
-    description:
-      'The key stops working at once on every replica (each reads the key’s row). 404 when the site has no such key.',
-    tags,
-    auth: 'session',
-    errors: ['NOT_FOUND'],
-    responses: { 200: { description: 'Revoked', schema: s.messageResponse } },
-    handler: async ({ req, res }) => {
-      const site = await ownSite(req);
-      const keyId = s.pathIdOf(req.params, 'keyId');
-      if (!(await platform.keys.revoke(site.id, keyId)))
-        throw new AppError('NOT_FOUND', {
-          message: `Key ${String(req.params.keyId).slice(0, 20)} not found on this site.`,
-        });
-      res.json({ success: true, message: 'Key revoked.' });
     },
   });
 
@@ -368,10 +307,3 @@ export function accountSiteRoutes(deps: {
   });
   return router;
 }
-
-const keyJson = (k: { id: number; prefix: string; createdAt: Date; lastUsedAt: Date | null }) => ({
-  id: k.id,
-  prefix: k.prefix,
-  created_at: k.createdAt.toISOString(),
-  last_used_at: k.lastUsedAt?.toISOString() ?? null,
-});

@@ -4,7 +4,6 @@ import { dbOp } from '../observability/index.js';
 import { checkPassword, hashPassword, normalizeEmail, verifyPassword } from '../passwords/index.js';
 import type { Db, Executor } from '../store/index.js';
 import { planFor, type PlanType } from './plans.js';
-import { revokeTemporaryKeys } from './keys.js';
 import { hashSecret, newSecret } from './secrets.js';
 import { Sessions, type SessionKind } from './sessions.js';
 import { accountTokens, accounts, sites } from './tables.js';
@@ -72,7 +71,7 @@ export class Accounts {
   async createSession(email: string): Promise<{ token: string; expiresAt: Date }> {
     const account = await this.byEmail(email.trim().toLowerCase());
     if (!account) throw new AppError('UNKNOWN_ACCOUNT', { email });
-    return this.sessions.create(this.db, account.id, 'bearer');
+    return this.sessions.create(this.db, account.id, 'bearer', { operator: true });
   }
 
   /** The account's owner address and plan (forms mail their notifications there by default). */
@@ -151,7 +150,7 @@ export class Accounts {
   /**
    * Sets the password of an invited account; the mailed link proves the address. Only while the
    * account has no password (one set by a reset makes the invitation void); every earlier session
-   * (an operator's `admin session`) ends.
+   * (an operator's `admin session`) ends, with the temporary keys it minted.
    */
   async acceptInvite(token: string, password: string): Promise<number> {
     checkPassword(password, await this.tokenContext(token, 'invite'));
@@ -165,7 +164,6 @@ export class Accounts {
         .returning({ id: accounts.id });
       if (set.length === 0) throw new AppError('INVALID_TOKEN');
       await this.sessions.endAll(tx, accountId);
-      await revokeTemporaryKeys(tx, accountId);
       return accountId;
     });
   }
@@ -210,7 +208,10 @@ export class Accounts {
       throw new AppError('WRONG_PASSWORD');
   }
 
-  /** Changes the password after checking the current one; every other session and every temporary key end. */
+  /**
+   * Changes the password after checking the current one; every other session ends, with the
+   * temporary keys it minted (the caller's session and its keys stay).
+   */
   async changePassword(accountId: number, keepSessionId: number | undefined, current: string, next: string) {
     await this.checkOwnPassword(accountId, current);
     checkPassword(next, await this.passwordContext(accountId));
@@ -218,7 +219,6 @@ export class Accounts {
     await this.db.transaction(async (tx) => {
       await tx.update(accounts).set({ passwordHash }).where(eq(accounts.id, accountId));
       await this.sessions.endAll(tx, accountId, keepSessionId);
-      await revokeTemporaryKeys(tx, accountId);
       await this.retire(tx, accountId, 'reset');
       await this.retire(tx, accountId, 'invite');
     });
@@ -238,7 +238,10 @@ export class Accounts {
     });
   }
 
-  /** Sets a new password from a reset link: every session and temporary key ends, the address counts as proven. */
+  /**
+   * Sets a new password from a reset link: every session ends, with every temporary key (each dies
+   * with its session), and the address counts as proven.
+   */
   async resetPassword(token: string, password: string): Promise<void> {
     checkPassword(password, await this.tokenContext(token, 'reset'));
     const passwordHash = await hashPassword(password);
@@ -249,15 +252,17 @@ export class Accounts {
         .set({ passwordHash, emailVerifiedAt: sql`coalesce(${accounts.emailVerifiedAt}, now())` })
         .where(eq(accounts.id, accountId));
       await this.sessions.endAll(tx, accountId);
-      await revokeTemporaryKeys(tx, accountId);
       // A password is set: an invitation still outstanding must not set another one.
       await this.retire(tx, accountId, 'invite');
     });
   }
 
-  /** A new session for a signed-in account (the caller ends any session the client still held). */
+  /**
+   * A new session for a signed-in account (the caller ends any session the client still held). The
+   * password (and the code) were just proven: it starts in sudo mode.
+   */
   newSession(accountId: number, kind: SessionKind, userAgent?: string) {
-    return this.sessions.create(this.db, accountId, kind, userAgent);
+    return this.sessions.create(this.db, accountId, kind, { userAgent, confirmed: true });
   }
 
   /** What a new password must not be built on (src/passwords): the email and the slugs of the account's sites. */

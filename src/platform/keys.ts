@@ -1,8 +1,9 @@
-import { and, asc, eq, gt, inArray, isNull, lt, or, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, isNull, lt, or, sql } from 'drizzle-orm';
+import { AppError } from '../errors/index.js';
 import { dbOp } from '../observability/index.js';
-import type { Db, Executor } from '../store/index.js';
+import type { Db } from '../store/index.js';
 import { hashSecret, newSecret, secretMatches } from './secrets.js';
-import { apiKeys, sites } from './tables.js';
+import { accountSessions, apiKeys, sites } from './tables.js';
 import type { Principal } from './types.js';
 
 export const TEMP_KEY_DEFAULT_SECONDS = 3600;
@@ -19,24 +20,14 @@ export interface PermanentKeyInfo {
   lastUsedAt: Date | null;
 }
 
-/**
- * Revokes every temporary key of the account's sites (in the caller's transaction): a password
- * reset or change must not leave a key minted by an ended session working until it expires.
- */
-export async function revokeTemporaryKeys(tx: Executor, accountId: number): Promise<void> {
-  await tx
-    .update(apiKeys)
-    .set({ revokedAt: sql`now()` })
-    .where(
-      and(
-        eq(apiKeys.kind, 'temporary'),
-        isNull(apiKeys.revokedAt),
-        inArray(
-          apiKeys.siteId,
-          tx.select({ id: sites.id }).from(sites).where(eq(sites.accountId, accountId)),
-        ),
-      ),
-    );
+export interface TemporaryKeyInfo {
+  id: number;
+  prefix: string;
+  createdAt: Date;
+  expiresAt: Date;
+  lastUsedAt: Date | null;
+  /** The session that minted it (the key dies with it). */
+  session: { id: number; kind: 'bearer' | 'browser'; operator: boolean; userAgent: string | null };
 }
 
 /** API keys: permanent (one per site, minted with the site) and temporary; stored as hashes. */
@@ -60,11 +51,15 @@ export class Keys {
         })
         .from(apiKeys)
         .innerJoin(sites, eq(sites.id, apiKeys.siteId))
+        // A temporary key's session: ended, it took the key with it (cascade); expired but not
+        // swept yet, the key is refused here.
+        .leftJoin(accountSessions, eq(accountSessions.id, apiKeys.sessionId))
         .where(
           and(
             eq(apiKeys.keyHash, hash),
             isNull(apiKeys.revokedAt),
             or(isNull(apiKeys.expiresAt), gt(apiKeys.expiresAt, sql`now()`)),
+            or(isNull(apiKeys.sessionId), gt(accountSessions.expiresAt, sql`now()`)),
           ),
         ),
     );
@@ -81,19 +76,73 @@ export class Keys {
     };
   }
 
-  async createTemporary(siteId: number, expiresInSeconds: number): Promise<{ key: string; expiresAt: Date }> {
+  /** A temporary key of the site, bound to the session that mints it: it dies with that session. */
+  async createTemporary(
+    siteId: number,
+    expiresInSeconds: number,
+    sessionId: number,
+  ): Promise<{ key: string; expiresAt: Date }> {
     const key = newSecret('hp_temp_');
     const expiresAt = new Date(Date.now() + expiresInSeconds * 1000);
-    await dbOp('create_temp_key', () =>
-      this.db.insert(apiKeys).values({
-        siteId,
-        kind: 'temporary',
-        keyHash: hashSecret(key),
-        keyPrefix: key.slice(0, 12),
-        expiresAt,
-      }),
-    );
+    try {
+      await dbOp('create_temp_key', () =>
+        this.db.insert(apiKeys).values({
+          siteId,
+          kind: 'temporary',
+          keyHash: hashSecret(key),
+          keyPrefix: key.slice(0, 12),
+          expiresAt,
+          sessionId,
+        }),
+      );
+    } catch (err) {
+      // The session ended between its check and this insert (its foreign key refused the row).
+      const [live] = await this.db
+        .select({ id: accountSessions.id })
+        .from(accountSessions)
+        .where(eq(accountSessions.id, sessionId));
+      if (!live)
+        throw new AppError('UNAUTHORIZED', { message: 'The session ended.', hint: 'Sign in again.' });
+      throw err;
+    }
     return { key, expiresAt };
+  }
+
+  /** The site's temporary keys that still work, newest first, with the session that minted each. */
+  async listTemporary(siteId: number): Promise<TemporaryKeyInfo[]> {
+    const rows = await this.db
+      .select({
+        id: apiKeys.id,
+        prefix: apiKeys.keyPrefix,
+        createdAt: apiKeys.createdAt,
+        expiresAt: apiKeys.expiresAt,
+        lastUsedAt: apiKeys.lastUsedAt,
+        sessionId: accountSessions.id,
+        kind: accountSessions.kind,
+        operator: accountSessions.operator,
+        userAgent: accountSessions.userAgent,
+      })
+      .from(apiKeys)
+      .innerJoin(accountSessions, eq(accountSessions.id, apiKeys.sessionId))
+      .where(
+        and(
+          eq(apiKeys.siteId, siteId),
+          eq(apiKeys.kind, 'temporary'),
+          isNull(apiKeys.revokedAt),
+          gt(apiKeys.expiresAt, sql`now()`),
+          gt(accountSessions.expiresAt, sql`now()`),
+        ),
+      )
+      .orderBy(desc(apiKeys.id))
+      .limit(1000);
+    return rows.map((r) => ({
+      id: r.id,
+      prefix: r.prefix,
+      createdAt: r.createdAt,
+      expiresAt: r.expiresAt!,
+      lastUsedAt: r.lastUsedAt,
+      session: { id: r.sessionId, kind: r.kind, operator: r.operator, userAgent: r.userAgent },
+    }));
   }
 
   /** A new permanent key of the site (shown once; stored as its hash). */
@@ -125,8 +174,12 @@ export class Keys {
       .limit(1000);
   }
 
-  /** Revokes a permanent key of the site at once (every replica reads the row); false when none. */
-  async revoke(siteId: number, keyId: number): Promise<boolean> {
+  /** Revokes a key of the site at once (every replica reads the row); false when it has none of that kind. */
+  async revoke(
+    siteId: number,
+    keyId: number,
+    kind: 'permanent' | 'temporary' = 'permanent',
+  ): Promise<boolean> {
     const rows = await this.db
       .update(apiKeys)
       .set({ revokedAt: sql`now()` })
@@ -134,8 +187,9 @@ export class Keys {
         and(
           eq(apiKeys.id, keyId),
           eq(apiKeys.siteId, siteId),
-          eq(apiKeys.kind, 'permanent'),
+          eq(apiKeys.kind, kind),
           isNull(apiKeys.revokedAt),
+          or(isNull(apiKeys.expiresAt), gt(apiKeys.expiresAt, sql`now()`)),
         ),
       )
       .returning({ id: apiKeys.id });

@@ -20,3 +20,15 @@ export const accountDeviceSignInsTotal = new client.Counter({
   labelNames: ['result'] as const,
   registers: [registry],
 });
+
+/**
+ * Sudo mode: `required` (an action refused with SUDO_REQUIRED), `confirmed` (POST …/sudo passed),
+ * `failed` (a wrong password or code there). Many failures against few confirmations: a stolen
+ * session guessing.
+ */
+export const accountSudoTotal = new client.Counter({
+  name: 'hostplane_account_sudo_total',
+  help: 'Sudo mode: actions refused for want of a recent confirmation, confirmations, failed confirmations',
+  labelNames: ['result'] as const,
+  registers: [registry],
+});

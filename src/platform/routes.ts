@@ -7,9 +7,11 @@ import type { Logger } from '../observability/index.js';
 import type { AccountHooks } from './account-hooks.js';
 import { accountInfoRoutes } from './account-info-routes.js';
 import { accountAuthRoutes } from './account-routes.js';
+import { accountKeyRoutes } from './account-key-routes.js';
 import { accountSiteRoutes } from './account-site-routes.js';
 import { sessionCookieFor } from './cookies.js';
 import type { Platform } from './service.js';
+import { sudoRoutes } from './sudo.js';
 import { totpRoutes } from './totp-routes.js';
 
 const generateTempBody = z.object({
@@ -48,7 +50,10 @@ export function platformRoutes(deps: { platform: Platform; registry: RouteRegist
       'Creates a new API key scoped to one site of the account whose session is sent as ' +
       '`Authorization: Bearer <token>` (an API key is not accepted here). The key works on every ' +
       '`X-API-Key` endpoint of that site until it expires, then answers 401; it is shown once and ' +
-      'only its hash is stored.\n\n' +
+      'only its hash is stored. The key is bound to the session that minted it: it stops working ' +
+      'when that session ends (sign-out, ended from the sessions list, a password change elsewhere, ' +
+      'a reset, its expiry), and the owner can revoke it under ' +
+      '/api/v1/account/sites/{siteId}/temporary-keys.\n\n' +
       '- `storage_folder_id` names the site; without it the account’s first site is used. A site ' +
       'of another account, or none, is a 404.\n' +
       '- `expires_in` is the lifetime in seconds, 60 to 86400 (one day), 3600 by default.\n' +
@@ -98,7 +103,11 @@ export function platformRoutes(deps: { platform: Platform; registry: RouteRegist
               : `Site ${body.storage_folder_id} not found in this account.`,
         });
       }
-      const { key, expiresAt } = await platform.createTempKey(site.id, body.expires_in);
+      const { key, expiresAt } = await platform.createTempKey(
+        site.id,
+        body.expires_in,
+        req.principal!.sessionId!,
+      );
       res.json({
         success: true,
         temp_api_key: key,
@@ -137,7 +146,9 @@ export function platformModule(platform: Platform, account?: AccountApi): Domain
         );
         router.use(totpRoutes({ platform, hooks: account.hooks, cookie, registry }));
         router.use(accountInfoRoutes({ platform, hooks: account.hooks, registry }));
+        router.use(sudoRoutes({ platform, hooks: account.hooks, registry }));
         router.use(accountSiteRoutes({ platform, registry, ...account }));
+        router.use(accountKeyRoutes({ platform, registry }));
       }
       return router;
     },

@@ -70,8 +70,13 @@ export class Platform {
   authenticateSession(token: string, kind: 'bearer' | 'browser' = 'bearer'): Promise<Principal | undefined> {
     return this.accounts.sessions.authenticate(token, kind);
   }
-  createTempKey(siteId: number, expiresInSeconds: number): Promise<{ key: string; expiresAt: Date }> {
-    return this.keys.createTemporary(siteId, expiresInSeconds);
+  /** A temporary key of the site, bound to the session that mints it (it dies with that session). */
+  createTempKey(
+    siteId: number,
+    expiresInSeconds: number,
+    sessionId: number,
+  ): Promise<{ key: string; expiresAt: Date }> {
+    return this.keys.createTemporary(siteId, expiresInSeconds, sessionId);
   }
   siteOfAccount(accountId: number, siteId?: number): Promise<Site | undefined> {
     return this.sites.ofAccount(accountId, siteId);

@@ -11,6 +11,16 @@ export const BROWSER_SESSION_SECONDS = 7 * 24 * 3600;
 const USER_AGENT_CHARS = 200;
 
 export type SessionKind = 'bearer' | 'browser';
+/** Sudo mode: how long a password (or TOTP) confirmation lets a session delete sites and make keys. */
+export const SUDO_SECONDS = 15 * 60;
+
+export interface NewSessionOptions {
+  userAgent?: string | undefined;
+  /** A sign-in (the password was just proven): the session starts in sudo mode. */
+  confirmed?: boolean;
+  /** `hostplane admin session`: the operator's, marked as such and never asked for sudo. */
+  operator?: boolean;
+}
 
 export interface SessionInfo {
   id: number;
@@ -21,6 +31,9 @@ export interface SessionInfo {
   expiresAt: Date;
 }
 
+const sudoUntil = (confirmedAt: Date | null): Date | undefined =>
+  confirmedAt ? new Date(confirmedAt.getTime() + SUDO_SECONDS * 1000) : undefined;
+
 /** The owners' sessions: random tokens stored as sha256 hashes, so any replica can check one. */
 export class Sessions {
   constructor(private readonly db: Db) {}
@@ -29,8 +42,9 @@ export class Sessions {
     db: Executor,
     accountId: number,
     kind: SessionKind,
-    userAgent?: string,
+    options: NewSessionOptions = {},
   ): Promise<{ id: number; token: string; expiresAt: Date }> {
+    const { userAgent } = options;
     const token = newSecret('hp_sess_');
     const seconds = kind === 'browser' ? BROWSER_SESSION_SECONDS : ACCOUNT_SESSION_SECONDS;
     const expiresAt = new Date(Date.now() + seconds * 1000);
@@ -42,6 +56,8 @@ export class Sessions {
           tokenHash: hashSecret(token),
           kind,
           userAgent: userAgent ? userAgent.slice(0, USER_AGENT_CHARS) : null,
+          operator: options.operator ?? false,
+          confirmedAt: options.confirmed ? sql`now()` : null,
           expiresAt,
         })
         .returning({ id: accountSessions.id }),
@@ -74,7 +90,18 @@ export class Sessions {
       via: 'session',
       sessionId: row.id,
       sessionKind: kind,
+      sudoUntil: row.operator ? 'always' : sudoUntil(row.confirmedAt),
     };
+  }
+
+  /** Sudo mode: marks the session confirmed now (the caller checked the password or a code). */
+  async confirm(sessionId: number): Promise<Date | undefined> {
+    const [row] = await this.db
+      .update(accountSessions)
+      .set({ confirmedAt: sql`now()` })
+      .where(eq(accountSessions.id, sessionId))
+      .returning({ confirmedAt: accountSessions.confirmedAt });
+    return sudoUntil(row?.confirmedAt ?? null);
   }
 
   async list(accountId: number): Promise<SessionInfo[]> {

@@ -1,4 +1,17 @@
-import { bigint, index, integer, pgTable, serial, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { sql } from 'drizzle-orm';
+import {
+  bigint,
+  boolean,
+  check,
+  index,
+  integer,
+  pgTable,
+  serial,
+  text,
+  timestamp,
+  uniqueIndex,
+  type AnyPgColumn,
+} from 'drizzle-orm/pg-core';
 
 // The platform's tables: accounts, sites, keys, sessions, custom domains. Other domains reach them
 // only through src/platform/index.ts (and, for foreign keys in their own tables.ts, `sites.id`).
@@ -73,9 +86,20 @@ export const apiKeys = pgTable(
     expiresAt: timestamp('expires_at', { withTimezone: true }),
     revokedAt: timestamp('revoked_at', { withTimezone: true }),
     lastUsedAt: timestamp('last_used_at', { withTimezone: true }),
+    // Temporary keys only (and always): the session that minted the key. The key dies with it:
+    // every way a session ends deletes its row, and this cascade deletes its keys in the same
+    // statement (README "Temporary keys and the session that minted them").
+    sessionId: integer('session_id').references((): AnyPgColumn => accountSessions.id, {
+      onDelete: 'cascade',
+    }),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [uniqueIndex('api_keys_hash_key').on(t.keyHash), index('api_keys_site_idx').on(t.siteId)],
+  (t) => [
+    uniqueIndex('api_keys_hash_key').on(t.keyHash),
+    index('api_keys_site_idx').on(t.siteId),
+    index('api_keys_session_idx').on(t.sessionId),
+    check('api_keys_temporary_session_check', sql`(${t.kind} = 'temporary') = (${t.sessionId} is not null)`),
+  ],
 );
 
 export const accountSessions = pgTable(
@@ -91,6 +115,12 @@ export const accountSessions = pgTable(
       .notNull()
       .default('bearer'),
     userAgent: text('user_agent'),
+    // Minted by the operator (`hostplane admin session`), not by a sign-in: shown as such, and it
+    // needs no sudo confirmation (the operator holds the server).
+    operator: boolean('operator').notNull().default(false),
+    // Sudo mode: when the owner last proved the password (or a TOTP code) in this session: a
+    // sign-in, or POST /api/v1/account/sudo. Site deletion and new permanent keys need it recent.
+    confirmedAt: timestamp('confirmed_at', { withTimezone: true }),
     lastUsedAt: timestamp('last_used_at', { withTimezone: true }),
     expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),

@@ -20,6 +20,24 @@ const recoveryExample = {
   recovery_codes: ['k7m2p-x9q4r', 'h3n8t-w2c6v', 'a9d4f-m7s2k', 'p2x8n-r4t6w', 'c6v3h-k9m2q'],
 };
 
+/** Counts a second-factor attempt of the account (across replicas) and of the client address. */
+export async function limitSecondFactor(
+  hooks: AccountHooks,
+  req: Request,
+  accountId: number,
+  addressCounted = false,
+): Promise<void> {
+  if (!addressCounted) await limit(hooks, req);
+  for (const verdict of await Promise.all(
+    hooks.limiters.secondFactor.map((l) => l.consume(String(accountId))),
+  ))
+    if (!verdict.allowed)
+      throw new AppError('RATE_LIMITED', {
+        message: 'Too many two-factor attempts for this account; try again later.',
+        retryAfterSeconds: verdict.retryAfterSeconds,
+      });
+}
+
 /** Two-factor sign-in: set up, confirm, turn off, new recovery codes, and the sign-in's second step. */
 export function totpRoutes(deps: {
   platform: Platform;
@@ -33,18 +51,8 @@ export function totpRoutes(deps: {
   const body = [requireJsonType, jsonBody('16kb')];
   const startSession = sessionStarter(platform.accounts, cookie);
 
-  /** Counts a second-factor attempt of the account (across replicas) and of the client address. */
-  const limitAccount = async (req: Request, accountId: number, addressCounted = false) => {
-    if (!addressCounted) await limit(hooks, req);
-    for (const verdict of await Promise.all(
-      hooks.limiters.secondFactor.map((l) => l.consume(String(accountId))),
-    ))
-      if (!verdict.allowed)
-        throw new AppError('RATE_LIMITED', {
-          message: 'Too many two-factor attempts for this account; try again later.',
-          retryAfterSeconds: verdict.retryAfterSeconds,
-        });
-  };
+  const limitAccount = (req: Request, accountId: number, addressCounted = false) =>
+    limitSecondFactor(hooks, req, accountId, addressCounted);
 
   registry.add(router, {
     method: 'get',

@@ -28,6 +28,11 @@ export interface Principal {
   sessionId?: number;
   /** Sessions: a bearer token, or the browser's cookie (whose writes are CSRF-checked). */
   sessionKind?: 'bearer' | 'browser';
+  /**
+   * Sessions: until when sudo mode lasts (the last password or TOTP confirmation, plus its window);
+   * `always` for an operator's session, undefined when never confirmed.
+   */
+  sudoUntil?: Date | 'always' | undefined;
   /** The key used, when a key authenticated (its id and the prefix shown to users). */
   key?: { id: number; prefix: string };
 }

@@ -25,6 +25,8 @@ async function ownerWithSite(rig: ConsoleRig, email: string, slug: string) {
   };
 }
 
+const PERMANENT_ROWS = 'table.permanent-keys tbody tr';
+
 const hostingInfo = (rig: ConsoleRig, key: string) =>
   rig.hp.request('/api/v1/hosting-info', { headers: { 'x-api-key': key } }).then((r) => r.status);
 
@@ -49,19 +51,19 @@ describe('console: keys, domains (DNS proof) and settings (Chromium)', () => {
     const { who, siteId } = await ownerWithSite(rig, 'keys-owner@example.com', 'keysite');
     const page = await rig.page();
     await signIn(rig, page, who);
-    // The files screen mints the console's own temporary key: it must not show among the keys.
+    // The files screen mints the console's own temporary key: it must not show among the permanent keys.
     await page.goto(rig.url(`/sites/${siteId}/files`));
     await waitForText(page, 'This folder is empty');
     await page.locator('nav.tabs a ::-p-text(API keys)').click();
     await page.waitForFunction(() => document.title.startsWith('keysite: API keys'));
-    await page.waitForSelector('table code');
-    expect(await page.$$eval('tbody tr', (rows) => rows.length)).toBe(1); // the site's first key only
+    await page.waitForSelector('table.permanent-keys code');
+    expect(await page.$$eval(PERMANENT_ROWS, (rows) => rows.length)).toBe(1); // the site's first key only
 
     await page.locator('button ::-p-text(Create a key)').click();
     await page.waitForSelector('.secret textarea');
     const key = await secretValue(page, 'New API key');
     expect(key).toMatch(/^hp_/);
-    await page.waitForFunction(() => document.querySelectorAll('tbody tr').length === 2);
+    await page.waitForFunction((rows) => document.querySelectorAll(rows).length === 2, {}, PERMANENT_ROWS);
     expect(await hostingInfo(rig, key!)).toBe(200);
     await expectAccessible(page);
     await capture(page, 'keys');
@@ -69,17 +71,18 @@ describe('console: keys, domains (DNS proof) and settings (Chromium)', () => {
     // Used once: after a reload the list says when.
     await page.reload();
     await page.waitForFunction(
-      (prefix) =>
-        [...document.querySelectorAll('tbody tr')].some(
+      (prefix, rows) =>
+        [...document.querySelectorAll(rows)].some(
           (row) => row.textContent?.includes(prefix) && !row.textContent.includes('never'),
         ),
       {},
       key!.slice(0, 12),
+      PERMANENT_ROWS,
     );
     await page.locator(`button ::-p-text(Revoke ${key!.slice(0, 12)})`).click();
     await waitForText(page, `Key ${key!.slice(0, 12)}… revoked.`);
     expect(await hostingInfo(rig, key!)).toBe(401);
-    expect(await page.$$eval('tbody tr', (rows) => rows.length)).toBe(1);
+    expect(await page.$$eval(PERMANENT_ROWS, (rows) => rows.length)).toBe(1);
 
     await page.select('#field-lifetime', '86400');
     await page.locator('button ::-p-text(Create a temporary key)').click();
@@ -92,7 +95,7 @@ describe('console: keys, domains (DNS proof) and settings (Chromium)', () => {
     const hoursAway = (Date.parse(shown) - Date.now()) / 3_600_000;
     expect(hoursAway).toBeGreaterThan(23);
     expect(hoursAway).toBeLessThan(25);
-    expect(await page.$$eval('tbody tr', (rows) => rows.length)).toBe(1); // temporary keys are not listed
+    expect(await page.$$eval(PERMANENT_ROWS, (rows) => rows.length)).toBe(1); // temporary keys are listed apart
   });
 
   it('attaches a domain pending its TXT record, checks it (not found yet), detaches it', async () => {

@@ -41,7 +41,7 @@ import sqlite_fixture as fx  # noqa: E402
 
 PUBLISH_PATHS = {"/ai/publish", "/demo/api/publish"}
 ACCOUNT = "/api/v1/account"
-# Sign-in, sign-up, invitations, verification and resets: limited per client address (and email).
+# Sign-in, sign-up, invitations, verification, resets and sudo: limited per client address (and email or account).
 ACCOUNT_LIMITED = {
     f"{ACCOUNT}/{p}"
     for p in (
@@ -53,6 +53,7 @@ ACCOUNT_LIMITED = {
         "password-reset",
         "password-reset/confirm",
         "password",
+        "sudo",
     )
 }
 LIMITED_PATHS = PUBLISH_PATHS | ACCOUNT_LIMITED | {f"{fx.API}/auth/register", f"{fx.API}/auth/login"}

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { call } from '../api.js';
 import type { ScreenProps } from '../routes.js';
 import { Alert, formatDate, Secret, useAction, useLoad } from '../ui/kit.js';
+import { deviceOf } from './account.js';
 import { SiteFrame } from './site-nav.js';
 import './site.css';
 
@@ -14,7 +15,7 @@ interface Key {
 
 /**
  * The site's API keys: permanent ones (account API; shown once, revoked at once on every replica)
- * and a temporary key minted by the session for a chosen lifetime (spec 4.5).
+ * and temporary keys minted by a session for a chosen lifetime (spec 4.5), listed while they work.
  */
 export function SiteKeys({ params }: ScreenProps) {
   const siteId = params.siteId!;
@@ -65,7 +66,8 @@ export function SiteKeys({ params }: ScreenProps) {
         {keys.data?.length === 0 && <p>This site has no permanent keys.</p>}
         {!!keys.data?.length && (
           <div class="table-wrap">
-            <table>
+            <table class="permanent-keys">
+              <caption class="visually-hidden">Permanent keys</caption>
               <thead>
                 <tr>
                   <th scope="col">Key</th>
@@ -99,7 +101,7 @@ export function SiteKeys({ params }: ScreenProps) {
           </div>
         )}
       </section>
-      <TemporaryKey siteId={Number(siteId)} />
+      <TemporaryKeys siteId={Number(siteId)} />
     </SiteFrame>
   );
 }
@@ -109,25 +111,65 @@ const LIFETIMES = [
   [86_400, '24 hours'],
 ] as const;
 
-function TemporaryKey({ siteId }: { siteId: number }) {
+interface TemporaryKeyRow extends Key {
+  expires_at: string;
+  minted_by: {
+    session_id: number;
+    kind: 'browser' | 'bearer' | 'operator';
+    user_agent: string | null;
+    current: boolean;
+  };
+}
+
+/** Who minted a temporary key: this browser, another browser or token (by device), or the operator. */
+function mintedBy({ minted_by: by }: TemporaryKeyRow) {
+  if (by.current) return <span class="badge badge-ok">This browser</span>;
+  if (by.kind === 'operator') return 'Operator (admin session)';
+  const kind = by.kind === 'browser' ? 'Browser' : 'API token';
+  return by.user_agent ? `${kind}: ${deviceOf(by.user_agent)}` : kind;
+}
+
+/**
+ * Temporary keys: mint one for a chosen lifetime (spec 4.5), and the site's live ones, each with
+ * the session that minted it (it dies with that session), revocable at once. The console's own
+ * keys (files, forms, SQLite) are among them, marked "This browser"; revoked, it mints another.
+ */
+function TemporaryKeys({ siteId }: { siteId: number }) {
+  const base = `/api/v1/account/sites/${siteId}/temporary-keys`;
+  const keys = useLoad(
+    () => call<{ temporary_keys: TemporaryKeyRow[] }>('GET', base).then((r) => r.temporary_keys),
+    [base],
+  );
   const [lifetime, setLifetime] = useState<number>(3600);
   const [minted, setMinted] = useState<{ key: string; expiresAt: string }>();
+  const [status, setStatus] = useState<string>();
   const { busy, error, run } = useAction();
   const submit = async (event: Event) => {
     event.preventDefault();
+    setStatus(undefined);
     const answer = await run(() =>
       call<{ temp_api_key: string; expires_at: string }>('POST', '/api/keys/generate-temp', {
         json: { storage_folder_id: siteId, expires_in: lifetime },
       }),
     );
-    if (answer) setMinted({ key: answer.temp_api_key, expiresAt: answer.expires_at });
+    if (!answer) return;
+    setMinted({ key: answer.temp_api_key, expiresAt: answer.expires_at });
+    await keys.reload();
+  };
+  const revoke = async (key: TemporaryKeyRow) => {
+    if (!confirm(`Revoke the temporary key ${key.prefix}…? Anything using it stops working at once.`)) return;
+    setMinted(undefined);
+    const answer = await run(() => call<{ message: string }>('DELETE', `${base}/${key.id}`));
+    if (!answer) return;
+    setStatus(`Temporary key ${key.prefix}… revoked.`);
+    await keys.reload();
   };
   return (
     <section class="card stack" aria-labelledby="temp-title">
-      <h2 id="temp-title">Temporary key</h2>
+      <h2 id="temp-title">Temporary keys</h2>
       <p>
         For a script or an assistant you do not want to trust for long: it works like a permanent key, then
-        stops by itself.
+        stops by itself, and at once when the session that made it signs out.
       </p>
       <form class="row" onSubmit={submit}>
         <div class="field">
@@ -150,12 +192,53 @@ function TemporaryKey({ siteId }: { siteId: number }) {
         </button>
       </form>
       <Alert error={error} />
+      <Alert error={status} kind="success" />
       {minted && (
         <div role="status" class="stack">
           <p>
             Shown once; it expires on <strong>{formatDate(minted.expiresAt)}</strong>.
           </p>
           <Secret label="Temporary API key" value={minted.key} />
+        </div>
+      )}
+      <Alert error={keys.error} />
+      {keys.data?.length === 0 && <p>No temporary key of this site works now.</p>}
+      {!!keys.data?.length && (
+        <div class="table-wrap">
+          <table class="temporary-keys">
+            <caption class="visually-hidden">Temporary keys that work now</caption>
+            <thead>
+              <tr>
+                <th scope="col">Key</th>
+                <th scope="col">Minted by</th>
+                <th scope="col">Created</th>
+                <th scope="col">Expires</th>
+                <th scope="col">Actions</th>
+              </tr>
+            </thead>
+            <tbody>
+              {keys.data.map((key) => (
+                <tr key={key.id}>
+                  <td>
+                    <code>{key.prefix}…</code>
+                  </td>
+                  <td>{mintedBy(key)}</td>
+                  <td>{formatDate(key.created_at)}</td>
+                  <td>{formatDate(key.expires_at)}</td>
+                  <td>
+                    <button
+                      type="button"
+                      class="danger small"
+                      onClick={() => revoke(key)}
+                      aria-disabled={busy}
+                    >
+                      Revoke<span class="visually-hidden"> temporary key {key.prefix}</span>
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
         </div>
       )}
     </section>

@@ -15,6 +15,14 @@ export const accountErrors = {
     message: () => 'The current password is wrong.',
     description: 'Changing the password or the two-factor sign-in needs the current password',
   }),
+  SUDO_REQUIRED: define({
+    status: 403,
+    error: 'SUDO_REQUIRED',
+    message: () =>
+      'Confirm your password first: this action needs it entered within the last 15 minutes. Send it to POST /api/v1/account/sudo (or a code from your authenticator app when two-factor sign-in is on), then try again.',
+    description:
+      'Sudo mode: deleting a site or creating a permanent key needs a session whose password (or TOTP code) was confirmed within the last 15 minutes',
+  }),
   INVALID_TOKEN: define({
     status: 400,
     error: 'INVALID_TOKEN',

@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startHostplane, type TestHostplane } from '../../support/hostplane.js';
 import { createDatabase } from '../../support/postgres.js';
@@ -58,6 +59,53 @@ describe('the account API on two replicas sharing one PostgreSQL', () => {
     expect(
       (await call(b, 'GET', '/api/v1/account', { headers: { cookie: browser.cookie }, port: b.port })).status,
     ).toBe(401);
+  });
+
+  it('a temporary key dies on every replica with its session, ended on the other', async () => {
+    const owner = await invitedOwner(a, 'replicas-tempkeys@example.com');
+    const created = await call(a, 'POST', '/api/v1/account/sites', {
+      json: { slug: 'replica-tempkeys' },
+      headers: owner.bearer,
+    });
+    expect(created.status).toBe(201);
+    const browser = await browserSignIn(a, owner.email);
+    const cookie = { cookie: browser.cookie, 'x-csrf-token': browser.csrf };
+    const minted = await call(a, 'POST', '/api/keys/generate-temp', { json: {}, headers: cookie });
+    const key = { 'x-api-key': minted.body.temp_api_key as string };
+    expect((await call(a, 'GET', '/api/v1/hosting-info', { headers: key })).status).toBe(200);
+    expect((await call(b, 'GET', '/api/v1/hosting-info', { headers: key, port: b.port })).status).toBe(200);
+    const out = await call(b, 'POST', '/api/v1/account/sign-out', { headers: cookie, port: b.port });
+    expect(out.status).toBe(200);
+    expect((await call(a, 'GET', '/api/v1/hosting-info', { headers: key })).status).toBe(401);
+    expect((await call(b, 'GET', '/api/v1/hosting-info', { headers: key, port: b.port })).status).toBe(401);
+  });
+
+  it('sudo mode confirmed on one replica holds on the other', async () => {
+    const owner = await invitedOwner(a, 'replicas-sudo@example.com');
+    const created = await call(a, 'POST', '/api/v1/account/sites', {
+      json: { slug: 'replica-sudo' },
+      headers: owner.bearer,
+    });
+    const siteId = created.body.site.id as number;
+    await a.services.store.db.execute(
+      sql`update account_sessions set confirmed_at = now() - interval '1 hour' where account_id =
+          (select account_id from sites where id = ${siteId})`,
+    );
+    const refused = await call(b, 'POST', `/api/v1/account/sites/${siteId}/keys`, {
+      headers: owner.bearer,
+      port: b.port,
+    });
+    expect(refused.body.error).toBe('SUDO_REQUIRED');
+    const sudo = await call(a, 'POST', '/api/v1/account/sudo', {
+      json: { password: PASSWORD },
+      headers: owner.bearer,
+    });
+    expect(sudo.status).toBe(200);
+    const made = await call(b, 'POST', `/api/v1/account/sites/${siteId}/keys`, {
+      headers: owner.bearer,
+      port: b.port,
+    });
+    expect(made.status).toBe(201);
   });
 
   it('finishes a two-factor sign-in on the other replica, and refuses its code there again', async () => {

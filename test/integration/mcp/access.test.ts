@@ -139,7 +139,12 @@ describe('MCP access', () => {
     });
 
     it('accepts a temporary key like a permanent one', async () => {
-      const temp = await hp.services.platform.keys.createTemporary(siteA.siteId, 600);
+      const session = await hp.services.platform.accounts.sessions.create(
+        hp.services.store.db,
+        siteA.accountId,
+        'bearer',
+      );
+      const temp = await hp.services.platform.keys.createTemporary(siteA.siteId, 600, session.id);
       const client = await connect(hp.url, { key: temp.key });
       expect((await ok(client, 'get_usage')).site.subdomain).toBe('mcpa');
       await client.close();

@@ -40,6 +40,7 @@ const samples: { [C in ErrorCode]: AppError<C> } = {
   INTERNAL: new AppError('INTERNAL'),
   SIGNUP_CLOSED: new AppError('SIGNUP_CLOSED'),
   WRONG_PASSWORD: new AppError('WRONG_PASSWORD'),
+  SUDO_REQUIRED: new AppError('SUDO_REQUIRED'),
   INVALID_TOKEN: new AppError('INVALID_TOKEN'),
   EMAIL_NOT_VERIFIED: new AppError('EMAIL_NOT_VERIFIED'),
   ACCOUNT_EXISTS: new AppError('ACCOUNT_EXISTS', { email: 'a@example.com' }),
