@@ -92,7 +92,9 @@ describe.each(backends)('form notification addresses are confirmed before they g
       notification_email: stranger.toUpperCase(),
     });
     expect(second.notification_email_status).toBe('confirmed');
-    expect((await outboxKinds(hp, stranger)).filter((k) => k === 'form_notification_confirm')).toHaveLength(1);
+    expect((await outboxKinds(hp, stranger)).filter((k) => k === 'form_notification_confirm')).toHaveLength(
+      1,
+    );
   });
 
   it('mails the account’s own verified address at once, without a link', async () => {
