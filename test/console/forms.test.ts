@@ -243,17 +243,17 @@ describe('console: forms, fields, notification and embed snippets (Chromium)', (
     expect(visitor.url()).not.toContain('#token=');
     await expectAccessible(visitor);
     await capture(visitor, 'confirm-notification');
-    await visitor.locator('::-p-text(Confirm this address)').click();
+    await visitor.locator('button::-p-text(Confirm this address)').click();
     await waitForText(visitor, `${helpdesk} is confirmed`);
     // The same link again: refused in words; the replaced one too (about:blank first: a new
     // document, not a change of fragment).
     await visitor.goto('about:blank');
     await visitor.goto(link);
-    await visitor.locator('::-p-text(Confirm this address)').click();
+    await visitor.locator('button::-p-text(Confirm this address)').click();
     await waitForText(visitor, 'already used');
     await visitor.goto('about:blank');
     await visitor.goto(first);
-    await visitor.locator('::-p-text(Confirm this address)').click();
+    await visitor.locator('button::-p-text(Confirm this address)').click();
     await waitForText(visitor, 'newer one');
 
     await page.reload();

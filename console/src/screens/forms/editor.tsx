@@ -124,10 +124,18 @@ function Notification({ siteId, formId }: { siteId: string; formId: number }) {
   const resend = async () => {
     setDone(undefined);
     const answer = await run(() =>
-      formsCall<{ message: string }>(siteId, 'POST', `${formPath(formId)}/notification-email/resend`),
+      formsCall<{ message: string; notification_email: string; notification_email_status: string }>(
+        siteId,
+        'POST',
+        `${formPath(formId)}/notification-email/resend`,
+      ),
     );
     if (!answer) return;
-    setDone(answer.message);
+    setDone(
+      answer.notification_email_status === 'pending'
+        ? `A new link is on its way to ${answer.notification_email}; earlier links no longer work.`
+        : answer.message,
+    );
     await current.reload();
   };
   const pending = current.data?.notification_email_status === 'pending';
