@@ -4,6 +4,7 @@ import { FormEmbed } from './screens/forms/embed.js';
 import { FormsList } from './screens/forms/list.js';
 import { FormSubmissions } from './screens/forms/submissions.js';
 import { Account } from './screens/account.js';
+import { ConfirmNotification } from './screens/confirm-notification.js';
 import { ForgotPassword } from './screens/forgot.js';
 import { AcceptInvite } from './screens/invite.js';
 import { Plans } from './screens/plans.js';
@@ -43,6 +44,7 @@ export const publicRoutes: Route[] = [
   { path: '/forgot', screen: ForgotPassword },
   { path: '/reset', screen: ResetPassword },
   { path: '/sign-up', screen: SignUp },
+  { path: '/confirm-notification', screen: ConfirmNotification },
 ];
 
 /** Screens of the signed-in console. */

@@ -2,7 +2,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from '../observability/index.js';
 import type { Platform } from '../platform/index.js';
 import type { Db } from '../store/index.js';
-import { FormsService, type FormChanges, type FormScope, type NewForm, type PurgeHook } from './service.js';
+import { FormsService, type FormChanges, type FormScope, type FormsHooks, type NewForm } from './service.js';
 import type { FormRow } from './tables.js';
 
 type Kube = typeof import('../kube/index.js');
@@ -29,7 +29,7 @@ export class ClusterFormsService extends FormsService {
   constructor(
     db: Db,
     private readonly sitePlatform: Platform,
-    hooks: { upgradeUrl: string; purge?: PurgeHook },
+    hooks: FormsHooks,
     private readonly target: FormResourceTarget,
   ) {
     super(db, sitePlatform, hooks);

@@ -1,3 +1,4 @@
+import { addressMessage, type AddressState } from './addresses.js';
 import type { FormRow, StoredField, SubmissionRow } from './tables.js';
 
 // Rows to the API's JSON shapes (spec 2.4-2.6).
@@ -26,7 +27,15 @@ export function formSummaryJson(row: FormRow) {
   };
 }
 
-export function formJson(row: FormRow, baseUrl: string) {
+/** The state of the address submissions are mailed to (extension fields beside `notification_email`). */
+export function addressJson(state: AddressState) {
+  return {
+    notification_email_status: state.status,
+    notification_email_message: addressMessage(state),
+  };
+}
+
+export function formJson(row: FormRow, baseUrl: string, address: AddressState) {
   return {
     ...formSummaryJson(row),
     description: row.description,
@@ -34,6 +43,7 @@ export function formJson(row: FormRow, baseUrl: string) {
     success_message: row.successMessage,
     redirect_url: row.redirectUrl,
     notification_email: row.notificationEmail,
+    ...addressJson(address),
     submission_url: submissionUrl(baseUrl, row.uuid),
     site_id: row.siteId,
     updated_at: row.updatedAt.toISOString(),

@@ -4,6 +4,7 @@ import type { DomainModule } from '../http/index.js';
 import type { Logger } from '../observability/index.js';
 import type { Platform } from '../platform/index.js';
 import type { RateLimiter } from '../ratelimit/index.js';
+import type { NotificationAddresses } from './addresses.js';
 import { publicFormRoutes } from './public-routes.js';
 import { formsRoutes } from './routes.js';
 import type { FormsService } from './service.js';
@@ -17,12 +18,21 @@ export {
   FormsService,
   type FormLink,
   type FormScope,
+  type FormsHooks,
   type NewForm,
   type PurgeHook,
   type ResourceFields,
 } from './service.js';
 export { Submissions, monthOf, type Notify, type SubmissionNotice } from './submissions.js';
 export { SUBMIT_RATE_LIMIT } from './public-routes.js';
+export {
+  ADDRESS_MAIL_LIMITS,
+  NotificationAddresses,
+  addressMessage,
+  type AddressConfirmation,
+  type AddressState,
+  type ConfirmMailer,
+} from './addresses.js';
 export { FORM_CAPS, fieldTypes, type FieldInput } from './definitions.js';
 export { submissionUrl } from './format.js';
 
@@ -32,6 +42,7 @@ export function formsModule(deps: {
   platform: Platform;
   forms: FormsService;
   submissions: Submissions;
+  addresses: NotificationAddresses;
   limiter: RateLimiter;
   logger: Logger;
 }): DomainModule {

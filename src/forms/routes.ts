@@ -3,6 +3,8 @@ import type { Config } from '../config/index.js';
 import type { ErrorCode } from '../errors/index.js';
 import { jsonBody, pathId, type RouteRegistry } from '../http/index.js';
 import { planFor, siteForRequest, type Platform } from '../platform/index.js';
+import type { NotificationAddresses } from './addresses.js';
+import { addressRoutes } from './address-routes.js';
 import { curlSnippet, htmlSnippet, reactSnippet } from './embed.js';
 import { fieldJson, fieldsJson, formJson, formSummaryJson, submissionUrl } from './format.js';
 import * as s from './schemas.js';
@@ -17,9 +19,10 @@ export function formsRoutes(deps: {
   platform: Platform;
   forms: FormsService;
   submissions: Submissions;
+  addresses: NotificationAddresses;
   registry: RouteRegistry;
 }): Router {
-  const { config, platform, forms, submissions, registry } = deps;
+  const { config, platform, forms, submissions, addresses, registry } = deps;
   const router = Router();
   const tags = ['Forms'];
   const body = jsonBody('256kb');
@@ -35,6 +38,7 @@ export function formsRoutes(deps: {
     redirectUrl: row.redirectUrl,
     fields: row.fields,
   });
+  const full = async (row: FormRow) => formJson(row, config.baseUrl, await addresses.stateOf(row));
 
   registry.add(router, {
     method: 'get',
@@ -68,7 +72,7 @@ export function formsRoutes(deps: {
     handler: async ({ req, res, query, body }) => {
       const site = await siteForRequest(req, platform, query.site_id);
       const row = await forms.create(site.id, body);
-      res.status(201).json({ success: true, form: formJson(row, config.baseUrl) });
+      res.status(201).json({ success: true, form: await full(row) });
     },
   });
 
@@ -116,7 +120,7 @@ export function formsRoutes(deps: {
     responses: { 200: { description: 'The form', schema: s.formResponse } },
     handler: async ({ req, res }) => {
       const row = await forms.get(scopeOf(req), formId(req));
-      res.json({ success: true, form: formJson(row, config.baseUrl) });
+      res.json({ success: true, form: await full(row) });
     },
   });
 
@@ -135,7 +139,7 @@ export function formsRoutes(deps: {
     responses: { 200: { description: 'The form as changed', schema: s.formResponse } },
     handler: async ({ req, res, body }) => {
       const row = await forms.update(scopeOf(req), formId(req), body);
-      res.json({ success: true, form: formJson(row, config.baseUrl) });
+      res.json({ success: true, form: await full(row) });
     },
   });
 
@@ -294,6 +298,7 @@ export function formsRoutes(deps: {
     });
   }
 
+  router.use(addressRoutes({ forms, addresses, registry }));
   router.use(submissionRoutes({ forms, submissions, registry }));
   return router;
 }

@@ -204,12 +204,23 @@ export const formSummary = z.object({
   created_at: z.iso.datetime(),
 });
 
+/** The state of the address submissions are mailed to (extension). */
+export const addressState = {
+  notification_email_status: z
+    .enum(['confirmed', 'pending'])
+    .describe(
+      'confirmed: submissions are mailed to the address. pending: a new address waits for its owner to follow the link mailed to it; submissions are stored but not mailed to it (nor later). The account’s own verified email is confirmed at once',
+    ),
+  notification_email_message: z.string().describe('The state in words, for people'),
+};
+
 export const form = formSummary.extend({
   description: z.string().nullable(),
   fields: z.array(field),
   success_message: z.string().nullable(),
   redirect_url: z.string().nullable(),
   notification_email: z.string().nullable(),
+  ...addressState,
   submission_url: z.url(),
   site_id: z.int(),
   updated_at: z.iso.datetime(),
@@ -302,3 +313,18 @@ export const fieldIdParam = {
   description: 'The field identifier (the `id` of a field object)',
 };
 export const submissionUuidParam = { type: 'string', format: 'uuid', description: 'The submission' };
+
+export const confirmAddressBody = z.object({
+  token: z.string().min(1).max(200).describe('The token of the mailed link (after `#token=`)'),
+});
+export const confirmAddressResponse = z.object({
+  success: z.boolean(),
+  message: z.string(),
+  email: z.string().describe('The address now confirmed for the account that asked'),
+});
+export const resendAddressResponse = z.object({
+  success: z.boolean(),
+  message: z.string(),
+  notification_email: z.string().describe('The address the link was mailed to'),
+  ...addressState,
+});

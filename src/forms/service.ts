@@ -12,6 +12,7 @@ import {
   uniqueSlug,
   type FieldInput,
 } from './definitions.js';
+import type { NotificationAddresses } from './addresses.js';
 import { formSubmissions, forms, type FormRow, type StoredField } from './tables.js';
 
 /** Which forms a caller may see: a key sees its site's, a session its account's. */
@@ -44,7 +45,7 @@ export class FormsService {
   constructor(
     private readonly db: Db,
     private readonly platform: Platform,
-    private readonly hooks: { upgradeUrl: string; purge?: PurgeHook } = { upgradeUrl: '' },
+    private readonly hooks: FormsHooks = { upgradeUrl: '' },
   ) {}
 
   async list(scope: FormScope): Promise<FormRow[]> {
@@ -79,7 +80,9 @@ export class FormsService {
     const usage = await this.platform.getUsage(siteId);
     if (!usage) throw new AppError('UNKNOWN_SITE', { siteId });
     const { site, plan } = usage;
-    return this.db.transaction(async (tx) => {
+    const address = input.notification_email ?? null;
+    if (address !== null) await this.hooks.addresses?.admit(site.accountId, address);
+    const created = await this.db.transaction(async (tx) => {
       await tx.execute(sql`select pg_advisory_xact_lock(${FORMS_LOCK_CLASS}, ${site.accountId})`);
       const [counted] = await tx
         .select({ n: count() })
@@ -117,6 +120,9 @@ export class FormsService {
         .returning();
       return row!;
     });
+    // A new address gets its confirmation link (its own transaction: the token and its mail).
+    if (address !== null) await this.hooks.addresses?.request(created, 'set');
+    return created;
   }
 
   /**
@@ -124,7 +130,14 @@ export class FormsService {
    * keeps that field's id, so ids stay stable across a PUT that resends the same fields.
    */
   async update(scope: FormScope, id: number, changes: FormChanges): Promise<FormRow> {
-    return this.change(scope, id, (row) => {
+    const address = changes.notification_email;
+    const addresses = this.hooks.addresses;
+    // A new address: refused before anything is written when the account has too many waiting.
+    if (addresses && typeof address === 'string') {
+      const current = await this.get(scope, id);
+      await addresses.admit(current.accountId, address);
+    }
+    const updated = await this.change(scope, id, (row) => {
       const next: Partial<FormRow> = {};
       if (changes.name !== undefined) next.name = changes.name;
       if (changes.description !== undefined) next.description = changes.description;
@@ -140,6 +153,8 @@ export class FormsService {
       }
       return next;
     });
+    if (addresses && typeof address === 'string') await addresses.request(updated, 'set');
+    return updated;
   }
 
   async toggle(scope: FormScope, id: number): Promise<FormRow> {
@@ -342,6 +357,14 @@ export class FormsService {
       }),
     );
   }
+}
+
+/** What a FormsService calls beyond its tables. */
+export interface FormsHooks {
+  upgradeUrl: string;
+  purge?: PurgeHook;
+  /** Confirms new notification addresses (the api role; the controller writes without). */
+  addresses?: NotificationAddresses;
 }
 
 /** The fields a Form resource's spec carries, as the form holds them. */

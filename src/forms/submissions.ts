@@ -7,7 +7,8 @@ import type { Db, Tx } from '../store/index.js';
 import { scoreSubmission, type SpamScore } from './spam.js';
 import { formSubmissions, formSubmissionUsage, forms, type FormRow, type SubmissionRow } from './tables.js';
 import { checkValues, contentHash, parseStartedAt, trapValue } from './values.js';
-import { submissionsTotal } from './metrics.js';
+import type { NotificationAddresses } from './addresses.js';
+import { notificationMails, submissionsTotal } from './metrics.js';
 
 /** What the owner is mailed about an accepted submission; the mail domain turns it into a message. */
 export interface SubmissionNotice {
@@ -53,6 +54,8 @@ export class Submissions {
     private readonly db: Db,
     private readonly platform: Platform,
     private readonly notify?: Notify,
+    /** Without it every address is mailed (tests of the submission path alone). */
+    private readonly addresses?: NotificationAddresses,
   ) {}
 
   async submit(form: FormRow, request: SubmitRequest): Promise<{ row: SubmissionRow; spam: SpamScore }> {
@@ -77,6 +80,12 @@ export class Submissions {
     );
     // Read before the transaction: PGlite has one connection, so no other query may run inside it.
     const contact = await this.platform.accountContact(form.accountId);
+    const to = contact ? (form.notificationEmail ?? contact.email) : undefined;
+    // An address not confirmed yet gets no submission mail (not later either: the list has them).
+    const mailed =
+      to !== undefined && contact && this.notify && !spam.isSpam
+        ? ((await this.addresses?.isConfirmed(form.accountId, to, contact)) ?? true)
+        : false;
     const row = await dbOp('form_submit', () =>
       this.db.transaction(async (tx) => {
         // Spam is stored but not counted: a spammer cannot use up the account's monthly quota.
@@ -100,11 +109,11 @@ export class Submissions {
           .update(forms)
           .set({ submissionCount: sql`${forms.submissionCount} + 1` })
           .where(eq(forms.id, form.id));
-        if (!spam.isSpam && contact && this.notify) {
+        if (mailed && to !== undefined && this.notify) {
           const replyField = form.fields.find((f) => f.type === 'email' && data[f.name]);
           await this.notify(tx, {
             form,
-            to: form.notificationEmail ?? contact.email,
+            to,
             replyTo: replyField ? data[replyField.name] : undefined,
             fields: form.fields.map((f) => ({ name: f.name, label: f.label, value: data[f.name] ?? '' })),
             submission: inserted!,
@@ -114,6 +123,8 @@ export class Submissions {
       }),
     );
     submissionsTotal.inc({ result: spam.isSpam ? 'spam' : 'accepted' });
+    if (to !== undefined && !spam.isSpam && this.notify)
+      notificationMails.inc({ result: mailed ? 'queued' : 'withheld' });
     return { row, spam };
   }
 

@@ -105,5 +105,35 @@ export const formSubmissionUsage = pgTable(
   (t) => [primaryKey({ columns: [t.accountId, t.month] })],
 );
 
+/**
+ * Notification addresses an account asked to mail, and whether their owner confirmed them: one
+ * row per (account, address), so an address confirmed once serves every form of the account. The
+ * account's own verified email needs no row. The link's token is stored as its sha256; the hash
+ * stays after use, so a second use is told apart from an unknown link.
+ */
+export const formNotificationAddresses = pgTable(
+  'form_notification_addresses',
+  {
+    id: serial('id').primaryKey(),
+    accountId: integer('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    /** Lower case. */
+    email: text('email').notNull(),
+    confirmedAt: timestamp('confirmed_at', { withTimezone: true }),
+    /** sha256 (hex) of the last link's token; null until a link was mailed. */
+    tokenHash: text('token_hash'),
+    tokenExpiresAt: timestamp('token_expires_at', { withTimezone: true }),
+    /** When the last link was mailed (queued); null: never (mail off, throttled). */
+    mailedAt: timestamp('mailed_at', { withTimezone: true }),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('form_notification_addresses_account_email_key').on(t.accountId, t.email),
+    uniqueIndex('form_notification_addresses_token_key').on(t.tokenHash),
+  ],
+);
+
 export type FormRow = typeof forms.$inferSelect;
+export type NotificationAddressRow = typeof formNotificationAddresses.$inferSelect;
 export type SubmissionRow = typeof formSubmissions.$inferSelect;

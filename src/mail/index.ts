@@ -17,7 +17,12 @@ export {
   type ComposedMail,
   type SubmissionMailInput,
 } from './compose.js';
-export { composeAccountMail, type AccountMailInput } from './account-mail.js';
+export {
+  composeAccountMail,
+  composeAddressConfirmMail,
+  type AccountMailInput,
+  type AddressConfirmMailInput,
+} from './account-mail.js';
 export { smtpTransport, type MailTransport, type OutgoingMail } from './transport.js';
 
 const DAY = 24 * 60 * 60 * 1000;

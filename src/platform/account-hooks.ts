@@ -55,7 +55,15 @@ export interface AccountHooks {
   domainsChanged?(siteId: number, hostnames: string[]): Promise<void>;
   forms: {
     /** The form's notification address (null: the account's), undefined when the site has no such form. */
-    notification(siteId: number, formId: number): Promise<{ email: string | null } | undefined>;
-    setNotification(siteId: number, formId: number, email: string | null): Promise<{ email: string | null }>;
+    notification(siteId: number, formId: number): Promise<FormNotification | undefined>;
+    setNotification(siteId: number, formId: number, email: string | null): Promise<FormNotification>;
   };
+}
+
+/** A form's notification address and whether it is confirmed (the forms domain decides). */
+export interface FormNotification {
+  email: string | null;
+  status: 'confirmed' | 'pending';
+  /** The state in words. */
+  message: string;
 }

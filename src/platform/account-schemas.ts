@@ -208,7 +208,17 @@ export const notificationResponse = z.object({
   success: z.boolean(),
   form_id: z.number().int(),
   notification_email: z.string().nullable(),
-  effective_email: z.string().describe('Where submissions are mailed now'),
+  effective_email: z
+    .string()
+    .describe(
+      'The address submissions go to: the form’s, or the account’s (once confirmed: see notification_email_status)',
+    ),
+  notification_email_status: z
+    .enum(['confirmed', 'pending'])
+    .describe(
+      'pending: a new address waits for its owner to follow the link mailed to it; until then submissions are stored but not mailed (nor later). The account’s own verified email is confirmed at once',
+    ),
+  notification_email_message: z.string().describe('The state in words, for people'),
 });
 
 // TOTP second factor and the second step of a sign-in.

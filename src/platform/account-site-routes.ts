@@ -3,7 +3,7 @@ import { AppError } from '../errors/index.js';
 import { jsonBody, pathId, requireJsonType, type RouteRegistry } from '../http/index.js';
 import type { Logger } from '../observability/index.js';
 import { normalizeEmail } from '../passwords/index.js';
-import type { AccountHooks } from './account-hooks.js';
+import type { AccountHooks, FormNotification } from './account-hooks.js';
 import * as s from './account-schemas.js';
 import { planFor, type Plan } from './plans.js';
 import type { Platform } from './service.js';
@@ -257,11 +257,13 @@ export function accountSiteRoutes(deps: {
     const formId = s.pathIdOf(req.params, 'formId');
     return formId;
   };
-  const notificationJson = async (site: Site, formId: number, email: string | null) => ({
+  const notificationJson = async (site: Site, formId: number, current: FormNotification) => ({
     success: true,
     form_id: formId,
-    notification_email: email,
-    effective_email: email ?? (await platform.accountContact(site.accountId))?.email ?? '',
+    notification_email: current.email,
+    effective_email: current.email ?? (await platform.accountContact(site.accountId))?.email ?? '',
+    notification_email_status: current.status,
+    notification_email_message: current.message,
   });
 
   registry.add(router, {
@@ -279,7 +281,7 @@ export function accountSiteRoutes(deps: {
       const formId = formOf(req);
       const current = await hooks.forms.notification(site.id, formId);
       if (!current) throw new AppError('NOT_FOUND', { message: `Form ${formId} not found on this site.` });
-      res.json(await notificationJson(site, formId, current.email));
+      res.json(await notificationJson(site, formId, current));
     },
   });
 
@@ -288,12 +290,13 @@ export function accountSiteRoutes(deps: {
     path: '/api/v1/account/sites/:siteId/forms/:formId/notification',
     params: formParams,
     summary: 'Set where a form’s submissions are mailed',
-    description: 'An address, or null for the account’s email. Applies to the next submission.',
+    description:
+      'An address, or null for the account’s email. Applies to the next submission. A new address other than the account’s own verified email is `pending` until its owner follows the link mailed to it (`POST /api/v1/forms/{id}/notification-email/resend` mails a new one); until then submissions are stored but not mailed. 403 LIMIT_REACHED when 10 addresses of the account already wait for confirmation.',
     tags,
     auth: 'session',
     middleware: body,
     body: s.notificationBody,
-    errors: ['NOT_FOUND', 'INVALID_EMAIL'],
+    errors: ['NOT_FOUND', 'INVALID_EMAIL', 'LIMIT_REACHED'],
     responses: { 200: { description: 'The address', schema: s.notificationResponse } },
     handler: async ({ req, res, body }) => {
       const site = await ownSite(req);
@@ -302,7 +305,7 @@ export function accountSiteRoutes(deps: {
         throw new AppError('NOT_FOUND', { message: `Form ${formId} not found on this site.` });
       const email = body.notification_email === null ? null : normalizeEmail(body.notification_email);
       const updated = await hooks.forms.setNotification(site.id, formId, email);
-      res.json(await notificationJson(site, formId, updated.email));
+      res.json(await notificationJson(site, formId, updated));
     },
   });
   return router;

@@ -74,10 +74,17 @@ export class Accounts {
     return this.sessions.create(this.db, account.id, 'bearer', { operator: true });
   }
 
-  /** The account's owner address and plan (forms mail their notifications there by default). */
-  async contact(accountId: number): Promise<{ email: string; plan: PlanType } | undefined> {
+  /**
+   * The account's owner address and plan (forms mail their notifications there by default), and
+   * whether the address is verified (only then does it get form mail without a confirmation).
+   */
+  async contact(
+    accountId: number,
+  ): Promise<{ email: string; plan: PlanType; verified: boolean } | undefined> {
     const profile = await this.profile(accountId);
-    return profile ? { email: profile.email, plan: profile.plan } : undefined;
+    return profile
+      ? { email: profile.email, plan: profile.plan, verified: profile.emailVerified }
+      : undefined;
   }
 
   async profile(accountId: number): Promise<AccountProfile | undefined> {

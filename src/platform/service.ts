@@ -130,7 +130,9 @@ export class Platform {
   applyRouting(siteId: number, slug: string, wanted: readonly string[]): Promise<RoutingResult> {
     return this.routing.applyRouting(siteId, slug, wanted);
   }
-  accountContact(accountId: number): Promise<{ email: string; plan: PlanType } | undefined> {
+  accountContact(
+    accountId: number,
+  ): Promise<{ email: string; plan: PlanType; verified: boolean } | undefined> {
     return this.accounts.contact(accountId);
   }
   accountHosts(accountId: number, sitesDomain: string): Promise<string[]> {

@@ -5,7 +5,12 @@ import { randomUUID } from 'node:crypto';
 import type { Config } from '../config/index.js';
 import { isAppError } from '../errors/index.js';
 import { DEPLOY_RETENTION, DRAFT_RETENTION, rollbackLimit, type DeploysService } from '../files/index.js';
-import type { FormsService, Submissions } from '../forms/index.js';
+import {
+  addressMessage,
+  type FormsService,
+  type NotificationAddresses,
+  type Submissions,
+} from '../forms/index.js';
 import type { SiteResources } from '../kube/index.js';
 import { composeAccountMail, enqueue, messageIdFor } from '../mail/index.js';
 import type { Logger } from '../observability/index.js';
@@ -62,13 +67,19 @@ export function accountHooks(deps: {
   platform: Platform;
   forms: FormsService;
   submissions: Submissions;
+  addresses: NotificationAddresses;
   databases: SqliteDatabases;
   deploys: DeploysService;
   limiters: AccountHooks['limiters'];
   siteCreated: SiteCreatedHook | undefined;
   logger: Logger;
 }): AccountHooks {
-  const { config, platform, forms, submissions, databases, deploys } = deps;
+  const { config, platform, forms, submissions, addresses, databases, deploys } = deps;
+  /** The address with its confirmation state, as the account API shows it. */
+  const notificationOf = async (form: Parameters<NotificationAddresses['stateOf']>[0]) => {
+    const state = await addresses.stateOf(form);
+    return { email: form.notificationEmail, status: state.status, message: addressMessage(state) };
+  };
   const cluster = clusterSites(config, platform, deps.logger);
 
   /**
@@ -120,16 +131,14 @@ export function accountHooks(deps: {
     forms: {
       async notification(siteId, formId) {
         try {
-          const form = await forms.get({ siteId }, formId);
-          return { email: form.notificationEmail };
+          return await notificationOf(await forms.get({ siteId }, formId));
         } catch (err) {
           if (isAppError(err)) return undefined;
           throw err;
         }
       },
       async setNotification(siteId, formId, email) {
-        const form = await forms.update({ siteId }, formId, { notification_email: email });
-        return { email: form.notificationEmail };
+        return notificationOf(await forms.update({ siteId }, formId, { notification_email: email }));
       },
     },
   };

@@ -6,9 +6,11 @@ import { siteUrl, type Config } from '../config/index.js';
 import { Edge, type EdgeOptions } from '../edge/index.js';
 import { DeploysService, FilesService, filesModule } from '../files/index.js';
 import {
+  ADDRESS_MAIL_LIMITS,
   ClusterFormsService,
   FormsService,
   formsModule,
+  NotificationAddresses,
   Submissions,
   SUBMIT_RATE_LIMIT,
 } from '../forms/index.js';
@@ -26,7 +28,7 @@ import { adminCommands, startAdminSocket } from './admin-socket.js';
 import { createApp } from './app.js';
 import { closeNow, metricsBeside } from './listen.js';
 import { isApiRole, isShardRole, isSiteRole, type AppRole } from './roles.js';
-import { clusterSiteHook, formsHooks, notifyByMail } from './wiring.js';
+import { clusterSiteHook, confirmByMail, formsHooks, notifyByMail } from './wiring.js';
 
 /** The services of a running server (tests reach into them). */
 export interface Services {
@@ -114,16 +116,27 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   });
   // Only the roles that answer the API send mail (and report the outbox's depth on /metrics).
   const outbox = isApiRole(role) ? new MailOutbox(store.db, config.mail, logger) : undefined;
+  // New notification addresses are confirmed by a mailed link before they get submissions.
+  const addresses = new NotificationAddresses(store.db, platform, {
+    baseUrl: config.baseUrl,
+    mailer: confirmByMail(config),
+    limiters: {
+      perAddress: createRateLimiter(store.db, ADDRESS_MAIL_LIMITS.perAddress),
+      perAccount: createRateLimiter(store.db, ADDRESS_MAIL_LIMITS.perAccount),
+      confirmPerClient: createRateLimiter(store.db, ADDRESS_MAIL_LIMITS.confirmPerClient),
+    },
+  });
+  const formHooks = { ...formsHooks(upgradeUrl), addresses };
   // Cluster mode: each form write is followed by its Form resource.
   const forms = config.kubernetes
-    ? new ClusterFormsService(store.db, platform, formsHooks(upgradeUrl), {
+    ? new ClusterFormsService(store.db, platform, formHooks, {
         namespace: config.kubernetes.namespace,
         requestTimeoutMs: config.kubernetes.requestTimeoutMs,
         kubeConfig: options.kubeConfig,
         logger,
       })
-    : new FormsService(store.db, platform, formsHooks(upgradeUrl));
-  const submissions = new Submissions(store.db, platform, notifyByMail(config));
+    : new FormsService(store.db, platform, formHooks);
+  const submissions = new Submissions(store.db, platform, notifyByMail(config), addresses);
   const submitLimiter = createRateLimiter(store.db, {
     name: 'form_submit',
     points: SUBMIT_RATE_LIMIT.perMinute,
@@ -165,6 +178,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       platform,
       forms,
       submissions,
+      addresses,
       databases,
       deploys,
       limiters: {
@@ -207,7 +221,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
           platformModule(platform, account),
           filesModule({ config, platform, files, deploys }),
           publishModule({ config, publish, limiter: publishLimiter, logger }),
-          formsModule({ config, platform, forms, submissions, limiter: submitLimiter, logger }),
+          formsModule({ config, platform, forms, submissions, addresses, limiter: submitLimiter, logger }),
           ...(outbox ? [mailModule({ outbox })] : []),
           sqlite.module,
           mcpModule({

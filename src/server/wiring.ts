@@ -2,9 +2,16 @@
 // the mail outbox, and `admin create-site` creates the Site resource in cluster mode. Kept out of
 // start.ts so the admin CLI can load it without the whole server.
 import type { Config } from '../config/index.js';
-import type { Notify, PurgeHook } from '../forms/index.js';
+import { randomUUID } from 'node:crypto';
+import type { ConfirmMailer, Notify, PurgeHook } from '../forms/index.js';
 import type { createSiteResource, SiteResources } from '../kube/index.js';
-import { composeSubmissionMail, enqueue, messageIdFor, purgeBySource } from '../mail/index.js';
+import {
+  composeAddressConfirmMail,
+  composeSubmissionMail,
+  enqueue,
+  messageIdFor,
+  purgeBySource,
+} from '../mail/index.js';
 import type { Logger } from '../observability/index.js';
 import type { SiteCreatedHook } from './admin-socket.js';
 
@@ -21,6 +28,22 @@ export function notifyByMail(config: Config): Notify {
       messageId: messageIdFor('submission', notice.submission.uuid, domain),
     });
     await enqueue(tx, { ...mail, source: `form:${notice.form.id}` });
+  };
+}
+
+/**
+ * The link that confirms a form's notification address, queued with its token; undefined without
+ * SMTP (nothing could be confirmed, so nothing is queued).
+ */
+export function confirmByMail(config: Config): ConfirmMailer | undefined {
+  if (!config.mail.smtpUrl) return undefined;
+  const domain = new URL(config.baseUrl).hostname;
+  return async (tx, mail) => {
+    const composed = composeAddressConfirmMail({
+      ...mail,
+      messageId: messageIdFor('form-address', randomUUID(), domain),
+    });
+    await enqueue(tx, { ...composed, source: `form-address:${mail.to}` });
   };
 }
 

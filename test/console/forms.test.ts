@@ -9,7 +9,8 @@ import {
   waitForText,
   type ConsoleRig,
 } from '../support/console.js';
-import { formsApi, type FormsApi, type Json } from '../support/forms-api.js';
+import { mailedLink } from '../support/console-mail.js';
+import { contactFields, formsApi, type FormsApi, type Json } from '../support/forms-api.js';
 
 /** The forms screens in Chromium: the editor builds a form the API then holds, field for field. */
 describe('console: forms, fields, notification and embed snippets (Chromium)', () => {
@@ -20,7 +21,8 @@ describe('console: forms, fields, notification and embed snippets (Chromium)', (
   let siteId: number;
 
   beforeAll(async () => {
-    rig = await startConsole();
+    // The worker sends the confirmation mails to Mailpit.
+    rig = await startConsole({ worker: true });
     const invited = await invitedOwner(rig.hp, 'forms-editor@example.com');
     bearer = invited.bearer;
     who = { email: invited.email, password: PASSWORD };
@@ -110,7 +112,7 @@ describe('console: forms, fields, notification and embed snippets (Chromium)', (
     await waitForText(page, `mailed to ${who.email}`);
     await page.locator('#field-notify-email').fill('alerts@example.com');
     await page.locator('::-p-text(Set address)').click();
-    await waitForText(page, 'Submissions now go to alerts@example.com.');
+    await waitForText(page, 'alerts@example.com is set: it gets submissions once its owner confirms.');
     const notification = await call(
       rig.hp,
       'GET',
@@ -120,6 +122,7 @@ describe('console: forms, fields, notification and embed snippets (Chromium)', (
     expect(notification.body).toMatchObject({
       notification_email: 'alerts@example.com',
       effective_email: 'alerts@example.com',
+      notification_email_status: 'pending',
     });
     await expectAccessible(page);
     await capture(page, 'form-editor');
@@ -212,5 +215,55 @@ describe('console: forms, fields, notification and embed snippets (Chromium)', (
     await page.locator('::-p-text(Delete form)').click();
     await page.waitForFunction(() => /\/forms$/.test(location.pathname));
     expect((await api.call('GET', `/api/v1/forms/${made.id}`)).status).toBe(404);
+  });
+
+  it('shows a new notification address waiting, resends its link, and its owner confirms it on the mailed page', async () => {
+    const owner = await invitedOwner(rig.hp, 'forms-confirm@example.com');
+    const site = await rig.hp.createSite('forms-confirm', { email: owner.email });
+    const form = await formsApi(rig.hp, site).createOk({ name: 'Help desk', fields: contactFields });
+    const helpdesk = 'helpdesk-console@example.net';
+    const page = await rig.page();
+    await signIn(rig, page, { email: owner.email, password: PASSWORD });
+    await page.goto(rig.url(`/sites/${site.siteId}/forms/${form.id as number}`));
+    await waitForText(page, `mailed to ${owner.email}`);
+    await page.locator('#field-notify-email').fill(helpdesk);
+    await page.locator('::-p-text(Set address)').click();
+    await waitForText(page, `Waiting for confirmation: we mailed ${helpdesk} a link`);
+    await expectAccessible(page);
+    await capture(page, 'form-notification-pending');
+    const first = await mailedLink(rig, helpdesk, 'Confirm this address for form submissions', 1);
+    await page.locator('::-p-text(Resend the confirmation link)').click();
+    const link = await mailedLink(rig, helpdesk, 'Confirm this address for form submissions', 2);
+    expect(link).not.toBe(first);
+
+    // The address's owner: no account, no session; nothing happens before the button.
+    const visitor = await rig.page();
+    await visitor.goto(link);
+    await waitForText(visitor, 'Confirm only if you want to receive them');
+    expect(visitor.url()).not.toContain('#token=');
+    await expectAccessible(visitor);
+    await capture(visitor, 'confirm-notification');
+    await visitor.locator('button::-p-text(Confirm this address)').click();
+    await waitForText(visitor, `${helpdesk} is confirmed`);
+    // The same link again: refused in words; the replaced one too (about:blank first: a new
+    // document, not a change of fragment).
+    await visitor.goto('about:blank');
+    await visitor.goto(link);
+    await visitor.locator('button::-p-text(Confirm this address)').click();
+    await waitForText(visitor, 'already used');
+    await visitor.goto('about:blank');
+    await visitor.goto(first);
+    await visitor.locator('button::-p-text(Confirm this address)').click();
+    await waitForText(visitor, 'newer one');
+
+    await page.reload();
+    await waitForText(page, `mailed to ${helpdesk}`);
+    const answer = await call(
+      rig.hp,
+      'GET',
+      `/api/v1/account/sites/${site.siteId}/forms/${form.id as number}/notification`,
+      { headers: owner.bearer },
+    );
+    expect(answer.body.notification_email_status).toBe('confirmed');
   });
 });

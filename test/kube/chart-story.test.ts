@@ -10,7 +10,7 @@ import { eventually } from '../support/eventually.js';
 import { jsonRequest, rawRequest } from '../support/hostplane.js';
 import { helm, valuesFile, type Values } from '../support/kube/helm.js';
 import { startNode, type TestNode } from '../support/kube/node.js';
-import { listMessages, startMailpit, type MailpitServer } from '../support/mailpit.js';
+import { listMessages, readMessage, startMailpit, type MailpitServer } from '../support/mailpit.js';
 import { createBucket, startMinio, type MinioServer } from '../support/minio.js';
 import { startPostgres, type PostgresServer } from '../support/postgres.js';
 import { buildImages, type BuiltImages } from './images.js';
@@ -284,6 +284,17 @@ describe('the chart on a real node', () => {
       });
       expect(form.res.status, JSON.stringify(form.body)).toBe(201);
       const uuid = (form.body.form as { uuid: string }).uuid;
+      // A new notification address follows its mailed confirmation link first.
+      const confirmation = await eventually('the confirmation link in Mailpit', async () => {
+        const mails = await listMessages(mailpit, 'inbox@example.com');
+        return mails.find((m) => m.Subject.startsWith('Confirm'));
+      });
+      const token = (await readMessage(mailpit, confirmation.ID)).Text.match(/#token=([\w-]+)/)?.[1];
+      const confirmed = await api('/api/v1/forms/notification-confirm', {
+        json: { token },
+        headers: { 'x-api-key': '' },
+      });
+      expect(confirmed.res.status, JSON.stringify(confirmed.body)).toBe(200);
       const posted = await api(`/f/${uuid}`, {
         json: { email: 'visitor@example.com', _t_start: Math.floor(Date.now() / 1000) - 10, _t_trap: '' },
         headers: { 'x-api-key': '' },
@@ -291,7 +302,8 @@ describe('the chart on a real node', () => {
       expect([200, 201, 303], JSON.stringify(posted.body)).toContain(posted.res.status);
       await eventually('the notification in Mailpit', async () => {
         const mails = await listMessages(mailpit, 'inbox@example.com');
-        return mails.length > 0 ? mails : undefined;
+        const notices = mails.filter((m) => m.Subject.startsWith('New submission'));
+        return notices.length > 0 ? notices : undefined;
       });
     },
     3 * MINUTES,

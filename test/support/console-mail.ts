@@ -19,7 +19,7 @@ export async function mailedLink(rig: ConsoleRig, to: string, subject: string, c
   );
   const message = await readMessage(mailpit, summary.ID);
   const escaped = rig.origin.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  const link = message.Text.match(new RegExp(`${escaped}/console/\\w+#token=[\\w-]+`))?.[0];
+  const link = message.Text.match(new RegExp(`${escaped}/console/[\\w-]+#token=[\\w-]+`))?.[0];
   if (!link) throw new Error(`no console link in: ${message.Text}`);
   return link;
 }

@@ -61,4 +61,23 @@ export const formErrors = {
     description:
       'A submitted value does not fit its field (required, email, url, tel, number, select option)',
   }),
+  NOTIFICATION_LINK_INVALID: define<{ why: 'unknown' | 'used' | 'expired'; message: string }>({
+    status: 400,
+    error: 'INVALID_TOKEN',
+    message: (p) => p.message,
+    extra: (p) => ({ reason: p.why }),
+    extraSchema: {
+      reason: z
+        .enum(['unknown', 'used', 'expired'])
+        .describe('unknown: no such link (or a newer one replaced it); used: already followed; expired'),
+    },
+    description: 'A notification address confirmation link that is unknown, already used or expired',
+  }),
+  NOTIFICATION_MAIL_OFF: define({
+    status: 409,
+    error: 'Conflict',
+    message: () =>
+      'This server sends no mail (SMTP is not configured), so a notification address cannot be confirmed. Submissions are stored and listed as usual.',
+    description: 'A confirmation link was asked for on a server without SMTP',
+  }),
 } as const;

@@ -46,14 +46,27 @@ describe.each(backends)('form notification mail through real SMTP (Mailpit) on %
     );
   });
 
-  it('does not mail spam, and mails the form’s notification address when set', async () => {
+  it('does not mail spam, and mails the form’s notification address when set and confirmed', async () => {
     const team = `team-${backend.replace(/\W/g, '')}@example.com`;
     const form = await api.createOk({ name: 'Second', fields: contactFields, notification_email: team });
+    // A new address gets its confirmation link first (test/integration/forms/notification-addresses.test.ts).
+    const [confirmation] = await eventually('the confirmation link', async () => {
+      const found = (await listMessages(mailpit, team)).filter((m) => m.Subject.startsWith('Confirm'));
+      return found.length === 1 ? found : undefined;
+    });
+    const token = (await readMessage(mailpit, confirmation!.ID)).Text.match(/#token=([\w-]+)/)?.[1];
+    const confirmed = await hp.request('/api/v1/forms/notification-confirm', {
+      method: 'POST',
+      json: { token },
+    });
+    expect(confirmed.status).toBe(200);
     await api.submit(form.uuid, { name: 'Bot', email: 'bot@example.com' }, { trap: 'filled' });
     const ok = await api.submit(form.uuid, { name: 'Bea', email: 'bea@example.com' });
     expect(ok.status).toBe(201);
     await eventuallyPasses('the mail to the notification address', async () =>
-      expect(await listMessages(mailpit, team)).toHaveLength(1),
+      expect(
+        (await listMessages(mailpit, team)).filter((m) => m.Subject.startsWith('New submission')),
+      ).toHaveLength(1),
     );
     const list = await api.call('GET', `/api/v1/forms/${form.id}/submissions`);
     expect(list.body.stats).toMatchObject({ total: 2, spam: 1 });

@@ -93,6 +93,11 @@ const samples: { [C in ErrorCode]: AppError<C> } = {
   FORM_INACTIVE: new AppError('FORM_INACTIVE'),
   ORIGIN_NOT_ALLOWED: new AppError('ORIGIN_NOT_ALLOWED'),
   SUBMISSION_INVALID: new AppError('SUBMISSION_INVALID', { fields: { email: 'must be an email address' } }),
+  NOTIFICATION_LINK_INVALID: new AppError('NOTIFICATION_LINK_INVALID', {
+    why: 'used',
+    message: 'This link was already used.',
+  }),
+  NOTIFICATION_MAIL_OFF: new AppError('NOTIFICATION_MAIL_OFF'),
   SQLITE_TOKEN_INVALID: new AppError('SQLITE_TOKEN_INVALID'),
   SQLITE_USER_TOKEN_MISSING: new AppError('SQLITE_USER_TOKEN_MISSING'),
   SQLITE_SESSION_INVALID: new AppError('SQLITE_SESSION_INVALID'),

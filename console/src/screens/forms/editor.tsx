@@ -91,9 +91,14 @@ function Settings({ siteId, form, onSaved }: { siteId: string; form: Form; onSav
 interface NotificationAnswer {
   notification_email: string | null;
   effective_email: string;
+  notification_email_status: 'confirmed' | 'pending';
+  notification_email_message: string;
 }
 
-/** Where submissions are mailed: the owner's own address unless another is set (account API). */
+/**
+ * Where submissions are mailed: the owner's own address unless another is set (account API). A
+ * new address waits for its owner to follow the mailed link; it can be mailed again (Resend).
+ */
 function Notification({ siteId, formId }: { siteId: string; formId: number }) {
   const path = `/api/v1/account/sites/${encodeURIComponent(siteId)}/forms/${formId}/notification`;
   const current = useLoad(() => call<NotificationAnswer>('GET', path), [path]);
@@ -110,20 +115,52 @@ function Notification({ siteId, formId }: { siteId: string; formId: number }) {
     setDone(
       value === null
         ? 'Submissions go to your account email again.'
-        : `Submissions now go to ${answer.effective_email}.`,
+        : answer.notification_email_status === 'pending'
+          ? `${answer.effective_email} is set: it gets submissions once its owner confirms.`
+          : `Submissions now go to ${answer.effective_email}.`,
     );
     await current.reload();
   };
+  const resend = async () => {
+    setDone(undefined);
+    const answer = await run(() =>
+      formsCall<{ message: string; notification_email: string; notification_email_status: string }>(
+        siteId,
+        'POST',
+        `${formPath(formId)}/notification-email/resend`,
+      ),
+    );
+    if (!answer) return;
+    setDone(
+      answer.notification_email_status === 'pending'
+        ? `A new link is on its way to ${answer.notification_email}; earlier links no longer work.`
+        : answer.message,
+    );
+    await current.reload();
+  };
+  const pending = current.data?.notification_email_status === 'pending';
   return (
     <section class="card stack" aria-labelledby="notify-title">
       <h2 id="notify-title">Notification email</h2>
       <Alert error={current.error ?? error} />
-      {current.data && (
+      {current.data && !pending && (
         <p>
           Each submission that is not spam is mailed to{' '}
           <strong class="notify-effective">{current.data.effective_email}</strong>
           {current.data.notification_email === null ? ' (your account email).' : ' (set for this form).'}
         </p>
+      )}
+      {current.data && pending && (
+        <div class="notify-pending stack">
+          <p class="alert alert-info notify-effective" role="status">
+            {current.data.notification_email_message}
+          </p>
+          <div>
+            <button type="button" class="secondary" aria-disabled={busy} onClick={() => void resend()}>
+              Resend the confirmation link
+            </button>
+          </div>
+        </div>
       )}
       <form
         class="row"
