@@ -4,7 +4,7 @@ import { AppError } from '../errors/index.js';
 import { dbOp } from '../observability/index.js';
 import type { Platform } from '../platform/index.js';
 import type { RateLimiter } from '../ratelimit/index.js';
-import type { Db, Tx } from '../store/index.js';
+import type { Db, Executor, Tx } from '../store/index.js';
 import { notificationAddressEvents } from './metrics.js';
 import { formNotificationAddresses, type FormRow, type NotificationAddressRow } from './tables.js';
 
@@ -101,19 +101,7 @@ export class NotificationAddresses {
     const contact = await this.platform.accountContact(accountId);
     if (contact && isOwn(email, contact)) return;
     if ((await this.row(accountId, email))?.confirmedAt) return;
-    const t = formNotificationAddresses;
-    const [waiting] = await this.db
-      .select({ n: count() })
-      .from(t)
-      .where(
-        and(
-          eq(t.accountId, accountId),
-          isNull(t.confirmedAt),
-          gt(t.tokenExpiresAt, sql`now()`),
-          ne(t.email, normal(email)),
-        ),
-      );
-    if ((waiting?.n ?? 0) >= MAX_PENDING_ADDRESSES)
+    if ((await waitingBesides(this.db, accountId, email)) >= MAX_PENDING_ADDRESSES)
       throw new AppError('LIMIT_REACHED', {
         limit: MAX_PENDING_ADDRESSES,
         message: `This account has ${MAX_PENDING_ADDRESSES} notification addresses waiting for confirmation: wait until they are confirmed or their links expire (7 days), or use an address already confirmed.`,
@@ -157,6 +145,22 @@ export class NotificationAddresses {
     const t = formNotificationAddresses;
     const mailedAt = await dbOp('form_address_link', () =>
       this.db.transaction(async (tx) => {
+        // One account's links are issued one at a time, on every replica: `admit` read the count
+        // before the form was written, so requests racing past it are held to the cap here (the
+        // address stays pending without a link, as when throttled), and of two sets of one
+        // address only the first mails.
+        await tx.execute(sql`select pg_advisory_xact_lock(${ADDRESS_LOCK_CLASS}, ${form.accountId})`);
+        const [current] = await tx
+          .select()
+          .from(t)
+          .where(and(eq(t.accountId, form.accountId), eq(t.email, email)));
+        if (current?.confirmedAt) return undefined;
+        const live = !!current?.tokenExpiresAt && current.tokenExpiresAt.getTime() > Date.now();
+        if (reason === 'set' && live) return undefined;
+        if (reason === 'set' && (await waitingBesides(tx, form.accountId, email)) >= MAX_PENDING_ADDRESSES) {
+          notificationAddressEvents.inc({ event: 'throttled' });
+          return undefined;
+        }
         const issued = { tokenHash: hashOf(token), tokenExpiresAt: expiresAt, mailedAt: sql`now()` };
         const [row] = await tx
           .insert(t)
@@ -224,6 +228,26 @@ export class NotificationAddresses {
     );
     return row;
   }
+}
+
+/** Advisory lock class of an account's confirmation links (forms' own classes: 4201, here 4205). */
+const ADDRESS_LOCK_CLASS = 4205;
+
+/** How many other addresses of the account wait for confirmation with a live link. */
+async function waitingBesides(db: Executor, accountId: number, email: string): Promise<number> {
+  const t = formNotificationAddresses;
+  const [waiting] = await db
+    .select({ n: count() })
+    .from(t)
+    .where(
+      and(
+        eq(t.accountId, accountId),
+        isNull(t.confirmedAt),
+        gt(t.tokenExpiresAt, sql`now()`),
+        ne(t.email, normal(email)),
+      ),
+    );
+  return waiting?.n ?? 0;
 }
 
 /** The account's own address, once verified, needs no confirmation. */

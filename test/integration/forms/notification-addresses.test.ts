@@ -220,6 +220,24 @@ describe.each(backends)('form notification addresses are confirmed before they g
     expect(own.status).toBe(200);
   });
 
+  it('holds the cap of addresses waiting when they are set at once (racing requests, any replica)', async () => {
+    const site = await hp.createSite(`nrace-${tag}`);
+    const api = formsApi(hp, site);
+    const form = await api.createOk({ name: 'Race', fields: contactFields });
+    const answers = await Promise.all(
+      Array.from({ length: 15 }, (_, i) =>
+        api.call('PUT', `/api/v1/forms/${form.id}`, { notification_email: `race${i}-${tag}@example.net` }),
+      ),
+    );
+    for (const res of answers) expect([200, 403], JSON.stringify(res.body)).toContain(res.status);
+    // However the requests interleaved, no more than ten addresses were sent a live link.
+    const result = (await hp.services.store.db.execute(
+      sql`select count(*)::int as n from form_notification_addresses
+          where account_id = ${site.accountId} and confirmed_at is null and token_expires_at > now()`,
+    )) as unknown as { rows: Array<{ n: number }> };
+    expect(result.rows[0]!.n).toBeLessThanOrEqual(10);
+  });
+
   it('the account API shows the state and says a link was mailed', async () => {
     const owner = await invitedOwner(hp, `nacct-${tag}@example.com`);
     const site = await hp.createSite(`nacct-${tag}`, { email: owner.email });
