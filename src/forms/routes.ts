@@ -64,7 +64,8 @@ export function formsRoutes(deps: {
       'Fails with 403 when the account already has as many forms as its plan allows.',
     tags,
     auth: 'apiKeyOrSession',
-    errors: ['KEY_SCOPE', 'NOT_FOUND', 'FORM_LIMIT', 'CONFLICT'],
+    // LIMIT_REACHED: too many notification addresses of the account wait for confirmation.
+    errors: ['KEY_SCOPE', 'NOT_FOUND', 'FORM_LIMIT', 'CONFLICT', 'LIMIT_REACHED'],
     middleware: [body],
     query: s.siteQuery,
     body: s.createFormBody,
@@ -133,7 +134,7 @@ export function formsRoutes(deps: {
       'A field sent in `fields` with the name of an existing field keeps that field’s id. The slug does not change with the name.',
     tags,
     auth: 'apiKeyOrSession',
-    errors: editErrors,
+    errors: [...editErrors, 'LIMIT_REACHED'],
     middleware: [body],
     body: s.updateFormBody,
     responses: { 200: { description: 'The form as changed', schema: s.formResponse } },

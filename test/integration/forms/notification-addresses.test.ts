@@ -238,6 +238,17 @@ describe.each(backends)('form notification addresses are confirmed before they g
     expect(result.rows[0]!.n).toBeLessThanOrEqual(10);
   });
 
+  it('documents the cap’s 403 LIMIT_REACHED on the form routes that set an address', async () => {
+    const doc = (await (await hp.request('/api/v1/openapi.json')).json()) as Json;
+    for (const [path, method] of [
+      ['/api/v1/forms', 'post'],
+      ['/api/v1/forms/{id}', 'put'],
+    ] as const)
+      expect(JSON.stringify(doc.paths[path][method].responses['403'] ?? null), `${method} ${path}`).toContain(
+        'LIMIT_REACHED',
+      );
+  });
+
   it('the account API shows the state and says a link was mailed', async () => {
     const owner = await invitedOwner(hp, `nacct-${tag}@example.com`);
     const site = await hp.createSite(`nacct-${tag}`, { email: owner.email });
