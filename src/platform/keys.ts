@@ -9,6 +9,12 @@ import type { Principal } from './types.js';
 export const TEMP_KEY_DEFAULT_SECONDS = 3600;
 export const TEMP_KEY_MIN_SECONDS = 60;
 export const TEMP_KEY_MAX_SECONDS = 86_400;
+/**
+ * Live temporary keys a site may hold (the console mints one an hour per signed-in tab): a bound on
+ * what a session can mint, and on the owner's list. Checked before the insert, so requests at once
+ * can pass it together: a bound on abuse, like the other caps.
+ */
+export const MAX_TEMP_KEYS_PER_SITE = 100;
 
 /** A new permanent API key. */
 export const newApiKey = (): string => newSecret('hp_live_');
@@ -82,6 +88,22 @@ export class Keys {
     expiresInSeconds: number,
     sessionId: number,
   ): Promise<{ key: string; expiresAt: Date }> {
+    const [live] = await this.db
+      .select({ n: sql<number>`count(*)::int` })
+      .from(apiKeys)
+      .where(
+        and(
+          eq(apiKeys.siteId, siteId),
+          eq(apiKeys.kind, 'temporary'),
+          isNull(apiKeys.revokedAt),
+          gt(apiKeys.expiresAt, sql`now()`),
+        ),
+      );
+    if ((live?.n ?? 0) >= MAX_TEMP_KEYS_PER_SITE)
+      throw new AppError('LIMIT_REACHED', {
+        message: `This site has ${MAX_TEMP_KEYS_PER_SITE} live temporary keys, the most it can have: revoke one (GET /api/v1/account/sites/{siteId}/temporary-keys) or wait for one to expire.`,
+        limit: MAX_TEMP_KEYS_PER_SITE,
+      });
     const key = newSecret('hp_temp_');
     const expiresAt = new Date(Date.now() + expiresInSeconds * 1000);
     try {

@@ -57,14 +57,15 @@ export function platformRoutes(deps: { platform: Platform; registry: RouteRegist
       '- `storage_folder_id` names the site; without it the account’s first site is used. A site ' +
       'of another account, or none, is a 404.\n' +
       '- `expires_in` is the lifetime in seconds, 60 to 86400 (one day), 3600 by default.\n' +
-      '- The body may be left out entirely: the defaults apply.',
+      '- The body may be left out entirely: the defaults apply.\n' +
+      '- A site holds at most 100 live temporary keys: beyond that 403 LIMIT_REACHED.',
     tags: ['Keys'],
     auth: 'session',
     secret: true,
     middleware: [jsonBody('16kb')],
     body: generateTempBody,
     bodyRequired: false,
-    errors: ['NOT_FOUND'],
+    errors: ['NOT_FOUND', 'LIMIT_REACHED'],
     requestExample: { body: { storage_folder_id: 1, expires_in: 3600 } },
     responses: {
       200: {

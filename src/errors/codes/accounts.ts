@@ -84,7 +84,7 @@ export const accountErrors = {
     extra: (p) => ({ limit: p.limit }),
     extraSchema: { limit: z.int().describe('How many the account or site may have') },
     description:
-      'The account has as many sites, or the site as many permanent keys or custom domains, as allowed',
+      'The account has as many sites (or notification addresses waiting for confirmation), or the site as many permanent or temporary keys or custom domains, as allowed',
   }),
   DOMAIN_TAKEN: define<{ hostname: string }>({
     status: 409,

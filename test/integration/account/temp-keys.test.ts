@@ -5,6 +5,7 @@ import { browserSignIn, call, invitedOwner, PASSWORD, tokenOf } from '../../supp
 import type { Json } from '../../support/forms-api.js';
 import { Accounts } from '../../../src/platform/accounts.js';
 import { hashSecret } from '../../../src/platform/secrets.js';
+import { MAX_TEMP_KEYS_PER_SITE } from '../../../src/platform/keys.js';
 
 // Finding 2 of issue 28: a temporary key dies with the session that minted it, and the owner sees
 // and revokes the live ones (README "Temporary keys and the session that minted them").
@@ -216,5 +217,33 @@ describe.each(backends)('temporary keys bound to their session on %s', (backend)
       expect(res.status).toBe(404);
     }
     expect(await works(key)).toBe(200);
+  });
+
+  it('a site holds at most MAX_TEMP_KEYS_PER_SITE live temporary keys: the next is 403 LIMIT_REACHED, an expired one frees a place', async () => {
+    const owner = await ownerWithSite('tk-cap');
+    // Filled in one statement (the cap is what is under test, not a hundred round trips).
+    const [session] = (
+      await hp.services.store.db.execute(
+        sql`select s.id from account_sessions s join accounts a on a.id = s.account_id where a.email = ${owner.email} limit 1`,
+      )
+    ).rows as Array<{ id: number }>;
+    await hp.services.store.db
+      .execute(sql`insert into api_keys (site_id, kind, key_hash, key_prefix, expires_at, session_id)
+      select ${owner.siteId}::int, 'temporary', 'cap-' || g, 'hp_temp_cap', now() + interval '1 hour', ${session!.id}::int
+      from generate_series(1, ${MAX_TEMP_KEYS_PER_SITE - 1}::int) g`);
+    const last = await mint(owner.bearer, owner.siteId);
+    const over = await call(hp, 'POST', '/api/keys/generate-temp', {
+      json: { storage_folder_id: owner.siteId },
+      headers: owner.bearer,
+    });
+    expect(over.status).toBe(403);
+    expect(over.body).toMatchObject({ error: 'LIMIT_REACHED', limit: MAX_TEMP_KEYS_PER_SITE });
+    expect(String(over.body.message)).toMatch(/revoke/i);
+    expect(await works(last)).toBe(200);
+    // Expired keys do not count.
+    await hp.services.store.db.execute(
+      sql`update api_keys set expires_at = now() - interval '1 second' where key_hash = 'cap-1'`,
+    );
+    expect(await works(await mint(owner.bearer, owner.siteId))).toBe(200);
   });
 });
