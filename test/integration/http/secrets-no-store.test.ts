@@ -139,7 +139,13 @@ describe.each(backends)('answers that carry a secret are never stored (%s)', (ba
       expect(cookie.body.csrf_token).toBeTypeOf('string');
       noStore(cookie);
       const me = await call(hp, 'GET', '/api/v1/account', {
-        headers: { cookie: cookie.headers.get('set-cookie')!.split(';')[0]! },
+        // The session's cookie, not the device cookie set beside it (README "Sign-in attempts and lockout").
+        headers: {
+          cookie: cookie.headers
+            .getSetCookie()
+            .find((c) => /^(__Host-)?hp_session=/.test(c))!
+            .split(';')[0]!,
+        },
       });
       expect(me.body.csrf_token).toBeTypeOf('string');
       noStore(me);
