@@ -93,7 +93,8 @@ describe('acknowledged switches across replicas (postgres+s3)', () => {
   };
 
   it('registers every edge process, and a switch returns on their acknowledgements', async () => {
-    expect((await liveEdges()).length).toBe(2);
+    // Each registers as it starts (before that, it reads the database).
+    await expect.poll(async () => (await liveEdges()).length).toBe(2);
     await api.deploy(version('v1'));
     await bothServe('v1');
     for (const v of ['v2', 'v3', 'v4']) {
@@ -113,9 +114,9 @@ describe('acknowledged switches across replicas (postgres+s3)', () => {
     try {
       await api.deploy(version('v5'));
       expect(await switches('fallback')).toBe(fallback + 1);
-      // The peer heard nothing (its notifications are held), yet serves the new version.
-      for (let round = 0; round < 20; round++)
-        for (const p of paths) expect(await get(peer!.port, p)).toBe(`v5 ${p}`);
+      // The peer heard nothing (its notifications are held, its sync round trips too, so each
+      // request waits for one to time out), yet serves the new version.
+      for (const p of paths) expect(await get(peer!.port, p)).toBe(`v5 ${p}`);
     } finally {
       peerNews.release();
     }
@@ -131,9 +132,7 @@ describe('acknowledged switches across replicas (postgres+s3)', () => {
     await api.deploy(version('v6'));
     expect(await switches('fallback')).toBe(fallback + 1);
     await bothServe('v6');
-    for (let i = 0; i < 100 && (await liveEdges()).includes('dead-process'); i++)
-      await new Promise((r) => setTimeout(r, 50));
-    expect(await liveEdges()).not.toContain('dead-process');
+    await expect.poll(liveEdges, { timeout: 5000 }).not.toContain('dead-process');
     const acked = await switches('acked');
     await api.deploy(version('v7'));
     expect(await switches('acked')).toBe(acked + 1);

@@ -47,6 +47,9 @@ function fakeEdge(syncWindowMs: number | null) {
       handlers = h;
       return () => undefined;
     },
+    // Registered as a live edge process, with a lease that always runs.
+    register: () => ({ holds: () => true }),
+    unregister: async () => undefined,
     roundTrip: () => {
       const d = deferred<boolean>();
       trips.push(d);
