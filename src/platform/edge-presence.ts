@@ -13,8 +13,8 @@ const SWEEP_EVERY = 20;
  *
  * A switch does not wait for a process whose lease ended, so such a process must not answer from
  * its caches: `holds()` is true only until the send time of its last successful renewal plus the
- * lease (on its own monotonic clock; the database set the lease from its now(), which came later,
- * so the process's view ends first). When a renewal succeeds after that, the lease may have lapsed
+ * lease, less a fifth (on its own monotonic clock; the database set the lease from its now(), which
+ * came later, so the process's view ends first unless the database's clock jumps ahead by more). When a renewal succeeds after that, the lease may have lapsed
  * in the database meanwhile and switches gone by unacknowledged: `onRegained` drops the caches.
  * The first registration counts as such (a process that starts after a switch reads it fresh).
  */
@@ -73,7 +73,8 @@ export class EdgePresence {
     }
     if (this.stopped) return;
     const lapsed = !this.holds();
-    this.validUntil = Math.max(this.validUntil, sent + this.leaseMs);
+    // A fifth of the lease kept back: room for the database's clock to run a little fast.
+    this.validUntil = Math.max(this.validUntil, sent + this.leaseMs * 0.8);
     if (lapsed) this.onRegained();
   }
 }
