@@ -111,6 +111,10 @@ export const configSchema = z.object({
   // back its own sync NOTIFY sent at most this long ago; a deploy switch (publish, restore) returns
   // after this long, so every replica serves the new version by then (src/edge/cache.ts).
   HOSTPLANE_EDGE_SYNC_MS: z.coerce.number().int().min(100).max(60_000).default(1000),
+  // With PostgreSQL, each edge process registers with a lease of this long, renewed every quarter
+  // of it; a switch waits for the acknowledgement of every process whose lease runs (one that
+  // died without a goodbye is waited for until its lease ends: the switch then takes the window).
+  HOSTPLANE_EDGE_LEASE_MS: z.coerce.number().int().min(200).max(600_000).default(5000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   // Cluster mode: Site custom resources are applied and reconciled (see the README's cluster section).
   HOSTPLANE_KUBERNETES: booleanFromEnv.default(false),
@@ -207,6 +211,8 @@ export interface EdgeConfig {
    * long a deploy switch waits before returning. Undefined with PGlite (one process: no replicas).
    */
   syncWindowMs: number | undefined;
+  /** An edge process's registration lease (ms), with PostgreSQL (see HOSTPLANE_EDGE_LEASE_MS). */
+  leaseMs: number;
 }
 
 export interface MailConfig {
@@ -323,6 +329,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       cacheBytes: c.HOSTPLANE_EDGE_CACHE_MB * 1024 * 1024,
       compression: c.HOSTPLANE_EDGE_COMPRESSION,
       syncWindowMs: c.DATABASE_URL ? c.HOSTPLANE_EDGE_SYNC_MS : undefined,
+      leaseMs: c.HOSTPLANE_EDGE_LEASE_MS,
     },
     schemaWaitMs: c.HOSTPLANE_SCHEMA_WAIT_SECONDS * 1000,
     kubernetes: c.HOSTPLANE_KUBERNETES

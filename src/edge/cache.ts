@@ -20,6 +20,8 @@ export interface EdgeOptions {
   cacheTtlMs?: number;
   /** Overrides config.edge.syncWindowMs (see `fresh`); null: no sync loop (a role serving no sites). */
   syncWindowMs?: number | null;
+  /** Overrides config.edge.leaseMs: this edge process's registration lease (see sync.ts). */
+  leaseMs?: number;
 }
 
 /**
@@ -121,6 +123,8 @@ export class EdgeCache {
     this.sync = new SyncWindow(
       events,
       options.syncWindowMs === null ? undefined : (options.syncWindowMs ?? config.edge.syncWindowMs),
+      options.leaseMs ?? config.edge.leaseMs,
+      () => this.dropAll(),
     );
     const nextGeneration = (siteId: number) =>
       this.generation.set(siteId, (this.generation.get(siteId) ?? 0) + 1);
@@ -134,15 +138,18 @@ export class EdgeCache {
           this.hosts.clear();
         },
         // e.g. after a lost NOTIFY connection, when changes may have been missed.
-        missed: () => {
-          this.epoch += 1;
-          this.pathEntries.clear();
-          this.routes.clear();
-          this.hosts.clear();
-        },
+        missed: () => this.dropAll(),
       }),
     ];
     this.stops.push(this.sync.start());
+  }
+
+  /** Forgets every path entry, resolution and host; a lookup in flight files nothing (epoch). */
+  private dropAll(): void {
+    this.epoch += 1;
+    this.pathEntries.clear();
+    this.routes.clear();
+    this.hosts.clear();
   }
 
   close(): void {

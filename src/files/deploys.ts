@@ -3,10 +3,10 @@ import { sql } from 'drizzle-orm';
 import { blobKeyForHash, type BlobStore } from '../blob/index.js';
 import { AppError } from '../errors/index.js';
 import { dbOp } from '../observability/index.js';
-import type { Platform, Principal, SiteUsage } from '../platform/index.js';
+import type { Platform, Principal, SiteEvents, SiteUsage } from '../platform/index.js';
 import type { Db, Executor } from '../store/index.js';
 import { commitDeployBlob, progress, type DeployState } from './deploy-blobs.js';
-import { deployEventsTotal } from './metrics.js';
+import { deployEventsTotal, deploySwitchWaitSeconds } from './metrics.js';
 import { pendingBytes, pruneDeploys, rollbackLimit, rollbackUsage } from './deploy-retention.js';
 import {
   assertPathLimits,
@@ -65,6 +65,8 @@ export class DeploysService {
     private readonly upgradeUrl: string,
     /** Wait after a switch so that every edge has heard of it (see edge/cache.ts, sync window). */
     private readonly syncWindowMs: number | undefined,
+    /** Several replicas (syncWindowMs set): asks the live edge processes to acknowledge a switch. */
+    private readonly events?: Pick<SiteEvents, 'awaitAcks'>,
   ) {}
 
   /** Validates a manifest: canonical paths (upload rules), no path inside another file. */
@@ -305,9 +307,25 @@ export class DeploysService {
       return this.get(siteId, id, tx);
     });
     deployEventsTotal.inc({ event: action });
-    // Every edge replica has heard of the switch once the sync window has passed (edge/cache.ts).
-    if (this.syncWindowMs !== undefined) await delay(this.syncWindowMs);
+    if (this.syncWindowMs !== undefined) await this.untilEveryReplicaServes(this.syncWindowMs);
     return done;
+  }
+
+  /**
+   * After a switch's commit: returns once every live edge process acknowledged it, or else once
+   * the sync window has passed, when every replica has heard of it anyway (edge/sync.ts).
+   */
+  private async untilEveryReplicaServes(windowMs: number): Promise<void> {
+    const committed = performance.now();
+    const acked = (await this.events?.awaitAcks(windowMs)) ?? false;
+    if (!acked) {
+      const left = windowMs - (performance.now() - committed);
+      if (left > 0) await delay(left);
+    }
+    deploySwitchWaitSeconds.observe(
+      { outcome: acked ? 'acked' : 'fallback' },
+      (performance.now() - committed) / 1000,
+    );
   }
 
   async list(siteId: number, page: number, perPage: number) {

@@ -48,3 +48,12 @@ export const deployEventsTotal = new client.Counter({
   labelNames: ['event'] as const,
   registers: [registry],
 });
+
+/** How long a switch waited after its commit before returning (files/deploys.ts), by outcome. */
+export const deploySwitchWaitSeconds = new client.Histogram({
+  name: 'hostplane_deploy_switch_wait_seconds',
+  help: 'Time a deploy switch (finalize, publish, restore) waited after its commit until every edge replica serves it: acked (every live edge process acknowledged) or fallback (one did not answer in time: the sync window).',
+  labelNames: ['outcome'] as const,
+  buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+  registers: [registry],
+});

@@ -20,6 +20,7 @@ export { planFor, plans, planTypes, type Plan, type PlanType } from './plans.js'
 export { SLUG_MAX_LENGTH, SLUG_PATTERN, SLUG_RULE, isValidSlug } from './slug.js';
 export { formatBytes, percentage } from './format.js';
 export { SiteEvents, type SiteEventHandlers } from './site-events.js';
+export type { EdgePresence } from './edge-presence.js';
 export { platformModule } from './routes.js';
 export { authenticators, unauthorized } from './auth.js';
 export { siteForRequest } from './site-scope.js';

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { sql, type SQL } from 'drizzle-orm';
 import { CHANNELS, type Store } from '../store/index.js';
+import { EdgePresence } from './edge-presence.js';
 
 /** What changed about a site, as every replica hears it. */
 export type SiteEvent =
@@ -31,6 +32,10 @@ const ROUTES = 'routes';
 const REMOVED = 'removed:';
 /** `sync:<marker>`: a process's own round trip through the channel (see roundTrip). */
 const SYNC = 'sync:';
+/** `ackreq:<token>`: a switch asks every live edge process to acknowledge (see awaitAcks). */
+const ACK_REQUEST = 'ackreq:';
+/** `ack:<token>:<edge process id>`: an edge process's answer. */
+const ACK = 'ack:';
 
 function encode(event: SiteEvent): string {
   if (event.kind === 'routes') return ROUTES;
@@ -70,6 +75,9 @@ export class SiteEvents {
   private readonly syncToken = randomUUID();
   private syncSeq = 0;
   private readonly syncWaiting = new Map<string, () => void>();
+  /** This process's edge registration, if it serves sites on PostgreSQL: it answers acks then. */
+  private presence: EdgePresence | undefined;
+  private readonly ackWaiting = new Map<string, (edgeId: string) => void>();
 
   constructor() {
     this.emitter.setMaxListeners(0);
@@ -80,6 +88,11 @@ export class SiteEvents {
       CHANNELS.site,
       (payload) => {
         if (payload.startsWith(SYNC)) return this.syncWaiting.get(payload.slice(SYNC.length))?.();
+        if (payload.startsWith(ACK_REQUEST)) return this.acknowledge(payload.slice(ACK_REQUEST.length));
+        if (payload.startsWith(ACK)) {
+          const [token, edgeId] = payload.slice(ACK.length).split(':');
+          return edgeId ? this.ackWaiting.get(token!)?.(edgeId) : undefined;
+        }
         const event = decode(payload);
         if (event) this.emit(event);
       },
@@ -114,6 +127,88 @@ export class SiteEvents {
     }
   }
 
+  /**
+   * Registers this process as a live edge process (a lease in edge_processes, renewed) that
+   * answers switches' acknowledgement requests; `onRegained` drops its caches (edge-presence.ts).
+   */
+  register(leaseMs: number, onRegained: () => void): EdgePresence | undefined {
+    const store = this.store;
+    if (!store || this.presence) return undefined;
+    const presence = new EdgePresence(store.db, leaseMs, onRegained);
+    this.presence = presence;
+    presence.start();
+    return presence;
+  }
+
+  /** Ends this process's registration (it no longer answers acknowledgement requests). */
+  async unregister(): Promise<void> {
+    const presence = this.presence;
+    this.presence = undefined;
+    await presence?.stop();
+  }
+
+  /**
+   * After a switch committed: asks every live edge process (lease running) to acknowledge, and
+   * resolves true once each has (within `timeoutMs`), false otherwise. One statement reads the
+   * live set and sends the request, so a process that registered before it was already listening
+   * (it listens first) and hears the request after the switch; one that registers later starts
+   * with empty caches. A process answers only what its LISTEN connection delivered, in commit
+   * order: after the switch's own notification, whose handlers ran as it was heard.
+   */
+  async awaitAcks(timeoutMs: number): Promise<boolean> {
+    const store = this.store;
+    if (!store) return false;
+    const token = randomUUID();
+    const acked = new Set<string>();
+    let expected: string[] | undefined;
+    let done: (ok: boolean) => void = () => {};
+    const all = new Promise<boolean>((resolve) => (done = resolve));
+    const check = () => {
+      if (expected?.every((id) => acked.has(id))) done(true);
+    };
+    this.ackWaiting.set(token, (edgeId) => {
+      acked.add(edgeId);
+      check();
+    });
+    const timer = setTimeout(() => done(false), timeoutMs);
+    timer.unref();
+    try {
+      const [row] = (
+        (await store.db.execute(sql`
+          select array(select id from edge_processes where lease_until > now()) as ids,
+            pg_notify(${CHANNELS.site}, ${ACK_REQUEST + token}) is null as sent`)) as unknown as {
+          rows: Array<{ ids: string[] }>;
+        }
+      ).rows;
+      expected = row?.ids ?? [];
+      check();
+      return await all;
+    } catch {
+      return false;
+    } finally {
+      clearTimeout(timer);
+      this.ackWaiting.delete(token);
+    }
+  }
+
+  /**
+   * Answers an acknowledgement request heard on the LISTEN connection, if this process is a
+   * registered edge. On the next turn of the event loop: after the handlers of everything heard
+   * before it, and after a reconnect's `missed` (a notification may arrive in the same read as a
+   * new connection's LISTEN reply, before the reconnect is reported).
+   */
+  private acknowledge(token: string): void {
+    const store = this.store;
+    const presence = this.presence;
+    if (!store || !presence) return;
+    setImmediate(() => {
+      if (this.presence !== presence) return;
+      store.db
+        .execute(sql`select pg_notify(${CHANNELS.site}, ${`${ACK}${token}:${presence.id}`})`)
+        .catch(() => {});
+    });
+  }
+
   /** Tells this process at once; other replicas hear the NOTIFY sent in the write's transaction. */
   contentChanged(siteId: number): void {
     this.emit({ kind: 'content', siteId });
@@ -132,6 +227,7 @@ export class SiteEvents {
   }
 
   async close(): Promise<void> {
+    await this.unregister();
     await this.unlisten?.();
   }
 

@@ -223,3 +223,13 @@ export const accountSignInChallenges = pgTable(
   },
   (t) => [uniqueIndex('account_sign_in_challenges_hash_key').on(t.tokenHash)],
 );
+
+/**
+ * The live edge processes (every process that serves sites on PostgreSQL), each holding a lease it
+ * renews: a deploy switch waits for the acknowledgement of every one whose lease runs (see
+ * edge-presence.ts). A process killed without a goodbye stops being waited for when its lease ends.
+ */
+export const edgeProcesses = pgTable('edge_processes', {
+  id: text('id').primaryKey(),
+  leaseUntil: timestamp('lease_until', { withTimezone: true }).notNull(),
+});

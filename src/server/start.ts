@@ -104,7 +104,15 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const platform = new Platform(store.db, platformOptions(config));
   const upgradeUrl = upgradeUrlOf(config);
   const files = new FilesService(store.db, blobs, platform, events, upgradeUrl);
-  const deploys = new DeploysService(store.db, blobs, files, platform, upgradeUrl, config.edge.syncWindowMs);
+  const deploys = new DeploysService(
+    store.db,
+    blobs,
+    files,
+    platform,
+    upgradeUrl,
+    config.edge.syncWindowMs,
+    events,
+  );
   const publish = new PublishService(store.db, {
     pages: config.tempPages.maxPages,
     bytes: config.tempPages.maxBytes,

@@ -33,6 +33,8 @@ const row = (path: string, hash: string) => ({
 /** An EdgeCache on fakes: the database lookups and the sync round trips are the test's to answer. */
 function fakeEdge(syncWindowMs: number | null) {
   let handlers: SiteEventHandlers | undefined;
+  /** Whether this process's lease runs; `regained` is what the edge does when it renews late. */
+  const lease = { holds: true, regained: undefined as (() => void) | undefined };
   const lookups: Array<Deferred<ReturnType<typeof row>[]>> = [];
   const trips: Array<Deferred<boolean>> = [];
   const files = {
@@ -47,6 +49,12 @@ function fakeEdge(syncWindowMs: number | null) {
       handlers = h;
       return () => undefined;
     },
+    // Registered as a live edge process, with a lease that always runs.
+    register: (_leaseMs: number, onRegained: () => void) => {
+      lease.regained = onRegained;
+      return { holds: () => lease.holds };
+    },
+    unregister: async () => undefined,
     roundTrip: () => {
       const d = deferred<boolean>();
       trips.push(d);
@@ -56,7 +64,7 @@ function fakeEdge(syncWindowMs: number | null) {
   const cache = new EdgeCache(config, {} as Platform, files, {} as DeploysService, {} as BlobStore, events, {
     syncWindowMs,
   });
-  return { cache, lookups, trips, handlers: () => handlers! };
+  return { cache, lookups, trips, lease, handlers: () => handlers! };
 }
 
 describe('edge cache and missed notifications', () => {
@@ -121,6 +129,36 @@ describe('edge cache while the sync loop is behind', () => {
     for (const l of edge.lookups.slice(1)) l.resolve([row('a.html', 'v2')]);
     for (const a of await Promise.all(requests))
       expect(a).toMatchObject({ type: 'file', entry: { hash: 'v2' } });
+    edge.cache.close();
+  });
+});
+
+describe('edge cache and its registration lease', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('answers from the caches only while its lease runs, and drops them when it renews after a lapse', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    const edge = fakeEdge(60_000);
+    const site = { id: 1 };
+    edge.trips[0]!.resolve(true);
+    const warming = edge.cache.resolve(site, '/a.html');
+    await vi.waitFor(() => expect(edge.lookups).toHaveLength(1));
+    edge.lookups[0]!.resolve([row('a.html', 'v1')]);
+    await warming;
+    expect(edge.cache.cachedResolution(site, '/a.html')).toBeDefined();
+    // The lease lapsed (a switch no longer waits for this process): the database answers.
+    edge.lease.holds = false;
+    expect(edge.cache.cachedResolution(site, '/a.html')).toBeUndefined();
+    const during = edge.cache.resolve(site, '/a.html');
+    await vi.waitFor(() => expect(edge.lookups).toHaveLength(2));
+    edge.lookups[1]!.resolve([row('a.html', 'v2')]);
+    expect(await during).toMatchObject({ entry: { hash: 'v2' } });
+    // Renewed: what the caches held from before (v1, perhaps switched away unheard) is gone.
+    edge.lease.holds = true;
+    edge.lease.regained!();
+    expect(edge.cache.cachedResolution(site, '/a.html')).toBeUndefined();
     edge.cache.close();
   });
 });
