@@ -36,10 +36,16 @@ export interface SiteRef {
   id: number;
   /** A preview host (`<deploy id>--<slug>`): the deploy's manifest, not the live file set. */
   deployId?: string;
+  /**
+   * Previews: the site's generation when the deploy was found previewable. A switch prunes deploys
+   * and moves the generation (acknowledged by every edge before it returns), so a cached preview
+   * host of an older generation is looked up again: a pruned preview answers 404 at once.
+   */
+  generation?: number;
 }
 
 /** A preview-shaped host with no previewable deploy behind it: a 404 (noindex), never a site. */
-export const NO_SUCH_PREVIEW: SiteRef = Object.freeze({ id: 0, deployId: '' });
+export const NO_SUCH_PREVIEW: SiteRef = Object.freeze({ id: 0, deployId: '', generation: 0 });
 
 /** What a Host header means to the edge (see the HostHandler it implements). */
 export type HostRoute = RouteOf<SiteRef>;
@@ -168,7 +174,12 @@ export class EdgeCache {
 
   /** The cached meaning of a raw Host header, if any (no work beyond one lookup). */
   cachedHost(hostHeader: string | undefined): HostRoute | undefined {
-    return hostHeader === undefined ? NOT_A_SITE_HOST : this.hosts.get(hostHeader);
+    if (hostHeader === undefined) return NOT_A_SITE_HOST;
+    const route = this.hosts.get(hostHeader);
+    const site = route?.serve ? route.site : undefined;
+    if (site?.deployId !== undefined && site.generation !== (this.generation.get(site.id) ?? 0))
+      return undefined;
+    return route;
   }
 
   async lookupHost(hostHeader: string | undefined): Promise<HostRoute> {
@@ -191,8 +202,9 @@ export class EdgeCache {
         if (site) route = { serve: true, site: { id: site.id } };
       }
     }
-    // Unknown hosts are remembered briefly only, so a new site is served within seconds.
-    const known = route.serve && route.site !== undefined && route.site !== NO_SUCH_PREVIEW;
+    // Unknown hosts are remembered briefly only, so a new site is served within seconds; previews
+    // too, since a draft's finalize may prune others without moving the site's generation.
+    const known = route.serve && route.site !== undefined && route.site.deployId === undefined;
     if (epoch === this.epoch) this.hosts.set(hostHeader, route, known ? {} : { ttl: 2000 });
     return route;
   }
@@ -202,8 +214,11 @@ export class EdgeCache {
     const match = PREVIEW_LABEL.exec(label);
     if (!match) return undefined;
     const site = await this.platform.siteBySlug(match[2]!);
-    if (!site || !(await this.deploys.previewable(site.id, match[1]!))) return undefined;
-    return { id: site.id, deployId: match[1]! };
+    if (!site) return undefined;
+    // Read before the lookup: a prune committed while it runs moves it, and the entry is not reused.
+    const generation = this.generation.get(site.id) ?? 0;
+    if (!(await this.deploys.previewable(site.id, match[1]!))) return undefined;
+    return { id: site.id, deployId: match[1]!, generation };
   }
 
   private routeKey(site: SiteRef, urlPath: string): string {

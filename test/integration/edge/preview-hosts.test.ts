@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../../../src/errors/index.js';
+import { DEPLOY_RETENTION } from '../../../src/files/index.js';
 import { adminCommands } from '../../../src/server/admin-socket.js';
 import { call, invitedOwner } from '../../support/account-api.js';
 import { deployClient } from '../../support/deploys-api.js';
@@ -97,6 +98,18 @@ describe.each(backends)('preview hosts nobody else can claim (%s)', (backend) =>
       status: 200,
       text: 'legacy page',
     });
+  });
+
+  it('a preview pruned by a switch answers 404 as soon as the switch returns, from a warm cache too', async () => {
+    const site = await hp.createSite(`prune-${tag}`);
+    const api = deployClient(hp.port, site.apiKey);
+    const first = await api.deploy({ 'index.html': 'v0' });
+    const host = `${first}--prune-${tag}.localhost:8080`;
+    expect(await page(host)).toMatchObject({ status: 200, text: 'v0' });
+    // The free plan keeps DEPLOY_RETENTION.free published deploys besides the live one.
+    for (let i = 1; i <= DEPLOY_RETENTION.free + 1; i++) await api.deploy({ 'index.html': `v${i}` });
+    expect((await api.call('GET', `/api/v1/deploys/${first}`)).status).toBe(404);
+    expect(await page(host)).toMatchObject({ status: 404, robots: 'noindex' });
   });
 
   it('marks temporary pages and their 404s noindex', async () => {
