@@ -93,8 +93,8 @@ describe('configuration', () => {
     expect(loadConfig({ HOSTPLANE_UPLOADS_MAX_SITE_INFLIGHT_MB: '' }).uploads.maxSiteBytes).toBe(32 * MiB);
     // A share above the budget is the budget.
     expect(
-      loadConfig({ HOSTPLANE_UPLOADS_MAX_INFLIGHT_MB: '8', HOSTPLANE_UPLOADS_MAX_SITE_INFLIGHT_MB: '64' }).uploads
-        .maxSiteBytes,
+      loadConfig({ HOSTPLANE_UPLOADS_MAX_INFLIGHT_MB: '8', HOSTPLANE_UPLOADS_MAX_SITE_INFLIGHT_MB: '64' })
+        .uploads.maxSiteBytes,
     ).toBe(8 * MiB);
     const custom = loadConfig({
       HOSTPLANE_BODY_TIMEOUT_SECONDS: '1.5',

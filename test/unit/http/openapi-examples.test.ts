@@ -12,7 +12,13 @@ const config = loadConfig({ HOSTPLANE_DATA_DIR: '/nonexistent' });
 const stub = {} as never;
 const modules: DomainModule[] = [
   platformModule(stub),
-  filesModule({ config, platform: stub, files: stub, deploys: stub, uploads: new UploadAdmission(config.uploads) }),
+  filesModule({
+    config,
+    platform: stub,
+    files: stub,
+    deploys: stub,
+    uploads: new UploadAdmission(config.uploads),
+  }),
   publishModule({ config, publish: stub, limiter: stub, logger: stub }),
 ];
 const registry = new RouteRegistry({ none: [], apiKey: [], apiKeyOrSession: [], session: [] });
