@@ -29,7 +29,7 @@ export const MAX_KEYLESS_MCP_BODY_BYTES = 5 * 1024 * 1024;
  */
 export const MAX_MCP_BATCH = 10;
 
-/** A body over this (or of unknown length) takes one of the process's large-body slots. */
+/** A body over this (or of unknown length) takes its share of the process's upload byte budget. */
 const LARGE_BODY_BYTES = 1024 * 1024;
 
 export interface McpDeps {

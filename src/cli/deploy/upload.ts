@@ -88,7 +88,7 @@ export async function uploadAll(
         window = accepted;
         events.paced(window, err.message);
       }
-      // Waiting holds no slot of the server's: the window goes on with the others meanwhile.
+      // Waiting holds none of the server's upload budget: the window goes on with the others meanwhile.
       waiting++;
       release();
       await delay(err.waitMs);
