@@ -306,18 +306,18 @@ describe('console: the site file browser (Chromium)', () => {
     page.on('requestfailed', (request) => {
       if (request.url().endsWith('/api/v1/files/upload')) cut.push(request.failure()?.errorText ?? '');
     });
-    const names = Array.from({ length: 8 }, (_, i) => `left-${i}.txt`);
+    const names = Array.from({ length: 12 }, (_, i) => `left-${i}.txt`);
     const folder = await tree(path.join(dir, 'left'), Object.fromEntries(names.map((name) => [name, name])));
     const input = (await page.$('[data-testid=upload-files]')) as ElementHandle<HTMLInputElement>;
     await input.uploadFile(...names.map((name) => path.join(folder, name)));
-    await page.waitForFunction(() => document.body.innerText.includes('0 of 8 files'));
-    await eventually('four uploads in flight', async () => held.length === 4 || undefined);
+    await page.waitForFunction(() => document.body.innerText.includes('0 of 12 files'));
+    await eventually('eight uploads in flight', async () => held.length === 8 || undefined);
 
     await page.locator('nav.tabs a ::-p-text(Deploys)').click();
     await waitForText(page, 'No deploys yet');
-    // The four in flight were cut off by the page, and no other file was sent.
-    await eventually('the uploads in flight cut off', async () => cut.length === 4 || undefined);
-    expect(held).toHaveLength(4);
+    // The eight in flight were cut off by the page, and no other file was sent.
+    await eventually('the uploads in flight cut off', async () => cut.length === 8 || undefined);
+    expect(held).toHaveLength(8);
     for (const name of names) expect((await served(`site/${name}`)).status).toBe(404);
   });
 
