@@ -1,6 +1,7 @@
-// Admission of uploads under bursts, on a built `hostplane serve` with its defaults (PGlite, blobs on
-// disk, the upload budget as the build sets it): the server's RSS under a burst of large uploads,
-// and what a burst of small uploads to one site is answered. A benchmark, not a test: it reports
+// Admission of uploads under bursts, on a built `hostplane serve` on PostgreSQL + MinIO (the chart's
+// shape; the test suite's throwaway servers) with the upload limits as the build sets them: the
+// server's RSS under a burst of large uploads, and what a burst of small uploads to one site is
+// answered. A benchmark, not a test: it reports
 // figures and asserts nothing. See README.md ("Bursts and admission").
 //
 //   scripts/node.sh exec npx tsx bench/uploads/burst.ts [--bin dist/src/cli/main.js] [--json]
@@ -14,8 +15,11 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
+import { writeFileSync } from 'node:fs';
+import { createBucket, startMinio, type S3Env } from '../../test/support/minio.js';
+import { createDatabase, startPostgres } from '../../test/support/postgres.js';
 import { request } from '../support/http.js';
-import { startServer, type BenchServer } from '../support/server.js';
+import { s3Env, startServer, type BenchServer } from '../support/server.js';
 
 const { values } = parseArgs({
   options: {
@@ -36,12 +40,25 @@ const memoryOf = (pid: number) => {
   return { rssMb: Math.round(kb('VmRSS') / 1024), peakMb: Math.round(kb('VmHWM') / 1024) };
 };
 
+const backing: { postgresUrl?: string; minio?: S3Env } = {};
+
+/** A fresh server process on a database and bucket of its own. */
 async function serve(): Promise<BenchServer> {
+  if (!backing.postgresUrl || !backing.minio) throw new Error('no PostgreSQL / MinIO');
   // No HOSTPLANE_UPLOADS_* here: the build's own defaults are what is measured.
-  const env = { ...process.env, LOG_LEVEL: 'error', HOSTPLANE_BASE_URL: 'http://localhost:8080' };
-  for (const name of Object.keys(env)) if (name.startsWith('HOSTPLANE_UPLOADS_')) delete env[name];
+  for (const name of Object.keys(process.env))
+    if (name.startsWith('HOSTPLANE_UPLOADS_')) delete process.env[name];
+  const env = {
+    LOG_LEVEL: 'error',
+    HOSTPLANE_BASE_URL: 'http://localhost:8080',
+    DATABASE_URL: await createDatabase(backing.postgresUrl),
+    ...s3Env(backing.minio, await createBucket(backing.minio)),
+  };
   return startServer({ bin, name: 'upload-burst', env, output: 'ignore' });
 }
+
+/** Resets the process's peak RSS (VmHWM) to its RSS now (Linux: clear_refs 5). */
+const resetPeak = (pid: number) => writeFileSync(`/proc/${pid}/clear_refs`, '5');
 
 /** One upload sent until it is stored, waiting out each 429/503 per its retry_after. */
 async function untilStored(port: number, headers: Record<string, string>, body: string) {
@@ -73,6 +90,7 @@ async function largeBurst(sites: number) {
       }),
     );
     const idle = memoryOf(server.pid);
+    resetPeak(server.pid);
     let sampledPeak = 0;
     const sampler = setInterval(() => (sampledPeak = Math.max(sampledPeak, memoryOf(server.pid).rssMb)), 20);
     const t0 = performance.now();
@@ -124,6 +142,9 @@ async function smallBurst() {
 }
 
 const log = (line: string) => values.json || console.log(line);
+const postgres = await startPostgres();
+const minio = await startMinio();
+Object.assign(backing, { postgresUrl: postgres.url, minio });
 const result = { bin: path.relative(process.cwd(), bin), small: await smallBurst(), large: [] as unknown[] };
 log(`8 small uploads to one site at once: ${JSON.stringify(result.small.statuses)}`);
 for (const sites of [1, 4]) {
@@ -132,3 +153,4 @@ for (const sites of [1, 4]) {
   log(`${run.uploads} at once to ${sites} site(s): ${JSON.stringify(run)}`);
 }
 if (values.json) console.log(JSON.stringify(result));
+await Promise.all([postgres.stop(), minio.stop()]);
