@@ -227,8 +227,14 @@ async function main() {
       ...s3Env(minio, await createBucket(minio)),
       LOG_LEVEL: 'error',
     };
-    // Latency is measured with the upload caps out of the way (they would refuse, not slow down).
-    const uncapped = { HOSTPLANE_UPLOADS_MAX_CONCURRENT: '1000', HOSTPLANE_UPLOADS_MAX_PER_SITE: '1000' };
+    // Latency is measured with the upload limits out of the way (they would refuse, not slow down):
+    // the byte budget, and the count caps of builds before it (for A/B runs with --bin).
+    const uncapped = {
+      HOSTPLANE_UPLOADS_MAX_INFLIGHT_MB: '100000',
+      HOSTPLANE_UPLOADS_MAX_SITE_INFLIGHT_MB: '100000',
+      HOSTPLANE_UPLOADS_MAX_CONCURRENT: '1000',
+      HOSTPLANE_UPLOADS_MAX_PER_SITE: '1000',
+    };
     server = await serve({ ...env, ...uncapped });
     const created = await server.createSite('bench');
     const headers = { 'x-api-key': created.apiKey, 'content-type': 'application/json' };

@@ -116,7 +116,7 @@ retried with back-off (Retry-After honoured), 5 attempts per call.
   --api URL          The API (default: HOSTPLANE_API_URL, else http://localhost:8080)
   --draft            Do not publish: print the preview URL (publish later with \`hostplane publish ID\`)
   --dry-run          Hash and compare with the live deploy; upload and change nothing
-  --concurrency N    Uploads at once (1-32, default 6)
+  --concurrency N    Uploads at once (1-32, default 8)
   --json             Print one JSON object on stdout (progress and notes go to stderr)
 ${ENV}`,
 

@@ -47,13 +47,15 @@ export const configSchema = z.object({
   // and how many sites a pass takes: counters a previous release's replicas left wrong heal.
   HOSTPLANE_COUNTER_RECOUNT_SECONDS: z.coerce.number().min(1).max(86_400).default(60),
   HOSTPLANE_COUNTER_RECOUNT_BATCH: z.coerce.number().int().min(1).max(10_000).default(50),
-  // Uploads (files and videos) received at once by one process, and for one site: beyond either
-  // the request is refused before its body is read (503 / 429 with Retry-After). A memory bound.
-  HOSTPLANE_UPLOADS_MAX_CONCURRENT: z.coerce.number().int().min(1).max(10_000).default(4),
-  // Unset: a quarter of the process's slots (at least 1), so a few sites cannot take every slot.
-  HOSTPLANE_UPLOADS_MAX_PER_SITE: z.preprocess(
+  // Uploads (files, videos, deploy blobs, /mcp bodies over 1 MiB) are admitted by what their bodies
+  // may cost in memory (about twice a large JSON upload's Content-Length, at most 16 MiB for a
+  // streamed video), before the body is read: beyond the process's budget 503, beyond one site's
+  // share of it 429, both with Retry-After. A memory bound, so per process.
+  HOSTPLANE_UPLOADS_MAX_INFLIGHT_MB: z.coerce.number().int().min(1).max(1_048_576).default(128),
+  // Unset: a quarter of the budget, so one site's large uploads leave three quarters to the others.
+  HOSTPLANE_UPLOADS_MAX_SITE_INFLIGHT_MB: z.preprocess(
     (v) => (v === '' ? undefined : v),
-    z.coerce.number().int().min(1).max(10_000).optional(),
+    z.coerce.number().int().min(1).max(1_048_576).optional(),
   ),
   // Request bodies (every reader: uploads, videos, JSON, forms): while the server waits for the
   // body, each window of this many seconds must bring at least MIN_RATE bytes a second (and at
@@ -162,7 +164,8 @@ export interface Config {
   /** The periodic recount of the sites' file counters (files/counters.ts): interval, sites per pass. */
   counterRecount: { everyMs: number; batch: number };
   /** Uploads one process receives at once, in all and per site (a memory bound, per process). */
-  uploads: { maxConcurrent: number; maxPerSite: number };
+  /** The upload byte budget of one process, and one site's share of it (src/http/upload-admission.ts). */
+  uploads: { maxBytes: number; maxSiteBytes: number };
   /** Deadlines of the request itself: headers, body progress, the whole request. */
   requests: RequestDeadlines;
   /** The edge's hot path: sampling of spans and access logs, cache memory, compression. */
@@ -310,9 +313,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       batch: c.HOSTPLANE_COUNTER_RECOUNT_BATCH,
     },
     uploads: {
-      maxConcurrent: c.HOSTPLANE_UPLOADS_MAX_CONCURRENT,
-      maxPerSite:
-        c.HOSTPLANE_UPLOADS_MAX_PER_SITE ?? Math.max(1, Math.floor(c.HOSTPLANE_UPLOADS_MAX_CONCURRENT / 4)),
+      maxBytes: c.HOSTPLANE_UPLOADS_MAX_INFLIGHT_MB * 1024 * 1024,
+      maxSiteBytes:
+        Math.min(
+          c.HOSTPLANE_UPLOADS_MAX_SITE_INFLIGHT_MB ?? Math.max(1, c.HOSTPLANE_UPLOADS_MAX_INFLIGHT_MB / 4),
+          c.HOSTPLANE_UPLOADS_MAX_INFLIGHT_MB,
+        ) *
+        1024 *
+        1024,
     },
     requests: {
       headersTimeoutMs: c.HOSTPLANE_HEADERS_TIMEOUT_SECONDS * 1000,

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Transform, type Readable } from 'node:stream';
-import type { Request, Router } from 'express';
+import type { Request, RequestHandler, Router } from 'express';
 import { siteUrl, type Config } from '../config/index.js';
 import { AppError, type ErrorCode } from '../errors/index.js';
 import { jsonBody, paginationJson, type RouteRegistry } from '../http/index.js';
@@ -11,7 +11,6 @@ import * as s from './deploy-schemas.js';
 import { deployDocs } from './deploy-docs.js';
 import { MAX_FILE_BYTES, type FilesService } from './service.js';
 import { tooLargeFor } from './upload-rules.js';
-import type { UploadSlots } from './upload-slots.js';
 
 const siteScoped: ErrorCode[] = ['KEY_SCOPE', 'NOT_FOUND'];
 const SHA256 = /^[0-9a-f]{64}$/;
@@ -67,9 +66,9 @@ export function deployRoutes(deps: {
   deploys: DeploysService;
   registry: RouteRegistry;
   router: Router;
-  uploadSlots: UploadSlots;
+  admitBlob: RequestHandler;
 }): void {
-  const { config, platform, files, deploys, registry, router, uploadSlots } = deps;
+  const { config, platform, files, deploys, registry, router, admitBlob } = deps;
   const tags = ['Deploys'];
   const small = jsonBody('16kb');
   const params = { id: s.deployIdParam };
@@ -138,7 +137,7 @@ export function deployRoutes(deps: {
       description: 'The bytes of the blob (none: the empty blob)',
       required: false,
     },
-    middleware: [uploadSlots.admit],
+    middleware: [admitBlob],
     query: s.siteOnlyQuery,
     requestExample: deployDocs.upload.requestExample,
     responses: {

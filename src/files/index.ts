@@ -1,5 +1,5 @@
 import type { Config } from '../config/index.js';
-import type { DomainModule } from '../http/index.js';
+import type { DomainModule, UploadAdmission } from '../http/index.js';
 import type { Platform } from '../platform/index.js';
 import { filesRoutes } from './routes.js';
 import type { DeploysService } from './deploys.js';
@@ -24,6 +24,7 @@ export function filesModule(deps: {
   platform: Platform;
   files: FilesService;
   deploys: DeploysService;
+  uploads: UploadAdmission;
 }): DomainModule {
   return {
     name: 'files',

@@ -1,19 +1,6 @@
 import client from 'prom-client';
 import { registry } from '../observability/index.js';
 
-export const uploadsInFlight = new client.Gauge({
-  name: 'hostplane_uploads_in_flight',
-  help: 'File and video uploads this process is receiving or storing now.',
-  registers: [registry],
-});
-
-export const uploadRefusalsTotal = new client.Counter({
-  name: 'hostplane_upload_refusals_total',
-  help: 'Uploads refused before their body was read because a concurrency cap was reached, by cap (process, site).',
-  labelNames: ['cap'] as const,
-  registers: [registry],
-});
-
 /**
  * How uploads and the orphan-blob sweeper met on a blob: sweeper claimed / deleted / skipped
  * (referenced, or claimed by another sweeper) / gave up (deadline); an upload waited for a claim or

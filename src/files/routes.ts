@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { siteUrl, type Config } from '../config/index.js';
 import { AppError, isAppError, outageError, type ErrorCode } from '../errors/index.js';
-import { jsonBody, paginationJson, type RouteRegistry } from '../http/index.js';
+import { jsonBody, paginationJson, type RouteRegistry, type UploadAdmission } from '../http/index.js';
 import { formatBytes, siteForRequest, type Platform } from '../platform/index.js';
 import { uploadExtensions, videoExtensions } from './file-types.js';
 import { fileDocs } from './route-docs.js';
@@ -12,7 +12,7 @@ import { storageLimits } from './quota.js';
 import * as s from './schemas.js';
 import { assertExtension, fileUrl, tooLarge } from './upload-rules.js';
 import { uploadBytes, uploadJsonBody } from './upload-body.js';
-import { UploadSlots } from './upload-slots.js';
+import { uploadAdmit } from './upload-admission.js';
 import { deployRoutes } from './deploy-routes.js';
 import type { DeploysService } from './deploys.js';
 
@@ -25,6 +25,8 @@ export function filesRoutes(deps: {
   files: FilesService;
   deploys: DeploysService;
   registry: RouteRegistry;
+  /** The process's upload budget (shared with /mcp's large bodies). */
+  uploads: UploadAdmission;
 }): Router {
   const { config, platform, files, deploys, registry } = deps;
   const router = Router();
@@ -32,8 +34,8 @@ export function filesRoutes(deps: {
   registry.components.set('VideoExtension', s.videoExtension);
   const tags = ['Files'];
   const smallJson = jsonBody('64kb');
-  // Admitted before the body is read: a refused upload costs no memory (see upload-slots.ts).
-  const uploadSlots = new UploadSlots(config.uploads);
+  // Admitted by bytes before the body is read: a refused upload costs no memory (upload-admission.ts).
+  const admit = uploadAdmit(deps.uploads);
 
   registry.add(router, {
     method: 'get',
@@ -120,7 +122,7 @@ export function filesRoutes(deps: {
       'CAPACITY',
     ],
     // base64 of 10 MB plus JSON framing; the decoded size is checked exactly below.
-    middleware: [uploadSlots.admit, uploadJsonBody()],
+    middleware: [admit.json, uploadJsonBody()],
     query: s.siteQuery,
     body: s.uploadBody,
     responses: {
@@ -351,7 +353,7 @@ export function filesRoutes(deps: {
       'RATE_LIMITED',
       'CAPACITY',
     ],
-    middleware: [uploadSlots.admit],
+    middleware: [admit.video],
     query: s.siteQuery,
     multipart: s.videoMultipart,
     responses: {
@@ -379,6 +381,6 @@ export function filesRoutes(deps: {
     },
   });
 
-  deployRoutes({ ...deps, router, uploadSlots });
+  deployRoutes({ ...deps, router, admitBlob: admit.blob });
   return router;
 }

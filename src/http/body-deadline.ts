@@ -5,7 +5,7 @@ import { bodyTimeoutsTotal, type Logger } from '../observability/index.js';
 import { errorResponse } from './errors.js';
 
 /*
- * A request body that is not arriving must not hold what its request holds (an upload slot, a
+ * A request body that is not arriving must not hold what its request holds (its share of the upload budget, a
  * socket, a parser's buffer). Every body reader of the process (express.json and urlencoded, the
  * upload and fast-path readers, busboy, the SQLite proxy's pipe) is covered by one watchdog here,
  * around the whole request listener, so a reader added later is covered too.

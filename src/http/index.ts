@@ -23,3 +23,5 @@ export { docsRoutes } from './docs.js';
 export { denyFraming, FRAME_ANCESTORS_NONE } from './framing.js';
 export { buildOpenApi } from './openapi.js';
 export { toOriginForm } from './request-target.js';
+export { ByteBudget, type ByteBudgetLimits, type Reservation } from './byte-budget.js';
+export { UploadAdmission, type BodyCost } from './upload-admission.js';

@@ -4,7 +4,7 @@ import { Router, type Request, type RequestHandler } from 'express';
 import { z } from 'zod';
 import { siteUrl, type Config } from '../config/index.js';
 import { AppError } from '../errors/index.js';
-import { jsonBody, noStore, type RouteRegistry } from '../http/index.js';
+import { jsonBody, noStore, type RouteRegistry, type UploadAdmission } from '../http/index.js';
 import type { Logger } from '../observability/index.js';
 import { PublicApi } from './api.js';
 import { llmsTxt } from './llms.js';
@@ -29,7 +29,7 @@ export const MAX_KEYLESS_MCP_BODY_BYTES = 5 * 1024 * 1024;
  */
 export const MAX_MCP_BATCH = 10;
 
-/** A body over this (or of unknown length) takes one of the process's large-body slots. */
+/** A body over this (or of unknown length) takes its share of the process's upload byte budget. */
 const LARGE_BODY_BYTES = 1024 * 1024;
 
 export interface McpDeps {
@@ -39,6 +39,8 @@ export interface McpDeps {
   authenticateKey(key: string): Promise<boolean>;
   /** The app's own listener, which the tools call in-process (bound once the app is built). */
   listener(): RequestListener;
+  /** The process's upload budget: large bodies are admitted by it, as uploads are. */
+  uploads: UploadAdmission;
 }
 
 const keyHint =
@@ -85,27 +87,24 @@ export function mcpRoutes(deps: McpDeps & { registry: RouteRegistry }): Router {
   const body: RequestHandler = (req, res, next) =>
     (keyOf(req) === undefined ? keylessBody : keyedBody)(req, res, next);
 
-  // A 20 MB JSON body costs several times that once parsed: large bodies share the process's
-  // upload slots' bound (HOSTPLANE_UPLOADS_MAX_CONCURRENT), refused with 503 + Retry-After before
-  // they are read, as uploads are. Small ones (every call but inline deploys and big writes) pass.
-  let largeInFlight = 0;
+  // A 20 MB JSON body costs several times that once parsed (the string, the tree, the base64
+  // strings, the decoded bytes): large bodies take their share of the process's upload byte budget
+  // (three times their length; chunked: the largest body), refused with 503 / 429 + Retry-After
+  // before they are read, as uploads are. Small ones (every call but inline deploys and big writes) pass.
+  const admitLarge = deps.uploads.admit(
+    (req) => `mcp:${keyOf(req) ?? ''}`,
+    (declared) => 3 * (declared ?? MAX_MCP_BODY_BYTES),
+  );
   const largeBodySlot: RequestHandler = (req, res, next) => {
     const length = Number(req.get('content-length') ?? NaN);
     if (Number.isFinite(length) && length <= LARGE_BODY_BYTES) return next();
-    if (largeInFlight >= config.uploads.maxConcurrent)
-      return next(
-        new AppError('CAPACITY', {
-          message: `This server is reading ${largeInFlight} large MCP requests already; try again in a moment.`,
-          retryAfterSeconds: 2,
-        }),
-      );
-    largeInFlight += 1;
-    mcpLargeBodiesInFlight.inc();
-    res.once('close', () => {
-      largeInFlight -= 1;
-      mcpLargeBodiesInFlight.dec();
+    admitLarge(req, res, (err?: unknown) => {
+      if (err === undefined) {
+        mcpLargeBodiesInFlight.inc();
+        res.once('close', () => mcpLargeBodiesInFlight.dec());
+      }
+      next(err);
     });
-    next();
   };
 
   // A tool's result may carry a secret (sqlite_install's token): no answer of /mcp is stored.

@@ -14,7 +14,7 @@ import {
   Submissions,
   SUBMIT_RATE_LIMIT,
 } from '../forms/index.js';
-import type { DomainModule } from '../http/index.js';
+import { UploadAdmission, type DomainModule } from '../http/index.js';
 import { MailOutbox, mailModule } from '../mail/index.js';
 import { mcpModule } from '../mcp/index.js';
 import { createLogger, type Logger } from '../observability/index.js';
@@ -221,13 +221,15 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     if (!built.app) throw new Error('the app is not built yet');
     return built.app;
   };
+  // One byte budget for every upload this process reads (files, videos, blobs, large /mcp bodies).
+  const uploads = new UploadAdmission(config.uploads);
   // The sqlite role is the SQLite data plane only: its routes, no other domain's routes or sweeps.
   const modules: DomainModule[] =
     role === 'sqlite'
       ? [sqlite.module]
       : [
           platformModule(platform, account),
-          filesModule({ config, platform, files, deploys }),
+          filesModule({ config, platform, files, deploys, uploads }),
           publishModule({ config, publish, limiter: publishLimiter, logger }),
           formsModule({ config, platform, forms, submissions, addresses, limiter: submitLimiter, logger }),
           ...(outbox ? [mailModule({ outbox })] : []),
@@ -237,6 +239,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
             logger,
             authenticateKey: async (key) => (await platform.authenticateKey(key)) !== undefined,
             listener: ownListener,
+            uploads,
           }),
           {
             name: 'ratelimit',

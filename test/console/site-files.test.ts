@@ -5,6 +5,7 @@ import type { ElementHandle, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, invitedOwner, PASSWORD } from '../support/account-api.js';
 import { eventually } from '../support/eventually.js';
+import { metricValue, scrapeMetrics } from '../support/hostplane.js';
 import {
   capture,
   expectAccessible,
@@ -305,18 +306,18 @@ describe('console: the site file browser (Chromium)', () => {
     page.on('requestfailed', (request) => {
       if (request.url().endsWith('/api/v1/files/upload')) cut.push(request.failure()?.errorText ?? '');
     });
-    const names = Array.from({ length: 8 }, (_, i) => `left-${i}.txt`);
+    const names = Array.from({ length: 12 }, (_, i) => `left-${i}.txt`);
     const folder = await tree(path.join(dir, 'left'), Object.fromEntries(names.map((name) => [name, name])));
     const input = (await page.$('[data-testid=upload-files]')) as ElementHandle<HTMLInputElement>;
     await input.uploadFile(...names.map((name) => path.join(folder, name)));
-    await page.waitForFunction(() => document.body.innerText.includes('0 of 8 files'));
-    await eventually('four uploads in flight', async () => held.length === 4 || undefined);
+    await page.waitForFunction(() => document.body.innerText.includes('0 of 12 files'));
+    await eventually('eight uploads in flight', async () => held.length === 8 || undefined);
 
     await page.locator('nav.tabs a ::-p-text(Deploys)').click();
     await waitForText(page, 'No deploys yet');
-    // The four in flight were cut off by the page, and no other file was sent.
-    await eventually('the uploads in flight cut off', async () => cut.length === 4 || undefined);
-    expect(held).toHaveLength(4);
+    // The eight in flight were cut off by the page, and no other file was sent.
+    await eventually('the uploads in flight cut off', async () => cut.length === 8 || undefined);
+    expect(held).toHaveLength(8);
     for (const name of names) expect((await served(`site/${name}`)).status).toBe(404);
   });
 
@@ -343,12 +344,15 @@ describe('console: the site file browser (Chromium)', () => {
   });
 });
 
-describe('console: uploads under the server’s default upload caps (one per site at a time)', () => {
+describe('console: uploads under the server’s default upload byte budget', () => {
   let rig: ConsoleRig;
   let dir: string;
   beforeAll(async () => {
     rig = await startConsole({
-      env: { HOSTPLANE_UPLOADS_MAX_CONCURRENT: '4', HOSTPLANE_UPLOADS_MAX_PER_SITE: '1' },
+      env: {
+        HOSTPLANE_UPLOADS_MAX_INFLIGHT_MB: undefined,
+        HOSTPLANE_UPLOADS_MAX_SITE_INFLIGHT_MB: undefined,
+      },
     });
     dir = await mkdtemp(path.join(os.tmpdir(), 'console-caps-'));
   }, 120_000);
@@ -357,7 +361,7 @@ describe('console: uploads under the server’s default upload caps (one per sit
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  it('settles at what the server admits: every file of a folder arrives, none fails for 429', async () => {
+  it('sends a folder’s small files side by side: every file arrives, none refused', async () => {
     const owner = await invitedOwner(rig.hp, 'caps-owner@example.com');
     const created = await call(rig.hp, 'POST', '/api/v1/account/sites', {
       json: { slug: 'capped' },
@@ -369,6 +373,10 @@ describe('console: uploads under the server’s default upload caps (one per sit
     await mkdir(folder, { recursive: true });
     for (const name of names) await writeFile(path.join(folder, name), `<p>${name}</p>`);
 
+    const refusals = async () =>
+      metricValue(await scrapeMetrics(rig.hp), 'hostplane_upload_refusals_total', { cap: 'site' }) +
+      metricValue(await scrapeMetrics(rig.hp), 'hostplane_upload_refusals_total', { cap: 'process' });
+    const refusedBefore = await refusals();
     const page = await rig.page();
     await signIn(rig, page, { email: owner.email, password: PASSWORD });
     await page.goto(rig.url(`/sites/${siteId}`));
@@ -382,6 +390,7 @@ describe('console: uploads under the server’s default upload caps (one per sit
     const summary = await page.$eval('[data-testid=upload-progress]', (el) => el.textContent ?? '');
     expect(summary).toContain('8 of 8 files');
     expect(summary).not.toContain('failed');
+    expect(await refusals()).toBe(refusedBefore);
     for (const name of names) {
       const res = await rig.hp.request(`/pages/${name}`, { host: 'capped.localhost' });
       expect(await res.text()).toBe(`<p>${name}</p>`);

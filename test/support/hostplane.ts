@@ -68,9 +68,10 @@ export async function startHostplane(
     HOSTPLANE_SITES_DOMAIN: 'localhost',
     HOSTPLANE_TRUST_PROXY: 'loopback',
     LOG_LEVEL: 'silent',
-    // Suites send bursts of concurrent uploads (e.g. 20 at a quota limit); the caps have their own test.
-    HOSTPLANE_UPLOADS_MAX_CONCURRENT: '100',
-    HOSTPLANE_UPLOADS_MAX_PER_SITE: '100',
+    // Suites send bursts of concurrent uploads (e.g. 20 large ones at a quota limit); the upload
+    // byte budget has its own tests.
+    HOSTPLANE_UPLOADS_MAX_INFLIGHT_MB: '4096',
+    HOSTPLANE_UPLOADS_MAX_SITE_INFLIGHT_MB: '4096',
     ...extraEnv,
   };
   let blobs: BlobStore;

@@ -28,6 +28,8 @@ export function slowRequest(
     everyMs?: number;
     /** Bytes sent every `everyMs` (default 1). */
     chunkBytes?: number;
+    /** Sent with `Transfer-Encoding: chunked` (each write one chunk) instead of a Content-Length. */
+    chunked?: boolean;
   },
 ): { answer: Promise<SlowAnswer>; close(): void } {
   const body = Buffer.from(opts.body);
@@ -38,16 +40,25 @@ export function slowRequest(
   let timer: NodeJS.Timeout | undefined;
   const head =
     `${opts.method ?? 'POST'} ${opts.path} HTTP/1.1\r\n` +
-    Object.entries({ host: 'localhost:8080', ...opts.headers, 'content-length': String(body.length) })
+    Object.entries({
+      host: 'localhost:8080',
+      ...opts.headers,
+      ...(opts.chunked ? { 'transfer-encoding': 'chunked' } : { 'content-length': String(body.length) }),
+    })
       .map(([name, value]) => `${name}: ${value}\r\n`)
       .join('') +
     '\r\n';
-  socket.write(Buffer.concat([Buffer.from(head), body.subarray(0, sent)]));
+  const framed = (part: Buffer) =>
+    !opts.chunked || part.length === 0
+      ? part
+      : Buffer.concat([Buffer.from(`${part.length.toString(16)}\r\n`), part, Buffer.from('\r\n')]);
+  socket.write(Buffer.concat([Buffer.from(head), framed(body.subarray(0, sent))]));
   if (opts.everyMs !== undefined) {
     timer = setInterval(() => {
       if (sent >= body.length || socket.destroyed) return clearInterval(timer);
       const next = Math.min(body.length, sent + (opts.chunkBytes ?? 1));
-      socket.write(body.subarray(sent, next), () => undefined);
+      socket.write(framed(body.subarray(sent, next)), () => undefined);
+      if (opts.chunked && next >= body.length) socket.write('0\r\n\r\n');
       sent = next;
     }, opts.everyMs);
   }

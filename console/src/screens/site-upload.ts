@@ -17,13 +17,16 @@ const MAX_FILE_BYTES = 10 * 1024 * 1024;
 const MAX_VIDEO_BYTES = 50 * 1024 * 1024;
 /** Operating systems' own clutter in a folder: never part of a site, and the server refuses some. */
 const CLUTTER = new Set(['.DS_Store', 'Thumbs.db', 'desktop.ini']);
-/** Files sent at once: enough to hide each request's latency, few enough not to hit the upload slots. */
-export const CONCURRENCY = 4;
+/**
+ * Files sent at once: enough to hide each request's latency. The server admits uploads by the
+ * bytes they may hold (a share of its budget per site), so small files go in side by side.
+ */
+export const CONCURRENCY = 8;
 /** A file the server keeps refusing as busy fails after this many answers (about a minute). */
 const MAX_BUSY_ANSWERS = 30;
 const MAX_WAIT_SECONDS = 10;
 
-/** The server could not take the upload now (429 per-site cap, 503 capacity): try again later. */
+/** The server could not take the upload now (429 the site's share, 503 its budget): try again later. */
 class Busy extends Error {
   constructor(
     message: string,
@@ -166,8 +169,9 @@ export class UploadBatch {
 
   /**
    * Sends every file, CONCURRENCY at a time; resolves when each is done or failed. The server
-   * bounds uploads per site (by default one at a time per replica) and answers 429/503 with
-   * Retry-After beyond: each such answer retires one sender, down to one, which waits and retries.
+   * bounds the bytes of uploads in flight per site and per replica and answers 429/503 with
+   * Retry-After beyond (large files): each such answer retires one sender, down to one, which waits
+   * and retries.
    * So the batch settles at what the server admits without failing a file for it.
    */
   async run(): Promise<void> {

@@ -9,7 +9,7 @@ import { retryNote, type Io } from './types.js';
 export type ApiCommand = 'deploy' | 'deploys' | 'rollback' | 'publish';
 
 export const DEFAULT_API_URL = 'http://localhost:8080';
-export const DEFAULT_CONCURRENCY = 6;
+export const DEFAULT_CONCURRENCY = 8;
 const MAX_CONCURRENCY = 32;
 
 const bool = { type: 'boolean' } as const;

@@ -41,10 +41,11 @@ async function bodyOf(file: ManifestFile): Promise<BlobBody> {
 const MAX_THROTTLES_PER_FILE = 20;
 
 /**
- * PUTs each file of the plan, at most `concurrency` at once. The server caps the uploads one site
- * may run at once (per process; 1 by default, see files/upload-slots.ts) and answers 429 beyond it:
- * then the window shrinks to what it accepted and the refused file waits its Retry-After and goes
- * again, so a deploy paces itself instead of failing. Other transient failures are retried per
+ * PUTs each file of the plan, at most `concurrency` at once. The server admits uploads by the bytes
+ * they may hold in memory (a share of its budget per site, per process; src/http/upload-admission.ts)
+ * and answers 429 (the site's share) or 503 (the process's budget) beyond it: on a 429 the window
+ * shrinks to what it accepted and the refused file waits its Retry-After and goes again, so a deploy
+ * of large files paces itself instead of failing. Other transient failures are retried per
  * call (api.ts). The first failure that could not be fixed stops new uploads and is thrown.
  */
 export async function uploadAll(
@@ -87,7 +88,7 @@ export async function uploadAll(
         window = accepted;
         events.paced(window, err.message);
       }
-      // Waiting holds no slot of the server's: the window goes on with the others meanwhile.
+      // Waiting holds none of the server's upload budget: the window goes on with the others meanwhile.
       waiting++;
       release();
       await delay(err.waitMs);

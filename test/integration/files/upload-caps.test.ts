@@ -49,7 +49,13 @@ function blobGate() {
   };
 }
 
-describe.each(backends)('upload concurrency caps (%s)', (backend) => {
+/** A JSON upload body of exactly `bytes` bytes (what its Content-Length says). */
+const bodyOfLength = (path: string, bytes: number) => {
+  const frame = JSON.stringify({ path, content: '' }).length;
+  return JSON.stringify({ path, content: 'x'.repeat(bytes - frame) });
+};
+
+describe.each(backends)('upload byte budget (%s)', (backend) => {
   let hp: TestHostplane;
   let a: TestSite;
   let b: TestSite;
@@ -58,40 +64,50 @@ describe.each(backends)('upload concurrency caps (%s)', (backend) => {
   beforeAll(async () => {
     hp = await startHostplane(backend, {
       wrapBlobs: gate.wrap,
-      env: { HOSTPLANE_UPLOADS_MAX_CONCURRENT: '3', HOSTPLANE_UPLOADS_MAX_PER_SITE: '2' },
+      env: { HOSTPLANE_UPLOADS_MAX_INFLIGHT_MB: '12', HOSTPLANE_UPLOADS_MAX_SITE_INFLIGHT_MB: '6' },
     });
     [a, b, c] = await Promise.all([hp.createSite('cap-a'), hp.createSite('cap-b'), hp.createSite('cap-c')]);
   });
   afterAll(() => hp?.stop());
 
+  const MiB = 1024 * 1024;
   const upload = (site: TestSite, path: string, content: string) =>
     hp.request('/api/v1/files/upload', {
       method: 'POST',
       headers: apiKeyHeader(site),
       json: { path, content },
     });
+  // 1.5 MiB of JSON takes the direct reader, which holds it twice: it costs 3 MiB of the budget.
+  const large = (site: TestSite, path: string) =>
+    hp.request('/api/v1/files/upload', {
+      method: 'POST',
+      headers: { ...apiKeyHeader(site), 'content-type': 'application/json' },
+      body: bodyOfLength(path, 1.5 * MiB),
+    });
   const exists = async (site: TestSite, path: string) =>
     (await hp.services.files.find(site.siteId, path)) !== undefined;
 
-  it('refuses uploads beyond the per-site and per-process caps, before reading the body, and admits again once they finish', async () => {
-    // Two uploads to site a, held in flight at their blob write.
-    const first = [upload(a, 'one.html', 'one'), upload(a, 'two.html', 'two')];
+  it('refuses uploads beyond a site’s share and the process budget, before reading the body, and admits again once they finish', async () => {
+    // Two large uploads to site a, held in flight at their blob write: its 6 MiB share.
+    const first = [large(a, 'one.html'), large(a, 'two.html')];
     await gate.held(2);
 
-    // A third to the same site: 429 with Retry-After, nothing stored.
+    // Even a small one more to the same site: 429 with Retry-After, nothing stored.
     const perSite = await upload(a, 'three.html', 'three');
     expect(perSite.status).toBe(429);
     expect(Number(perSite.headers.get('retry-after'))).toBeGreaterThan(0);
     const perSiteBody = (await perSite.json()) as Record<string, unknown>;
     expect(perSiteBody).toMatchObject({ error: 'Too Many Requests', retry_after: expect.any(Number) });
-    expect(perSiteBody.message).toMatch(/at most 2 uploads to one site/i);
+    expect(perSiteBody.message).toBe(
+      "This site's uploads in flight already hold 6 MB of at most 6 MB at a time; wait for one to finish.",
+    );
     expect(await exists(a, 'three.html')).toBe(false);
 
-    // Another site still gets in (the third slot of the process) …
-    const other = upload(b, 'b.html', 'b');
-    await gate.held(3);
+    // Another site still gets in (the other half of the budget) …
+    const other = [large(b, 'b1.html'), large(b, 'b2.html')];
+    await gate.held(4);
 
-    // … and now the process is full: 503 with Retry-After, for any site and for videos too.
+    // … and now the budget is spent: 503 with Retry-After, for any site and for videos too.
     const full = await upload(c, 'c.html', 'c');
     expect(full.status).toBe(503);
     expect(Number(full.headers.get('retry-after'))).toBeGreaterThan(0);
@@ -119,9 +135,9 @@ describe.each(backends)('upload concurrency caps (%s)', (backend) => {
     });
     expect(huge.status).toBe(503);
 
-    // Once the uploads in flight finish, their slots are free again.
+    // Once the uploads in flight finish, their bytes are free again.
     gate.open();
-    for (const res of await Promise.all([...first, other])) expect(res.status).toBe(200);
+    for (const res of await Promise.all([...first, ...other])) expect(res.status).toBe(200);
     expect((await upload(a, 'three.html', 'three')).status).toBe(200);
     expect((await upload(c, 'c.html', 'c')).status).toBe(200);
   });
@@ -137,76 +153,16 @@ async function metric(hp: TestHostplane, sample: string): Promise<number> {
   return line ? Number(line.slice(sample.length + 1)) : 0;
 }
 
-describe.each(backends)('slow uploads and per-site caps (%s)', (backend) => {
-  let hp: TestHostplane;
-  let sites: TestSite[];
-  beforeAll(async () => {
-    hp = await startHostplane(backend, {
-      // The per-site cap left unset: a quarter of the process's slots. The body deadline is long
-      // here so only the caps are at work.
-      env: {
-        HOSTPLANE_UPLOADS_MAX_CONCURRENT: '4',
-        HOSTPLANE_UPLOADS_MAX_PER_SITE: undefined,
-        HOSTPLANE_BODY_TIMEOUT_SECONDS: '120',
-      },
-    });
-    sites = await Promise.all(['slow-a', 'slow-b', 'slow-c'].map((slug) => hp.createSite(slug)));
-  });
-  afterAll(() => hp?.stop());
-
-  it('four uploads trickling one byte at a time from two sites leave room for a third site', async () => {
-    const [a, b, c] = sites as [TestSite, TestSite, TestSite];
-    const trickles = [a, a, b, b].map((site, i) =>
-      slowRequest(hp.port, {
-        path: '/api/v1/files/upload',
-        headers: { ...apiKeyHeader(site), 'content-type': 'application/json' },
-        body: uploadJson(`slow-${i}.txt`, 10_000),
-        sendFirst: 20,
-        everyMs: 500,
-      }),
-    );
-    try {
-      // One slot per site (a quarter of four): each site's second upload is refused at once.
-      const refused: number[] = [];
-      trickles.forEach((t, i) => void t.answer.then((answer) => answer.status === 429 && refused.push(i)));
-      await eventually('each site’s second upload refused', () => refused.length === 2);
-      expect(refused.map((i) => [a, a, b, b][i]!.slug).sort()).toEqual(['slow-a', 'slow-b']);
-      const refusal = await trickles[refused[0]!]!.answer;
-      expect(JSON.parse(refusal.body).message).toBe(
-        'At most 1 upload to one site at a time; wait for one to finish.',
-      );
-
-      // While the other two still trickle, another site's upload goes through.
-      const other = await hp.request('/api/v1/files/upload', {
-        method: 'POST',
-        headers: apiKeyHeader(c),
-        json: { path: 'fast.txt', content: 'fast' },
-      });
-      expect(other.status).toBe(200);
-      expect(await metric(hp, 'hostplane_uploads_in_flight')).toBe(2);
-    } finally {
-      trickles.forEach((t) => t.close());
-    }
-    // Hanging up mid-body frees the slots.
-    await eventually('slots free again', async () => (await metric(hp, 'hostplane_uploads_in_flight')) === 0);
-    const again = await hp.request('/api/v1/files/upload', {
-      method: 'POST',
-      headers: apiKeyHeader(a),
-      json: { path: 'after.txt', content: 'after' },
-    });
-    expect(again.status).toBe(200);
-  });
-});
-
 describe.each(backends)('upload body deadline (%s)', (backend) => {
   let hp: TestHostplane;
   let site: TestSite;
   beforeAll(async () => {
-    // One slot in all, so a slot a slow body kept would refuse the next upload.
+    // A budget of 1 MiB, which one large body takes whole: bytes a slow body kept would refuse the
+    // next upload.
     hp = await startHostplane(backend, {
       env: {
-        HOSTPLANE_UPLOADS_MAX_CONCURRENT: '1',
-        HOSTPLANE_UPLOADS_MAX_PER_SITE: undefined,
+        HOSTPLANE_UPLOADS_MAX_INFLIGHT_MB: '1',
+        HOSTPLANE_UPLOADS_MAX_SITE_INFLIGHT_MB: undefined,
         HOSTPLANE_BODY_TIMEOUT_SECONDS: '1',
         HOSTPLANE_BODY_MIN_RATE: '1024',
       },
@@ -222,20 +178,20 @@ describe.each(backends)('upload body deadline (%s)', (backend) => {
       json: { path, content: path },
     });
 
-  it('answers a trickling upload 408 after the window, closes it and frees its slot at once', async () => {
+  it('answers a trickling upload 408 after the window, closes it and frees its bytes at once', async () => {
     const before = await metric(hp, 'hostplane_http_body_timeouts_total{reason="slow"}');
     const trickle = slowRequest(hp.port, {
       path: '/api/v1/files/upload',
       headers: { ...apiKeyHeader(site), 'content-type': 'application/json' },
-      body: uploadJson('trickled.txt', 10_000),
+      body: uploadJson('trickled.txt', 300_000), // costs more than the whole budget: takes it all
       sendFirst: 20,
       everyMs: 100, // 10 bytes a second, under 1024
     });
     await eventually(
-      'the upload holds the slot',
-      async () => (await metric(hp, 'hostplane_uploads_in_flight')) === 1,
+      'the upload holds the budget',
+      async () => (await metric(hp, 'hostplane_uploads_in_flight_bytes')) === 1024 * 1024,
     );
-    expect((await uploadNow('refused.txt')).status).toBe(503);
+    expect((await uploadNow('refused.txt')).status).toBe(429);
 
     const answer = await trickle.answer;
     expect(answer.status).toBe(408);
@@ -247,6 +203,7 @@ describe.each(backends)('upload body deadline (%s)', (backend) => {
     expect(answer.elapsedMs).toBeGreaterThanOrEqual(1000);
     expect(answer.elapsedMs).toBeLessThan(5000);
     expect(await metric(hp, 'hostplane_http_body_timeouts_total{reason="slow"}')).toBe(before + 1);
+    expect(await metric(hp, 'hostplane_uploads_in_flight_bytes')).toBe(0);
 
     expect((await uploadNow('next.txt')).status).toBe(200);
     expect(await hp.services.files.find(site.siteId, 'trickled.txt')).toBeUndefined();
@@ -282,7 +239,7 @@ describe.each(backends)('upload body deadline (%s)', (backend) => {
     expect(answer.elapsedMs).toBeGreaterThan(2000);
   });
 
-  it('answers a trickling video upload 408, frees its slot and stores nothing', async () => {
+  it('answers a trickling video upload 408, frees its bytes and stores nothing', async () => {
     const form = new FormData();
     form.append('path', 'clip.mp4');
     form.append('file', new Blob([new Uint8Array(200_000)], { type: 'video/mp4' }), 'clip.mp4');
@@ -298,7 +255,11 @@ describe.each(backends)('upload body deadline (%s)', (backend) => {
     expect(answer.status).toBe(408);
     expect(JSON.parse(answer.body)).toMatchObject({ error: 'Request Timeout' });
     expect((await uploadNow('after-video.txt')).status).toBe(200);
-    await eventually('no slot held', async () => (await metric(hp, 'hostplane_uploads_in_flight')) === 0);
+    await eventually(
+      'no bytes held',
+      async () => (await metric(hp, 'hostplane_uploads_in_flight_bytes')) === 0,
+    );
+    expect(await metric(hp, 'hostplane_uploads_in_flight')).toBe(0);
     expect(await hp.services.files.find(site.siteId, 'clip.mp4')).toBeUndefined();
     // The reader learns the request is over: its staged bytes are dropped, not left half-written.
     await eventually('no staged blob left', async () => {

@@ -10,21 +10,26 @@ import {
 } from '../../support/hostplane.js';
 
 /**
- * Large /mcp bodies (inline deploys) cost several times their size once parsed: at most
- * HOSTPLANE_UPLOADS_MAX_CONCURRENT of them are read at once per process, the next is refused
- * before its body is read (503 + Retry-After), and small calls are never held back by them.
+ * Large /mcp bodies (inline deploys) cost several times their size once parsed: they take three
+ * times their length of the process's upload byte budget (HOSTPLANE_UPLOADS_MAX_INFLIGHT_MB), one
+ * that does not fit is refused before its body is read (503 + Retry-After), and small calls are
+ * never held back by them.
  */
-describe('MCP: large bodies share the process upload bound', () => {
+describe('MCP: large bodies share the process upload byte budget', () => {
   let hp: TestHostplane;
   let site: TestSite;
+  let others: TestSite[];
   beforeAll(async () => {
-    hp = await startHostplane('pglite+fs', { env: { HOSTPLANE_UPLOADS_MAX_CONCURRENT: '2' } });
+    hp = await startHostplane('pglite+fs', {
+      env: { HOSTPLANE_UPLOADS_MAX_INFLIGHT_MB: '30', HOSTPLANE_UPLOADS_MAX_SITE_INFLIGHT_MB: '15' },
+    });
     site = await hp.createSite('mcp-large');
+    others = [await hp.createSite('mcp-large-1'), await hp.createSite('mcp-large-2')];
   });
   afterAll(() => hp?.stop());
 
   /** A keyed POST /mcp announcing `length` bytes and sending one: held open until destroyed. */
-  const held = (length: number) => {
+  const held = (length: number, key: string) => {
     const req = http.request({
       host: '127.0.0.1',
       port: hp.port,
@@ -32,7 +37,7 @@ describe('MCP: large bodies share the process upload bound', () => {
       path: '/mcp',
       headers: {
         host: 'localhost:8080',
-        authorization: `Bearer ${site.apiKey}`,
+        authorization: `Bearer ${key}`,
         'content-type': 'application/json',
         accept: 'application/json, text/event-stream',
         'content-length': String(length),
@@ -55,10 +60,11 @@ describe('MCP: large bodies share the process upload bound', () => {
     });
   const inFlight = async () => metricValue(await scrapeMetrics(hp), 'hostplane_mcp_large_bodies_in_flight');
 
-  it('refuses a third large body while two are being read, serves small calls, and frees the slot', async () => {
+  it('refuses a large body the budget has no room for while two are being read, serves small calls, and frees the bytes', async () => {
+    // Two callers' 5 MiB bodies take 15 MiB each: the whole 30 MiB budget.
     const big = 5 * 1024 * 1024;
-    const first = held(big);
-    const second = held(big);
+    const first = held(big, others[0]!.apiKey);
+    const second = held(big, others[1]!.apiKey);
     await eventually('two large bodies admitted', async () => ((await inFlight()) === 2 ? true : undefined));
 
     const pad = 'x'.repeat(2 * 1024 * 1024);
@@ -76,14 +82,16 @@ describe('MCP: large bodies share the process upload bound', () => {
     const refused = await ping(large);
     expect(refused.status).toBe(503);
     expect(refused.headers.get('retry-after')).toBe('2');
-    expect(((await refused.json()) as { message: string }).message).toContain('large MCP requests');
+    expect(((await refused.json()) as { message: string }).message).toBe(
+      'This server is receiving 30 MB of uploads already; try again in a moment.',
+    );
 
     const small = await ping(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' }));
     expect(small.status, await small.clone().text()).toBe(200);
 
     first.destroy();
     second.destroy();
-    await eventually('the slots freed', async () => ((await inFlight()) === 0 ? true : undefined));
+    await eventually('the bytes freed', async () => ((await inFlight()) === 0 ? true : undefined));
     expect((await ping(large)).status).toBe(200);
   });
 });

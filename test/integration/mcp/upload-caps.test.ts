@@ -3,26 +3,28 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startHostplane, type TestHostplane, type TestSite } from '../../support/hostplane.js';
 import { connect, ok } from './support.js';
 
-// deploy_files under the server's default upload caps (4 per process, 1 per site): its uploads are
-// the API's, held to the same slots, so a site of many files must not trip its own per-site cap.
+// deploy_files under a small upload byte budget (8 MiB, 2 MiB a site): its uploads are the API's,
+// held to the same budget; it sends several at once, and waits out what the budget refuses.
 let hp: TestHostplane;
 let site: TestSite;
 
 beforeAll(async () => {
   hp = await startHostplane('pglite+fs', {
-    env: { HOSTPLANE_UPLOADS_MAX_CONCURRENT: '4', HOSTPLANE_UPLOADS_MAX_PER_SITE: '1' },
+    env: { HOSTPLANE_UPLOADS_MAX_INFLIGHT_MB: '8', HOSTPLANE_UPLOADS_MAX_SITE_INFLIGHT_MB: '2' },
   });
   site = await hp.createSite('mcpcaps');
 });
 afterAll(() => hp?.stop());
 
-it('deploy_files sends 12 new files under the default caps (one upload per site at a time)', async () => {
+it('deploy_files sends 12 new files, several at once, none refused', async () => {
+  const refusedBefore = await metric(/^hostplane_upload_refusals_total\{cap="site"\}/);
   const client = await connect(hp.url, { key: site.apiKey });
   const files = Array.from({ length: 12 }, (_, i) => ({ path: `p${i}.html`, content: `<p>page ${i}</p>` }));
   const done = await ok(client, 'deploy_files', { files });
   expect(done.uploaded).toBe(12);
   expect(done.deploy.live).toBe(true);
   expect(await (await hp.request('/p11.html', { host: 'mcpcaps.localhost' })).text()).toBe('<p>page 11</p>');
+  expect(await metric(/^hostplane_upload_refusals_total\{cap="site"\}/)).toBe(refusedBefore);
   await client.close();
 });
 
@@ -41,9 +43,10 @@ async function until(check: () => Promise<boolean>): Promise<void> {
   throw new Error('condition not reached');
 }
 
-it("waits out the site's slot held by another client's upload, then deploys", async () => {
-  // Another client of the site: an upload whose body has only begun, holding the site's one slot.
-  const body = JSON.stringify({ path: 'other.txt', content: 'from another client' });
+it("waits out the site's share held by another client's upload, then deploys", async () => {
+  // Another client of the site: an upload whose body has only begun, holding the site's whole
+  // share (600 KB of JSON costs five times that, more than the 2 MiB share: it reserves the share).
+  const body = JSON.stringify({ path: 'other.txt', content: 'from another client'.padEnd(600_000, '.') });
   const held = request(`${hp.url}/api/v1/files/upload`, {
     method: 'POST',
     headers: {

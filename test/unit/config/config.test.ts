@@ -78,17 +78,24 @@ describe('configuration', () => {
     expect(() => loadConfig({ HOSTPLANE_TRUST_PROXY: 'everyone' })).toThrow(/HOSTPLANE_TRUST_PROXY/);
   });
 
-  it('sets request deadlines and derives the per-site upload cap from the process cap unless set', () => {
+  it('sets request deadlines and derives a site share of the upload byte budget from the budget unless set', () => {
     expect(loadConfig({}).requests).toEqual({
       headersTimeoutMs: 20_000,
       requestTimeoutMs: 300_000,
       body: { windowMs: 20_000, minBytesPerSecond: 1024 },
     });
-    expect(loadConfig({}).uploads).toEqual({ maxConcurrent: 4, maxPerSite: 1 });
-    expect(loadConfig({ HOSTPLANE_UPLOADS_MAX_CONCURRENT: '16' }).uploads.maxPerSite).toBe(4);
-    expect(loadConfig({ HOSTPLANE_UPLOADS_MAX_CONCURRENT: '2' }).uploads.maxPerSite).toBe(1);
-    expect(loadConfig({ HOSTPLANE_UPLOADS_MAX_PER_SITE: '3' }).uploads.maxPerSite).toBe(3);
-    expect(loadConfig({ HOSTPLANE_UPLOADS_MAX_PER_SITE: '' }).uploads.maxPerSite).toBe(1);
+    const MiB = 1024 * 1024;
+    expect(loadConfig({}).uploads).toEqual({ maxBytes: 128 * MiB, maxSiteBytes: 32 * MiB });
+    expect(loadConfig({ HOSTPLANE_UPLOADS_MAX_INFLIGHT_MB: '16' }).uploads.maxSiteBytes).toBe(4 * MiB);
+    expect(loadConfig({ HOSTPLANE_UPLOADS_MAX_INFLIGHT_MB: '2' }).uploads.maxSiteBytes).toBe(MiB);
+    expect(loadConfig({ HOSTPLANE_UPLOADS_MAX_INFLIGHT_MB: '1' }).uploads.maxSiteBytes).toBe(MiB);
+    expect(loadConfig({ HOSTPLANE_UPLOADS_MAX_SITE_INFLIGHT_MB: '3' }).uploads.maxSiteBytes).toBe(3 * MiB);
+    expect(loadConfig({ HOSTPLANE_UPLOADS_MAX_SITE_INFLIGHT_MB: '' }).uploads.maxSiteBytes).toBe(32 * MiB);
+    // A share above the budget is the budget.
+    expect(
+      loadConfig({ HOSTPLANE_UPLOADS_MAX_INFLIGHT_MB: '8', HOSTPLANE_UPLOADS_MAX_SITE_INFLIGHT_MB: '64' })
+        .uploads.maxSiteBytes,
+    ).toBe(8 * MiB);
     const custom = loadConfig({
       HOSTPLANE_BODY_TIMEOUT_SECONDS: '1.5',
       HOSTPLANE_BODY_MIN_RATE: '0',

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { loadConfig } from '../../../src/config/index.js';
 import { filesModule } from '../../../src/files/index.js';
-import { RouteRegistry, type DomainModule, type RouteDoc } from '../../../src/http/index.js';
+import { RouteRegistry, UploadAdmission, type DomainModule, type RouteDoc } from '../../../src/http/index.js';
 import { buildOpenApi, operationIdOf } from '../../../src/http/openapi.js';
 import { platformModule } from '../../../src/platform/index.js';
 import { publishModule } from '../../../src/publish/index.js';
@@ -12,7 +12,13 @@ const config = loadConfig({ HOSTPLANE_DATA_DIR: '/nonexistent' });
 const stub = {} as never;
 const modules: DomainModule[] = [
   platformModule(stub),
-  filesModule({ config, platform: stub, files: stub, deploys: stub }),
+  filesModule({
+    config,
+    platform: stub,
+    files: stub,
+    deploys: stub,
+    uploads: new UploadAdmission(config.uploads),
+  }),
   publishModule({ config, publish: stub, limiter: stub, logger: stub }),
 ];
 const registry = new RouteRegistry({ none: [], apiKey: [], apiKeyOrSession: [], session: [] });
