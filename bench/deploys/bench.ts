@@ -70,8 +70,8 @@ async function main(): Promise<void> {
       DATABASE_URL: await createDatabase(postgres.url),
       ...s3Env(minio, await createBucket(minio)),
       LOG_LEVEL: 'error',
-      HOSTPLANE_UPLOADS_MAX_CONCURRENT: '200',
-      HOSTPLANE_UPLOADS_MAX_PER_SITE: '200',
+      HOSTPLANE_UPLOADS_MAX_INFLIGHT_MB: '4096',
+      HOSTPLANE_UPLOADS_MAX_SITE_INFLIGHT_MB: '4096',
     },
     localhostUrls: true,
   });

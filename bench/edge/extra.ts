@@ -124,8 +124,8 @@ async function main() {
   );
   const hpEnv: NodeJS.ProcessEnv = {
     HOSTPLANE_EDGE_CACHE_MB: String(CACHE_MB),
-    HOSTPLANE_UPLOADS_MAX_CONCURRENT: '16',
-    HOSTPLANE_UPLOADS_MAX_PER_SITE: '16',
+    HOSTPLANE_UPLOADS_MAX_INFLIGHT_MB: '1024',
+    HOSTPLANE_UPLOADS_MAX_SITE_INFLIGHT_MB: '1024',
     DATABASE_URL: await createDatabase(pg.url),
     ...s3Env(minio, await createBucket(minio)),
     LOG_LEVEL: 'warn',
