@@ -222,11 +222,10 @@ describe.each(backends)('temporary keys bound to their session on %s', (backend)
   it('a site holds at most MAX_TEMP_KEYS_PER_SITE live temporary keys: the next is 403 LIMIT_REACHED, an expired one frees a place', async () => {
     const owner = await ownerWithSite('tk-cap');
     // Filled in one statement (the cap is what is under test, not a hundred round trips).
-    const [session] = (
-      await hp.services.store.db.execute(
-        sql`select s.id from account_sessions s join accounts a on a.id = s.account_id where a.email = ${owner.email} limit 1`,
-      )
-    ).rows as Array<{ id: number }>;
+    const found = await hp.services.store.db.execute(
+      sql`select s.id from account_sessions s join accounts a on a.id = s.account_id where a.email = ${owner.email} limit 1`,
+    );
+    const [session] = (found as unknown as { rows: Array<{ id: number }> }).rows;
     await hp.services.store.db
       .execute(sql`insert into api_keys (site_id, kind, key_hash, key_prefix, expires_at, session_id)
       select ${owner.siteId}::int, 'temporary', 'cap-' || g, 'hp_temp_cap', now() + interval '1 hour', ${session!.id}::int
