@@ -23,5 +23,6 @@ export { SiteEvents, type SiteEventHandlers } from './site-events.js';
 export { platformModule } from './routes.js';
 export { authenticators, unauthorized } from './auth.js';
 export { siteForRequest } from './site-scope.js';
+export { requireSudoForLastingCredential } from './sudo.js';
 export type { CreatedSite, NewSite } from './sites.js';
 export { hashSecret, newSecret, secretMatches } from './secrets.js';
