@@ -66,11 +66,15 @@ describe.each(backends)('SQLite credentials minted with a temporary key on %s', 
     expect(refused.body.error).toBe('SUDO_REQUIRED');
     expect(refused.body.message).toMatch(/POST \/api\/v1\/account\/sudo/);
     // Nothing was made: no token beside the page's, no second database.
-    const tokens = await owner.api.call('GET', '/api/v1/sqlite/auth/tokens', { headers: { 'x-api-key': key } });
+    const tokens = await owner.api.call('GET', '/api/v1/sqlite/auth/tokens', {
+      headers: { 'x-api-key': key },
+    });
     expect(tokens.status).toBe(200);
     expect(tokens.body.tokens).toHaveLength(1);
     expect((await install(owner.api, key, 'db/other.sqlite')).body.error).toBe('SUDO_REQUIRED');
-    const databases = await owner.api.call('GET', '/api/v1/sqlite/databases', { headers: { 'x-api-key': key } });
+    const databases = await owner.api.call('GET', '/api/v1/sqlite/databases', {
+      headers: { 'x-api-key': key },
+    });
     expect(databases.body.databases.map((d: { path: string }) => d.path)).toEqual(['db/app.sqlite']);
 
     const registered = await owner.api.register(scoped, 'thief@example.com', 'correct horse battery', {
