@@ -49,9 +49,10 @@ export async function call<T>(method: string, path: string, options: CallOptions
 }
 
 /**
- * Sudo mode: an action the API refuses with SUDO_REQUIRED (deleting a site, creating a key) asks
- * the owner to confirm their password in the dialog the signed-in shell registers, then is tried
- * once more. Calls refused together share one dialog.
+ * Sudo mode: an action the API refuses with SUDO_REQUIRED (deleting a site, creating a key, and
+ * with the site's temporary key installing a SQLite database or adding an end user) asks the owner
+ * to confirm their password in the dialog the signed-in shell registers, then is tried once more
+ * (the key reads its session's confirmation live). Calls refused together share one dialog.
  */
 type SudoPrompt = () => Promise<boolean>;
 let sudoPrompt: SudoPrompt | undefined;

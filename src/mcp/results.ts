@@ -86,6 +86,10 @@ function hintFor(status: number, body: Record<string, unknown>): string {
     return 'Fix the argument the message names and call the tool again; do not retry unchanged.';
   if (status === 401)
     return 'Ask the user for a valid Hostplane API key for this site and configure it on the MCP server (Authorization: Bearer <key>).';
+  // Sudo mode: a temporary key whose session has not confirmed its password lately may not mint
+  // a lasting credential (a SQLite token, an end user); only the user can confirm it.
+  if (status === 403 && body.error === 'SUDO_REQUIRED')
+    return 'This key was minted by a session that has not confirmed its password in the last 15 minutes, and this call makes a credential that would outlive the key: ask the user to confirm their password in the console (or POST /api/v1/account/sudo with their session), then call the tool again with the same key. A permanent API key of the site needs no confirmation.';
   if (status === 402 || (status === 403 && isPlanLimit(body)))
     return "A plan limit of the site is reached: tell the user (the answer names the plan and where to upgrade) or free space first (delete files, deploys are kept per the plan's retention).";
   if (status === 403)

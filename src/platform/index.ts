@@ -24,5 +24,6 @@ export type { EdgePresence } from './edge-presence.js';
 export { platformModule } from './routes.js';
 export { authenticators, unauthorized } from './auth.js';
 export { siteForRequest } from './site-scope.js';
+export { requireSudoForLastingCredential } from './sudo.js';
 export type { CreatedSite, NewSite } from './sites.js';
 export { hashSecret, newSecret, secretMatches } from './secrets.js';

@@ -3,6 +3,7 @@ import { AppError } from '../errors/index.js';
 import { dbOp } from '../observability/index.js';
 import type { Db } from '../store/index.js';
 import { hashSecret, newSecret, secretMatches } from './secrets.js';
+import { sudoUntil } from './sessions.js';
 import { accountSessions, apiKeys, sites } from './tables.js';
 import type { Principal } from './types.js';
 
@@ -54,6 +55,9 @@ export class Keys {
           siteId: apiKeys.siteId,
           accountId: sites.accountId,
           lastUsedAt: apiKeys.lastUsedAt,
+          // A temporary key carries its session's sudo mode, read live (every replica at once).
+          sessionOperator: accountSessions.operator,
+          sessionConfirmedAt: accountSessions.confirmedAt,
         })
         .from(apiKeys)
         .innerJoin(sites, eq(sites.id, apiKeys.siteId))
@@ -74,12 +78,15 @@ export class Keys {
     if (!row.lastUsedAt || Date.now() - row.lastUsedAt.getTime() > 60_000) {
       await this.db.update(apiKeys).set({ lastUsedAt: new Date() }).where(eq(apiKeys.id, row.id));
     }
-    return {
+    const principal: Principal = {
       accountId: row.accountId,
       siteId: row.siteId,
       via: row.kind === 'temporary' ? 'temporary_key' : 'permanent_key',
       key: { id: row.id, prefix: row.keyPrefix },
     };
+    if (row.kind === 'temporary')
+      principal.sudoUntil = row.sessionOperator ? 'always' : sudoUntil(row.sessionConfirmedAt);
+    return principal;
   }
 
   /** A temporary key of the site, bound to the session that mints it: it dies with that session. */

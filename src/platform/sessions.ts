@@ -31,7 +31,8 @@ export interface SessionInfo {
   expiresAt: Date;
 }
 
-const sudoUntil = (confirmedAt: Date | null): Date | undefined =>
+/** Until when a session confirmed at `confirmedAt` is in sudo mode (undefined: never confirmed). */
+export const sudoUntil = (confirmedAt: Date | null): Date | undefined =>
   confirmedAt ? new Date(confirmedAt.getTime() + SUDO_SECONDS * 1000) : undefined;
 
 /** The owners' sessions: random tokens stored as sha256 hashes, so any replica can check one. */

@@ -7,6 +7,7 @@ import { limit } from './account-auth.js';
 import { passwordField } from './account-schemas.js';
 import { accountSudoTotal } from './metrics.js';
 import type { Platform } from './service.js';
+import type { Principal } from './types.js';
 import { SUDO_SECONDS } from './sessions.js';
 import { limitSecondFactor } from './totp-routes.js';
 
@@ -14,14 +15,30 @@ import { limitSecondFactor } from './totp-routes.js';
 // site, creating a permanent key — need the password (or a TOTP code) proven within the last
 // SUDO_SECONDS in this session. The time is on the session's row, so every replica honours it.
 
-/** Refuses a session whose sudo mode has run out (403 SUDO_REQUIRED); an operator's never has. */
-export function requireSudo(req: Request): void {
-  const until = req.principal?.sudoUntil;
+function checkSudo(principal: Principal | undefined): void {
+  const until = principal?.sudoUntil;
   if (until === 'always') return;
   if (until === undefined || until.getTime() <= Date.now()) {
     accountSudoTotal.inc({ result: 'required' });
     throw new AppError('SUDO_REQUIRED');
   }
+}
+
+/** Refuses a session whose sudo mode has run out (403 SUDO_REQUIRED); an operator's never has. */
+export function requireSudo(req: Request): void {
+  checkSudo(req.principal);
+}
+
+/**
+ * For routes of other domains that mint a credential outliving the caller's key (a SQLite scoped
+ * token, an end user with a known password): a temporary key dies with its session, so what it
+ * makes must not outlive it unless that session is in sudo mode (403 SUDO_REQUIRED). A permanent
+ * key passes (a lasting credential already, whose creation needed sudo mode), and so does an
+ * operator session's key.
+ */
+export function requireSudoForLastingCredential(principal: Principal | undefined): void {
+  if (principal?.via === 'permanent_key') return;
+  checkSudo(principal);
 }
 
 const sudoBody = z

@@ -30,7 +30,8 @@ export interface Principal {
   sessionKind?: 'bearer' | 'browser';
   /**
    * Sessions: until when sudo mode lasts (the last password or TOTP confirmation, plus its window);
-   * `always` for an operator's session, undefined when never confirmed.
+   * `always` for an operator's session, undefined when never confirmed. A temporary key carries
+   * the sudo mode of the session that minted it (read with the key, so it follows that session).
    */
   sudoUntil?: Date | 'always' | undefined;
   /** The key used, when a key authenticated (its id and the prefix shown to users). */

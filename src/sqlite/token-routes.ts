@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import type { Config } from '../config/index.js';
 import { jsonBody, parseOrThrow, pathId, type RouteRegistry } from '../http/index.js';
-import { siteForRequest, type Platform } from '../platform/index.js';
+import { requireSudoForLastingCredential, siteForRequest, type Platform } from '../platform/index.js';
 import { normalizeDatabasePath } from './db-path.js';
 import { siteOrigins } from './origins.js';
 import * as s from './schemas.js';
@@ -53,11 +53,12 @@ export function tokenRoutes(deps: {
     description:
       'Creates the database at `path` when it does not exist yet (counted against the plan’s databases, per account) and mints a token scoped to it. ' +
       '`allowedOrigins` is ignored: a token accepts calls from the site’s subdomain and custom domains, computed at each call. ' +
-      'Read tokens cannot call exec, batch or vacuum. The token is shown once.',
+      'Read tokens cannot call exec, batch or vacuum. The token is shown once. ' +
+      'The token outlives a temporary key, so with one the session that minted it must be in sudo mode (password confirmed within the last 15 minutes, POST /api/v1/account/sudo); otherwise 403 SUDO_REQUIRED. Permanent keys need no such confirmation.',
     tags,
     auth: 'apiKey',
     secret: true,
-    errors: ['INVALID_PATH', 'SQLITE_COUNT_LIMIT'],
+    errors: ['INVALID_PATH', 'SQLITE_COUNT_LIMIT', 'SUDO_REQUIRED'],
     middleware: [jsonBody('16kb')],
     body: s.installBody,
     responses: {
@@ -99,6 +100,8 @@ export function tokenRoutes(deps: {
       },
     },
     handler: async ({ req, res, body }) => {
+      // The token outlives a temporary key: its session must be in sudo mode (README "Sudo mode").
+      requireSudoForLastingCredential(req.principal);
       const site = await siteForRequest(req, platform);
       const path = normalizeDatabasePath(body.path);
       // The file entry first (a file or folder in the way, or the file limit, refuse the install);

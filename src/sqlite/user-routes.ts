@@ -3,7 +3,7 @@ import { ipKeyGenerator } from 'express-rate-limit';
 import type { Config } from '../config/index.js';
 import { AppError } from '../errors/index.js';
 import { jsonBody, parseOrThrow, pathId, type RouteRegistry } from '../http/index.js';
-import { unauthorized, type Platform } from '../platform/index.js';
+import { requireSudoForLastingCredential, unauthorized, type Platform } from '../platform/index.js';
 import type { RateLimiter } from '../ratelimit/index.js';
 import { grantOf, scopedToken, signedIn, signedInAdmin } from './access.js';
 import * as s from './schemas.js';
@@ -18,6 +18,8 @@ export const AUTH_RATE_LIMITS = [
 
 const adminHint =
   'Managing end users needs, beside the scoped token, the X-Sqlite-User-Token of an admin of this database or the site’s master key (X-API-Key).';
+const sudoNote =
+  'With a temporary key as the master key, the session that minted it must be in sudo mode (password confirmed within the last 15 minutes, POST /api/v1/account/sudo), since the password set here outlives the key; otherwise 403 SUDO_REQUIRED. Permanent keys need no such confirmation.';
 const registerHint =
   'Registering an end user needs the site’s master key (X-API-Key) — which bootstraps the first user as admin — or the X-Sqlite-User-Token of an admin of this database.';
 
@@ -54,18 +56,23 @@ export function userRoutes(deps: {
     })().then(() => next(), next);
   };
 
-  /** The master key in `X-API-Key`, which must own the scoped token's database (spec 5.5). */
-  const checkOwnerKey = async (req: Request, key: string, hint: string) => {
+  /**
+   * The master key in `X-API-Key`, which must own the scoped token's database (spec 5.5). `lasting`:
+   * the call makes a credential that outlives a temporary key (an end user whose password the
+   * caller knows), so such a key's session must be in sudo mode (403 SUDO_REQUIRED).
+   */
+  const checkOwnerKey = async (req: Request, key: string, hint: string, lasting = false) => {
     const principal = key ? await platform.authenticateKey(key.trim()) : undefined;
     if (!principal) throw unauthorized('Invalid or expired API key.', hint);
     if (principal.siteId !== grantOf(req).database.siteId)
       throw new AppError('SQLITE_FORBIDDEN', { message: 'This master key does not own the database.' });
+    if (lasting) requireSudoForLastingCredential(principal);
   };
 
   /** Who may register (spec 5.7): the master key owning the database, or an admin session. */
   const mayRegister = async (req: Request) => {
     const key = req.get('x-api-key');
-    if (key !== undefined) return checkOwnerKey(req, key, registerHint);
+    if (key !== undefined) return checkOwnerKey(req, key, registerHint, true);
     if (req.get('x-sqlite-user-token') === undefined)
       throw unauthorized('Registration is not public.', registerHint);
     await signedInAdmin(req, users);
@@ -77,11 +84,11 @@ export function userRoutes(deps: {
    * owner manages end users from the console without being one of them). The key wins when both
    * are sent, as on register.
    */
-  const poolAdmin = async (req: Request): Promise<PoolActor> => {
+  const poolAdmin = async (req: Request, lasting = false): Promise<PoolActor> => {
     const databaseId = grantOf(req).database.id;
     const key = req.get('x-api-key');
     if (key !== undefined) {
-      await checkOwnerKey(req, key, adminHint);
+      await checkOwnerKey(req, key, adminHint, lasting);
       return { databaseId, userId: null };
     }
     const me = await signedInAdmin(req, users);
@@ -95,13 +102,15 @@ export function userRoutes(deps: {
     description:
       'Never public. With the site’s master key (`X-API-Key`) or an admin’s `X-Sqlite-User-Token`, beside the scoped token. The first user of the pool becomes its admin; later ones are users. ' +
       'Emails are trimmed and lower-cased (≤ 254); passwords need 8 characters and must not be common, repetitive, sequential, nor built on the email, the site’s host names or the service’s name (400 `PASSWORD_TOO_COMMON`, the message says which); display names ≤ 120. Users per database are capped by the plan (402). ' +
-      'Register and login share a limit of 5 a minute and 20 an hour per client address.',
+      'Register and login share a limit of 5 a minute and 20 an hour per client address. ' +
+      sudoNote,
     tags,
     auth: 'sqliteUserOrApiKey',
     errors: [
       'SQLITE_TOKEN_INVALID',
       'SQLITE_FORBIDDEN',
       'UNAUTHORIZED',
+      'SUDO_REQUIRED',
       'SQLITE_SESSION_INVALID',
       'INVALID_EMAIL',
       'PASSWORD_TOO_SHORT',
@@ -323,16 +332,16 @@ export function userRoutes(deps: {
     path: '/api/v1/sqlite/auth/users/:id/reset-password',
     params: { id: pathId('The user') },
     summary: 'Set a user’s password (admin; all their sessions end)',
-    description: 'No old password is needed and no email is sent.' + byOwnerToo,
+    description: 'No old password is needed and no email is sent.' + byOwnerToo + ' ' + sudoNote,
     tags,
     auth: 'sqliteUserOrApiKey',
-    errors: [...adminErrors, 'NOT_FOUND', 'PASSWORD_TOO_SHORT', 'PASSWORD_TOO_COMMON'],
+    errors: [...adminErrors, 'NOT_FOUND', 'PASSWORD_TOO_SHORT', 'PASSWORD_TOO_COMMON', 'SUDO_REQUIRED'],
     middleware: [scoped, body],
     body: s.resetPasswordBody,
     responses: { 204: { description: 'Reset' } },
     handler: async ({ req, res, body }) => {
       const { id } = parseOrThrow(s.userIdParam, req.params, 'path');
-      await users.resetPassword(await poolAdmin(req), id, body.newPassword, siteHosts(req));
+      await users.resetPassword(await poolAdmin(req, true), id, body.newPassword, siteHosts(req));
       res.status(204).end();
     },
   });

@@ -4,7 +4,7 @@ import { Alert, Field, useAction } from './kit.js';
 
 /**
  * Sudo mode's dialog: when the API answers SUDO_REQUIRED (deleting a site, creating a permanent
- * key), the owner confirms their password here and the action is tried again. A modal <dialog>:
+ * key, minting a SQLite token or end user with the console's temporary key), the owner confirms their password here and the action is tried again. A modal <dialog>:
  * the browser keeps the focus inside it, Escape cancels, and the focus goes back where it was.
  */
 export function SudoDialog() {

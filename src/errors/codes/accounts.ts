@@ -21,7 +21,7 @@ export const accountErrors = {
     message: () =>
       'Confirm your password first: this action needs it entered within the last 15 minutes. Send it to POST /api/v1/account/sudo (or a code from your authenticator app when two-factor sign-in is on), then try again.',
     description:
-      'Sudo mode: deleting a site or creating a permanent key needs a session whose password (or TOTP code) was confirmed within the last 15 minutes',
+      'Sudo mode: deleting a site or creating a permanent key needs a session whose password (or TOTP code) was confirmed within the last 15 minutes; so does minting a lasting SQLite credential (a scoped token, an end user registered or given a password with the master key) with a temporary key, whose minting session must be in sudo mode',
   }),
   INVALID_TOKEN: define({
     status: 400,
