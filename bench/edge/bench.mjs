@@ -1,5 +1,7 @@
 // Edge cache-hit throughput: Hostplane (one Node process, role all) against nginx (one worker)
-// serving the same files, each pinned to the same CPU, loaded by wrk (one thread) from the other CPU.
+// serving the same files, and against a bare `node:http` server answering the same bytes from memory
+// (bare-node.mjs: the runtime's own ceiling), each pinned to the same CPU, loaded by wrk (one thread)
+// from the other CPU.
 // Run through bench/edge/run.sh (it installs nginx, builds dist/ and cleans up); see README.md.
 //
 // Environment (all optional):
@@ -70,8 +72,8 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
     process.exit(130);
   });
 }
-// Warm-up + measurement for 2 targets x 3 files, plus generous set-up time.
-const watchdogMs = (6 * (DURATION + WARMUP) + 180) * 1000;
+// Warm-up + measurement for 3 targets x 3 files, plus generous set-up time.
+const watchdogMs = (9 * (DURATION + WARMUP) + 180) * 1000;
 setTimeout(() => {
   console.error(`bench: still running after ${watchdogMs / 1000}s, giving up`);
   cleanup();
@@ -426,6 +428,33 @@ async function startHostplane(files) {
   return { name: 'hostplane', child, port, metricsPort, host: `${SLUG}.localhost:${port}`, apiHost };
 }
 
+// ---------------------------------------------------------------------------------------------
+// A bare node:http server (bare-node.mjs), the same Node as Hostplane: the same bytes from memory
+// with the edge's Content-Type and ETag, so the ratio to it shows what the edge adds to the runtime.
+
+async function startBareNode(files, hp) {
+  const dir = path.join(tmp, 'bare-node');
+  fs.mkdirSync(dir, { recursive: true });
+  const port = await freePort();
+  const entries = [];
+  for (const [i, f] of files.entries()) {
+    // The edge's own answer gives the header values (the bytes are checked equal by verify()).
+    const res = await request(hp.port, { host: hp.host, path: f.url });
+    if (res.status !== 200) throw new Error(`hostplane ${f.url}: status ${res.status}`);
+    const file = path.join(dir, `${i}.bin`);
+    fs.writeFileSync(file, f.content);
+    entries.push({ url: f.url, contentType: res.headers['content-type'], etag: res.headers.etag, file });
+  }
+  const configPath = path.join(dir, 'files.json');
+  fs.writeFileSync(configPath, JSON.stringify({ host: LOOPBACK, port, files: entries }));
+  const child = start('node-http', process.execPath, [path.join(here, 'bare-node.mjs'), configPath]);
+  await waitFor(
+    'bare node:http',
+    async () => (await request(port, { host: `${LOOPBACK}:${port}`, path: '/' })).status === 200,
+  );
+  return { name: 'node', child, port, host: `${LOOPBACK}:${port}`, version: `node:http ${process.version}` };
+}
+
 /** Hostplane's edge cache counters, from /metrics (to show the measured runs were cache hits). */
 async function edgeCacheCounters(hp) {
   const res = await request(hp.metricsPort, { host: `${LOOPBACK}:${hp.metricsPort}`, path: '/metrics' });
@@ -570,15 +599,17 @@ async function main() {
 
   const nginx = await startNginx(files);
   const hp = await startHostplane(files);
+  const bare = await startBareNode(files, hp);
   console.log(
-    `bench: ${nginx.version} on ${LOOPBACK}:${nginx.port}; Hostplane (LOG_LEVEL=${LOG_LEVEL}) on ${LOOPBACK}:${hp.port} as ${hp.host}`,
+    `bench: ${nginx.version} on ${LOOPBACK}:${nginx.port}; Hostplane (LOG_LEVEL=${LOG_LEVEL}) on ${LOOPBACK}:${hp.port} as ${hp.host}; ` +
+      `bare ${bare.version} on ${LOOPBACK}:${bare.port}`,
   );
 
   const rows = [];
   for (const file of files) {
     const size = Buffer.byteLength(file.content);
     const row = { file: file.label, path: file.url, bytes: size };
-    for (const target of [hp, nginx]) {
+    for (const target of [hp, nginx, bare]) {
       const check = await verify(target, file);
       const before = target === hp ? await edgeCacheCounters(hp) : undefined;
       process.stdout.write(`bench: ${target.name} ${file.url} ... `);
@@ -603,11 +634,16 @@ async function main() {
     }
     row.ratio = row.hostplane.requestsPerSecond / row.nginx.requestsPerSecond;
     row.ratioPerCpuSecond = row.hostplane.requestsPerServerCpuSecond / row.nginx.requestsPerServerCpuSecond;
+    row.ratioNode = row.hostplane.requestsPerSecond / row.node.requestsPerSecond;
+    row.ratioNodePerCpuSecond =
+      row.hostplane.requestsPerServerCpuSecond / row.node.requestsPerServerCpuSecond;
+    row.ratioNodeToNginx = row.node.requestsPerSecond / row.nginx.requestsPerSecond;
     rows.push(row);
   }
 
   await stop(hp.child, 'SIGTERM');
   await stop(nginx.child, 'SIGQUIT');
+  await stop(bare.child, 'SIGTERM');
 
   // ---- report
   const head = [
@@ -641,19 +677,54 @@ async function main() {
       ].join('  '),
     );
   }
+  // The runtime's ceiling: the same files from a bare node:http server, measured in the same run.
+  const nodeHead = [
+    pad('file', 16, true),
+    pad('bytes', 8),
+    pad('node:http req/s', 16),
+    pad('p99 ms', 7),
+    pad('cpu', 5),
+    pad('ratio hp/node', 14),
+    pad('per CPU-s', 9),
+    pad('ratio node/nginx', 17),
+  ].join('  ');
+  console.log('');
+  console.log(nodeHead);
+  console.log('-'.repeat(nodeHead.length));
+  for (const r of rows) {
+    console.log(
+      [
+        pad(r.file, 16, true),
+        pad(fmt(r.bytes), 8),
+        pad(fmt(r.node.requestsPerSecond), 16),
+        pad(fmt(r.node.latencyMs.p99), 7),
+        pad(`${fmt(r.node.serverCpuShare * 100)}%`, 5),
+        pad(fmt(r.ratioNode, 2), 14),
+        pad(fmt(r.ratioNodePerCpuSecond, 2), 9),
+        pad(fmt(r.ratioNodeToNginx, 2), 17),
+      ].join('  '),
+    );
+  }
   console.log('');
   console.log('ratio = Hostplane req/s / nginx req/s from this one run (1.00 = as fast as nginx).');
   console.log(
-    'Fair single-core comparison: nginx with worker_processes 1 (master_process off) against one Node process' +
+    `ratio hp/node = Hostplane req/s / req/s of a bare node:http server (${process.version}) answering the same bytes ` +
+      "from memory with the same Content-Type, ETag and Content-Length, in this run: the runtime's own ceiling (target >= 0.85).",
+  );
+  console.log(
+    'Fair single-core comparison: nginx with worker_processes 1 (master_process off) against one Node process ' +
+      '(and the bare node:http server, one process)' +
       (PIN
-        ? `, both pinned to CPU ${SERVER_CPU}; wrk runs on CPU ${CLIENT_CPU}.`
+        ? `, all pinned to CPU ${SERVER_CPU}; wrk runs on CPU ${CLIENT_CPU}.`
         : '; no CPU pinning in this run.'),
   );
   console.log(
     'cpu = server CPU time / wall time during the measured run. When nginx is well below 100%, wrk, not nginx, ' +
       'was the limit and the ratio flatters Hostplane; "per CPU-s" compares requests per server CPU-second instead.',
   );
-  const busiest = Math.max(...rows.flatMap((r) => [r.hostplane.otherCpuCores, r.nginx.otherCpuCores]));
+  const busiest = Math.max(
+    ...rows.flatMap((r) => [r.hostplane.otherCpuCores, r.nginx.otherCpuCores, r.node.otherCpuCores]),
+  );
   if (busiest > 0.25) {
     console.log(
       `warning: other work used up to ${fmt(busiest, 2)} cores during the runs (see "other" above); ` +
@@ -669,7 +740,7 @@ async function main() {
     }
   }
   const failed = rows.flatMap((r) =>
-    ['hostplane', 'nginx'].filter((t) => !r[t].ok).map((t) => `${t} ${r.file}`),
+    ['hostplane', 'nginx', 'node'].filter((t) => !r[t].ok).map((t) => `${t} ${r.file}`),
   );
   if (failed.length) console.log(`warning: errors, timeouts or non-2xx answers in: ${failed.join(', ')}`);
 
@@ -693,6 +764,11 @@ async function main() {
       accessLog: false,
     },
     hostplane: { role: 'all', processes: 1, store: 'pglite', blobs: 'fs' },
+    node: {
+      server: 'node:http',
+      version: process.version,
+      headers: ['Content-Type', 'ETag', 'Content-Length'],
+    },
     results: rows,
   };
   fs.mkdirSync(path.dirname(OUT), { recursive: true });

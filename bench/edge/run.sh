@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Edge cache-hit throughput of Hostplane against nginx serving the same files (see README.md).
+# Edge cache-hit throughput of Hostplane against nginx serving the same files, and against a bare
+# node:http server answering the same bytes from memory (the runtime's ceiling; see README.md).
 # `make bench-edge` runs this. Loopback only; stops by itself (about 2 minutes).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -46,7 +47,7 @@ cleanup() {
   # The servers bench.mjs started, should it have died without stopping them.
   if [ -f "$work/pids" ]; then
     while read -r pid _; do
-      if kill -0 "$pid" 2>/dev/null && grep -qaE 'nginx|main\.js' "/proc/$pid/cmdline" 2>/dev/null; then
+      if kill -0 "$pid" 2>/dev/null && grep -qaE 'nginx|main\.js|bare-node\.mjs' "/proc/$pid/cmdline" 2>/dev/null; then
         kill -KILL "$pid" 2>/dev/null || true
       fi
     done <"$work/pids"
@@ -56,8 +57,9 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# bench.mjs has its own watchdog; timeout is the backstop.
-BENCH_TMPDIR="$work" NGINX_BIN="$nginx_bin" timeout --kill-after=15 600 node bench/edge/bench.mjs &
+# bench.mjs has its own watchdog; timeout is the backstop. scripts/node.sh: the pinned Node (24),
+# which runs Hostplane and the bare node:http server alike.
+BENCH_TMPDIR="$work" NGINX_BIN="$nginx_bin" timeout --kill-after=15 900 bash scripts/node.sh exec node bench/edge/bench.mjs &
 bench_pid=$!
 status=0
 wait "$bench_pid" || status=$?
@@ -67,7 +69,7 @@ if [ "$status" -ne 0 ] || [ "${BENCH_EXTRA:-1}" = "0" ]; then exit "$status"; fi
 # The cache-miss path, a 20 MB video and memory, on PostgreSQL + MinIO (built by test/tools/build.sh).
 if [ -x .cache/tools/minio ]; then
   echo
-  NGINX_BIN="$nginx_bin" timeout --kill-after=15 900 npx tsx bench/edge/extra.ts
+  NGINX_BIN="$nginx_bin" timeout --kill-after=15 900 bash scripts/node.sh exec npx tsx bench/edge/extra.ts
 else
   echo "bench-edge: .cache/tools/minio missing (bash test/tools/build.sh): cache-miss, video and memory figures skipped"
 fi

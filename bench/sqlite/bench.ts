@@ -1,12 +1,16 @@
 // Hostplane's SQLite API against PocketBase's records API, on the same machine, with the same load
 // generator (wrk + load.lua) and the same table and rows: point reads by primary key
 // (POST /api/v1/sqlite/query vs GET /api/collections/items/records/<id>) and single-row inserts
-// (POST /api/v1/sqlite/exec vs POST /api/collections/items/records). A benchmark, not a test: it
-// reports req/s, p50/p99 and the ratios Hostplane / PocketBase, and asserts only that every
-// request succeeded and every acknowledged insert landed. See README.md.
+// (POST /api/v1/sqlite/exec vs POST /api/collections/items/records), each in two modes: "bare"
+// (Hostplane's scoped token with requireUserAuth false, PocketBase's public rules) and "session"
+// (requireUserAuth true plus an end user's X-Sqlite-User-Token, PocketBase's rules requiring an
+// auth record plus its token). A benchmark, not a test: it reports req/s, p50/p99 and the ratios
+// Hostplane / PocketBase per mode, and asserts only that every request succeeded and every
+// acknowledged insert landed. See README.md.
 //
 //   make build && scripts/node.sh exec npx tsx bench/sqlite/bench.ts [--backend pglite|postgres]
-//     [--rows 10000] [--seconds 15] [--warmup 5] [--connections 32] [--profile] [--json]
+//     [--rows 10000] [--seconds 15] [--warmup 5] [--connections 32] [--modes bare,session]
+//     [--profile] [--json]
 //
 // Hostplane is the built binary (`hostplane serve`, all roles) on PGlite by default, as it runs
 // standalone; `--backend postgres` uses the test suite's throwaway PostgreSQL instead. PocketBase
@@ -19,7 +23,15 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
 import { summarizeProfiles } from './profile.js';
-import { cpuSeconds, startHostplane, startPocketbase, type Target } from './servers.js';
+import {
+  cpuSeconds,
+  MODES,
+  startHostplane,
+  startPocketbase,
+  type Mode,
+  type Server,
+  type Target,
+} from './servers.js';
 
 const execFileAsync = promisify(execFile);
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -33,6 +45,7 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '15' },
     warmup: { type: 'string', default: '5' },
     connections: { type: 'string', default: '32' },
+    modes: { type: 'string', default: MODES.join(',') },
     'max-load': { type: 'string', default: '1.5' },
     'max-wait': { type: 'string', default: '300' },
     profile: { type: 'boolean', default: false },
@@ -42,6 +55,10 @@ const { values } = parseArgs({
 if (values.backend !== 'pglite' && values.backend !== 'postgres')
   throw new Error('--backend: pglite or postgres');
 const ROWS = Number(values.rows);
+const modes = values.modes.split(',').map((m) => m.trim()) as Mode[];
+if (!modes.length || modes.some((m) => !MODES.includes(m)))
+  throw new Error(`--modes: a comma-separated list of ${MODES.join(', ')}`);
+const MODE_LABEL: Record<Mode, string> = { bare: 'bare token', session: 'user session' };
 
 interface WrkResult {
   requests: number;
@@ -54,6 +71,7 @@ interface WrkResult {
 }
 interface Measured {
   target: Target['name'];
+  mode: Mode;
   op: 'read' | 'insert';
   reqPerSec: number;
   p50Ms: number;
@@ -121,6 +139,7 @@ async function measure(
   const result = await wrk(target, op, Number(values.seconds), prefix);
   const measured: Measured = {
     target: target.name,
+    mode: target.mode,
     op,
     reqPerSec: Math.round(result.requests / (result.durationUs / 1e6)),
     p50Ms: result.p50Us / 1000,
@@ -142,7 +161,7 @@ async function main() {
   const started = { uptime: (await execFileAsync('uptime')).stdout.trim() };
   console.error(`bench-sqlite: starting PocketBase and Hostplane (${values.backend}), ${ROWS} rows each`);
   const pocketbase = await startPocketbase({ repo, rows: ROWS });
-  let hostplane: Target | undefined;
+  let hostplane: Server | undefined;
   const results: Measured[] = [];
   let profile = '';
   try {
@@ -152,21 +171,36 @@ async function main() {
       rows: ROWS,
       nodeArgs: values.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
     });
-    const before = { hostplane: await hostplane.count(), pocketbase: await pocketbase.count() };
-    if (before.hostplane !== ROWS || before.pocketbase !== ROWS)
-      throw new Error(`seeded ${JSON.stringify(before)}`);
-    // Insert ids: "v" for the warm-up, "w" for the measured run (unique per wrk thread and run).
-    for (const op of ['read', 'insert'] as const) {
-      for (const target of [hostplane, pocketbase]) results.push(await measure(target, op, 'v', 'w'));
+    for (const mode of modes) {
+      const before = {
+        hostplane: await hostplane.targets[mode].count(),
+        pocketbase: await pocketbase.targets[mode].count(),
+      };
+      if (before.hostplane !== ROWS || before.pocketbase !== ROWS)
+        throw new Error(`seeded (${mode}) ${JSON.stringify(before)}`);
+    }
+    // Insert ids: "v" for the warm-up, "w" for the measured run (unique per wrk thread and run;
+    // each mode has a table of its own).
+    for (const mode of modes) {
+      for (const op of ['read', 'insert'] as const) {
+        for (const server of [hostplane, pocketbase])
+          results.push(await measure(server.targets[mode], op, 'v', 'w'));
+      }
     }
     // Every acknowledged insert (warm-up and measured) is in the table (requests still in flight
     // when wrk stops may have landed too, hence at least).
-    for (const target of [hostplane, pocketbase]) {
-      const rows = await target.count();
-      const expected =
-        ROWS + results.find((r) => r.target === target.name && r.op === 'insert')!.acknowledged;
-      if (rows < expected) throw new Error(`${target.name}: ${rows} rows, expected at least ${expected}`);
-      console.error(`  ${target.name}: ${rows} rows after the runs (at least ${expected} expected)`);
+    for (const mode of modes) {
+      for (const target of [hostplane.targets[mode], pocketbase.targets[mode]]) {
+        const rows = await target.count();
+        const expected =
+          ROWS +
+          results.find((r) => r.target === target.name && r.mode === mode && r.op === 'insert')!.acknowledged;
+        if (rows < expected)
+          throw new Error(`${target.name} (${mode}): ${rows} rows, expected at least ${expected}`);
+        console.error(
+          `  ${target.name} (${mode}): ${rows} rows after the runs (at least ${expected} expected)`,
+        );
+      }
     }
   } finally {
     await hostplane?.stop();
@@ -177,17 +211,20 @@ async function main() {
     }
   }
 
-  const get = (target: Target['name'], op: Measured['op']) =>
-    results.find((r) => r.target === target && r.op === op)!;
-  const ratio = (op: Measured['op']) =>
-    Number((get('hostplane', op).reqPerSec / get('pocketbase', op).reqPerSec).toFixed(2));
+  const get = (target: Target['name'], mode: Mode, op: Measured['op']) =>
+    results.find((r) => r.target === target && r.mode === mode && r.op === op)!;
+  const ratio = (mode: Mode, op: Measured['op']) =>
+    Number((get('hostplane', mode, op).reqPerSec / get('pocketbase', mode, op).reqPerSec).toFixed(2));
   const report = {
     backend: values.backend,
     rows: ROWS,
     seconds: Number(values.seconds),
     connections: Number(values.connections),
+    modes,
     results,
-    ratios: { read: ratio('read'), insert: ratio('insert') },
+    ratios: Object.fromEntries(
+      modes.map((mode) => [mode, { read: ratio(mode, 'read'), insert: ratio(mode, 'insert') }]),
+    ),
     uptimeAtStart: started.uptime,
     uptimeAtEnd: (await execFileAsync('uptime')).stdout.trim(),
     node: process.version,
@@ -203,16 +240,22 @@ async function main() {
       `\nbench-sqlite (Hostplane on ${values.backend}), ${ROWS} rows, wrk -t1 -c${values.connections} ${values.seconds}s`,
     );
     console.log(
-      '| operation | Hostplane req/s | p50 / p99 ms | PocketBase req/s | p50 / p99 ms | ratio | CPU s (H / P) | req per CPU-s (H / P) | ratio per CPU-s | load |',
+      '| operation | mode | Hostplane req/s | p50 / p99 ms | PocketBase req/s | p50 / p99 ms | ratio | CPU s (H / P) | req per CPU-s (H / P) | ratio per CPU-s | load |',
     );
-    console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
-    for (const op of ['read', 'insert'] as const) {
-      const h = get('hostplane', op);
-      const p = get('pocketbase', op);
-      console.log(
-        `| ${op} | ${h.reqPerSec} | ${ms(h.p50Ms)} / ${ms(h.p99Ms)} | ${p.reqPerSec} | ${ms(p.p50Ms)} / ${ms(p.p99Ms)} | ${ratio(op)} | ${h.cpuSeconds} / ${p.cpuSeconds} | ${perCpu(h)} / ${perCpu(p)} | ${(perCpu(h) / perCpu(p)).toFixed(2)} | ${h.load1} / ${p.load1} |`,
-      );
+    console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+    for (const mode of modes) {
+      for (const op of ['read', 'insert'] as const) {
+        const h = get('hostplane', mode, op);
+        const p = get('pocketbase', mode, op);
+        console.log(
+          `| ${op} | ${MODE_LABEL[mode]} | ${h.reqPerSec} | ${ms(h.p50Ms)} / ${ms(h.p99Ms)} | ${p.reqPerSec} | ${ms(p.p50Ms)} / ${ms(p.p99Ms)} | ${ratio(mode, op)} | ${h.cpuSeconds} / ${p.cpuSeconds} | ${perCpu(h)} / ${perCpu(p)} | ${(perCpu(h) / perCpu(p)).toFixed(2)} | ${h.load1} / ${p.load1} |`,
+        );
+      }
     }
+    console.log(
+      'bare token: Hostplane X-Sqlite-Token (requireUserAuth false) / PocketBase public rules; ' +
+        'user session: plus X-Sqlite-User-Token of a logged-in end user / an auth record token with rules @request.auth.id != "".',
+    );
     console.log(`uptime at start: ${report.uptimeAtStart}\nuptime at end:   ${report.uptimeAtEnd}`);
   }
   if (profile) console.log(`\nHostplane CPU profile (all runs, self time):\n${profile}`);

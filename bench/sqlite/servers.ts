@@ -1,5 +1,8 @@
 // The two servers of bench/sqlite, each started on loopback with the same table (items: id, title,
-// n) holding the same rows, and each wrapped as a `Target` the load generator can drive.
+// n) holding the same rows twice: once open to a bare credential ("bare": Hostplane's scoped token
+// with requireUserAuth false, PocketBase's public rules) and once behind a user session ("session":
+// Hostplane's token with requireUserAuth true plus an end user's X-Sqlite-User-Token, PocketBase's
+// rules requiring an auth record plus that record's token). Each is a `Target` wrk can drive.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -12,16 +15,33 @@ import { startServer, type BenchServer } from '../support/server.js';
 
 const execFileAsync = promisify(execFile);
 
+/** bare: the credential alone; session: the credential plus a logged-in end user's session. */
+export type Mode = 'bare' | 'session';
+export const MODES: readonly Mode[] = ['bare', 'session'];
+
 export interface Target {
   name: 'hostplane' | 'pocketbase';
+  mode: Mode;
   port: number;
   pid: number;
-  /** Extra arguments the Lua script takes after the common ones (Hostplane: token and origin). */
+  /**
+   * Extra arguments the Lua script takes after the common ones (Hostplane: token, origin, user
+   * token or "-"; PocketBase: collection, auth token or "-").
+   */
   luaArgs: string[];
   /** Rows in the table now (to check that every acknowledged insert landed). */
   count(): Promise<number>;
+}
+
+/** One server process and its two targets (the same table, bare and behind a session). */
+export interface Server {
+  name: Target['name'];
+  pid: number;
+  targets: Record<Mode, Target>;
   stop(): Promise<void>;
 }
+
+const USER_PASSWORD = 'bench-user-password-1234';
 
 /** Seeded row i (1-based): the same on both sides. */
 export const seededRow = (i: number) => ({
@@ -47,6 +67,23 @@ async function call(
   return (text ? JSON.parse(text) : {}) as Record<string, unknown>;
 }
 
+/** The session mode is real: the same call without the user's session is refused (any non-2xx). */
+async function expectRefused(
+  port: number,
+  method: string,
+  url: string,
+  headers: Record<string, string>,
+  json?: unknown,
+) {
+  const res = await fetch(`http://127.0.0.1:${port}${url}`, {
+    method,
+    headers: json === undefined ? headers : { 'content-type': 'application/json', ...headers },
+    body: json === undefined ? undefined : JSON.stringify(json),
+  });
+  await res.arrayBuffer();
+  if (res.ok) throw new Error(`${method} ${url} without a user session answered ${res.status}`);
+}
+
 async function waitFor(port: number, url: string, child: ChildProcess, what: string) {
   for (const deadline = Date.now() + 60_000; ;) {
     if (child.exitCode !== null) throw new Error(`${what} exited with ${child.exitCode} before it was ready`);
@@ -69,7 +106,7 @@ export async function startHostplane(opts: {
   backend: 'pglite' | 'postgres';
   rows: number;
   nodeArgs: string[];
-}): Promise<Target> {
+}): Promise<Server> {
   let postgres: PostgresServer | undefined;
   let server: BenchServer | undefined;
   const stop = async () => {
@@ -93,43 +130,81 @@ export async function startHostplane(opts: {
     });
     const { port } = server;
     const { apiKey } = await server.createSite('bench');
-    const install = await call(
-      port,
-      'POST',
-      '/api/v1/sqlite/auth/install',
-      { 'x-api-key': apiKey },
-      { path: 'data/bench.sqlite', name: 'bench', requireUserAuth: false },
-    );
-    const token = install.token as string;
-    const scoped = { 'x-sqlite-token': token, origin: `http://bench.localhost:${port}` };
-    await call(port, 'POST', '/api/v1/sqlite/exec', scoped, {
-      sql: 'CREATE TABLE items (id TEXT PRIMARY KEY NOT NULL, title TEXT NOT NULL, n INTEGER NOT NULL)',
-    });
-    // The batch route takes up to 500 statements, one transaction each batch.
-    for (let first = 1; first <= opts.rows; first += 500) {
-      const statements = [];
-      for (let i = first; i < Math.min(first + 500, opts.rows + 1); i++) {
-        const row = seededRow(i);
-        statements.push({
-          sql: 'INSERT INTO items (id, title, n) VALUES (?, ?, ?)',
-          params: [row.id, row.title, row.n],
+    const origin = `http://bench.localhost:${port}`;
+    const targets = {} as Record<Mode, Target>;
+    for (const mode of MODES) {
+      const install = await call(
+        port,
+        'POST',
+        '/api/v1/sqlite/auth/install',
+        { 'x-api-key': apiKey },
+        {
+          path: mode === 'bare' ? 'data/bench.sqlite' : 'data/bench-session.sqlite',
+          name: `bench ${mode}`,
+          requireUserAuth: mode === 'session',
+        },
+      );
+      const token = install.token as string;
+      const scoped: Record<string, string> = { 'x-sqlite-token': token, origin };
+      let userToken = '-';
+      if (mode === 'session') {
+        // Registration is never public: the master key registers the database's first user (who
+        // becomes its admin) and then the end user the bench logs in as (role user).
+        for (const email of ['owner@example.com', 'user@example.com']) {
+          await call(
+            port,
+            'POST',
+            '/api/v1/sqlite/auth/register',
+            { ...scoped, 'x-api-key': apiKey },
+            {
+              email,
+              password: USER_PASSWORD,
+            },
+          );
+        }
+        const login = await call(port, 'POST', '/api/v1/sqlite/auth/login', scoped, {
+          email: 'user@example.com',
+          password: USER_PASSWORD,
         });
+        userToken = login.userToken as string;
+        scoped['x-sqlite-user-token'] = userToken;
       }
-      await call(port, 'POST', '/api/v1/sqlite/batch', scoped, { statements });
-    }
-    return {
-      name: 'hostplane',
-      port,
-      pid: server.pid,
-      luaArgs: [token, scoped.origin],
-      async count() {
-        const res = await call(port, 'POST', '/api/v1/sqlite/query', scoped, {
+      await call(port, 'POST', '/api/v1/sqlite/exec', scoped, {
+        sql: 'CREATE TABLE items (id TEXT PRIMARY KEY NOT NULL, title TEXT NOT NULL, n INTEGER NOT NULL)',
+      });
+      // The batch route takes up to 500 statements, one transaction each batch.
+      for (let first = 1; first <= opts.rows; first += 500) {
+        const statements = [];
+        for (let i = first; i < Math.min(first + 500, opts.rows + 1); i++) {
+          const row = seededRow(i);
+          statements.push({
+            sql: 'INSERT INTO items (id, title, n) VALUES (?, ?, ?)',
+            params: [row.id, row.title, row.n],
+          });
+        }
+        await call(port, 'POST', '/api/v1/sqlite/batch', scoped, { statements });
+      }
+      if (mode === 'session') {
+        const { 'x-sqlite-user-token': _session, ...withoutSession } = scoped;
+        await expectRefused(port, 'POST', '/api/v1/sqlite/query', withoutSession, {
           sql: 'SELECT count(*) AS c FROM items',
         });
-        return (res.rows as { c: number }[])[0]!.c;
-      },
-      stop,
-    };
+      }
+      targets[mode] = {
+        name: 'hostplane',
+        mode,
+        port,
+        pid: server.pid,
+        luaArgs: [token, origin, userToken],
+        async count() {
+          const res = await call(port, 'POST', '/api/v1/sqlite/query', scoped, {
+            sql: 'SELECT count(*) AS c FROM items',
+          });
+          return (res.rows as { c: number }[])[0]!.c;
+        },
+      };
+    }
+    return { name: 'hostplane', pid: server.pid, targets, stop };
   } catch (err) {
     await stop();
     throw err;
@@ -137,7 +212,7 @@ export async function startHostplane(opts: {
 }
 
 /** PocketBase (.cache/tools/pocketbase, built by test/tools/pocketbase/build.sh when missing or stale). */
-export async function startPocketbase(opts: { repo: string; rows: number }): Promise<Target> {
+export async function startPocketbase(opts: { repo: string; rows: number }): Promise<Server> {
   const bin = path.join(opts.repo, '.cache/tools/pocketbase');
   // The script only checks the build info when the binary is current (well under a second).
   await execFileAsync('bash', [path.join(opts.repo, 'test/tools/pocketbase/build.sh')], {
@@ -183,37 +258,71 @@ export async function startPocketbase(opts: { repo: string; rows: number }): Pro
       logs: { maxDays: 0 },
       batch: { enabled: true, maxRequests: 500, timeout: 60, maxBodySize: 0 },
     });
-    // Public view/list/create rules ('' = anyone): the records API without authentication.
-    await call(port, 'POST', '/api/collections', admin, {
-      name: 'items',
-      type: 'base',
-      listRule: '',
-      viewRule: '',
-      createRule: '',
-      fields: [
-        { name: 'title', type: 'text', required: true },
-        { name: 'n', type: 'number', onlyInt: true },
-      ],
+    // An end user: a record of the built-in `users` auth collection, logged in with its password.
+    const userEmail = 'user@example.com';
+    await call(port, 'POST', '/api/collections/users/records', admin, {
+      email: userEmail,
+      password: USER_PASSWORD,
+      passwordConfirm: USER_PASSWORD,
     });
-    for (let first = 1; first <= opts.rows; first += 500) {
-      const requests = [];
-      for (let i = first; i < Math.min(first + 500, opts.rows + 1); i++) {
-        requests.push({ method: 'POST', url: '/api/collections/items/records', body: seededRow(i) });
-      }
-      await call(port, 'POST', '/api/batch', admin, { requests });
-    }
-    const child = server;
-    return {
-      name: 'pocketbase',
+    const userAuth = await call(
       port,
-      pid: child.pid!,
-      luaArgs: [],
-      async count() {
-        const res = await call(port, 'GET', '/api/collections/items/records?perPage=1', {});
-        return res.totalItems as number;
+      'POST',
+      '/api/collections/users/auth-with-password',
+      {},
+      {
+        identity: userEmail,
+        password: USER_PASSWORD,
       },
-      stop,
-    };
+    );
+    const userToken = userAuth.token as string;
+    const pid = server.pid!;
+    const targets = {} as Record<Mode, Target>;
+    for (const mode of MODES) {
+      // bare: public view/list/create rules ('' = anyone), the records API without authentication;
+      // session: only requests carrying an auth record's token (PocketBase's "authenticated" rule).
+      const collection = mode === 'bare' ? 'items' : 'items_session';
+      const rule = mode === 'bare' ? '' : '@request.auth.id != ""';
+      await call(port, 'POST', '/api/collections', admin, {
+        name: collection,
+        type: 'base',
+        listRule: rule,
+        viewRule: rule,
+        createRule: rule,
+        fields: [
+          { name: 'title', type: 'text', required: true },
+          { name: 'n', type: 'number', onlyInt: true },
+        ],
+      });
+      for (let first = 1; first <= opts.rows; first += 500) {
+        const requests = [];
+        for (let i = first; i < Math.min(first + 500, opts.rows + 1); i++) {
+          requests.push({
+            method: 'POST',
+            url: `/api/collections/${collection}/records`,
+            body: seededRow(i),
+          });
+        }
+        await call(port, 'POST', '/api/batch', admin, { requests });
+      }
+      const headers: Record<string, string> = mode === 'bare' ? {} : { authorization: userToken };
+      if (mode === 'session') {
+        await expectRefused(port, 'GET', `/api/collections/${collection}/records/${seededRow(1).id}`, {});
+        await expectRefused(port, 'POST', `/api/collections/${collection}/records`, {}, seededRow(0));
+      }
+      targets[mode] = {
+        name: 'pocketbase',
+        mode,
+        port,
+        pid,
+        luaArgs: [collection, mode === 'bare' ? '-' : userToken],
+        async count() {
+          const res = await call(port, 'GET', `/api/collections/${collection}/records?perPage=1`, headers);
+          return res.totalItems as number;
+        },
+      };
+    }
+    return { name: 'pocketbase', pid, targets, stop };
   } catch (err) {
     await stop();
     throw err;
