@@ -7,6 +7,7 @@ import type { Platform, Principal, SiteEvents, SiteUsage } from '../platform/ind
 import type { Db, Executor } from '../store/index.js';
 import { commitDeployBlob, progress, type DeployState } from './deploy-blobs.js';
 import { deployEventsTotal, deploySwitchWaitSeconds } from './metrics.js';
+import { previewable, previewRows } from './deploy-previews.js';
 import { pendingBytes, pruneDeploys, rollbackLimit, rollbackUsage } from './deploy-retention.js';
 import {
   assertPathLimits,
@@ -23,7 +24,6 @@ import { assertExtension, maxBytesFor } from './upload-rules.js';
 import type { FilesService } from './service.js';
 import {
   DEPLOY_ID,
-  date,
   newDeployId,
   offsetOf,
   toDeploy,
@@ -379,39 +379,13 @@ export class DeploysService {
     return rowsOf(gone).length;
   }
 
-  /** A deploy served at its preview host: a finalized one (a ready one was never checked as a whole). */
-  async previewable(siteId: number, id: string): Promise<boolean> {
-    if (!DEPLOY_ID.test(id)) return false;
-    const [row] = rowsOf<{ ok: boolean }>(
-      await this.db.execute(sql`select true as ok from deploys where id = ${id} and site_id = ${siteId}::int
-        and state in ('draft', 'published')`),
-    );
-    return row?.ok === true;
+  /** A deploy served at its preview host (see deploy-previews.ts). */
+  previewable(siteId: number, id: string): Promise<boolean> {
+    return previewable(this.db, siteId, id);
   }
 
   /** The rows of some paths of a deploy, for the edge's preview hosts. */
-  async previewRows(id: string, paths: string[]): Promise<PreviewRow[]> {
-    if (paths.length === 0) return [];
-    return rowsOf<{
-      path: string;
-      hash: string;
-      size: string;
-      content_type: string;
-      created_at: Date | string;
-    }>(
-      await this.db.execute(sql`select f.path, f.hash, f.size::text, f.content_type, d.created_at
-        from deploy_files f join deploys d on d.id = f.deploy_id
-        where f.deploy_id = ${id} and f.size is not null and f.path in (${sql.join(
-          paths.map((p) => sql`${p}`),
-          sql`, `,
-        )})`),
-    ).map((r) => ({
-      path: r.path,
-      kind: 'file' as const,
-      blobKey: r.hash,
-      size: Number(r.size),
-      contentType: r.content_type,
-      updatedAt: date(r.created_at),
-    }));
+  previewRows(id: string, paths: string[]): Promise<PreviewRow[]> {
+    return previewRows(this.db, id, paths);
   }
 }
