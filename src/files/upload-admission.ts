@@ -1,6 +1,7 @@
 import type { Request, RequestHandler } from 'express';
 import type { UploadAdmission } from '../http/index.js';
 import { MAX_FILE_BYTES } from './service.js';
+import { directLength } from './upload-body.js';
 
 /*
  * What each upload route's body may cost in memory, from its declared Content-Length: the files
@@ -8,8 +9,6 @@ import { MAX_FILE_BYTES } from './service.js';
  */
 
 const MiB = 1024 * 1024;
-/** Bodies from this size take the upload reader's direct path (upload-body.ts). */
-const DIRECT_MIN_BYTES = MiB;
 /** The JSON upload's largest body (base64 of 10 MB plus framing), as its parser's limit. */
 const JSON_LIMIT_BYTES = 15 * MiB;
 /** A streamed body (video, blob over 10 MB) holds at most the S3 store's two 8 MiB parts. */
@@ -18,10 +17,12 @@ const STREAMED_BYTES = 16 * MiB;
 /**
  * JSON upload: express.json holds a body about five times over (chunks, their concatenation, the
  * string, the parsed `content`, the decoded bytes); the direct path of large bodies twice (one buffer
- * of the body, then the decoded bytes, three quarters of it). Chunked: the largest body, direct.
+ * of the body, then the decoded bytes, three quarters of it). Which reader takes it is
+ * upload-body.ts's choice (`direct`): a chunked or encoded body (no usable length) and one of
+ * another Content-Type (curl -d) go to express.json, up to its limit.
  */
-export const jsonUploadCost = (declared: number | undefined) =>
-  declared === undefined ? 2 * JSON_LIMIT_BYTES : declared < DIRECT_MIN_BYTES ? 5 * declared : 2 * declared;
+export const jsonUploadCost = (declared: number | undefined, direct = false) =>
+  declared === undefined ? 5 * JSON_LIMIT_BYTES : direct ? 2 * declared : 5 * declared;
 
 /** Video upload: streamed to the blob store through bounded buffers, whatever its size. */
 export const videoUploadCost = (declared: number | undefined) =>
@@ -43,19 +44,21 @@ export interface UploadAdmit {
 /** The files routes' admission middleware, for each kind of body. */
 export function uploadAdmit(admission: UploadAdmission): UploadAdmit {
   return {
-    json: admission.admit(siteKeyOf, jsonUploadCost),
+    json: admission.admit(siteKeyOf, (declared, req) =>
+      jsonUploadCost(declared, declared !== undefined && directLength(req) === declared),
+    ),
     video: admission.admit(siteKeyOf, videoUploadCost),
     blob: admission.admit(siteKeyOf, blobUploadCost),
   };
 }
 
 /**
- * The site an upload goes to, as far as it is known before the body: a key names its site; a
- * session names one with `site_id` (or means its account's first site).
+ * Whose share an upload counts in, as far as it is known before the body: a key names its site; a
+ * session, its account. (Not the session's `site_id`: that is checked only after the body is read,
+ * so a share per value would let one session hold the whole budget with made-up ids.)
  */
 function siteKeyOf(req: Request): string {
   const principal = req.principal;
   if (principal?.siteId !== undefined) return `site:${principal.siteId}`;
-  const requested = typeof req.query.site_id === 'string' ? req.query.site_id : '';
-  return `account:${principal?.accountId ?? 0}:${requested}`;
+  return `account:${principal?.accountId ?? 0}`;
 }

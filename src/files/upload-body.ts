@@ -34,18 +34,27 @@ const spans = new WeakMap<Request, ContentSpan>();
 const refusal = (status: number, type: string, message: string) =>
   Object.assign(new Error(message), { status, type, expose: true });
 
+/**
+ * The body's length when the direct reader takes it (a plain JSON body of a declared length from
+ * DIRECT_MIN_BYTES to the limit, not encoded); undefined when express.json does.
+ */
+export function directLength(req: Request): number | undefined {
+  const length = Number(req.headers['content-length']);
+  const encoding = req.headers['content-encoding'];
+  const direct =
+    Number.isInteger(length) &&
+    length >= DIRECT_MIN_BYTES &&
+    length <= LIMIT_BYTES &&
+    (encoding === undefined || encoding === 'identity') &&
+    PLAIN_JSON.test(req.headers['content-type'] ?? 'application/json');
+  return direct ? length : undefined;
+}
+
 export function uploadJsonBody(): RequestHandler {
   const ordinary = jsonBody('15mb', tooLarge);
   return (req, res, next) => {
-    const length = Number(req.headers['content-length']);
-    const encoding = req.headers['content-encoding'];
-    const direct =
-      Number.isInteger(length) &&
-      length >= DIRECT_MIN_BYTES &&
-      length <= LIMIT_BYTES &&
-      (encoding === undefined || encoding === 'identity') &&
-      PLAIN_JSON.test(req.headers['content-type'] ?? 'application/json');
-    if (!direct) return ordinary(req, res, next);
+    const length = directLength(req);
+    if (length === undefined) return ordinary(req, res, next);
     readExactly(req, length).then((body) => {
       try {
         req.body = parseDirect(req, body);

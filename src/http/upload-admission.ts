@@ -31,9 +31,10 @@ const mb = (bytes: number) => `${Math.round((bytes / MiB) * 10) / 10} MB`;
 
 /**
  * What a route's body may cost in memory, from its declared Content-Length (undefined: a chunked
- * body, whose size is unknown before it is read: the route's worst case).
+ * body, or one with a Content-Encoding, which the JSON parser inflates up to its own limit: its size
+ * is unknown before it is read, the route's worst case). `req` tells which reader will take it.
  */
-export type BodyCost = (declared: number | undefined) => number;
+export type BodyCost = (declared: number | undefined, req: Request) => number;
 
 /**
  * Admission of uploads by the bytes they may hold, not by their count (see ByteBudget). It runs
@@ -56,7 +57,7 @@ export class UploadAdmission {
   admit(siteKey: (req: Request) => string, cost: BodyCost): RequestHandler {
     return (req, res, next) => {
       const site = siteKey(req);
-      const reservation = this.budget.reserve(site, cost(declaredLength(req)));
+      const reservation = this.budget.reserve(site, cost(declaredLength(req), req));
       if (!reservation.ok) {
         uploadRefusalsTotal.inc({ cap: reservation.cap });
         next(
@@ -85,8 +86,14 @@ export class UploadAdmission {
   }
 }
 
-/** The request's Content-Length, or undefined when it has none (chunked) or it is not a number. */
+/**
+ * The request's Content-Length, or undefined when it has none (chunked), it is not a number, or the
+ * body is encoded (gzip, deflate, br): express.json inflates such a body, so its length on the wire
+ * says nothing of what it holds once read.
+ */
 function declaredLength(req: Request): number | undefined {
+  const coding = req.headers['content-encoding'];
+  if (coding !== undefined && coding.trim().toLowerCase() !== 'identity') return undefined;
   const header = req.headers['content-length'];
   if (header === undefined || !/^\d+$/.test(header)) return undefined;
   return Number(header);
