@@ -77,6 +77,8 @@ export class SiteEvents {
   private readonly syncWaiting = new Map<string, () => void>();
   /** This process's edge registration, if it serves sites on PostgreSQL: it answers acks then. */
   private presence: EdgePresence | undefined;
+  /** The last registration's end, so that close() waits for a stop begun elsewhere (its row's delete). */
+  private stopping: Promise<void> | undefined;
   private readonly ackWaiting = new Map<string, (edgeId: string) => void>();
 
   constructor() {
@@ -144,7 +146,8 @@ export class SiteEvents {
   async unregister(): Promise<void> {
     const presence = this.presence;
     this.presence = undefined;
-    await presence?.stop();
+    if (presence) this.stopping = presence.stop();
+    await this.stopping;
   }
 
   /**

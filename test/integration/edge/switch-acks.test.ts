@@ -138,4 +138,23 @@ describe('acknowledged switches across replicas (postgres+s3)', () => {
     expect(await switches('acked')).toBe(acked + 1);
     await bothServe('v7');
   });
+
+  it('a process that stops cleanly takes its registration with it before its store closes', async () => {
+    const before = await liveEdges();
+    const store = await openStore({ databaseUrl: hp.config.databaseUrl });
+    const third = await startServer(hp.config, {
+      store,
+      blobs: hp.services.blobs,
+      logger: createLogger('silent'),
+      adminSocket: false,
+      worker: false,
+      edge,
+    });
+    await expect.poll(async () => (await liveEdges()).length).toBe(before.length + 1);
+    await third.close();
+    await store.close();
+    // Gone at once, not when its lease runs out (until then every switch would wait the window).
+    expect(await liveEdges()).toEqual(expect.arrayContaining(before));
+    expect((await liveEdges()).length).toBe(before.length);
+  });
 });
