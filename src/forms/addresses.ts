@@ -276,5 +276,6 @@ export function addressMessage(state: AddressState): string {
     return `Waiting for confirmation: no link has been mailed to ${state.email} yet (too many were sent recently, or the address was set outside the API); ${held}. Ask for a link.`;
   if (state.expired)
     return `Waiting for confirmation: the link we mailed ${state.email} expired; ${held}. Ask for a new link.`;
-  return `Waiting for confirmation: we mailed ${state.email} a link on ${state.mailedAt.toISOString()}; ${held}.`;
+  // No raw timestamp: the console shows this sentence as it is.
+  return `Waiting for confirmation: we mailed ${state.email} a link (it works for 7 days); ${held}.`;
 }
