@@ -2,34 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../../src/observability/logger.js';
 import { startServer, type RunningServer } from '../../../src/server/index.js';
 import { CHANNELS, openStore, type Store } from '../../../src/store/index.js';
+import { heldChannel } from '../../support/held-channel.js';
 import { deployClient, type DeployClient } from '../../support/deploys-api.js';
 import { rawRequest, startHostplane, type TestHostplane, type TestSite } from '../../support/hostplane.js';
-
-/** A store whose notifications on `channel` can be held back, as if PostgreSQL's NOTIFY were slow. */
-function heldChannel(channel: string) {
-  let held: Array<() => void> | undefined;
-  return {
-    wrap: (store: Store): Store => ({
-      ...store,
-      listen: (name, onPayload, onReconnect) =>
-        store.listen(
-          name,
-          name !== channel
-            ? onPayload
-            : (payload) => (held ? held.push(() => onPayload(payload)) : onPayload(payload)),
-          onReconnect,
-        ),
-    }),
-    hold: () => {
-      held ??= [];
-    },
-    release: () => {
-      const due = held ?? [];
-      held = undefined;
-      for (const deliver of due) deliver();
-    },
-  };
-}
 
 // Two replicas on one PostgreSQL and bucket, each with its own edge caches (kept an hour: only the
 // NOTIFY and the sync window can make them let go). A switch made through one replica's API must be

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../../src/observability/logger.js';
 import { startServer, type RunningServer } from '../../../src/server/index.js';
 import { CHANNELS, openStore, type Store } from '../../../src/store/index.js';
+import { heldChannel } from '../../support/held-channel.js';
 import { deployClient, type DeployClient } from '../../support/deploys-api.js';
 import {
   metricValue,
@@ -12,32 +13,6 @@ import {
   type TestHostplane,
   type TestSite,
 } from '../../support/hostplane.js';
-
-/** A store whose notifications on `channel` can be held back, as if its LISTEN connection hung. */
-function heldChannel(channel: string) {
-  let held: Array<() => void> | undefined;
-  return {
-    wrap: (store: Store): Store => ({
-      ...store,
-      listen: (name, onPayload, onReconnect) =>
-        store.listen(
-          name,
-          name !== channel
-            ? onPayload
-            : (payload) => (held ? held.push(() => onPayload(payload)) : onPayload(payload)),
-          onReconnect,
-        ),
-    }),
-    hold: () => {
-      held ??= [];
-    },
-    release: () => {
-      const due = held ?? [];
-      held = undefined;
-      for (const deliver of due) deliver();
-    },
-  };
-}
 
 const rowsOf = <R>(result: unknown): R[] => (result as { rows: R[] }).rows;
 
