@@ -8,6 +8,7 @@
 #     and CoreDNS (test/tools/coredns/go.mod) for the real node of test/kube/node/, and the Debian
 #     packages it runs on (containerd, runc, CNI plugins, iptables, ...), installed when missing;
 #   - the PostgreSQL server binaries (initdb, postgres), installed with apt-get when missing;
+#   - Prometheus and promtool (Debian's prometheus package) for the alert-rule tests, when missing;
 #   - mmdebstrap and umoci for the images without Docker (deploy/image/build.sh), with the node's packages.
 # Idempotent: a second run only checks and returns in well under a second.
 set -euo pipefail
@@ -147,6 +148,12 @@ as_root() {
   fi
 }
 
+# apt-get on a fresh machine may find the dpkg lock held (unattended upgrades, cloud-init): wait for it.
+apt_install() {
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 update -q
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends "$@"
+}
+
 ensure_postgres() {
   local initdb
   if initdb="$(find_initdb)"; then
@@ -157,8 +164,7 @@ ensure_postgres() {
     die "PostgreSQL server binaries (initdb, postgres) not found and apt-get is unavailable: install PostgreSQL yourself"
   local t0=$SECONDS
   log "PostgreSQL server binaries not found: installing the 'postgresql' package with apt-get"
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends postgresql
+  apt_install postgresql
   initdb="$(find_initdb)" || die "installed 'postgresql' but still cannot find initdb"
   log "installed PostgreSQL in $((SECONDS - t0))s ($("$initdb" --version))"
 }
@@ -173,8 +179,7 @@ ensure_chromium() {
   command -v apt-get >/dev/null 2>&1 || die "chromium not found and apt-get is unavailable: install Chromium yourself"
   local t0=$SECONDS
   log "chromium not found: installing Debian's 'chromium' package with apt-get"
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium
+  apt_install chromium
   command -v chromium >/dev/null 2>&1 || die "installed 'chromium' but it is still not on the PATH"
   log "installed Chromium in $((SECONDS - t0))s"
 }
@@ -205,6 +210,25 @@ node_packages=(
   jq:/usr/bin/jq
 )
 
+# --- Prometheus and promtool ------------------------------------------------------------------
+# Debian bookworm's prometheus 2.42 (promtool included) installs in seconds, where a Go build of
+# Prometheus costs many minutes of a cold CI: `make test` runs the chart's alert rules through
+# `promtool test rules`, and the real node runs the server to scrape the pods.
+
+ensure_prometheus() {
+  if [ -x /usr/bin/promtool ] && [ -x /usr/bin/prometheus ]; then
+    log "Prometheus present ($(promtool --version 2>/dev/null | awk 'NR == 1 { print $3 }'))"
+    return
+  fi
+  command -v apt-get >/dev/null 2>&1 || die "promtool not found and apt-get is unavailable: install Debian's prometheus package yourself"
+  local t0=$SECONDS
+  log "promtool not found: installing Debian's 'prometheus' package with apt-get"
+  apt_install prometheus
+  [ -x /usr/bin/promtool ] || die "installed 'prometheus' but /usr/bin/promtool is still missing"
+  # Debian enables the packaged service; the tests run their own Prometheus on free ports.
+  log "installed Prometheus in $((SECONDS - t0))s"
+}
+
 ensure_node_packages() {
   local entry missing=() pkg
   for entry in "${node_packages[@]}"; do
@@ -219,8 +243,7 @@ ensure_node_packages() {
     die "the test node needs Debian packages that are missing: ${missing[*]} (apt-get is unavailable: install them yourself)"
   local t0=$SECONDS
   log "node packages missing: ${missing[*]}: installing them with apt-get"
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+  apt_install "${missing[@]}"
   for entry in "${node_packages[@]}"; do
     [ -e "${entry#*:}" ] || die "installed ${entry%%:*} but ${entry#*:} is still missing"
   done
@@ -243,5 +266,6 @@ ensure_litestream
 ensure_coredns
 ensure_postgres
 ensure_chromium
+ensure_prometheus
 ensure_node_packages
 log "done in $((SECONDS - started))s"

@@ -118,7 +118,7 @@ describe('network, monitoring and permissions of the shards', () => {
     );
     const lag = alerts.get('HostplaneSqliteReplicationLag');
     expect(lag?.expr).toContain(
-      `max by (namespace, shard) (hostplane_sqlite_replication_lag_seconds{namespace="${NAMESPACE}", service=~"hostplane-.*"}) > 120`,
+      `max by (namespace, pod) (hostplane_sqlite_replication_lag_seconds{namespace="${NAMESPACE}", service=~"hostplane-.*"}) > 120`,
     );
     expect(lag).toMatchObject({ for: '5m', labels: { severity: 'page' } });
     expect(alerts.get('HostplaneSqliteRestoreFailed')?.expr).toContain(
