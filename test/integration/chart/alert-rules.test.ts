@@ -7,6 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { findObject, renderChart } from '../../support/kube/helm.js';
 import { requireTool } from '../../support/kube/envtest.js';
+import { family, hostplaneMetricNames, metricsRead } from './monitoring-support.js';
+import { litestreamMetricNames } from './sqlite-support.js';
 
 // Every alert of the chart's PrometheusRule against the real `promtool` (Debian's prometheus
 // package, installed by test/tools/build.sh): the rules as the chart renders them must load, and
@@ -92,5 +94,12 @@ describe("the chart's alert rules in promtool", () => {
     }
     // No case for an alert the chart does not have (a renamed alert leaves none behind).
     for (const c of cases) expect(alerts).toContain(c.alertname);
+  });
+
+  it('read only series Hostplane or the pinned Litestream export (no rule over a series that does not exist)', async () => {
+    const known = new Set([...(await hostplaneMetricNames()), ...(await litestreamMetricNames())]);
+    for (const rule of groups.flatMap((g) => g.rules))
+      for (const name of metricsRead(rule.expr))
+        expect(known, `${rule.alert ?? rule.record}: ${name}`).toContain(family(name, known));
   });
 });
