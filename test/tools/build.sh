@@ -8,7 +8,7 @@
 #     and CoreDNS (test/tools/coredns/go.mod) for the real node of test/kube/node/, and the Debian
 #     packages it runs on (containerd, runc, CNI plugins, iptables, ...), installed when missing;
 #   - the PostgreSQL server binaries (initdb, postgres), installed with apt-get when missing;
-#   - Prometheus and promtool (Debian's prometheus package) for the alert-rule tests, when missing;
+#   - Prometheus and promtool (test/tools/prometheus/go.mod) for the alert-rule tests and the node;
 #   - mmdebstrap and umoci for the images without Docker (deploy/image/build.sh), with the node's packages.
 # Idempotent: a second run only checks and returns in well under a second.
 set -euo pipefail
@@ -65,8 +65,9 @@ ensure_go_tool() {
   (
     cd "$dir"
     # GOTOOLCHAIN=local: a go.mod asking for a newer Go fails fast instead of downloading one.
+    # GO_BUILD_TAGS: a tool built with only the parts the tests use (e.g. Prometheus's discovery).
     GOTOOLCHAIN=local GOFLAGS=-mod=mod CGO_ENABLED=0 \
-      go build -trimpath -ldflags "-s -w $*" -o "$tmp" "$package"
+      go build -trimpath -tags "${GO_BUILD_TAGS:-}" -ldflags "-s -w $*" -o "$tmp" "$package"
   ) || {
     rm -f "$tmp"
     die "go build of $name failed"
@@ -211,22 +212,21 @@ node_packages=(
 )
 
 # --- Prometheus and promtool ------------------------------------------------------------------
-# Debian bookworm's prometheus 2.42 (promtool included) installs in seconds, where a Go build of
-# Prometheus costs many minutes of a cold CI: `make test` runs the chart's alert rules through
-# `promtool test rules`, and the real node runs the server to scrape the pods.
+# From the Go module proxy (test/tools/prometheus/go.mod), not Debian's prometheus package: Debian
+# builds it without Kubernetes service discovery, which the real node's Prometheus needs to find
+# the pods as the chart's ServiceMonitor describes them. Only that discovery is compiled in (the
+# build tags of Prometheus's plugins/), which halves a cold build; promtool comes from the same pin,
+# so the rule unit tests of `make test` run the rules as the server evaluates them.
 
 ensure_prometheus() {
-  if [ -x /usr/bin/promtool ] && [ -x /usr/bin/prometheus ]; then
-    log "Prometheus present ($(promtool --version 2>/dev/null | awk 'NR == 1 { print $3 }'))"
-    return
-  fi
-  command -v apt-get >/dev/null 2>&1 || die "promtool not found and apt-get is unavailable: install Debian's prometheus package yourself"
-  local t0=$SECONDS
-  log "promtool not found: installing Debian's 'prometheus' package with apt-get"
-  apt_install prometheus
-  [ -x /usr/bin/promtool ] || die "installed 'prometheus' but /usr/bin/promtool is still missing"
-  # Debian enables the packaged service; the tests run their own Prometheus on free ports.
-  log "installed Prometheus in $((SECONDS - t0))s"
+  local version
+  version="$(pinned_version "$here/prometheus" github.com/prometheus/prometheus)"
+  GO_BUILD_TAGS=remove_all_sd,enable_kubernetes_sd ensure_go_tool prometheus "$here/prometheus" \
+    github.com/prometheus/prometheus github.com/prometheus/prometheus/cmd/prometheus \
+    "-X github.com/prometheus/common/version.Version=$version"
+  GO_BUILD_TAGS=remove_all_sd,enable_kubernetes_sd ensure_go_tool promtool "$here/prometheus" \
+    github.com/prometheus/prometheus github.com/prometheus/prometheus/cmd/promtool \
+    "-X github.com/prometheus/common/version.Version=$version"
 }
 
 ensure_node_packages() {
@@ -263,9 +263,9 @@ ensure_kube
 ensure_helm
 ensure_mailpit
 ensure_litestream
+ensure_prometheus
 ensure_coredns
 ensure_postgres
 ensure_chromium
-ensure_prometheus
 ensure_node_packages
 log "done in $((SECONDS - started))s"

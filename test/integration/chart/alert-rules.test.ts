@@ -7,14 +7,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { findObject, renderChart } from '../../support/kube/helm.js';
 import { requireTool } from '../../support/kube/envtest.js';
+import { PROMTOOL_BIN } from '../../support/prometheus.js';
 import { family, hostplaneMetricNames, metricsRead } from './monitoring-support.js';
 import { litestreamMetricNames } from './sqlite-support.js';
 
-// Every alert of the chart's PrometheusRule against the real `promtool` (Debian's prometheus
-// package, installed by test/tools/build.sh): the rules as the chart renders them must load, and
+// Every alert of the chart's PrometheusRule against the real `promtool` (the pin of
+// test/tools/prometheus, built by test/tools/build.sh): the rules as the chart renders them must load, and
 // each alert has a case that fires on the series that should fire it and one that stays quiet.
 
-const PROMTOOL = process.env.PROMTOOL_BIN ?? '/usr/bin/promtool';
+const PROMTOOL = PROMTOOL_BIN;
 const TESTS = fileURLToPath(new URL('../../monitoring/alerts.test.yaml', import.meta.url));
 
 interface Rule {

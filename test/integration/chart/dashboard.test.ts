@@ -5,6 +5,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { requireTool } from '../../support/kube/envtest.js';
+import { PROMTOOL_BIN } from '../../support/prometheus.js';
 import { CHART_DIR, findObject, renderChart } from '../../support/kube/helm.js';
 import { family, hostplaneMetricNames, metricsRead } from './monitoring-support.js';
 import { litestreamMetricNames } from './sqlite-support.js';
@@ -13,7 +14,7 @@ import { litestreamMetricNames } from './sqlite-support.js';
 // Grafana's sidecar when asked for, and queries over series that exist, valid PromQL for the real
 // promtool. (The real node's story runs each query against its Prometheus.)
 
-const PROMTOOL = process.env.PROMTOOL_BIN ?? '/usr/bin/promtool';
+const PROMTOOL = PROMTOOL_BIN;
 const DASHBOARD = path.join(CHART_DIR, 'files', 'dashboards', 'hostplane.json');
 
 interface Dashboard {
