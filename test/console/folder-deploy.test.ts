@@ -296,6 +296,7 @@ describe('console: a folder becomes the site, as one deploy (Chromium)', () => {
     await page.locator('#field-slug').fill('fresh-site');
     await page.locator('button ::-p-text(Create site)').click();
     await waitForText(page, 'Site fresh-site created');
+    await expectAccessible(page);
     await page.locator('a ::-p-text(upload your site)').click();
     await page.waitForFunction(() => location.pathname.endsWith('/files'));
     await waitForText(page, 'Drop your built site folder');
