@@ -13,15 +13,15 @@ import ignore, { type Ignore } from 'ignore';
 
 export const IGNORE_FILE = '.hostplaneignore';
 /** src/cli/deploy/walk.ts DEFAULT_IGNORES. */
-const DEFAULT_IGNORES = ['.git/', 'node_modules/', '.DS_Store', 'Thumbs.db', IGNORE_FILE];
+export const DEFAULT_IGNORES = ['.git/', 'node_modules/', '.DS_Store', 'Thumbs.db', IGNORE_FILE];
 /** src/files/file-types.ts: uploadExtensions and videoExtensions. */
-const FILE_EXTENSIONS = new Set([
+export const FILE_EXTENSIONS = new Set([
   'html', 'css', 'js', 'json', 'xml', 'txt',
   'jpg', 'jpeg', 'png', 'gif', 'svg', 'webp', 'ico',
   'pdf',
   'woff', 'woff2', 'ttf', 'otf',
 ]); // prettier-ignore
-const VIDEO_EXTENSIONS = new Set(['mp4', 'webm', 'ogg', 'mov']);
+export const VIDEO_EXTENSIONS = new Set(['mp4', 'webm', 'ogg', 'mov']);
 export const MAX_FILE_BYTES = 10 * 1024 * 1024;
 export const MAX_VIDEO_BYTES = 50 * 1024 * 1024;
 export const MAX_DEPLOY_FILES = 100_000;
@@ -74,7 +74,7 @@ export const namesDatabaseFile = (path: string) =>
     .some((segment) => SQLITE_FILE.test(segment.replace(/[.\s]+$/, '')));
 
 /** Why the server would refuse this path (src/files/paths.ts normalizeSitePath), or undefined. */
-function pathRefusal(path: string): string | undefined {
+export function pathRefusal(path: string): string | undefined {
   if (FORBIDDEN.test(path))
     return 'the name has control characters, line separators, invisible format characters or backslashes';
   const segments = path.split('/');
