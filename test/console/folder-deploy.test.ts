@@ -140,7 +140,7 @@ describe('console: a folder becomes the site, as one deploy (Chromium)', () => {
     // A second version, dropped this time.
     const second = await tree(path.join(dir, 'site-v2'), { 'index.html': '<h1>Second version</h1>' });
     await dropFolder(page, second);
-    expect(await deployChoice(page)).toContain('Live: site-v2/ is the site, 1 files');
+    expect(await deployChoice(page)).toContain('Live: site-v2/ is the site, 1 file');
     expect((await served(site, '/')).text).toBe('<h1>Second version</h1>');
     expect((await served(site, '/css/site.css')).status).toBe(404);
 
@@ -210,7 +210,7 @@ describe('console: a folder becomes the site, as one deploy (Chromium)', () => {
     expect(refused).toContain('tool.exe: .exe files are not served by Hostplane');
     expect(refused).toContain('big.js: 10.0 MB, over the 10 MB limit of a file');
     expect(created).toEqual([]);
-    expect(await deployChoice(page)).toContain('Live: refused/ is the site, 1 files');
+    expect(await deployChoice(page)).toContain('Live: refused/ is the site, 1 file');
     expect(created).toHaveLength(1);
     expect((await served(site, '/')).text).toBe('<h1>ok</h1>');
   });

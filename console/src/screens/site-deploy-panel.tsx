@@ -171,8 +171,9 @@ export function DeployProgress({ siteId, run }: { siteId: number; run: FolderDep
         {phase === 'live' && run.deploy && (
           <div class="alert alert-success">
             <p>
-              Live: {run.folderName}/ is the site, {run.total} files in deploy <code>{run.deploy.id}</code> (
-              {run.required} uploaded, the rest were on the site already), in{' '}
+              Live: {run.folderName}/ is the site, {run.total} {run.total === 1 ? 'file' : 'files'} in deploy{' '}
+              <code>{run.deploy.id}</code> ({run.required} uploaded
+              {run.required < run.total ? ', the rest were on the site already' : ''}), in{' '}
               {seconds((run.finishedAt ?? 0) - run.startedAt)}.
             </p>
             <p class="deploy-links">
