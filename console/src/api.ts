@@ -12,6 +12,8 @@ export class ApiError extends Error {
     readonly code: string,
     message: string,
     readonly hint?: string,
+    /** Retry-After of a 429 or 503, in seconds (0 when absent). */
+    readonly retryAfter = 0,
   ) {
     super(message);
   }
@@ -108,11 +110,26 @@ export async function errorOf(response: Response): Promise<ApiError> {
   try {
     const body = (await response.json()) as { error?: string; message?: string; hint_for_ai?: string };
     if (body.message)
-      return new ApiError(response.status, body.error ?? 'ERROR', body.message, body.hint_for_ai);
+      return new ApiError(
+        response.status,
+        body.error ?? 'ERROR',
+        body.message,
+        body.hint_for_ai,
+        retryAfterSeconds(response.headers.get('retry-after')),
+      );
   } catch {
     // not JSON: a proxy's page, say
   }
   return new ApiError(response.status, 'HTTP_' + response.status, `The server answered ${response.status}.`);
+}
+
+/** Retry-After in seconds: a number of seconds or an HTTP date (RFC 9110 10.2.3); 0 when absent. */
+export function retryAfterSeconds(header: string | null): number {
+  if (!header) return 0;
+  const seconds = Number(header);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds);
+  const at = Date.parse(header);
+  return Number.isNaN(at) ? 0 : Math.max(1, Math.ceil((at - Date.now()) / 1000));
 }
 
 /** Words for any failure, for an alert. */

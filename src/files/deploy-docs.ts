@@ -15,6 +15,7 @@ const deployExample = {
   file_count: 2,
   bytes: 5,
   key_prefix: 'hp_live_3fA9',
+  client: 'cli',
   created_at: '2026-01-05T10:00:00.000Z',
   finalized_at: '2026-01-05T10:00:02.000Z',
   published_at: '2026-01-05T10:00:02.000Z',

@@ -9,6 +9,7 @@ import type { Deploy, DeploysService } from './deploys.js';
 import { MAX_MANIFEST_BYTES } from './deploys.js';
 import * as s from './deploy-schemas.js';
 import { deployDocs } from './deploy-docs.js';
+import { deployClientOf } from './deploy-client.js';
 import { MAX_FILE_BYTES, type FilesService } from './service.js';
 import { tooLargeFor } from './upload-rules.js';
 
@@ -35,6 +36,7 @@ function deployJson(config: Config, site: Site, d: Deploy, live: string | undefi
     file_count: d.fileCount,
     bytes: d.bytes,
     key_prefix: d.keyPrefix,
+    client: d.client,
     created_at: d.createdAt.toISOString(),
     finalized_at: iso(d.finalizedAt),
     published_at: iso(d.publishedAt),
@@ -106,7 +108,8 @@ export function deployRoutes(deps: {
       const site = await siteForRequest(req, platform, query.site_id);
       const usage = await platform.getUsage(site.id);
       if (!usage) throw new AppError('NOT_FOUND', { message: 'Site not found' });
-      const created = await deploys.create(usage, req.principal, body.files, body.draft ?? false);
+      const client = deployClientOf(req.principal, req.headers['user-agent']);
+      const created = await deploys.create(usage, req.principal, body.files, body.draft ?? false, client);
       res.json({ ...(await answer(site, created.deploy)), required: created.required });
     },
   });

@@ -1,6 +1,7 @@
 /** The deploy rows as the service hands them out, and their ids. */
 import { randomInt } from 'node:crypto';
 import type { DeployState } from './deploy-blobs.js';
+import type { DeployClient } from './deploy-client.js';
 
 /** A deploy's id: 12 characters of base32 (lower case), random. */
 export const DEPLOY_ID = /^[a-z2-7]{12}$/;
@@ -15,6 +16,7 @@ export interface Deploy {
   fileCount: number;
   bytes: number;
   keyPrefix: string | null;
+  client: DeployClient | null;
   createdAt: Date;
   finalizedAt: Date | null;
   publishedAt: Date | null;
@@ -51,6 +53,7 @@ export interface DeployDbRow {
   file_count: number;
   bytes: string;
   key_prefix: string | null;
+  client: DeployClient | null;
   created_at: Date | string;
   finalized_at: Date | string | null;
   published_at: Date | string | null;
@@ -66,6 +69,7 @@ export const toDeploy = (r: DeployDbRow): Deploy => ({
   fileCount: r.file_count,
   bytes: Number(r.bytes),
   keyPrefix: r.key_prefix,
+  client: r.client ?? null,
   createdAt: date(r.created_at),
   finalizedAt: r.finalized_at === null ? null : date(r.finalized_at),
   publishedAt: r.published_at === null ? null : date(r.published_at),

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { queryInt } from '../http/index.js';
 import { MAX_DEPLOY_FILES } from './deploys.js';
+import { DEPLOY_CLIENTS } from './deploy-client.js';
 import { manifestPath, siteIdQuery } from './schemas.js';
 
 const SHA256 = /^[0-9a-f]{64}$/;
@@ -57,6 +58,12 @@ export const deploy = z.object({
   file_count: z.int(),
   bytes: z.int().describe('Sum of the sizes known so far (all of them once ready)'),
   key_prefix: z.string().nullable().describe('The first characters of the API key that made it'),
+  client: z
+    .enum(DEPLOY_CLIENTS)
+    .nullable()
+    .describe(
+      'What made it: console (a signed-in browser session), cli (User-Agent hostplane-cli/…), mcp (the MCP tools), api (any other client); null for files_api records and deploys made before this was recorded',
+    ),
   created_at: z.string(),
   finalized_at: z.string().nullable(),
   published_at: z.string().nullable(),

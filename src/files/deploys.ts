@@ -22,6 +22,7 @@ import { ancestors, extensionOf, normalizeSitePath } from './paths.js';
 import { assertPendingWithinStorage, assertWithinQuota } from './quota.js';
 import { assertExtension, maxBytesFor } from './upload-rules.js';
 import type { FilesService } from './service.js';
+import type { DeployClient } from './deploy-client.js';
 import {
   DEPLOY_ID,
   newDeployId,
@@ -97,6 +98,7 @@ export class DeploysService {
     principal: Principal | undefined,
     files: Record<string, string>,
     draft: boolean,
+    client: DeployClient = 'api',
   ): Promise<{ deploy: Deploy; required: string[] }> {
     const siteId = usage.site.id;
     const manifest = this.normalizeManifest(files);
@@ -116,9 +118,9 @@ export class DeploysService {
             message: `This site has ${open!.n} unfinished deploys: finalize them, or wait ${ABANDONED_AFTER_HOURS} h for them to expire.`,
           });
         await tx.execute(sql`
-          insert into deploys (id, site_id, state, source, draft, file_count, key_id, key_prefix)
+          insert into deploys (id, site_id, state, source, draft, file_count, key_id, key_prefix, client)
           values (${id}, ${siteId}::int, 'uploading', 'api', ${draft}, ${rows.length}::int,
-            ${principal?.key?.id ?? null}::int, ${principal?.key?.prefix ?? null})`);
+            ${principal?.key?.id ?? null}::int, ${principal?.key?.prefix ?? null}, ${client})`);
         // The claim rows' locks (sorted: no deadlock between two creates) keep a sweeper from
         // claiming a blob between the reference check below and this commit (see blob-claims.ts).
         // Only hashes the site references are claimed: a missing one is claimed by its upload's

@@ -86,6 +86,9 @@ export const deploys = pgTable(
     // a revoked or deleted key leaves the history as it was).
     keyId: integer('key_id'),
     keyPrefix: text('key_prefix'),
+    // What made it (deploy-client.ts): the console, `hostplane deploy`, the MCP tools, or another
+    // client of the API; null for files_api records and deploys made before it was recorded.
+    client: text('client', { enum: ['console', 'cli', 'mcp', 'api'] }),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     finalizedAt: timestamp('finalized_at', { withTimezone: true }),
     publishedAt: timestamp('published_at', { withTimezone: true }),

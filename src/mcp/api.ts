@@ -1,6 +1,9 @@
 import { ServerResponse, type RequestListener } from 'node:http';
 import { context, propagation } from '@opentelemetry/api';
 import inject from 'light-my-request';
+import { packageVersion } from '../version.js';
+
+const USER_AGENT = `hostplane-mcp/${packageVersion()}`;
 
 /**
  * Express swaps every response's prototype for its own (a child of http.ServerResponse), which
@@ -81,6 +84,8 @@ export class PublicApi {
       ...options.headers,
       host: this.caller.host,
       'x-request-id': this.caller.requestId,
+      // The deploy history says which client made each deploy (src/files/deploy-client.ts).
+      'user-agent': USER_AGENT,
     };
     if (this.caller.key !== undefined) headers['x-api-key'] = this.caller.key;
     propagation.inject(context.active(), headers);

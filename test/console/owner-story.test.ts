@@ -49,7 +49,7 @@ describe('console: a new owner, from the invitation to a SQLite table (Chromium)
     await titled(page, 'story: Files');
     const siteId = Number(new URL(page.url()).pathname.split('/')[3]);
 
-    // A folder, uploaded and served.
+    // A folder, published as the site (one deploy) and served at the site's address, styled.
     const folder = path.join(dir, 'www');
     await mkdir(path.join(folder, 'css'), { recursive: true });
     await writeFile(path.join(folder, 'index.html'), '<!doctype html><title>Story</title><h1>Our story</h1>');
@@ -57,12 +57,18 @@ describe('console: a new owner, from the invitation to a SQLite table (Chromium)
     await page.waitForSelector('[data-testid=upload-folder]');
     const input = (await page.$('[data-testid=upload-folder]')) as ElementHandle<HTMLInputElement>;
     await input.uploadFile(folder);
+    await page.locator('[data-testid=folder-choice] button ::-p-text(Deploy 2 files as the site)').click();
     await page.waitForFunction(
-      () => document.querySelector('[data-testid=upload-progress]')?.textContent?.includes('2 of 2 files'),
+      () =>
+        document
+          .querySelector('[data-testid=deploy-progress]')
+          ?.textContent?.includes('Live: www/ is the site'),
       { timeout: 30_000 },
     );
-    const served = await rig.hp.request('/www/index.html', { host: 'story.localhost' });
+    const served = await rig.hp.request('/', { host: 'story.localhost' });
     expect(await served.text()).toContain('Our story');
+    const css = await rig.hp.request('/css/site.css', { host: 'story.localhost' });
+    expect(await css.text()).toBe('h1 { color: teal }');
 
     // A key, which works on the public API.
     await page.locator('nav.tabs a ::-p-text(API keys)').click();

@@ -74,7 +74,13 @@ describe('console: the site file browser (Chromium)', () => {
     );
   };
 
-  it('uploads a whole folder through the folder picker, with progress, and serves it', async () => {
+  /** A folder asks first whether it becomes the site (a deploy) or goes into the current folder. */
+  const uploadHere = async (page: Page) => {
+    await page.waitForSelector('[data-testid=folder-choice]');
+    await page.locator('[data-testid=folder-choice] button ::-p-text(Upload into)').click();
+  };
+
+  it('uploads a whole folder into the current one through the folder picker, with progress, and serves it', async () => {
     const page = await rig.page();
     await signIn(rig, page, who);
     await page.goto(rig.url(`/sites/${siteId}`));
@@ -89,6 +95,7 @@ describe('console: the site file browser (Chromium)', () => {
     const input = (await page.$('[data-testid=upload-folder]')) as ElementHandle<HTMLInputElement>;
     expect(await input.evaluate((el) => el.webkitdirectory)).toBe(true);
     await input.uploadFile(site);
+    await uploadHere(page);
     await waitForUpload(page, '3 of 3 files');
     const progress = await page.$eval('progress', (el) => [el.value, el.max]);
     expect(progress[0]).toBe(progress[1]);
@@ -136,6 +143,7 @@ describe('console: the site file browser (Chromium)', () => {
     await session.send('Input.dispatchDragEvent', { type: 'dragEnter', ...at, data });
     await session.send('Input.dispatchDragEvent', { type: 'dragOver', ...at, data });
     await session.send('Input.dispatchDragEvent', { type: 'drop', ...at, data });
+    await uploadHere(page);
     await waitForUpload(page, '2 of 2 files');
     expect(await served('site/docs/a.txt')).toEqual({ status: 200, text: 'alpha' });
     expect(await served('site/docs/deep/b.txt')).toEqual({ status: 200, text: 'beta' });
@@ -383,6 +391,8 @@ describe('console: uploads under the server’s default upload byte budget', () 
     await waitForText(page, 'This folder is empty');
     const input = (await page.$('[data-testid=upload-folder]')) as ElementHandle<HTMLInputElement>;
     await input.uploadFile(folder);
+    await page.waitForSelector('[data-testid=folder-choice]');
+    await page.locator('[data-testid=folder-choice] button ::-p-text(Upload into)').click();
     await page.waitForFunction(
       () => document.querySelector('[data-testid=upload-progress] [role=status]')?.textContent,
       { timeout: 60_000 },

@@ -168,6 +168,8 @@ describe('hostplane deploy on embedded defaults (PGlite)', () => {
     expect(lines.filter((l) => l.includes('* live'))).toHaveLength(1);
     const json = JSON.parse((await site.run(['deploys', '--json'])).stdout);
     expect(json.live_deploy_id).toBe(ids[3]);
+    // The CLI names itself (User-Agent hostplane-cli/…): the history says it made each deploy.
+    expect(new Set(json.deploys.map((d: { client: string }) => d.client))).toEqual(new Set(['cli']));
   });
 
   it('rollback without ID steps back to the previous published deploy; with an ID restores that one', async () => {

@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { siteCall } from '../api.js';
+import { Link } from '../router.js';
 import type { ScreenProps } from '../routes.js';
 import { Alert, formatBytes, formatDate, useAction, useLoad } from '../ui/kit.js';
 import { SiteFrame } from './site-nav.js';
@@ -8,12 +9,15 @@ import './site.css';
 interface Deploy {
   id: string;
   state: 'uploading' | 'ready' | 'draft' | 'published';
-  source: string;
+  source: 'api' | 'files_api';
+  /** What made it (null: files_api records, and deploys from before it was recorded). */
+  client: 'console' | 'cli' | 'mcp' | 'api' | null;
   live: boolean;
   file_count: number;
   bytes: number;
   key_prefix: string | null;
   created_at: string;
+  finalized_at: string | null;
   published_at: string | null;
   preview_url: string | null;
 }
@@ -33,6 +37,50 @@ const STATES: Record<Deploy['state'], string> = {
   published: 'Published',
 };
 
+const RELATIVE = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' });
+const STEPS: Array<[Intl.RelativeTimeFormatUnit, number]> = [
+  ['second', 60],
+  ['minute', 60],
+  ['hour', 24],
+  ['day', 30],
+  ['month', 12],
+  ['year', Infinity],
+];
+
+/** "3 minutes ago", "yesterday": how long ago, in the browser's language. */
+export function ago(iso: string, now = Date.now()): string {
+  let value = (Date.parse(iso) - now) / 1000;
+  for (const [unit, size] of STEPS) {
+    if (Math.abs(value) < size || unit === 'year') return RELATIVE.format(Math.round(value), unit);
+    value /= size;
+  }
+  return RELATIVE.format(Math.round(value), 'year');
+}
+
+/** From created to finalized, in seconds (a deploy not finalized yet has none). */
+const took = (d: Deploy) =>
+  d.finalized_at
+    ? `${Math.max(0, (Date.parse(d.finalized_at) - Date.parse(d.created_at)) / 1000).toFixed(1)} s`
+    : '—';
+
+/** Who made it, in words: the console, the CLI, MCP or another client, and the key when one did. */
+function madeBy(d: Deploy): string {
+  const key = d.key_prefix ? `, key ${d.key_prefix}…` : '';
+  switch (d.client) {
+    case 'console':
+      return 'in the console';
+    case 'cli':
+      return `by hostplane deploy${key}`;
+    case 'mcp':
+      return `by an agent over MCP${key}`;
+    case 'api':
+      return d.key_prefix ? `through the API, key ${d.key_prefix}…` : 'through the API, signed in';
+    default:
+      if (d.source === 'files_api') return 'from file uploads and edits (the Files tab or the files API)';
+      return d.key_prefix ? `by key ${d.key_prefix}…` : 'by a session';
+  }
+}
+
 /** The site's deploy history (README "Deploys"): publish a draft, restore an earlier deploy. */
 export function SiteDeploys({ params }: ScreenProps) {
   const siteId = Number(params.siteId);
@@ -48,7 +96,7 @@ export function SiteDeploys({ params }: ScreenProps) {
     const question =
       action === 'publish'
         ? `Publish the draft ${deploy.id}? It replaces the live files.`
-        : `Restore ${deploy.id} from ${formatDate(deploy.published_at ?? deploy.created_at)}? It replaces the live files.`;
+        : `Restore ${deploy.id} from ${formatDate(deploy.published_at ?? deploy.created_at)} (${ago(deploy.published_at ?? deploy.created_at)})? It replaces the live files; the current ones stay in this history.`;
     if (!confirm(question)) return;
     setStatus(undefined);
     const done = await run(() => siteCall<Deploy>(siteId, 'POST', `/api/v1/deploys/${deploy.id}/${action}`));
@@ -61,8 +109,8 @@ export function SiteDeploys({ params }: ScreenProps) {
   return (
     <SiteFrame siteId={params.siteId!} title="Deploys">
       <p>
-        Each deploy is a whole version of the site, sent by a client of the deploys API. The live files can be
-        switched back to an earlier one at once.
+        Each deploy is a whole version of the site. Preview one at its own address, publish a draft, or switch
+        the live files back to an earlier deploy at once.
       </p>
       {data?.live_changed_since_deploy && (
         <Alert
@@ -72,7 +120,7 @@ export function SiteDeploys({ params }: ScreenProps) {
       )}
       <Alert error={list.error ?? error} />
       <Alert error={status} kind="success" />
-      {data?.deploys.length === 0 && <p>No deploys yet.</p>}
+      {data?.deploys.length === 0 && <NoDeploys siteId={siteId} />}
       {!!data?.deploys.length && (
         <div class="table-wrap">
           <table>
@@ -81,6 +129,7 @@ export function SiteDeploys({ params }: ScreenProps) {
                 <th scope="col">Deploy</th>
                 <th scope="col">State</th>
                 <th scope="col">Created</th>
+                <th scope="col">Took</th>
                 <th scope="col">Files</th>
                 <th scope="col">Size</th>
                 <th scope="col">Actions</th>
@@ -91,13 +140,7 @@ export function SiteDeploys({ params }: ScreenProps) {
                 <tr key={deploy.id}>
                   <td>
                     <code>{deploy.id}</code>
-                    <div class="hint">
-                      {deploy.source === 'files_api'
-                        ? 'from the files API'
-                        : deploy.key_prefix
-                          ? `by key ${deploy.key_prefix}…`
-                          : 'by a session'}
-                    </div>
+                    <div class="hint">{madeBy(deploy)}</div>
                   </td>
                   <td>
                     {deploy.live ? (
@@ -106,7 +149,12 @@ export function SiteDeploys({ params }: ScreenProps) {
                       <span class="badge badge-muted">{STATES[deploy.state]}</span>
                     )}
                   </td>
-                  <td>{formatDate(deploy.created_at)}</td>
+                  <td>
+                    <time dateTime={deploy.created_at} title={formatDate(deploy.created_at)}>
+                      {ago(deploy.created_at)}
+                    </time>
+                  </td>
+                  <td>{took(deploy)}</td>
                   <td>{deploy.file_count}</td>
                   <td>{formatBytes(deploy.bytes)}</td>
                   <td>
@@ -163,5 +211,28 @@ export function SiteDeploys({ params }: ScreenProps) {
         </nav>
       )}
     </SiteFrame>
+  );
+}
+
+/** An empty history: the three ways to make a deploy. */
+function NoDeploys({ siteId }: { siteId: number }) {
+  return (
+    <div class="card stack" data-testid="no-deploys">
+      <h2>No deploys yet</h2>
+      <p>A deploy publishes a whole version of the site in one step. Make the first one:</p>
+      <ul>
+        <li>
+          In the console: drop your built site folder (the one holding index.html) on the{' '}
+          <Link href={`/sites/${siteId}/files`}>Files</Link> tab, or pick it with “Upload a folder”.
+        </li>
+        <li>
+          From a terminal or CI: <code>hostplane deploy ./dist</code> with one of this site’s API keys in{' '}
+          <code>HOSTPLANE_API_KEY</code> (<Link href={`/sites/${siteId}/keys`}>API keys</Link>).
+        </li>
+        <li>
+          From an AI agent: the MCP tool <code>deploy_files</code> at <code>/mcp</code> with the same key.
+        </li>
+      </ul>
+    </div>
   );
 }

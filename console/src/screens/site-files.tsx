@@ -4,6 +4,7 @@ import { Link, useQueryParam } from '../router.js';
 import type { ScreenProps } from '../routes.js';
 import { Alert, formatBytes, UsageBar, useLoad } from '../ui/kit.js';
 import { CreateFolder, EntryActions, RenameForm } from './site-file-actions.js';
+import { databaseHref, listDatabases, type DatabaseRecord } from './sqlite/sqlite-api.js';
 import { SiteFrame } from './site-nav.js';
 import { UploadPanel } from './site-upload-panel.js';
 import './site.css';
@@ -31,6 +32,12 @@ interface StorageLimits {
   /** Beyond the spec: what the deploys kept for rollback hold of their own. */
   rollback?: { current: number; limit: number | null; deploys: number };
 }
+
+/**
+ * A SQLite database of the site: listed as a file with no URL (never served). It is read, written,
+ * moved and deleted through the SQLite API only, so the browser shows it as a database.
+ */
+const isDatabase = (entry: Entry) => entry.type === 'file' && entry.url === null;
 
 /** Pages of the list read at once after the first (the list is paged by 100 and has no folder filter). */
 const PAGE_READERS = 4;
@@ -69,6 +76,15 @@ export function SiteFiles({ params }: ScreenProps) {
   const limits = useLoad(
     () => siteCall<StorageLimits>(siteId, 'GET', '/api/v1/files/storage-limits'),
     [siteId],
+  );
+  // The databases' real sizes (the list says 0 B for them), read only when the site has one.
+  const hasDatabase = (entries.data ?? []).some(isDatabase);
+  const databases = useLoad(
+    async () =>
+      hasDatabase
+        ? new Map((await listDatabases(siteId)).databases.map((db) => [db.path, db]))
+        : new Map<string, DatabaseRecord>(),
+    [siteId, hasDatabase],
   );
   const [renaming, setRenaming] = useState<Entry>();
   const [done, setDone] = useState<string>();
@@ -149,7 +165,13 @@ export function SiteFiles({ params }: ScreenProps) {
           {entries.loading && <span class="hint"> (loading…)</span>}
         </h2>
         {!known && <Alert error={`There is no folder /${folder} on this site.`} />}
-        {entries.data && known && shown.length === 0 && <p>This folder is empty.</p>}
+        {entries.data && known && shown.length === 0 && (
+          <p>
+            This folder is empty.
+            {!folder &&
+              ' Drop your built site folder (the one holding index.html) above to publish it as the site.'}
+          </p>
+        )}
         {shown.length > 0 && (
           <div class="table-wrap">
             <table class="files">
@@ -162,37 +184,66 @@ export function SiteFiles({ params }: ScreenProps) {
                 </tr>
               </thead>
               <tbody>
-                {shown.map((entry) => (
-                  <tr key={entry.path} data-path={entry.path}>
-                    <td class="file-name">
-                      {entry.type === 'folder' ? (
-                        <Link href={folderHref(entry.path)}>{entry.name}/</Link>
-                      ) : entry.url ? (
-                        <a href={entry.url} target="_blank" rel="noopener">
-                          {entry.name}
-                        </a>
-                      ) : (
-                        entry.name
-                      )}
-                    </td>
-                    <td>{kindOf(entry)}</td>
-                    <td>{entry.type === 'folder' ? '—' : formatBytes(entry.size)}</td>
-                    <td>
-                      <EntryActions
-                        siteId={siteId}
-                        entry={entry}
-                        onRename={() => setRenaming(entry)}
-                        onDeleted={(message) => refresh(message, true)}
-                      />
-                    </td>
-                  </tr>
-                ))}
+                {shown.map((entry) =>
+                  isDatabase(entry) ? (
+                    <DatabaseRow
+                      key={entry.path}
+                      siteId={siteId}
+                      entry={entry}
+                      record={databases.data?.get(entry.path)}
+                    />
+                  ) : (
+                    <tr key={entry.path} data-path={entry.path}>
+                      <td class="file-name">
+                        {entry.type === 'folder' ? (
+                          <Link href={folderHref(entry.path)}>{entry.name}/</Link>
+                        ) : entry.url ? (
+                          <a href={entry.url} target="_blank" rel="noopener">
+                            {entry.name}
+                          </a>
+                        ) : (
+                          entry.name
+                        )}
+                      </td>
+                      <td>{kindOf(entry)}</td>
+                      <td>{entry.type === 'folder' ? '—' : formatBytes(entry.size)}</td>
+                      <td>
+                        <EntryActions
+                          siteId={siteId}
+                          entry={entry}
+                          onRename={() => setRenaming(entry)}
+                          onDeleted={(message) => refresh(message, true)}
+                        />
+                      </td>
+                    </tr>
+                  ),
+                )}
               </tbody>
             </table>
           </div>
         )}
       </section>
     </SiteFrame>
+  );
+}
+
+/** A database's row: its real size and a link to its SQLite screens; no rename, move or delete here. */
+function DatabaseRow({ siteId, entry, record }: { siteId: number; entry: Entry; record?: DatabaseRecord }) {
+  const href = databaseHref(siteId, entry.path, 'tables');
+  return (
+    <tr data-path={entry.path} class="database-row">
+      <td class="file-name">
+        <Link href={href}>{entry.name}</Link>
+      </td>
+      <td>SQLite database</td>
+      <td>{record ? formatBytes(record.sizeBytes) : '—'}</td>
+      <td>
+        <Link href={href}>
+          Open in SQLite<span class="visually-hidden"> {entry.name}</span>
+        </Link>
+        <div class="hint">Managed on its SQLite screens, not here.</div>
+      </td>
+    </tr>
   );
 }
 

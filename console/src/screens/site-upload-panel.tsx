@@ -1,13 +1,18 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { Alert, formatBytes } from '../ui/kit.js';
+import { asOneFolder, type DeployPlan } from './deploy-rules.js';
+import { FolderDeploy } from './site-deploy.js';
+import { DeployProgress, FolderChoice, type PickedFolder } from './site-deploy-panel.js';
 import { pickedFromDrop, pickedFromInput, UploadBatch, type Picked, type UploadRow } from './site-upload.js';
 
 /** Below this many files every row is listed; above, the failed and the ones in flight. */
 const LIST_ALL_BELOW = 50;
 
 /**
- * Upload into the current folder: drop files or whole folders on the zone, or pick them with the
- * two buttons (keyboard and screen-reader users, and browsers without drag and drop).
+ * Upload into the current folder, or publish a folder as the whole site: drop files or a folder on
+ * the zone, or pick them with the two buttons (keyboard and screen-reader users, and browsers
+ * without drag and drop). One folder (picked, or dropped alone) asks first: deploy its contents as
+ * the site's root (site-deploy.ts), or upload it into the current folder as it is.
  */
 export function UploadPanel({
   siteId,
@@ -19,31 +24,73 @@ export function UploadPanel({
   onUploaded(): Promise<void>;
 }) {
   const [batch, setBatch] = useState<UploadBatch>();
+  const [deploy, setDeploy] = useState<FolderDeploy>();
+  const [choice, setChoice] = useState<{ folder: PickedFolder; picked: Picked[] }>();
   const [, setTick] = useState(0);
   const [over, setOver] = useState(false);
   const [notice, setNotice] = useState<string>();
   const filesInput = useRef<HTMLInputElement>(null);
   const folderInput = useRef<HTMLInputElement>(null);
-  const running = batch?.summary().running ?? false;
+  const folderButton = useRef<HTMLButtonElement>(null);
+  const running = (batch?.summary().running ?? false) || (deploy?.running ?? false);
 
   const current = useRef<UploadBatch | undefined>(undefined);
+  const currentDeploy = useRef<FolderDeploy | undefined>(undefined);
   // Leaving the file browser or the site (another tab, another site, back) stops the batch.
-  useEffect(() => () => current.current?.abort(), [siteId]);
+  useEffect(
+    () => () => {
+      current.current?.abort();
+      currentDeploy.current?.abort();
+    },
+    [siteId],
+  );
+  // The log is the folder's: another folder starts with none (an upload under way stays shown).
+  const firstFolder = useRef(true);
+  useEffect(() => {
+    if (firstFolder.current) {
+      firstFolder.current = false;
+      return;
+    }
+    setNotice(undefined);
+    setChoice(undefined);
+    if (!current.current?.summary().running) setBatch(undefined);
+    if (!currentDeploy.current?.running) setDeploy(undefined);
+  }, [folder]);
 
   useEffect(() => {
     // Not a JSX attribute Preact knows the type of: set on the element.
     if (folderInput.current) folderInput.current.webkitdirectory = true;
   }, []);
 
-  const start = async (picked: Picked[]) => {
-    setNotice(undefined);
-    if (running) return setNotice('An upload is still running: wait for it to finish.');
-    if (!picked.length) return setNotice('There was nothing to upload (empty folders are skipped).');
+  const upload = async (picked: Picked[]) => {
+    setChoice(undefined);
+    setDeploy(undefined);
     const next = new UploadBatch(siteId, folder, picked, () => setTick((t) => t + 1));
     current.current = next;
     setBatch(next);
     await next.run();
     if (!next.stopped) await onUploaded();
+  };
+
+  const start = (picked: Picked[]) => {
+    setNotice(undefined);
+    if (running) return setNotice('An upload is still running: wait for it to finish.');
+    if (!picked.length) return setNotice('There was nothing to upload (empty folders are skipped).');
+    const one = asOneFolder(picked);
+    if (!one) return void upload(picked);
+    setBatch(undefined);
+    setDeploy(undefined);
+    setChoice({ folder: one, picked });
+  };
+
+  const deployFolder = async (name: string, plan: DeployPlan) => {
+    setChoice(undefined);
+    setBatch(undefined);
+    const next = new FolderDeploy(siteId, name, plan, () => setTick((t) => t + 1));
+    currentDeploy.current = next;
+    setDeploy(next);
+    await next.run();
+    if (next.phase === 'live') await onUploaded();
   };
 
   // Not `disabled` while a batch runs: a disabled button drops the keyboard focus to the page's top.
@@ -56,7 +103,7 @@ export function UploadPanel({
     const input = event.currentTarget as HTMLInputElement;
     const picked = input.files ? pickedFromInput(input.files) : [];
     input.value = '';
-    void start(picked);
+    start(picked);
   };
 
   const onDrop = (event: DragEvent) => {
@@ -84,12 +131,21 @@ export function UploadPanel({
         onDrop={onDrop}
         data-testid="dropzone"
       >
-        <p>Drop files or whole folders here (folders keep their structure), or</p>
+        <p>
+          Drop a folder here to publish it as the whole site (its contents become the site’s root, in one
+          deploy you can roll back), or drop files to add them to {where}. Or
+        </p>
         <div class="upload-buttons">
           <button type="button" onClick={() => pick(filesInput)} aria-disabled={running}>
             Upload files
           </button>
-          <button type="button" class="secondary" onClick={() => pick(folderInput)} aria-disabled={running}>
+          <button
+            type="button"
+            class="secondary"
+            ref={folderButton}
+            onClick={() => pick(folderInput)}
+            aria-disabled={running}
+          >
             Upload a folder
           </button>
         </div>
@@ -118,6 +174,19 @@ export function UploadPanel({
         </p>
       </div>
       <Alert error={notice} kind="info" />
+      {choice && (
+        <FolderChoice
+          picked={choice.folder}
+          where={where}
+          onDeploy={(name, plan) => void deployFolder(name, plan)}
+          onUploadHere={() => void upload(choice.picked)}
+          onCancel={() => {
+            setChoice(undefined);
+            folderButton.current?.focus();
+          }}
+        />
+      )}
+      {deploy && <DeployProgress siteId={siteId} run={deploy} />}
       {batch && <Progress batch={batch} />}
     </section>
   );

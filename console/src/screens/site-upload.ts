@@ -3,7 +3,7 @@
  * their relative paths) sent to the public files API a few at a time, with progress per file and
  * overall. Every file fails alone, in the registry's words; the others carry on.
  */
-import { ApiError, errorOf, siteKeyFor } from '../api.js';
+import { ApiError, errorOf, retryAfterSeconds, siteKeyFor } from '../api.js';
 
 /** A file with where it goes, relative to the folder it was dropped on. */
 export interface Picked {
@@ -332,15 +332,6 @@ export class UploadBatch {
       xhr.send(body);
     });
   }
-}
-
-/** Retry-After in seconds: a number of seconds or an HTTP date (RFC 9110 10.2.3); 0 when absent. */
-function retryAfterSeconds(header: string | null): number {
-  if (!header) return 0;
-  const seconds = Number(header);
-  if (Number.isFinite(seconds)) return Math.max(0, seconds);
-  const at = Date.parse(header);
-  return Number.isNaN(at) ? 0 : Math.max(1, Math.ceil((at - Date.now()) / 1000));
 }
 
 /** The file's bytes as base64 (FileReader encodes off the main thread's JavaScript). */

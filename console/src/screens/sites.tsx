@@ -88,7 +88,7 @@ export function Sites() {
 
 function CreateSite({ onCreated }: { onCreated(): Promise<void> }) {
   const [slug, setSlug] = useState('');
-  const [created, setCreated] = useState<{ slug: string; key: string }>();
+  const [created, setCreated] = useState<{ id: number; slug: string; key: string }>();
   const { busy, error, run } = useAction();
   const submit = async (event: Event) => {
     event.preventDefault();
@@ -96,7 +96,7 @@ function CreateSite({ onCreated }: { onCreated(): Promise<void> }) {
       call<{ site: Site; api_key: string }>('POST', '/api/v1/account/sites', { json: { slug } }),
     );
     if (!answer) return;
-    setCreated({ slug: answer.site.slug, key: answer.api_key });
+    setCreated({ id: answer.site.id, slug: answer.site.slug, key: answer.api_key });
     setSlug('');
     await onCreated();
   };
@@ -124,6 +124,10 @@ function CreateSite({ onCreated }: { onCreated(): Promise<void> }) {
             safe.
           </p>
           <Secret label="API key" value={created.key} />
+          <p class="next-step">
+            Next, put it online: <Link href={`/sites/${created.id}/files`}>upload your site</Link> (drop the
+            built folder that holds index.html; it becomes the site in one deploy).
+          </p>
         </div>
       )}
     </section>

@@ -1,6 +1,9 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { ErrorBody } from '../../errors/index.js';
+import { packageVersion } from '../../version.js';
 import { ApiRefused, ApiUnavailable } from '../errors.js';
+
+const USER_AGENT = `hostplane-cli/${packageVersion()}`;
 
 /** Transient answers worth another attempt: rate limited, or a proxy or the server briefly unable. */
 const RETRY_STATUSES = new Set([429, 502, 503, 504]);
@@ -114,7 +117,12 @@ export class DeployApi {
 }
 
 function init(apiKey: string, method: string, body: Body | undefined): RequestInit {
-  const headers: Record<string, string> = { 'x-api-key': apiKey, accept: 'application/json' };
+  const headers: Record<string, string> = {
+    'x-api-key': apiKey,
+    accept: 'application/json',
+    // The deploy history says which client made each deploy (src/files/deploy-client.ts).
+    'user-agent': USER_AGENT,
+  };
   if (body === undefined) return { method, headers };
   if ('json' in body) {
     headers['content-type'] = 'application/json';

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { browserSignIn, call, invitedOwner } from '../../support/account-api.js';
 import { eventually } from '../../support/eventually.js';
 import { deployClient, sha256, type DeployClient } from '../../support/deploys-api.js';
 import {
@@ -336,5 +337,37 @@ describe.each(backends)('deploys (%s)', (backend) => {
       headers: { 'x-api-key': site.apiKey },
     });
     expect(((await limits.json()) as { usage: { files: { current: number } } }).usage.files.current).toBe(2);
+  });
+
+  it('records which client made each deploy: the console session, the CLI, MCP, any other client', async () => {
+    const owner = await invitedOwner(hp, `dep-client-${backend.replace(/\W/g, '')}@example.com`);
+    const created = await call(hp, 'POST', '/api/v1/account/sites', {
+      json: { slug: `dep-client-${backend.replace(/\W/g, '')}` },
+      headers: owner.bearer,
+    });
+    expect(created.status).toBe(201);
+    const siteId = (created.body.site as { id: number }).id;
+    const key = { 'x-api-key': created.body.api_key as string };
+    const browser = await browserSignIn(hp, owner.email);
+    const manifest = { files: { 'index.html': sha256('who') } };
+    const create = async (headers: Record<string, string>) => {
+      const res = await call(hp, 'POST', `/api/v1/deploys?site_id=${siteId}`, { json: manifest, headers });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      return res.body as { id: string; client: string; key_prefix: string | null };
+    };
+    const console_ = await create({
+      cookie: browser.cookie,
+      'x-csrf-token': browser.csrf,
+      origin: 'http://localhost:8080',
+    });
+    expect(console_).toMatchObject({ client: 'console', key_prefix: null });
+    // A bearer session is not the console: another client of the API.
+    expect(await create(owner.bearer)).toMatchObject({ client: 'api', key_prefix: null });
+    expect(await create({ ...key, 'user-agent': 'hostplane-cli/0.1.0' })).toMatchObject({ client: 'cli' });
+    expect(await create({ ...key, 'user-agent': 'hostplane-mcp/0.1.0' })).toMatchObject({ client: 'mcp' });
+    expect(await create({ ...key, 'user-agent': 'curl/8.5.0' })).toMatchObject({ client: 'api' });
+    const listed = await call(hp, 'GET', `/api/v1/deploys?site_id=${siteId}`, { headers: key });
+    const clients = (listed.body.deploys as Array<{ client: string }>).map((d) => d.client);
+    expect(clients).toEqual(['api', 'mcp', 'cli', 'api', 'console']);
   });
 });

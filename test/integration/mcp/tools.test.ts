@@ -55,7 +55,7 @@ describe('MCP tools', () => {
         ],
       });
       expect(first.url).toBe(`http://${site.slug}.localhost:8080`);
-      expect(first.deploy).toMatchObject({ state: 'published', live: true, file_count: 2 });
+      expect(first.deploy).toMatchObject({ state: 'published', live: true, file_count: 2, client: 'mcp' });
       expect(first.uploaded).toBe(2);
       expect(await served('/')).toEqual({ status: 200, text: '<h1>v1</h1>' });
       expect((await served('/img/dot.png')).text).toBe('PNG bytes');
