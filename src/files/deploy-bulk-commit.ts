@@ -150,7 +150,9 @@ async function recordBatch(
   generations: Map<string, number>,
 ): Promise<string[]> {
   const input = sql.join(
-    parts.map((p) => sql`(${p.hash}::text, ${p.bytes.length}::bigint, ${generations.get(p.hash) ?? 0}::bigint)`),
+    parts.map(
+      (p) => sql`(${p.hash}::text, ${p.bytes.length}::bigint, ${generations.get(p.hash) ?? 0}::bigint)`,
+    ),
     sql`, `,
   );
   const [row] = rowsOf<{ kept: string[] | null }>(
@@ -195,8 +197,7 @@ async function unclaimedGenerations(db: Db, hashes: string[]): Promise<Map<strin
           sql`, `,
         )}) as v (hash) left join blob_claims c on c.hash = v.hash`),
     );
-    if (!rows.some((r) => r.claimed))
-      return new Map(rows.map((r) => [r.hash, Number(r.generation)]));
+    if (!rows.some((r) => r.claimed)) return new Map(rows.map((r) => [r.hash, Number(r.generation)]));
     blobClaimEventsTotal.inc({ event: 'upload_waited' });
     await delay(CLAIM_POLL_MS);
   }

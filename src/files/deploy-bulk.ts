@@ -182,7 +182,8 @@ async function receive(
       seen.add(hash);
       continue;
     }
-    if (read.hash !== hash) await refuse(new AppError('HASH_MISMATCH', { expected: hash, actual: read.hash! }));
+    if (read.hash !== hash)
+      await refuse(new AppError('HASH_MISMATCH', { expected: hash, actual: read.hash! }));
     if (seen.has(hash)) {
       already++; // a duplicate part: verified, not stored twice
       continue;
@@ -204,7 +205,9 @@ async function receive(
 }
 
 const storedNote = (n: number) =>
-  n === 0 ? '' : ` The ${n} blob${n === 1 ? '' : 's'} before it in this request ${n === 1 ? 'was' : 'were'} stored.`;
+  n === 0
+    ? ''
+    : ` The ${n} blob${n === 1 ? '' : 's'} before it in this request ${n === 1 ? 'was' : 'were'} stored.`;
 
 const notInManifest = (deploy: Deploy, hash: string, before: number) =>
   new AppError('INVALID_REQUEST', {

@@ -72,7 +72,14 @@ export const deployDocs = {
   bulk: {
     requestExample: { params: { id: ID }, query: { site_id: '1' }, body: { [HASH]: '' } },
     ok: {
-      example: { success: true, received: 1, already_present: 0, missing: [HASH2], state: 'uploading', remaining: 1 },
+      example: {
+        success: true,
+        received: 1,
+        already_present: 0,
+        missing: [HASH2],
+        state: 'uploading',
+        remaining: 1,
+      },
     },
   },
   switch: {

@@ -92,10 +92,14 @@ export const bulkResponse = z.object({
   received: z.int().describe('Blobs this request stored'),
   already_present: z
     .int()
-    .describe('Parts whose blob the deploy had already (sent before, or twice in this request): verified, not stored again'),
+    .describe(
+      'Parts whose blob the deploy had already (sent before, or twice in this request): verified, not stored again',
+    ),
   missing: z
     .array(z.string())
-    .describe('Hashes the deploy still lacks after this request, sorted (at most 1,000: what one more request may carry)'),
+    .describe(
+      'Hashes the deploy still lacks after this request, sorted (at most 1,000: what one more request may carry)',
+    ),
   state,
   remaining: z.int().describe('How many hashes the deploy still lacks in all'),
 });

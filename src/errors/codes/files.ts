@@ -76,7 +76,7 @@ export const fileErrors = {
       ...(p.received === undefined ? {} : { received: p.received }),
     }),
     extraSchema: {
-      expected: z.string().describe('The hash in the URL (a bulk upload: the part\'s name)'),
+      expected: z.string().describe("The hash in the URL (a bulk upload: the part's name)"),
       actual: z.string().describe('The SHA-256 of the bytes received'),
       received: z
         .array(z.string())

@@ -91,7 +91,10 @@ describe.each(backends)('bulk upload of deploy blobs (%s)', (backend) => {
       remaining: 2,
     });
     // The same part again: nothing new, verified.
-    expect((await api.bulk(id, [[sha256('b'), 'b']])).body).toMatchObject({ received: 0, already_present: 1 });
+    expect((await api.bulk(id, [[sha256('b'), 'b']])).body).toMatchObject({
+      received: 0,
+      already_present: 1,
+    });
   });
 
   it('keeps the blobs before a part whose bytes hash otherwise, and says which', async () => {
