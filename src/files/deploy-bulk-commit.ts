@@ -101,11 +101,11 @@ export async function commitParts(
     pending += part.bytes.length * part.missingPaths;
     fits++;
   }
-  const recorded = await commitBatch(db, blobs, deploy.id, parts.slice(0, fits));
+  const recorded = await commitBatch(db, blobs, deploy, parts.slice(0, fits));
   return refusal === undefined ? { recorded } : { recorded, refusal };
 }
 
-async function commitBatch(db: Db, blobs: BlobStore, deployId: string, parts: VerifiedPart[]) {
+async function commitBatch(db: Db, blobs: BlobStore, deploy: Deploy, parts: VerifiedPart[]) {
   let todo = parts;
   const recorded: string[] = [];
   for (let attempt = 1; todo.length > 0; attempt++) {
@@ -117,7 +117,7 @@ async function commitBatch(db: Db, blobs: BlobStore, deployId: string, parts: Ve
       todo.map((p) => p.hash),
     );
     await writeAll(blobs, todo);
-    const kept = new Set(await recordBatch(db, deployId, todo, generations));
+    const kept = new Set(await recordBatch(db, deploy, todo, generations));
     recorded.push(...todo.filter((p) => kept.has(p.hash)).map((p) => p.hash));
     todo = todo.filter((p) => !kept.has(p.hash));
   }
@@ -145,7 +145,7 @@ async function writeAll(blobs: BlobStore, parts: VerifiedPart[]): Promise<void> 
  */
 async function recordBatch(
   db: Db,
-  deployId: string,
+  deploy: Deploy,
   parts: VerifiedPart[],
   generations: Map<string, number>,
 ): Promise<string[]> {
@@ -169,14 +169,15 @@ async function recordBatch(
         ),
         updated as (
           update deploy_files f set size = k.size from kept k
-          where f.deploy_id = ${deployId} and f.hash = k.hash and f.size is null
+          where f.site_id = ${deploy.siteId}::int and f.deploy_id = ${deploy.id} and f.hash = k.hash
+            and f.size is null
           returning f.hash, f.size
         ),
         n as (select count(distinct hash)::int as hashes, coalesce(sum(size), 0)::bigint as bytes from updated),
         deploy as (
           update deploys set missing = missing - (select hashes from n), bytes = bytes + (select bytes from n),
             state = case when state = 'uploading' and missing = (select hashes from n) then 'ready' else state end
-          where id = ${deployId} and (select hashes from n) > 0
+          where id = ${deploy.id} and (select hashes from n) > 0
           returning state
         )
         select (select coalesce(json_agg(hash), '[]'::json) from kept) as kept, (select count(*) from deploy) as touched`),
