@@ -4,7 +4,10 @@
 // process. Reports figures; asserts nothing. Each case runs on a fresh site (no shared blobs).
 // The cli_* cases run `hostplane deploy DIR` (the built CLI, its own process: Node start-up, the
 // folder walk and hashing included) on the same 300 files written to a temp folder; `--mode api`
-// or `--mode cli` runs one kind only.
+// or `--mode cli` runs one kind only. `--mode bulk` (in `all` too) is issue 29's comparison, on
+// the same server in alternating rounds: N single uploads one at a time (`POST /api/v1/files/upload`)
+// against `hostplane deploy` (whole process; small files go in bulk requests) of the same N files,
+// for each N of `--sizes` (300,3000), each reported as the ratio of their medians.
 //
 //   make build
 //   scripts/node.sh exec npx tsx bench/deploys/bench.ts            # --files 300 --concurrency 8 --mode all --json
@@ -26,6 +29,10 @@ const { values } = parseArgs({
     files: { type: 'string', default: '300' },
     concurrency: { type: 'string', default: '8' },
     mode: { type: 'string', default: 'all' },
+    sizes: { type: 'string', default: '300,3000' },
+    // standalone: PGlite + a local folder (`hostplane serve` with no DATABASE_URL/S3), as on a laptop.
+    backend: { type: 'string', default: 's3' },
+    rounds: { type: 'string', default: '3' },
     json: { type: 'boolean', default: false },
   },
 });
@@ -35,12 +42,15 @@ const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 const execFileAsync = promisify(execFile);
 const MODE = values.mode;
-if (MODE !== 'all' && MODE !== 'api' && MODE !== 'cli') throw new Error('--mode is all, api or cli');
+if (!['all', 'api', 'cli', 'bulk'].includes(MODE)) throw new Error('--mode is all, api, cli or bulk');
+const SIZES = values.sizes.split(',').map(Number);
+const ROUNDS = Number(values.rounds);
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-/** A small site: FILES pages of about 1 KB, distinct per site. */
-function site(tag: string): Map<string, Buffer> {
+/** A small site: `n` pages of about 1 KB, distinct per site. */
+function site(tag: string, n = FILES): Map<string, Buffer> {
   const files = new Map<string, Buffer>();
-  for (let i = 0; i < FILES; i++) {
+  for (let i = 0; i < n; i++) {
     const path = i === 0 ? 'index.html' : `pages/${Math.floor(i / 50)}/page-${i}.html`;
     files.set(
       path,
@@ -61,14 +71,17 @@ async function pool<T>(items: T[], limit: number, work: (item: T) => Promise<voi
 }
 
 async function main(): Promise<void> {
-  const postgres = await startPostgres();
-  const minio = await startMinio();
+  const standalone = values.backend === 'standalone';
+  if (!standalone && values.backend !== 's3') throw new Error('--backend is s3 or standalone');
+  const postgres = standalone ? undefined : await startPostgres();
+  const minio = standalone ? undefined : await startMinio();
   const server = await startServer({
     bin: values.bin,
     name: 'deploys',
     env: {
-      DATABASE_URL: await createDatabase(postgres.url),
-      ...s3Env(minio, await createBucket(minio)),
+      ...(postgres && minio
+        ? { DATABASE_URL: await createDatabase(postgres.url), ...s3Env(minio, await createBucket(minio)) }
+        : {}),
       LOG_LEVEL: 'error',
       HOSTPLANE_UPLOADS_MAX_INFLIGHT_MB: '4096',
       HOSTPLANE_UPLOADS_MAX_SITE_INFLIGHT_MB: '4096',
@@ -101,9 +114,9 @@ async function main(): Promise<void> {
     return Math.round(performance.now() - start);
   };
 
-  const uploads = async (concurrency: number) => {
+  const uploads = async (concurrency: number, n = FILES, tag = `uploads-${concurrency}`) => {
     const key = await fresh();
-    const files = site(`uploads-${concurrency}`);
+    const files = site(tag, n);
     return timed(() =>
       pool([...files], concurrency, async ([path, bytes]) => {
         await call(
@@ -163,10 +176,11 @@ async function main(): Promise<void> {
   };
 
   const folder = await mkdtemp(path.join(os.tmpdir(), 'hostplane-bench-deploy-'));
+  const bulkDirs: string[] = [];
   try {
     const results: Record<string, number | undefined> = {};
     for (const concurrency of [1, CONCURRENCY]) {
-      if (MODE === 'cli') break;
+      if (MODE === 'cli' || MODE === 'bulk') break;
       results[`uploads_c${concurrency}_ms`] = await uploads(concurrency);
       const key = await fresh();
       const files = site(`deploy-${concurrency}`);
@@ -190,7 +204,31 @@ async function main(): Promise<void> {
         results[`deploy_unchanged_c${concurrency}_finalize_ms`],
       ] = lastPhases;
     }
-    if (MODE !== 'api') {
+    if (MODE === 'all' || MODE === 'bulk') {
+      for (const n of SIZES) {
+        const dir = await mkdtemp(path.join(os.tmpdir(), `hostplane-bench-bulk-${n}-`));
+        bulkDirs.push(dir);
+        for (const [rel, bytes] of site(`bulk-${n}`, n)) {
+          await mkdir(path.dirname(path.join(dir, rel)), { recursive: true });
+          await writeFile(path.join(dir, rel), bytes);
+        }
+        const singles: number[] = [];
+        const clis: number[] = [];
+        // Alternating rounds on the one server: the machine's noise falls on both sides alike.
+        for (let round = 1; round <= ROUNDS; round++) {
+          singles.push(await uploads(1, n, `singles-${n}-${round}`));
+          const done = await cliDeploy(await fresh(), dir, CONCURRENCY);
+          if (done.uploaded !== n) throw new Error(`the CLI uploaded ${done.uploaded} of ${n} files`);
+          clis.push(done.wall);
+          if (!values.json)
+            console.error(`  n=${n} round ${round}: singles ${singles.at(-1)} ms, cli ${done.wall} ms`);
+        }
+        results[`bulk_n${n}_singles_c1_ms`] = median(singles);
+        results[`bulk_n${n}_cli_ms`] = median(clis);
+        results[`bulk_n${n}_ratio`] = Math.round((median(singles) / median(clis)) * 10) / 10;
+      }
+    }
+    if (MODE === 'all' || MODE === 'cli') {
       // The same files on disk, once: each case deploys this folder to a fresh site.
       for (const [rel, bytes] of site('cli')) {
         await mkdir(path.dirname(path.join(folder, rel)), { recursive: true });
@@ -209,17 +247,20 @@ async function main(): Promise<void> {
         results[`cli_unchanged_c${concurrency}_blobs`] = unchanged.uploaded;
       }
     }
-    if (values.json) console.log(JSON.stringify({ files: FILES, ...results }));
+    if (values.json) console.log(JSON.stringify({ files: FILES, backend: values.backend, ...results }));
     else {
-      console.log(`${FILES} files of ~1 KB, PostgreSQL + MinIO, server ${values.bin}`);
+      console.log(
+        `${FILES} files of ~1 KB, ${standalone ? 'standalone (PGlite + local folder)' : 'PostgreSQL + MinIO'}, server ${values.bin}`,
+      );
       for (const [k, v] of Object.entries(results)) console.log(`  ${k.padEnd(34)} ${v}`);
     }
   } finally {
     await rm(folder, { recursive: true, force: true });
+    for (const dir of bulkDirs) await rm(dir, { recursive: true, force: true });
     agent.destroy();
     await server.stop();
-    await minio.stop();
-    await postgres.stop();
+    await minio?.stop();
+    await postgres?.stop();
   }
 }
 

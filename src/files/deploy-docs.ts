@@ -70,6 +70,19 @@ export const deployDocs = {
     requestExample: { params: { id: ID, sha256: HASH }, query: { site_id: '1' } },
     ok: { example: { success: true, hash: HASH, size: 0, state: 'ready', remaining: 0 } },
   },
+  bulk: {
+    requestExample: { params: { id: ID }, query: { site_id: '1' }, body: { [HASH]: '' } },
+    ok: {
+      example: {
+        success: true,
+        received: 1,
+        already_present: 0,
+        missing: [HASH2],
+        state: 'uploading',
+        remaining: 1,
+      },
+    },
+  },
   switch: {
     requestExample: { params: { id: ID }, query: { site_id: '1' } },
     ok: { example: { success: true, ...deployExample } },

@@ -10,6 +10,7 @@ import { MAX_MANIFEST_BYTES } from './deploys.js';
 import * as s from './deploy-schemas.js';
 import { deployDocs } from './deploy-docs.js';
 import { deployClientOf } from './deploy-client.js';
+import { bulkPrecheck, MAX_BULK_BYTES, MAX_BULK_PARTS, receiveBulk } from './deploy-bulk.js';
 import { MAX_FILE_BYTES, type FilesService } from './service.js';
 import { tooLargeFor } from './upload-rules.js';
 
@@ -69,8 +70,9 @@ export function deployRoutes(deps: {
   registry: RouteRegistry;
   router: Router;
   admitBlob: RequestHandler;
+  admitBulk: RequestHandler;
 }): void {
-  const { config, platform, files, deploys, registry, router, admitBlob } = deps;
+  const { config, platform, files, deploys, registry, router, admitBlob, admitBulk } = deps;
   const tags = ['Deploys'];
   const small = jsonBody('16kb');
   const params = { id: s.deployIdParam };
@@ -172,6 +174,49 @@ export function deployRoutes(deps: {
         deploys.commitBlob(deploy, hash, size, write),
       );
       res.json({ success: true, hash, ...result });
+    },
+  });
+
+  registry.add(router, {
+    method: 'post',
+    path: '/api/v1/deploys/:id/files',
+    summary: 'Upload many blobs of a deploy in one request (multipart, one part per blob)',
+    description:
+      "`multipart/form-data`, one file part per blob (a filename, or `Content-Type: application/octet-stream`) whose field name is the blob's SHA-256 (64 lower-case hex) and whose body is its raw bytes. " +
+      `At most ${MAX_BULK_PARTS} parts and ${MAX_BULK_BYTES / 1024 / 1024} MB per request (framing included; a larger Content-Length is 413 before the body is read); each blob within the single PUT's limits (10 MB, 50 MB when every path with its hash is a video). ` +
+      'Parts are read in order, each hashed as it streams and checked against its name. The first bad part ends the request: a name that is not a SHA-256 or not in the manifest is 400, bytes that hash otherwise 400 `Hash mismatch` (`expected`, `actual`, and `received`: the blobs stored before it), a blob over its limit 400 `File too large`, one over the storage of unpublished deploys 403. ' +
+      'Blobs fully received and verified before a bad part stay stored (content-addressed, idempotent): send the rest again. A part whose blob the deploy has already (or a second part with the same name) is verified and counted in `already_present`. ' +
+      'Answers how many blobs were stored, and `missing`: the hashes the deploy still lacks (up to 1,000), to send next. One request counts once against the upload byte budget.',
+    tags,
+    auth: 'apiKeyOrSession',
+    params,
+    errors: [
+      ...siteScoped,
+      'CONFLICT',
+      'HASH_MISMATCH',
+      'FILE_TOO_LARGE',
+      'VIDEO_TOO_LARGE',
+      'STORAGE_LIMIT',
+      'PAYLOAD_TOO_LARGE',
+      'UNSUPPORTED_MEDIA_TYPE',
+      'UPLOAD_ABORTED',
+      'RATE_LIMITED',
+      'CAPACITY',
+    ],
+    middleware: [bulkPrecheck, admitBulk],
+    query: s.siteOnlyQuery,
+    multipart: s.bulkMultipart,
+    requestExample: deployDocs.bulk.requestExample,
+    responses: { 200: { description: 'Stored', schema: s.bulkResponse, ...deployDocs.bulk.ok } },
+    handler: async ({ req, res, query }) => {
+      const { id } = req.params as { id: string };
+      const site = await siteForRequest(req, platform, query.site_id);
+      const deploy = await deploys.get(site.id, id);
+      if (deploy.state !== 'uploading' && deploy.state !== 'ready')
+        throw new AppError('CONFLICT', {
+          message: `Deploy ${id} is ${deploy.state}: it takes no more blobs`,
+        });
+      res.json({ success: true, ...(await receiveBulk(req, res, deploy, deploys, files)) });
     },
   });
 

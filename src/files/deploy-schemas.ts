@@ -88,6 +88,29 @@ export const uploadResponse = z.object({
 });
 export const deployResponse = deploy.extend({ success: z.literal(true) });
 
+/** The bulk upload's body, as documented: one file part per blob, named by its SHA-256. */
+export const bulkMultipart = z
+  .record(sha256, z.string().meta({ format: 'binary' }).describe("The blob's bytes"))
+  .describe(
+    'One file part per blob (a filename, or Content-Type: application/octet-stream), its field name the SHA-256 of its bytes',
+  );
+export const bulkResponse = z.object({
+  success: z.literal(true),
+  received: z.int().describe('Blobs this request stored'),
+  already_present: z
+    .int()
+    .describe(
+      'Parts whose blob the deploy had already (sent before, or twice in this request): verified, not stored again',
+    ),
+  missing: z
+    .array(z.string())
+    .describe(
+      'Hashes the deploy still lacks after this request, sorted (at most 1,000: what one more request may carry)',
+    ),
+  state,
+  remaining: z.int().describe('How many hashes the deploy still lacks in all'),
+});
+
 const pagination = z.object({
   current_page: z.int(),
   per_page: z.int(),

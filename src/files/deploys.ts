@@ -6,6 +6,7 @@ import { dbOp } from '../observability/index.js';
 import type { Platform, Principal, SiteEvents, SiteUsage } from '../platform/index.js';
 import type { Db, Executor } from '../store/index.js';
 import { commitDeployBlob, progress, type DeployState } from './deploy-blobs.js';
+import { commitParts, hashInfo, missingHashes, type VerifiedPart } from './deploy-bulk-commit.js';
 import { deployEventsTotal, deploySwitchWaitSeconds } from './metrics.js';
 import { previewable, previewRows } from './deploy-previews.js';
 import { pendingBytes, pruneDeploys, rollbackLimit, rollbackUsage } from './deploy-retention.js';
@@ -248,6 +249,23 @@ export class DeploysService {
     assertPendingWithinStorage(usage, this.upgradeUrl, pending, size * paths!.n);
     deployEventsTotal.inc({ event: 'blob_uploaded' });
     return commitDeployBlob(this.db, this.blobs, deploy.id, hash, size, write);
+  }
+
+  /** The manifest's view of some hashes, for a bulk upload (deploy-bulk-commit.ts). */
+  hashInfo(deploy: Deploy, hashes: string[]) {
+    return hashInfo(this.db, deploy, hashes);
+  }
+
+  /** Writes and records a bulk upload's verified blobs, within the storage of unpublished deploys. */
+  async commitParts(deploy: Deploy, parts: Array<VerifiedPart & { missingPaths: number }>) {
+    const usage = await this.platform.getUsage(deploy.siteId);
+    if (!usage) throw notFound(deploy.id);
+    return commitParts(this.db, this.blobs, usage, this.upgradeUrl, deploy, parts);
+  }
+
+  /** The first `max` hashes a deploy still lacks, its state and how many it lacks. */
+  missingHashes(deploy: Deploy, max: number) {
+    return missingHashes(this.db, deploy, max);
   }
 
   /** Finalizes a ready deploy: a draft stays a preview, any other goes live. */

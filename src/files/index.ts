@@ -11,6 +11,8 @@ export { MAX_PATH_BYTES, MAX_SEGMENT_BYTES, namesDatabaseFile, normalizeSitePath
 // What `hostplane deploy` checks before sending a manifest (the rules of deploys.ts).
 export { uploadExtensions, videoExtensions } from './file-types.js';
 export { MAX_DEPLOY_FILES } from './deploys.js';
+// What one bulk upload of deploy blobs may carry (POST /api/v1/deploys/{id}/files).
+export { MAX_BULK_BYTES, MAX_BULK_PARTS } from './deploy-bulk-parts.js';
 export { databasePath } from './schemas.js';
 export { contentTypeFor } from './file-types.js';
 export { DeploysService, DEPLOY_ID, DEPLOY_RETENTION, DRAFT_RETENTION, type PreviewRow } from './deploys.js';

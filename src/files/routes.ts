@@ -381,6 +381,6 @@ export function filesRoutes(deps: {
     },
   });
 
-  deployRoutes({ ...deps, router, admitBlob: admit.blob });
+  deployRoutes({ ...deps, router, admitBlob: admit.blob, admitBulk: admit.bulk });
   return router;
 }

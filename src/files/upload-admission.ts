@@ -2,6 +2,7 @@ import type { Request, RequestHandler } from 'express';
 import type { UploadAdmission } from '../http/index.js';
 import { MAX_FILE_BYTES } from './service.js';
 import { directLength } from './upload-body.js';
+import { bulkUploadCost } from './deploy-bulk.js';
 
 /*
  * What each upload route's body may cost in memory, from its declared Content-Length: the files
@@ -39,6 +40,8 @@ export interface UploadAdmit {
   json: RequestHandler;
   video: RequestHandler;
   blob: RequestHandler;
+  /** A bulk upload of deploy blobs: one reservation for the request, whatever its parts. */
+  bulk: RequestHandler;
 }
 
 /** The files routes' admission middleware, for each kind of body. */
@@ -49,6 +52,7 @@ export function uploadAdmit(admission: UploadAdmission): UploadAdmit {
     ),
     video: admission.admit(siteKeyOf, videoUploadCost),
     blob: admission.admit(siteKeyOf, blobUploadCost),
+    bulk: admission.admit(siteKeyOf, bulkUploadCost),
   };
 }
 

@@ -53,7 +53,7 @@ export class ApiError extends Error {
 export interface CallOptions {
   query?: Record<string, string | number | boolean | undefined>;
   json?: unknown;
-  /** A raw body (a deploy blob). */
+  /** A raw body (a deploy blob; a bulk upload's multipart body, its type in `headers`). */
   bytes?: Buffer;
   headers?: Record<string, string>;
 }
@@ -94,7 +94,8 @@ export class PublicApi {
       headers['content-type'] = 'application/json';
       payload = JSON.stringify(options.json);
     } else if (options.bytes !== undefined) {
-      headers['content-type'] = 'application/octet-stream';
+      // A multipart body names its own type (with its boundary).
+      headers['content-type'] ??= 'application/octet-stream';
       payload = options.bytes;
     }
     const query: Record<string, string> = {};

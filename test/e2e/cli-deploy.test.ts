@@ -240,19 +240,56 @@ describe('hostplane deploy on embedded defaults (PGlite)', () => {
   });
 
   it('a transient 503 on an upload is retried and the deploy succeeds', async () => {
-    const proxy = await flakyProxy(instance.port, (req) => req.method === 'PUT');
+    const proxy = await flakyProxy(
+      instance.port,
+      (req) => req.method === 'POST' && /\/files$/.test(req.url ?? ''),
+    );
     try {
       await writeFile(path.join(dir, 'index.html'), '<h1>v5</h1>');
       const out = await site.run(['deploy', dir, '--api', proxy.url]);
       expect(out.code, out.stderr).toBe(0);
       expect(proxy.failed()).toBe(1);
       expect(out.stdout).toMatch(
-        /retrying PUT \/api\/v1\/deploys\/[a-z2-7]{12}\/files\/[0-9a-f]{64} in 0\.0 s \(attempt 2: 503 the proxy failed this one on purpose\)/,
+        /retrying POST \/api\/v1\/deploys\/[a-z2-7]{12}\/files in 0\.0 s \(attempt 2: 503 the proxy failed this one on purpose\)/,
       );
       expect(out.stdout).toContain('uploaded 1/1 file');
       expect((await site.page('/')).text).toBe('<h1>v5</h1>');
     } finally {
       await proxy.close();
+    }
+  });
+
+  it('sends small files in bulk requests and a file over 1 MB by its own PUT', async () => {
+    const bulk = await siteOn(instance, 'bulkcli');
+    const contents = Object.fromEntries(
+      Array.from({ length: 120 }, (_, i) => [`pages/${i}.html`, `<p>page ${i}</p>`]),
+    );
+    const large = Buffer.alloc(1536 * 1024, 9);
+    const folder = await siteFolder({ ...contents, 'big.pdf': large });
+    const seen: string[] = [];
+    const proxy = await flakyProxy(instance.port, (req) => {
+      if (req.method !== 'GET')
+        seen.push(`${req.method} ${(req.url ?? '').replace(/[0-9a-f]{64}$/, 'HASH')}`);
+      return false;
+    });
+    try {
+      const out = await bulk.run(['deploy', folder, '--json', '--api', proxy.url]);
+      expect(out.code, out.stderr).toBe(0);
+      expect(JSON.parse(out.stdout)).toMatchObject({ uploaded_files: 121, files: 121 });
+      const id = /\/api\/v1\/deploys\/([a-z2-7]{12})\/finalize/.exec(seen.join(' '))![1]!;
+      expect(seen.sort()).toEqual(
+        [
+          'POST /api/v1/deploys',
+          `POST /api/v1/deploys/${id}/files`,
+          `PUT /api/v1/deploys/${id}/files/HASH`,
+          `POST /api/v1/deploys/${id}/finalize`,
+        ].sort(),
+      );
+      expect((await bulk.page('/pages/119.html')).text).toBe('<p>page 119</p>');
+      expect((await bulk.page('/big.pdf')).status).toBe(200);
+    } finally {
+      await proxy.close();
+      await rm(folder, { recursive: true, force: true });
     }
   });
 

@@ -38,7 +38,12 @@ export interface Answer<T> {
 
 /** What a request sends: JSON, or a fresh stream per attempt (a retry re-reads the file). */
 export type BlobBody = { bytes: Uint8Array } | { stream: () => ReadableStream<Uint8Array>; length: number };
-type Body = { json: unknown } | BlobBody;
+/** A multipart body built whole (a bucket of blobs, see bulk.ts). */
+export interface MultipartBody {
+  multipart: Uint8Array;
+  contentType: string;
+}
+type Body = { json: unknown } | BlobBody | MultipartBody;
 
 /** The deploy API over fetch, with retries of transient failures (backoff, Retry-After honoured). */
 export class DeployApi {
@@ -62,6 +67,11 @@ export class DeployApi {
   /** A blob upload; a 429 is thrown as Throttled for the caller to pace its uploads. */
   put<T>(path: string, body: BlobBody): Promise<Answer<T>> {
     return this.request<T>('PUT', path, body, true);
+  }
+
+  /** A bulk upload of blobs (multipart); a 429 is thrown as Throttled, as for put. */
+  postBulk<T>(path: string, body: MultipartBody): Promise<Answer<T>> {
+    return this.request<T>('POST', path, body, true);
   }
 
   private async request<T>(
@@ -127,6 +137,10 @@ function init(apiKey: string, method: string, body: Body | undefined): RequestIn
   if ('json' in body) {
     headers['content-type'] = 'application/json';
     return { method, headers, body: JSON.stringify(body.json) };
+  }
+  if ('multipart' in body) {
+    headers['content-type'] = body.contentType;
+    return { method, headers, body: body.multipart as Uint8Array<ArrayBuffer> };
   }
   headers['content-type'] = 'application/octet-stream';
   if ('bytes' in body) return { method, headers, body: body.bytes as Uint8Array<ArrayBuffer> };

@@ -2,8 +2,9 @@ import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
-import { ApiUnavailable } from '../errors.js';
+import { ApiRefused, ApiUnavailable } from '../errors.js';
 import { Throttled, type BlobBody, type DeployApi } from './api.js';
+import { BULK_FILE_MAX_BYTES, bucketsOf, multipartOf } from './bulk.js';
 import type { ManifestFile } from './hash.js';
 
 export interface UploadPlan {
@@ -26,27 +27,46 @@ export function planUploads(manifest: ManifestFile[], required: string[]): Uploa
   return { files, bytes: files.reduce((sum, f) => sum + f.size, 0) };
 }
 
-/** Files up to this size are read whole (cheaper per request); larger ones stream from disk. */
-const READ_WHOLE_MAX_BYTES = 1024 * 1024;
-
-async function bodyOf(file: ManifestFile): Promise<BlobBody> {
-  if (file.size <= READ_WHOLE_MAX_BYTES) return { bytes: await readFile(file.absPath) };
+/** Files sent by their own PUT (over BULK_FILE_MAX_BYTES) stream from disk. */
+function bodyOf(file: ManifestFile): BlobBody {
   return {
     stream: () => Readable.toWeb(createReadStream(file.absPath)) as ReadableStream<Uint8Array>,
     length: file.size,
   };
 }
 
-/** A file refused with 429 this many times in a row fails the deploy (exit 5). */
+/** A file or bucket refused with 429 this many times in a row fails the deploy (exit 5). */
 const MAX_THROTTLES_PER_FILE = 20;
 
+/** One request: a bucket of small files (bulk upload) or one large file (PUT). */
+interface Unit {
+  files: ManifestFile[];
+  bulk: boolean;
+  key: string;
+}
+
+/** Buckets of the small files first (most files go there), then each large file alone. */
+export function unitsOf(files: ManifestFile[]): Unit[] {
+  const small = files.filter((f) => f.size <= BULK_FILE_MAX_BYTES);
+  const large = files.filter((f) => f.size > BULK_FILE_MAX_BYTES);
+  return [
+    ...bucketsOf(small).map((b) => ({ files: b, bulk: true, key: `bucket:${b[0]!.hash}` })),
+    ...large.map((f) => ({ files: [f], bulk: false, key: f.hash })),
+  ];
+}
+
+/** An API without the bulk route (an older server): 404 "No route for POST …". */
+const noBulkRoute = (err: unknown) =>
+  err instanceof ApiRefused && err.status === 404 && /^No route/.test(err.body.message);
+
 /**
- * PUTs each file of the plan, at most `concurrency` at once. The server admits uploads by the bytes
- * they may hold in memory (a share of its budget per site, per process; src/http/upload-admission.ts)
- * and answers 429 (the site's share) or 503 (the process's budget) beyond it: on a 429 the window
- * shrinks to what it accepted and the refused file waits its Retry-After and goes again, so a deploy
- * of large files paces itself instead of failing. Other transient failures are retried per
- * call (api.ts). The first failure that could not be fixed stops new uploads and is thrown.
+ * Sends the plan: small files in buckets (one multipart request each, bulk.ts), large ones by PUT,
+ * at most `concurrency` requests at once. The server admits uploads by the bytes they may hold in
+ * memory (a share of its budget per site, per process; src/http/upload-admission.ts) and answers
+ * 429 (the site's share) or 503 (the process's budget) beyond it: on a 429 the window shrinks to
+ * what it accepted and the refused request waits its Retry-After and goes again, so a deploy of
+ * large files paces itself instead of failing. Other transient failures are retried per call
+ * (api.ts). The first failure that could not be fixed stops new uploads and is thrown.
  */
 export async function uploadAll(
   api: DeployApi,
@@ -55,12 +75,13 @@ export async function uploadAll(
   concurrency: number,
   events: { uploaded(file: ManifestFile): void; paced(window: number, reason: string): void },
 ): Promise<{ window: number }> {
-  const queue = [...plan.files];
+  const queue = unitsOf(plan.files);
   const throttles = new Map<string, number>();
   let window = concurrency;
   let active = 0;
   let failed: unknown;
   let wake: () => void = () => undefined;
+  let bulkRoute = true;
 
   let waiting = 0;
   const release = () => {
@@ -68,18 +89,36 @@ export async function uploadAll(
     wake();
   };
 
-  const uploadOne = async (file: ManifestFile) => {
+  const send = async (unit: Unit) => {
+    if (unit.bulk && bulkRoute) {
+      try {
+        await api.postBulk(`/api/v1/deploys/${deployId}/files`, await multipartOf(unit.files));
+        return;
+      } catch (err) {
+        if (!noBulkRoute(err)) throw err;
+        bulkRoute = false;
+      }
+    }
+    for (const file of unit.files)
+      await api.put(
+        `/api/v1/deploys/${deployId}/files/${file.hash}`,
+        file.size <= BULK_FILE_MAX_BYTES ? { bytes: await readFile(file.absPath) } : bodyOf(file),
+      );
+  };
+
+  const uploadOne = async (unit: Unit) => {
     try {
-      await api.put(`/api/v1/deploys/${deployId}/files/${file.hash}`, await bodyOf(file));
+      await send(unit);
     } catch (err) {
       if (!(err instanceof Throttled)) {
         failed ??= err;
         return release();
       }
-      const times = (throttles.get(file.hash) ?? 0) + 1;
-      throttles.set(file.hash, times);
+      const times = (throttles.get(unit.key) ?? 0) + 1;
+      throttles.set(unit.key, times);
       if (times > MAX_THROTTLES_PER_FILE) {
-        failed ??= new ApiUnavailable(`PUT of ${file.sitePath}: ${err.message} (${times} times)`);
+        const what = unit.bulk ? `${unit.files.length} files in one request` : unit.files[0]!.sitePath;
+        failed ??= new ApiUnavailable(`upload of ${what}: ${err.message} (${times} times)`);
         return release();
       }
       // The others in flight were accepted: that many is what the server takes now.
@@ -93,11 +132,11 @@ export async function uploadAll(
       release();
       await delay(err.waitMs);
       waiting--;
-      queue.unshift(file);
+      queue.unshift(unit);
       return wake();
     }
-    throttles.delete(file.hash);
-    events.uploaded(file);
+    throttles.delete(unit.key);
+    for (const file of unit.files) events.uploaded(file);
     release();
   };
 

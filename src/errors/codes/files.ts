@@ -63,14 +63,25 @@ export const fileErrors = {
     message: (p) => p.message,
     description: 'The client stopped sending before the upload completed (nothing was stored)',
   }),
-  HASH_MISMATCH: define<{ expected: string; actual: string }>({
+  HASH_MISMATCH: define<{ expected: string; actual: string; received?: string[] }>({
     status: 400,
     error: 'Hash mismatch',
-    message: (p) => `The body's SHA-256 is ${p.actual}, not ${p.expected}: nothing was stored.`,
-    extra: (p) => ({ expected: p.expected, actual: p.actual }),
+    message: (p) =>
+      p.received === undefined
+        ? `The body's SHA-256 is ${p.actual}, not ${p.expected}: nothing was stored.`
+        : `The part named ${p.expected} hashes to ${p.actual}: it was not stored, nor anything after it; the ${p.received.length} blob${p.received.length === 1 ? '' : 's'} before it in this request ${p.received.length === 1 ? 'was' : 'were'} (received).`,
+    extra: (p) => ({
+      expected: p.expected,
+      actual: p.actual,
+      ...(p.received === undefined ? {} : { received: p.received }),
+    }),
     extraSchema: {
-      expected: z.string().describe('The hash in the URL'),
+      expected: z.string().describe("The hash in the URL (a bulk upload: the part's name)"),
       actual: z.string().describe('The SHA-256 of the bytes received'),
+      received: z
+        .array(z.string())
+        .optional()
+        .describe('A bulk upload: the blobs this request stored before the refused part'),
     },
     description: 'A deploy blob whose bytes do not hash to the SHA-256 it was sent under',
   }),

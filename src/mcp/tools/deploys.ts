@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { AppError } from '../../errors/index.js';
@@ -18,10 +18,14 @@ const UPLOAD_ATTEMPTS = 5;
 /** The longest Retry-After it waits, whatever the answer says. */
 const MAX_RETRY_WAIT_MS = 10_000;
 /**
- * Blobs deploy_files sends at once. The API admits uploads by the bytes they may hold, so small
- * blobs go in side by side; what does not fit is refused 429/503 and waited out (uploadBlob).
+ * deploy_files sends its blobs in buckets through the bulk upload (POST /api/v1/deploys/{id}/files,
+ * one multipart request per bucket): at most this many blobs and bytes a bucket (the route takes
+ * 1,000 parts and 50 MB), a few buckets at once. The API admits each request by the bytes it may
+ * hold; what does not fit is refused 429/503 and waited out (sendBucket).
  */
-const UPLOADS_AT_ONCE = 8;
+const BUCKET_BLOBS = 1000;
+const BUCKET_BYTES = 8 * 1024 * 1024;
+const BUCKETS_AT_ONCE = 4;
 
 const deployId = z
   .string()
@@ -55,15 +59,49 @@ async function siteAddress(api: PublicApi): Promise<string> {
   return info.base_url;
 }
 
+/** Blobs in buckets of at most BUCKET_BLOBS and BUCKET_BYTES (a larger blob alone). */
+function bucketsOf(blobs: Array<{ hash: string; bytes: Buffer }>) {
+  const buckets: Array<typeof blobs> = [];
+  let bucket: typeof blobs = [];
+  let size = 0;
+  for (const blob of blobs) {
+    if (bucket.length > 0 && (bucket.length >= BUCKET_BLOBS || size + blob.bytes.length > BUCKET_BYTES)) {
+      buckets.push(bucket);
+      bucket = [];
+      size = 0;
+    }
+    bucket.push(blob);
+    size += blob.bytes.length;
+  }
+  if (bucket.length > 0) buckets.push(bucket);
+  return buckets;
+}
+
+/** One file part per blob, named by its hash. */
+function multipart(blobs: Array<{ hash: string; bytes: Buffer }>): { body: Buffer; contentType: string } {
+  const boundary = `hostplane-mcp-${randomBytes(12).toString('hex')}`;
+  const pieces = blobs.flatMap(({ hash, bytes }) => [
+    Buffer.from(
+      `--${boundary}\r\nContent-Disposition: form-data; name="${hash}"; filename="${hash}"\r\n` +
+        'Content-Type: application/octet-stream\r\n\r\n',
+    ),
+    bytes,
+    Buffer.from('\r\n'),
+  ]);
+  pieces.push(Buffer.from(`--${boundary}--\r\n`));
+  return { body: Buffer.concat(pieces), contentType: `multipart/form-data; boundary=${boundary}` };
+}
+
 /**
- * One blob of a deploy, through the API's upload byte budget like any upload. A refusal (429: the
- * site's share is held, by its other uploads or other clients; 503: the process's budget is spent)
- * is waited out per its Retry-After.
+ * One bucket of a deploy's blobs in one request, through the API's upload byte budget like any
+ * upload. A refusal (429: the site's share is held, by its other uploads or other clients; 503: the
+ * process's budget is spent) is waited out per its Retry-After.
  */
-async function uploadBlob(api: PublicApi, id: string, hash: string, bytes: Buffer): Promise<void> {
+async function sendBucket(api: PublicApi, id: string, blobs: Array<{ hash: string; bytes: Buffer }>) {
+  const { body, contentType } = multipart(blobs);
   for (let attempt = 1; ; attempt++) {
     try {
-      await api.call('PUT', idPath(id, `/files/${hash}`), { bytes });
+      await api.call('POST', idPath(id, '/files'), { bytes: body, headers: { 'content-type': contentType } });
       return;
     } catch (err) {
       const busy = err instanceof ApiError && (err.status === 429 || err.status === 503);
@@ -135,15 +173,17 @@ export const deployTools = [
       const created = await api.call<Json & { id: string; required: string[] }>('POST', '/api/v1/deploys', {
         json: { files: manifest, draft },
       });
-      const queue = created.required.flatMap((hash) => {
-        const bytes = blobs.get(hash);
-        return bytes === undefined ? [] : [{ hash, bytes }];
-      });
+      const queue = bucketsOf(
+        created.required.flatMap((hash) => {
+          const bytes = blobs.get(hash);
+          return bytes === undefined ? [] : [{ hash, bytes }];
+        }),
+      );
       const worker = async () => {
         for (let next = queue.shift(); next !== undefined; next = queue.shift())
-          await uploadBlob(api, created.id, next.hash, next.bytes);
+          await sendBucket(api, created.id, next);
       };
-      await Promise.all(Array.from({ length: Math.min(UPLOADS_AT_ONCE, queue.length) }, worker));
+      await Promise.all(Array.from({ length: Math.min(BUCKETS_AT_ONCE, queue.length) }, worker));
       const done = await switched(api, created.id, 'finalize');
       return result(SWITCHED, { ...done, uploaded: created.required.length });
     },

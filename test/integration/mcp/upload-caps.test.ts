@@ -16,8 +16,10 @@ beforeAll(async () => {
 });
 afterAll(() => hp?.stop());
 
-it('deploy_files sends 12 new files, several at once, none refused', async () => {
+it('deploy_files sends 12 new files in one bulk request, none refused', async () => {
   const refusedBefore = await metric(/^hostplane_upload_refusals_total\{cap="site"\}/);
+  const bulkBefore = await metric(/^hostplane_deploy_bulk_uploads_total\{outcome="ok"\}/);
+  const partsBefore = await metric(/^hostplane_deploy_bulk_parts_total\{result="received"\}/);
   const client = await connect(hp.url, { key: site.apiKey });
   const files = Array.from({ length: 12 }, (_, i) => ({ path: `p${i}.html`, content: `<p>page ${i}</p>` }));
   const done = await ok(client, 'deploy_files', { files });
@@ -25,6 +27,8 @@ it('deploy_files sends 12 new files, several at once, none refused', async () =>
   expect(done.deploy.live).toBe(true);
   expect(await (await hp.request('/p11.html', { host: 'mcpcaps.localhost' })).text()).toBe('<p>page 11</p>');
   expect(await metric(/^hostplane_upload_refusals_total\{cap="site"\}/)).toBe(refusedBefore);
+  expect(await metric(/^hostplane_deploy_bulk_uploads_total\{outcome="ok"\}/)).toBe(bulkBefore + 1);
+  expect(await metric(/^hostplane_deploy_bulk_parts_total\{result="received"\}/)).toBe(partsBefore + 12);
   await client.close();
 });
 

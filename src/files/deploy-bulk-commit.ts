@@ -1,0 +1,223 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import { sql } from 'drizzle-orm';
+import { blobKeyForHash, type BlobStore } from '../blob/index.js';
+import { AppError } from '../errors/index.js';
+import { dbOp } from '../observability/index.js';
+import type { SiteUsage } from '../platform/index.js';
+import type { Db } from '../store/index.js';
+import { blobClaimEventsTotal, deployEventsTotal } from './metrics.js';
+import { pendingBytes } from './deploy-retention.js';
+import type { Deploy } from './deploy-rows.js';
+import { assertPendingWithinStorage } from './quota.js';
+import { maxBytesFor } from './upload-rules.js';
+
+/*
+ * The bulk upload's side of deploy-blobs.ts: many verified blobs of one deploy recorded in a few
+ * statements instead of several per blob, under the same claim protocol (blob-claims.ts): the
+ * generations are read before the bytes are written, and one statement records every blob whose
+ * generation is unchanged (the others are written again and retried).
+ */
+
+const rowsOf = <R>(result: unknown): R[] => (result as { rows: R[] }).rows;
+
+const CLAIM_POLL_MS = 100;
+const MAX_COMMIT_ATTEMPTS = 3;
+/** Blobs at least this big ask the blob store whether it has the bytes before writing them (as deploy-blobs.ts). */
+const HEAD_FIRST_MIN_BYTES = 256 * 1024;
+/** Blob store writes of one group at once. */
+const WRITES_AT_ONCE = 16;
+
+/** What the manifest says of one hash: the limit of its narrowest path, and whether it is received. */
+export interface HashInfo {
+  limit: number;
+  narrowest: string;
+  uploaded: boolean;
+  /** Manifest rows naming it that still lack their size (the deploy's bytes count each). */
+  missingPaths: number;
+}
+
+export interface VerifiedPart {
+  hash: string;
+  bytes: Buffer;
+}
+
+/** The manifest's view of some hashes of a deploy (absent: no path of the deploy has it). */
+export async function hashInfo(db: Db, deploy: Deploy, hashes: string[]): Promise<Map<string, HashInfo>> {
+  const info = new Map<string, HashInfo>();
+  if (hashes.length === 0) return info;
+  const rows = rowsOf<{ hash: string; path: string; size: string | null }>(
+    await db.execute(sql`select hash, path, size::text from deploy_files
+      where site_id = ${deploy.siteId}::int and deploy_id = ${deploy.id}
+        and hash in (${sql.join(
+          hashes.map((h) => sql`${h}`),
+          sql`, `,
+        )})
+      order by path collate "C"`),
+  );
+  for (const r of rows) {
+    const known = info.get(r.hash);
+    const limit = maxBytesFor(r.path);
+    if (!known) {
+      info.set(r.hash, {
+        limit,
+        narrowest: r.path,
+        uploaded: r.size !== null,
+        missingPaths: r.size === null ? 1 : 0,
+      });
+      continue;
+    }
+    if (limit < known.limit) Object.assign(known, { limit, narrowest: r.path });
+    if (r.size === null) known.missingPaths += 1;
+    else known.uploaded = true;
+  }
+  return info;
+}
+
+/**
+ * Writes and records verified blobs of a deploy, in order, within the storage of unpublished
+ * deploys. Blobs before one that would pass the limit are recorded, and that one's refusal is
+ * returned beside the hashes recorded.
+ */
+export async function commitParts(
+  db: Db,
+  blobs: BlobStore,
+  usage: SiteUsage,
+  upgradeUrl: string,
+  deploy: Deploy,
+  parts: Array<VerifiedPart & { missingPaths: number }>,
+): Promise<{ recorded: string[]; refusal?: unknown }> {
+  if (parts.length === 0) return { recorded: [] };
+  if (new Set(parts.map((p) => p.hash)).size !== parts.length) throw new Error('a batch names a blob twice');
+  let pending = await pendingBytes(db, deploy.siteId);
+  let fits = 0;
+  let refusal: unknown;
+  for (const part of parts) {
+    try {
+      assertPendingWithinStorage(usage, upgradeUrl, pending, part.bytes.length * part.missingPaths);
+    } catch (err) {
+      refusal = err;
+      break;
+    }
+    pending += part.bytes.length * part.missingPaths;
+    fits++;
+  }
+  const recorded = await commitBatch(db, blobs, deploy, parts.slice(0, fits));
+  return refusal === undefined ? { recorded } : { recorded, refusal };
+}
+
+async function commitBatch(db: Db, blobs: BlobStore, deploy: Deploy, parts: VerifiedPart[]) {
+  let todo = parts;
+  const recorded: string[] = [];
+  for (let attempt = 1; todo.length > 0; attempt++) {
+    if (attempt > MAX_COMMIT_ATTEMPTS)
+      throw new Error(`blobs ${todo.map((p) => p.hash).join(', ')} kept being claimed by the sweeper`);
+    if (attempt > 1) blobClaimEventsTotal.inc({ event: 'upload_rewrote' }, todo.length);
+    const generations = await unclaimedGenerations(
+      db,
+      todo.map((p) => p.hash),
+    );
+    await writeAll(blobs, todo);
+    const kept = new Set(await recordBatch(db, deploy, todo, generations));
+    recorded.push(...todo.filter((p) => kept.has(p.hash)).map((p) => p.hash));
+    todo = todo.filter((p) => !kept.has(p.hash));
+  }
+  deployEventsTotal.inc({ event: 'blob_uploaded' }, recorded.length);
+  return recorded;
+}
+
+async function writeAll(blobs: BlobStore, parts: VerifiedPart[]): Promise<void> {
+  const queue = [...parts];
+  const worker = async () => {
+    for (let p = queue.shift(); p !== undefined; p = queue.shift()) {
+      const key = blobKeyForHash(p.hash);
+      if (!(p.bytes.length >= HEAD_FIRST_MIN_BYTES && (await blobs.head(key)))) await blobs.put(key, p.bytes);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(WRITES_AT_ONCE, queue.length) }, worker));
+}
+
+/**
+ * One statement for the whole batch (see commitDeployBlob): the claim rows are upserted in hash
+ * order (two batches lock them in one order: no deadlock), the manifest rows of each blob whose
+ * generation is unchanged get their size, and the deploy's count of missing hashes drops by the
+ * hashes whose rows this statement filled (a concurrent upload of the same bytes fills none twice).
+ * Returns the hashes whose generation held.
+ */
+async function recordBatch(
+  db: Db,
+  deploy: Deploy,
+  parts: VerifiedPart[],
+  generations: Map<string, number>,
+): Promise<string[]> {
+  const input = sql.join(
+    parts.map(
+      (p) => sql`(${p.hash}::text, ${p.bytes.length}::bigint, ${generations.get(p.hash) ?? 0}::bigint)`,
+    ),
+    sql`, `,
+  );
+  const [row] = rowsOf<{ kept: string[] | null }>(
+    await dbOp('commit_deploy_blobs', () =>
+      db.execute(sql`
+        with input (hash, size, generation) as (values ${input}),
+        claim as (
+          insert into blob_claims (hash) select hash from input order by hash
+          on conflict (hash) do update set claimed_until = blob_claims.claimed_until
+          returning hash, generation
+        ),
+        kept as (
+          select i.hash, i.size from input i join claim c on c.hash = i.hash and c.generation = i.generation
+        ),
+        updated as (
+          update deploy_files f set size = k.size from kept k
+          where f.site_id = ${deploy.siteId}::int and f.deploy_id = ${deploy.id} and f.hash = k.hash
+            and f.size is null
+          returning f.hash, f.size
+        ),
+        n as (select count(distinct hash)::int as hashes, coalesce(sum(size), 0)::bigint as bytes from updated),
+        deploy as (
+          update deploys set missing = missing - (select hashes from n), bytes = bytes + (select bytes from n),
+            state = case when state = 'uploading' and missing = (select hashes from n) then 'ready' else state end
+          where id = ${deploy.id} and (select hashes from n) > 0
+          returning state
+        )
+        select (select coalesce(json_agg(hash), '[]'::json) from kept) as kept, (select count(*) from deploy) as touched`),
+    ),
+  );
+  return row?.kept ?? [];
+}
+
+/** Each blob's claim generation, once no sweeper holds a live claim on any of them. */
+async function unclaimedGenerations(db: Db, hashes: string[]): Promise<Map<string, number>> {
+  for (;;) {
+    const rows = rowsOf<{ hash: string; generation: string; claimed: boolean }>(
+      await db.execute(sql`
+        select v.hash, coalesce(c.generation, 0)::text as generation,
+          coalesce(c.claimed_until > now(), false) as claimed
+        from (values ${sql.join(
+          hashes.map((h) => sql`(${h}::text)`),
+          sql`, `,
+        )}) as v (hash) left join blob_claims c on c.hash = v.hash`),
+    );
+    if (!rows.some((r) => r.claimed)) return new Map(rows.map((r) => [r.hash, Number(r.generation)]));
+    blobClaimEventsTotal.inc({ event: 'upload_waited' });
+    await delay(CLAIM_POLL_MS);
+  }
+}
+
+/** The first `max` hashes the deploy still lacks (sorted), and how many it lacks in all. */
+export async function missingHashes(
+  db: Db,
+  deploy: Deploy,
+  max: number,
+): Promise<{ missing: string[]; state: string; remaining: number }> {
+  const hashes = rowsOf<{ hash: string }>(
+    await db.execute(sql`select distinct hash from deploy_files
+      where site_id = ${deploy.siteId}::int and deploy_id = ${deploy.id} and size is null
+      order by hash limit ${max}::int`),
+  ).map((r) => r.hash);
+  const [row] = rowsOf<{ state: string; remaining: number }>(
+    await db.execute(sql`select state, missing as remaining from deploys where id = ${deploy.id}`),
+  );
+  if (!row) throw new AppError('NOT_FOUND', { message: `Deploy ${deploy.id} not found` });
+  return { missing: hashes, ...row };
+}
