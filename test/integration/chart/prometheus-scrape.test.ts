@@ -69,8 +69,9 @@ describe('Prometheus scrapes Hostplane as the chart describes', () => {
         },
       ],
     });
+    const selectorless: Service = { ...apiService, spec };
     await applyOrThrow(env, [
-      { ...apiService, spec },
+      selectorless,
       stranger,
       endpoints(apiService.metadata.name),
       endpoints('stranger'),
