@@ -21,7 +21,7 @@ export interface DeployAnswer {
 
 /** Files hashed at once (each is read whole into memory, so few). */
 const HASH_CONCURRENCY = 4;
-/** Blobs sent at once: enough to hide each request's latency (as the CLI and the file uploads). */
+/** Large blobs sent at once, each by its own PUT (as the CLI and the file uploads). */
 export const BLOB_CONCURRENCY = 8;
 /** A blob the server keeps refusing as busy (429, 503) fails the deploy after this many answers. */
 const MAX_BUSY_ANSWERS = 30;
@@ -48,44 +48,108 @@ const wait = (seconds: number, signal?: AbortSignal) =>
     }
   });
 
+type Blob_ = { hash: string; file: File };
+
+/** Files up to this size go in bulk requests; larger ones by their own PUT (as the CLI). */
+const BULK_FILE_MAX_BYTES = 1024 * 1024;
+/** Per bulk request: the server takes at most 1,000 parts and 50 MB; 8 MB keeps a few in flight. */
+const BUCKET_FILES = 1000;
+const BUCKET_BYTES = 8 * 1024 * 1024;
+/** Bulk requests at once (each carries many files). */
+const BUCKET_CONCURRENCY = 2;
+
+/** Small blobs in buckets within the bulk route's limits, in order. */
+function bucketsOf(blobs: Blob_[]): Blob_[][] {
+  const buckets: Blob_[][] = [];
+  let bucket: Blob_[] = [];
+  let bytes = 0;
+  for (const blob of blobs) {
+    if (bucket.length > 0 && (bucket.length >= BUCKET_FILES || bytes + blob.file.size > BUCKET_BYTES)) {
+      buckets.push(bucket);
+      bucket = [];
+      bytes = 0;
+    }
+    bucket.push(blob);
+    bytes += blob.file.size;
+  }
+  if (bucket.length > 0) buckets.push(bucket);
+  return buckets;
+}
+
+/** Sends one request, waiting out 429/503 (the server's upload byte budget) per its Retry-After. */
+async function sendPatiently(
+  request: () => Promise<unknown>,
+  signal: AbortSignal | undefined,
+): Promise<void> {
+  for (let answers = 1; ; answers++) {
+    try {
+      await request();
+      return;
+    } catch (err) {
+      const busy = err instanceof ApiError && (err.status === 429 || err.status === 503);
+      if (!busy || answers >= MAX_BUSY_ANSWERS || signal?.aborted) throw err;
+      await wait(Math.min(Math.max(1, err.retryAfter), MAX_WAIT_SECONDS), signal);
+    }
+  }
+}
+
+/** Runs `task` over `items`, `concurrency` at a time, until done or aborted. */
+async function pool<T>(
+  items: T[],
+  concurrency: number,
+  signal: AbortSignal | undefined,
+  task: (item: T) => Promise<void>,
+) {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length && !signal?.aborted) await task(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
+}
+
 /**
- * Uploads the blobs a deploy asked for, BLOB_CONCURRENCY at a time, each with
- * `PUT /api/v1/deploys/{id}/files/{sha256}`; `onSent` after each. A 429 or 503 (the server's
- * upload byte budget) waits its Retry-After and goes again; any other refusal fails the deploy.
- * The one place that sends blobs: a bulk upload route replaces the loop here alone.
+ * Uploads the blobs a deploy asked for: small ones many to a request with the bulk route
+ * (`POST /api/v1/deploys/{id}/files`, one multipart part per blob named by its SHA-256), larger
+ * ones each with `PUT /api/v1/deploys/{id}/files/{sha256}`; `onSent` after each blob. A 429 or
+ * 503 (the server's upload byte budget) waits its Retry-After and goes again; any other refusal
+ * fails the deploy.
  */
 export async function uploadDeployBlobs(
   siteId: number,
   deployId: string,
-  blobs: Array<{ hash: string; file: File }>,
-  options: { signal?: AbortSignal; onSent?(blob: { hash: string; file: File }): void } = {},
+  blobs: Blob_[],
+  options: { signal?: AbortSignal; onSent?(blob: Blob_): void } = {},
 ): Promise<void> {
-  let next = 0;
-  const one = async (blob: { hash: string; file: File }) => {
-    for (let answers = 1; ; answers++) {
-      try {
-        await send('PUT', `/api/v1/deploys/${deployId}/files/${blob.hash}`, {
+  const { signal } = options;
+  const small = blobs.filter((b) => b.file.size <= BULK_FILE_MAX_BYTES);
+  const large = blobs.filter((b) => b.file.size > BULK_FILE_MAX_BYTES);
+  await Promise.all([
+    pool(bucketsOf(small), BUCKET_CONCURRENCY, signal, async (bucket) => {
+      await sendPatiently(() => {
+        const form = new FormData();
+        for (const blob of bucket) form.append(blob.hash, blob.file, blob.file.name || blob.hash);
+        return send('POST', `/api/v1/deploys/${deployId}/files`, {
           query: { site_id: siteId },
-          body: blob.file,
-          headers: { 'content-type': 'application/octet-stream' },
-          signal: options.signal,
+          body: form,
+          signal,
         });
-        return;
-      } catch (err) {
-        const busy = err instanceof ApiError && (err.status === 429 || err.status === 503);
-        if (!busy || answers >= MAX_BUSY_ANSWERS || options.signal?.aborted) throw err;
-        await wait(Math.min(Math.max(1, err.retryAfter), MAX_WAIT_SECONDS), options.signal);
-      }
-    }
-  };
-  const worker = async () => {
-    while (next < blobs.length && !options.signal?.aborted) {
-      const blob = blobs[next++]!;
-      await one(blob);
+      }, signal);
+      for (const blob of bucket) options.onSent?.(blob);
+    }),
+    pool(large, BLOB_CONCURRENCY, signal, async (blob) => {
+      await sendPatiently(
+        () =>
+          send('PUT', `/api/v1/deploys/${deployId}/files/${blob.hash}`, {
+            query: { site_id: siteId },
+            body: blob.file,
+            headers: { 'content-type': 'application/octet-stream' },
+            signal,
+          }),
+        signal,
+      );
       options.onSent?.(blob);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(BLOB_CONCURRENCY, blobs.length) }, worker));
+    }),
+  ]);
 }
 
 export type Phase = 'hashing' | 'creating' | 'uploading' | 'finalizing' | 'live' | 'failed' | 'stopped';
