@@ -70,6 +70,23 @@ export const configSchema = z.object({
   HOSTPLANE_DOMAIN_VERIFICATION: z.enum(['dns', 'off']).default('dns'),
   // Sites an owner can create from the account API (the operator's `admin create-site` is not counted against it).
   HOSTPLANE_MAX_SITES_PER_ACCOUNT: z.coerce.number().int().min(1).max(100_000).default(100),
+  // File types beyond the spec's list (src/files/file-types.ts checks each is one it can serve):
+  // extensions separated by commas or spaces, `map,mjs,webmanifest,wasm` (a leading dot is dropped).
+  HOSTPLANE_EXTRA_FILE_TYPES: z
+    .string()
+    .regex(
+      /^\s*(?:\.?[A-Za-z0-9]{1,16}(?:\s*,\s*|\s+|\s*$))*$/,
+      'must be file extensions separated by commas, such as map,mjs,webmanifest,wasm',
+    )
+    .default('')
+    .transform((v) => [
+      ...new Set(
+        v
+          .split(/[\s,]+/)
+          .filter(Boolean)
+          .map((e) => e.replace(/^\./, '').toLowerCase()),
+      ),
+    ]),
   // Notification mail (src/mail): unset SMTP_URL keeps mail in the outbox and only logs it.
   SMTP_URL: z
     .string()
@@ -159,6 +176,8 @@ export interface Config {
   sqliteShard: { name: string; url: string | undefined; maxDatabases: number };
   /** Litestream replication of the shard's databases (needs `s3` too). */
   sqliteReplication: SqliteReplicationConfig;
+  /** Extensions the operator allows beyond the spec's list (lower case, no dot; checked by src/files). */
+  extraFileTypes: string[];
   /** Ceiling on live temporary pages across the platform. */
   tempPages: { maxPages: number; maxBytes: number };
   /** The periodic recount of the sites' file counters (files/counters.ts): interval, sites per pass. */
@@ -304,6 +323,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxAttempts: c.HOSTPLANE_MAIL_MAX_ATTEMPTS,
       retryBaseMs: c.HOSTPLANE_MAIL_RETRY_SECONDS * 1000,
     },
+    extraFileTypes: c.HOSTPLANE_EXTRA_FILE_TYPES,
     tempPages: {
       maxPages: c.HOSTPLANE_TEMP_PAGES_MAX,
       maxBytes: c.HOSTPLANE_TEMP_PAGES_MAX_MB * 1024 * 1024,

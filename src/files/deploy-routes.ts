@@ -8,6 +8,7 @@ import { siteForRequest, type Platform, type Site } from '../platform/index.js';
 import type { Deploy, DeploysService } from './deploys.js';
 import { MAX_MANIFEST_BYTES } from './deploys.js';
 import * as s from './deploy-schemas.js';
+import { typedSchemas } from './schemas.js';
 import { deployDocs } from './deploy-docs.js';
 import { deployClientOf } from './deploy-client.js';
 import { bulkPrecheck, MAX_BULK_BYTES, MAX_BULK_PARTS, receiveBulk } from './deploy-bulk.js';
@@ -76,6 +77,7 @@ export function deployRoutes(deps: {
   const tags = ['Deploys'];
   const small = jsonBody('16kb');
   const params = { id: s.deployIdParam };
+  const createBody = s.createBodyOf(typedSchemas(files.types).manifestPath);
 
   const answer = async (site: Site, d: Deploy) => ({
     success: true as const,
@@ -103,7 +105,7 @@ export function deployRoutes(deps: {
     ],
     middleware: [jsonBody(`${MAX_MANIFEST_BYTES / 1024 / 1024}mb`)],
     query: s.siteOnlyQuery,
-    body: s.createBody,
+    body: createBody,
     requestExample: deployDocs.create.requestExample,
     responses: { 200: { description: 'Created', schema: s.createResponse, ...deployDocs.create.ok } },
     handler: async ({ req, res, query, body }) => {

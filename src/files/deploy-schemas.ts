@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { queryInt } from '../http/index.js';
 import { MAX_DEPLOY_FILES } from './deploys.js';
 import { DEPLOY_CLIENTS } from './deploy-client.js';
-import { manifestPath, siteIdQuery } from './schemas.js';
+import { siteIdQuery } from './schemas.js';
 
 const SHA256 = /^[0-9a-f]{64}$/;
 export const sha256 = z
@@ -17,20 +17,22 @@ export const deployIdParam = {
 };
 export const sha256Param = { type: 'string', pattern: '^[0-9a-f]{64}$', description: 'SHA-256 of the blob' };
 
-export const createBody = z.strictObject({
-  files: z
-    .record(manifestPath, sha256)
-    .refine((f) => Object.keys(f).length <= MAX_DEPLOY_FILES, {
-      message: `may name at most ${MAX_DEPLOY_FILES} files`,
-    })
-    .describe(
-      'The whole site as path → SHA-256 of the bytes. Paths follow the rules of POST /api/v1/files/upload (videos: those of POST /api/v1/videos/upload). SQLite databases of the site are never part of a manifest and stay as they are.',
-    ),
-  draft: z
-    .boolean()
-    .optional()
-    .describe('A draft is not published by finalize: it is served at its preview host only'),
-});
+/** POST /api/v1/deploys's body; its paths name the server's file types (typedSchemas). */
+export const createBodyOf = (manifestPath: z.ZodType<string>) =>
+  z.strictObject({
+    files: z
+      .record(manifestPath, sha256)
+      .refine((f) => Object.keys(f).length <= MAX_DEPLOY_FILES, {
+        message: `may name at most ${MAX_DEPLOY_FILES} files`,
+      })
+      .describe(
+        'The whole site as path → SHA-256 of the bytes. Paths follow the rules of POST /api/v1/files/upload (videos: those of POST /api/v1/videos/upload). SQLite databases of the site are never part of a manifest and stay as they are.',
+      ),
+    draft: z
+      .boolean()
+      .optional()
+      .describe('A draft is not published by finalize: it is served at its preview host only'),
+  });
 
 export const siteOnlyQuery = z.strictObject({ site_id: siteIdQuery });
 export const pageQuery = (max: number) =>

@@ -18,7 +18,7 @@ import {
   snapshotLiveSet,
   switchLiveSet,
 } from './deploy-switch.js';
-import { contentTypeFor, uploadExtensions, videoExtensions } from './file-types.js';
+import { contentTypeFor } from './file-types.js';
 import { ancestors, extensionOf, normalizeSitePath } from './paths.js';
 import { assertPendingWithinStorage, assertWithinQuota } from './quota.js';
 import { assertExtension, maxBytesFor } from './upload-rules.js';
@@ -79,7 +79,8 @@ export class DeploysService {
       const field = `files["${raw.length > 80 ? `${raw.slice(0, 80)}…` : raw}"]`;
       const sitePath = normalizeSitePath(raw, field);
       const ext = extensionOf(sitePath);
-      assertExtension(sitePath, videoExtensions.has(ext) ? videoExtensions : uploadExtensions, field, '');
+      const { upload, video } = this.files.types;
+      assertExtension(sitePath, video.has(ext) ? video : upload, field, '');
       if (manifest.has(sitePath))
         throw new AppError('INVALID_PATH', { message: `${field} names ${sitePath} a second time` });
       manifest.set(sitePath, hash);

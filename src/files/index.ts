@@ -9,7 +9,14 @@ import type { FilesService } from './service.js';
 export { FilesService, MAX_FILE_BYTES, MAX_VIDEO_BYTES, type FileRecord } from './service.js';
 export { MAX_PATH_BYTES, MAX_SEGMENT_BYTES, namesDatabaseFile, normalizeSitePath } from './paths.js';
 // What `hostplane deploy` checks before sending a manifest (the rules of deploys.ts).
-export { uploadExtensions, videoExtensions } from './file-types.js';
+export {
+  EXTRA_FILE_TYPES,
+  fileTypesWith,
+  specFileTypes,
+  uploadExtensions,
+  videoExtensions,
+  type FileTypes,
+} from './file-types.js';
 export { MAX_DEPLOY_FILES } from './deploys.js';
 // What one bulk upload of deploy blobs may carry (POST /api/v1/deploys/{id}/files).
 export { MAX_BULK_BYTES, MAX_BULK_PARTS } from './deploy-bulk-parts.js';

@@ -3,7 +3,6 @@ import { siteUrl, type Config } from '../config/index.js';
 import { AppError, isAppError, outageError, type ErrorCode } from '../errors/index.js';
 import { jsonBody, paginationJson, type RouteRegistry, type UploadAdmission } from '../http/index.js';
 import { formatBytes, siteForRequest, type Platform } from '../platform/index.js';
-import { uploadExtensions, videoExtensions } from './file-types.js';
 import { fileDocs } from './route-docs.js';
 import { MAX_FILE_BYTES, type FilesService } from './service.js';
 import { receiveVideo } from './multipart.js';
@@ -14,6 +13,7 @@ import { assertExtension, fileUrl, tooLarge } from './upload-rules.js';
 import { uploadBytes, uploadJsonBody } from './upload-body.js';
 import { uploadAdmit } from './upload-admission.js';
 import { deployRoutes } from './deploy-routes.js';
+import { fileTypeRoutes } from './type-routes.js';
 import type { DeploysService } from './deploys.js';
 
 /** Every files route names a site: a key scoped elsewhere is 403, a session's unknown site_id 404. */
@@ -30,7 +30,9 @@ export function filesRoutes(deps: {
 }): Router {
   const { config, platform, files, deploys, registry } = deps;
   const router = Router();
-  registry.components.set('UploadExtension', s.uploadExtension);
+  const typed = s.typedSchemas(files.types);
+  const { upload: uploadExtensions, video: videoExtensions } = files.types;
+  registry.components.set('UploadExtension', typed.uploadExtension);
   registry.components.set('VideoExtension', s.videoExtension);
   const tags = ['Files'];
   const smallJson = jsonBody('64kb');
@@ -124,7 +126,7 @@ export function filesRoutes(deps: {
     // base64 of 10 MB plus JSON framing; the decoded size is checked exactly below.
     middleware: [admit.json, uploadJsonBody()],
     query: s.siteQuery,
-    body: s.uploadBody,
+    body: typed.uploadBody,
     responses: {
       200: { description: 'Stored', schema: s.uploadResponse, ...fileDocs.upload.ok },
     },
@@ -160,7 +162,7 @@ export function filesRoutes(deps: {
     errors: [...siteScoped, 'INVALID_PATH', 'INVALID_FILE_TYPE', 'CONFLICT', 'FOLDER_LIMIT'],
     middleware: [smallJson],
     query: s.siteQuery,
-    body: s.renameFileBody,
+    body: typed.renameFileBody,
     responses: {
       200: { description: 'Renamed', schema: s.renameResponse, ...fileDocs.rename.ok },
     },
@@ -381,6 +383,7 @@ export function filesRoutes(deps: {
     },
   });
 
+  fileTypeRoutes({ registry, router, types: files.types });
   deployRoutes({ ...deps, router, admitBlob: admit.blob, admitBulk: admit.bulk });
   return router;
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { queryId, queryInt } from '../http/index.js';
-import { uploadExtensions, videoExtensions } from './file-types.js';
+import { videoExtensions, type FileTypes } from './file-types.js';
 import { FORBIDDEN_PATH_CHARS } from './paths.js';
 
 // The path rules, written into the document so a generated client knows them. The server's
@@ -16,7 +16,7 @@ const anyCase = (ext: string) =>
 const NOT_DATABASE_NAME = `(?![^/]*\\.(?:${anyCase('sqlite')}3?|${anyCase('db')}3?)(?:-(?:${['wal', 'shm', 'journal'].map(anyCase).join('|')}))?\\.*(?:/|$))`;
 const NEW_SEGMENT = `${NOT_DATABASE_NAME}${SEGMENT}`;
 /** `existing`: a stored file's path, which may predate the database-name rule. */
-const filePattern = (extensions: Set<string>, existing = false) =>
+const filePattern = (extensions: ReadonlySet<string>, existing = false) =>
   `^(?:${existing ? SEGMENT : NEW_SEGMENT}/){0,31}[^/\\s.${F}][^/${F}]{0,244}\\.(?:${[...extensions].map(anyCase).join('|')})$`;
 const PATH_RULES =
   'Relative to the site root: no leading "/", no empty, "." or ".." segments, no control characters, ' +
@@ -42,26 +42,16 @@ const newFolderPath = (description: string) =>
     .describe(`${description}. ${NEW_PATH_RULES}`);
 
 /** A path to upload to, ending in one of the allowed extensions. */
-const filePath = (description: string, extensions: Set<string>) =>
+const filePath = (description: string, extensions: ReadonlySet<string>) =>
   z
     .string()
     .min(1)
     .meta({ pattern: filePattern(extensions), maxLength: 1024 })
     .describe(`${description}. Allowed extensions: ${[...extensions].join(', ')}. ${NEW_PATH_RULES}`);
 
-/** A path in a deploy's manifest: any extension files/upload or videos/upload accepts. */
-export const manifestPath = filePath(
-  'A path of the site',
-  new Set([...uploadExtensions, ...videoExtensions]),
-);
-
 /** A SQLite database path (the SQLite domain's install): the path rules, ending in .sqlite or .db. */
 export const databasePath = (description: string) => filePath(description, new Set(['sqlite', 'db']));
 
-/** The extensions files/upload accepts, as an enum for generated clients. */
-export const uploadExtension = z
-  .enum([...uploadExtensions] as [string, ...string[]])
-  .describe('An extension POST /api/v1/files/upload accepts (any letter case)');
 export const videoExtension = z
   .enum([...videoExtensions] as [string, ...string[]])
   .describe('An extension POST /api/v1/videos/upload accepts (any letter case)');
@@ -88,35 +78,10 @@ export const pathQuery = z.strictObject({ path: sitePath('The file or folder'), 
 const BASE64 = '^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$';
 const base64Content = { pattern: BASE64, contentEncoding: 'base64' };
 
-export const uploadBody = z
-  .object({
-    path: filePath('Where to store the file', uploadExtensions),
-    content: z.string().describe('File content: text, or base64 when encoding is "base64"'),
-    encoding: z.enum(['base64', 'utf8', 'utf-8', 'text']).optional(),
-  })
-  .meta({
-    if: { properties: { encoding: { const: 'base64' } }, required: ['encoding'] },
-    then: { properties: { content: base64Content } },
-  });
-
 export const renameBody = z.object({
   old_path: sitePath('The current path'),
   new_path: newFolderPath('The new path: not old_path itself, nor inside it (409)'),
 });
-export const renameFileBody = z
-  .object({
-    old_path: sitePath('The current path of the file'),
-    new_path: filePath(
-      'The new path; the same as old_path is a 409. A page keeps a page extension, a video a video extension',
-      new Set([...uploadExtensions, ...videoExtensions]),
-    ),
-  })
-  .meta({
-    // The kind of file is kept: written as a rule on the pair so generated clients know it.
-    if: { properties: { old_path: { pattern: filePattern(videoExtensions, true) } }, required: ['old_path'] },
-    then: { properties: { new_path: { pattern: filePattern(videoExtensions) } } },
-    else: { properties: { new_path: { pattern: filePattern(uploadExtensions) } } },
-  });
 export const folderBody = z.object({ path: newFolderPath('The folder') });
 
 export const fileEntry = z.object({
@@ -232,3 +197,44 @@ export const videoMultipart = z.strictObject({
   file: z.string().meta({ format: 'binary' }).describe('MP4, WebM, OGG or MOV, at most 52428800 bytes'),
   path: filePath('Destination path, e.g. videos/intro.mp4', videoExtensions),
 });
+
+/**
+ * The schemas whose paths name the server's file types (the spec's list and the operator's
+ * HOSTPLANE_EXTRA_FILE_TYPES): built once per server, so its document says what it accepts.
+ */
+export function typedSchemas(types: FileTypes) {
+  const { upload, video } = types;
+  const any = new Set([...upload, ...video]);
+  return {
+    /** The extensions files/upload accepts, as an enum for generated clients. */
+    uploadExtension: z
+      .enum([...upload] as [string, ...string[]])
+      .describe('An extension POST /api/v1/files/upload accepts (any letter case)'),
+    uploadBody: z
+      .object({
+        path: filePath('Where to store the file', upload),
+        content: z.string().describe('File content: text, or base64 when encoding is "base64"'),
+        encoding: z.enum(['base64', 'utf8', 'utf-8', 'text']).optional(),
+      })
+      .meta({
+        if: { properties: { encoding: { const: 'base64' } }, required: ['encoding'] },
+        then: { properties: { content: base64Content } },
+      }),
+    renameFileBody: z
+      .object({
+        old_path: sitePath('The current path of the file'),
+        new_path: filePath(
+          'The new path; the same as old_path is a 409. A page keeps a page extension, a video a video extension',
+          any,
+        ),
+      })
+      .meta({
+        // The kind of file is kept: written as a rule on the pair so generated clients know it.
+        if: { properties: { old_path: { pattern: filePattern(video, true) } }, required: ['old_path'] },
+        then: { properties: { new_path: { pattern: filePattern(video) } } },
+        else: { properties: { new_path: { pattern: filePattern(upload) } } },
+      }),
+    /** A path in a deploy's manifest: any extension files/upload or videos/upload accepts. */
+    manifestPath: filePath('A path of the site', any),
+  };
+}

@@ -9,7 +9,7 @@ import { dbOp } from '../observability/index.js';
 import type { Platform, SiteUsage, SiteEvents } from '../platform/index.js';
 import type { Db, Tx } from '../store/index.js';
 import { siteFiles, type SiteFileRow } from './tables.js';
-import { contentTypeFor, isTextPath } from './file-types.js';
+import { contentTypeFor, isTextPath, specFileTypes, type FileTypes } from './file-types.js';
 import { sweepOrphanBlobs } from './blob-sweep.js';
 import { recountCounters } from './counters.js';
 import {
@@ -60,6 +60,8 @@ export class FilesService {
     private readonly platform: Platform,
     private readonly events: SiteEvents,
     private readonly upgradeUrl: string,
+    /** The types this server accepts (the spec's and HOSTPLANE_EXTRA_FILE_TYPES): every upload path's check. */
+    readonly types: FileTypes = specFileTypes,
   ) {}
 
   /** Runs a write under the site lock, then tells the edges the site changed (deploys.ts too). */

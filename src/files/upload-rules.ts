@@ -26,7 +26,12 @@ export function fileUrl(config: Config, site: Site, sitePath: string): string {
   return `${siteUrl(config, site.slug)}/${sitePath.split('/').map(encodeURIComponent).join('/')}`;
 }
 
-export function assertExtension(sitePath: string, allowed: Set<string>, field: string, hint: string): void {
+export function assertExtension(
+  sitePath: string,
+  allowed: ReadonlySet<string>,
+  field: string,
+  hint: string,
+): void {
   const ext = extensionOf(sitePath);
   if (!allowed.has(ext)) {
     throw new AppError('INVALID_FILE_TYPE', {

@@ -27,7 +27,7 @@ export function addressRoutes(deps: {
     description:
       'The page of the link mailed to a new notification address (`/console/confirm-notification#token=…`) posts its token here. ' +
       'The address is then confirmed for the account that set it (all of its forms); another account that set the same address needs its own link. ' +
-      'A link works once, for 7 days; a used, expired or replaced one is 400 `INVALID_TOKEN` with a `reason`. JSON only (a cross-site page cannot send it without a preflight); no session needed.',
+      'A link works once, for 7 days; a used, expired or replaced one is 401 `INVALID_TOKEN` with a `reason` (a token of another shape is a 400). JSON only (a cross-site page cannot send it without a preflight); no session needed.',
     tags,
     auth: 'none',
     middleware: [requireJsonType, jsonBody('4kb')],

@@ -315,7 +315,11 @@ export const fieldIdParam = {
 export const submissionUuidParam = { type: 'string', format: 'uuid', description: 'The submission' };
 
 export const confirmAddressBody = z.object({
-  token: z.string().min(1).max(200).describe('The token of the mailed link (after `#token=`)'),
+  // 32 random bytes, base64url (addresses.ts): one of that shape the server does not know is 401.
+  token: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{43}$/, 'is not the token of a confirmation link: copy the whole link')
+    .describe('The token of the mailed link (after `#token=`): 43 characters, A-Z a-z 0-9 - _'),
 });
 export const confirmAddressResponse = z.object({
   success: z.boolean(),

@@ -22,6 +22,7 @@ export { normalizeHost, type HostHandler, type HostRoute } from './host.js';
 export { docsRoutes } from './docs.js';
 export { denyFraming, FRAME_ANCESTORS_NONE } from './framing.js';
 export { buildOpenApi } from './openapi.js';
+export { describeIssue } from './validation.js';
 export { toOriginForm } from './request-target.js';
 export { ByteBudget, type ByteBudgetLimits, type Reservation } from './byte-budget.js';
 export { UploadAdmission, type BodyCost } from './upload-admission.js';

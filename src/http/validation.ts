@@ -25,6 +25,8 @@ const received = (input: unknown): string =>
 /** One issue in words: "path is required", "per_page must be at most 100", … */
 export function describeIssue(issue: z.core.$ZodIssue, where: string): string {
   const field = issue.path.length ? issue.path.join('.') : where;
+  // A union with its own words names its fields itself (exactlyOneOf: "send either `a` or `b`").
+  if (issue.code === 'invalid_union' && !ZOD_DEFAULT.test(issue.message)) return issue.message;
   if (!ZOD_DEFAULT.test(issue.message)) return `${field} ${issue.message}`;
   switch (issue.code) {
     case 'invalid_type': {

@@ -174,7 +174,7 @@ export function accountAuthRoutes(deps: {
     tags,
     auth: 'none',
     middleware: body,
-    body: s.tokenBody,
+    body: s.verifyBody,
     errors: ['INVALID_TOKEN', 'RATE_LIMITED'],
     responses: { 200: { description: 'Verified', schema: s.messageResponse } },
     handler: async ({ req, res, body }) => {

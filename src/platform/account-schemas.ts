@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { AppError } from '../errors/index.js';
+import { describeIssue } from '../http/index.js';
 import { MAX_PASSWORD_CHARS, MIN_PASSWORD_CHARS } from '../passwords/index.js';
 import { HOSTNAME_PATTERN } from './domains.js';
 import { SLUG_PATTERN } from './slug.js';
@@ -21,11 +22,20 @@ export const newPasswordField = z
   .min(MIN_PASSWORD_CHARS)
   .max(MAX_PASSWORD_CHARS)
   .describe('At least 8 characters (at most 256), not on the common-password list');
-export const tokenField = z
-  .string()
-  .min(1)
-  .max(200)
-  .describe('The token of the mailed link (after `#token=`)');
+/**
+ * The token of a mailed link of `kind`: `hp_<kind>_` and 43 base64url characters, as newSecret
+ * mints them (secrets.ts). Checked, so the document says exactly which tokens can be right: one of
+ * that shape the server does not know (or that expired or was used) is 401 INVALID_TOKEN.
+ */
+const linkNames = { invite: 'an invitation', verify: 'a verification', reset: 'a password reset' };
+export const mailedToken = (kind: keyof typeof linkNames) =>
+  z
+    .string()
+    .regex(
+      new RegExp(`^hp_${kind}_[A-Za-z0-9_-]{43}$`),
+      `is not the token of ${linkNames[kind]} link: copy the whole link (its token starts hp_${kind}_)`,
+    )
+    .describe(`The token of the mailed link (after \`#token=\`): hp_${kind}_ and 43 characters`);
 const sessionMode = z
   .enum(['bearer', 'cookie'])
   .default('bearer')
@@ -34,13 +44,13 @@ const sessionMode = z
 export const signInBody = z.object({ email: emailField, password: passwordField, session: sessionMode });
 export const signUpBody = z.object({ email: emailField, password: newPasswordField });
 export const acceptInviteBody = z.object({
-  token: tokenField,
+  token: mailedToken('invite'),
   password: newPasswordField,
   session: sessionMode,
 });
-export const tokenBody = z.object({ token: tokenField });
+export const verifyBody = z.object({ token: mailedToken('verify') });
 export const resetRequestBody = z.object({ email: emailField });
-export const resetConfirmBody = z.object({ token: tokenField, password: newPasswordField });
+export const resetConfirmBody = z.object({ token: mailedToken('reset'), password: newPasswordField });
 export const changePasswordBody = z.object({
   current_password: passwordField,
   new_password: newPasswordField,
@@ -221,6 +231,43 @@ export const notificationResponse = z.object({
   notification_email_message: z.string().describe('The state in words, for people'),
 });
 
+/**
+ * `common` and exactly one of the two `choices`: a z.xor, which the document renders as `oneOf`
+ * of one branch per choice, each requiring its field and forbidding the other (`not: {}`), so a
+ * body with both (or neither) is schema-invalid there as it is here.
+ */
+export function exactlyOneOf<C extends z.ZodRawShape, A extends string, B extends string>(
+  common: C,
+  [a, aSchema]: readonly [A, z.ZodType<string>],
+  [b, bSchema]: readonly [B, z.ZodType<string>],
+) {
+  const absent = z.never().optional();
+  const either = `send either \`${a}\` or \`${b}\``;
+  return z.xor(
+    [
+      z.object({
+        ...common,
+        ...({ [a]: aSchema, [b]: absent } as Record<A, typeof aSchema> & Record<B, typeof absent>),
+      }),
+      z.object({
+        ...common,
+        ...({ [b]: bSchema, [a]: absent } as Record<B, typeof bSchema> & Record<A, typeof absent>),
+      }),
+    ],
+    {
+      error: (issue) => {
+        const input = (issue.input ?? {}) as Record<string, unknown>;
+        const [hasA, hasB] = [input[a] !== undefined, input[b] !== undefined];
+        if (hasA && hasB) return `${either}, not both`;
+        if (!hasA && !hasB) return either;
+        // One of them is there: what is wrong with the body that chose it (a missing common field, …).
+        const branch = 'errors' in issue ? issue.errors[hasA ? 0 : 1] : undefined;
+        return branch?.length ? branch.map((i) => describeIssue(i, 'body')).join('; ') : either;
+      },
+    },
+  );
+}
+
 // TOTP second factor and the second step of a sign-in.
 const totpCode = z
   .string()
@@ -230,10 +277,8 @@ const totpCode = z
   .describe('The current 6-digit code of the authenticator app');
 const recoveryCode = z.string().min(1).max(40).describe('One unused recovery code (`xxxxx-xxxxx`)');
 /** A current code or a recovery code: exactly one of them. */
-const proof = { code: totpCode.optional(), recovery_code: recoveryCode.optional() };
-const oneProof = (v: { code?: string | undefined; recovery_code?: string | undefined }) =>
-  (v.code === undefined) !== (v.recovery_code === undefined);
-const oneProofMessage = { message: 'send either `code` or `recovery_code`' };
+const code = ['code', totpCode] as const;
+const recovery = ['recovery_code', recoveryCode] as const;
 
 export const challengeResponse = z.object({
   success: z.boolean(),
@@ -242,14 +287,14 @@ export const challengeResponse = z.object({
   expires_at: z.iso.datetime(),
 });
 export const signInResponse = z.union([sessionResponse, challengeResponse]);
-export const totpSignInBody = z
-  .object({ challenge: z.string().min(1).max(200).describe('From the first step'), ...proof })
-  .refine(oneProof, oneProofMessage);
+export const totpSignInBody = exactlyOneOf(
+  { challenge: z.string().min(1).max(200).describe('From the first step') },
+  code,
+  recovery,
+);
 export const passwordCheckBody = z.object({ password: passwordField });
 export const totpConfirmBody = z.object({ code: totpCode });
-export const totpProofBody = z
-  .object({ password: passwordField, ...proof })
-  .refine(oneProof, oneProofMessage);
+export const totpProofBody = exactlyOneOf({ password: passwordField }, code, recovery);
 export const totpStatusResponse = z.object({
   success: z.boolean(),
   enabled: z.boolean(),

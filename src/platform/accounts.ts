@@ -285,9 +285,12 @@ export class Accounts {
     return [...(account ? [account.email] : []), ...slugs.map((site) => site.slug)];
   }
 
-  /** The password context of a mailed token's account (nothing for a token that is not valid: it is refused later). */
+  /**
+   * The password context of a mailed token's account. A token that is not valid is refused here,
+   * before the new password is judged: the credential is checked first, as sign-in checks its own.
+   */
   private async tokenContext(token: string, kind: AccountTokenKind): Promise<string[]> {
-    if (token.length < 16 || token.length > 200) return [];
+    if (token.length < 16 || token.length > 200) throw new AppError('INVALID_TOKEN');
     const [row] = await this.db
       .select({ accountId: accountTokens.accountId })
       .from(accountTokens)
@@ -299,7 +302,8 @@ export class Accounts {
           gt(accountTokens.expiresAt, sql`now()`),
         ),
       );
-    return row ? this.passwordContext(row.accountId) : [];
+    if (!row) throw new AppError('INVALID_TOKEN');
+    return this.passwordContext(row.accountId);
   }
 
   private async byEmail(email: string) {

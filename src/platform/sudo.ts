@@ -4,7 +4,7 @@ import { AppError } from '../errors/index.js';
 import { jsonBody, requireJsonType, type RouteRegistry } from '../http/index.js';
 import type { AccountHooks } from './account-hooks.js';
 import { limit } from './account-auth.js';
-import { passwordField } from './account-schemas.js';
+import { exactlyOneOf, passwordField } from './account-schemas.js';
 import { accountSudoTotal } from './metrics.js';
 import type { Platform } from './service.js';
 import type { Principal } from './types.js';
@@ -41,20 +41,19 @@ export function requireSudoForLastingCredential(principal: Principal | undefined
   checkSudo(principal);
 }
 
-const sudoBody = z
-  .object({
-    password: passwordField.optional(),
-    code: z
+const sudoBody = exactlyOneOf(
+  {},
+  ['password', passwordField],
+  [
+    'code',
+    z
       .string()
       .min(1)
       .max(12)
       .meta({ pattern: '^[0-9 ]+$' })
-      .describe('A current 6-digit code of the authenticator app (two-factor sign-in on)')
-      .optional(),
-  })
-  .refine((v) => (v.password === undefined) !== (v.code === undefined), {
-    message: 'send either `password` or `code`',
-  });
+      .describe('A current 6-digit code of the authenticator app (two-factor sign-in on)'),
+  ],
+);
 
 const sudoResponse = z.object({
   success: z.boolean(),

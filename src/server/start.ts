@@ -4,7 +4,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { openBlobStore, type BlobStore } from '../blob/index.js';
 import { siteUrl, type Config } from '../config/index.js';
 import { Edge, type EdgeOptions } from '../edge/index.js';
-import { DeploysService, FilesService, filesModule } from '../files/index.js';
+import { DeploysService, FilesService, filesModule, fileTypesWith } from '../files/index.js';
 import {
   ADDRESS_MAIL_LIMITS,
   ClusterFormsService,
@@ -76,6 +76,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const role = options.role ?? 'all';
   const logger = options.logger ?? createLogger(config.logLevel);
   const ownsStore = !options.store;
+  // Checked before anything starts: an extension the server cannot serve is a configuration error.
+  const fileTypes = fileTypesWith(config.extraFileTypes);
   // Standalone (role all) migrates under the lock; api and edge wait for `hostplane migrate`.
   // While start-up waits (the database, its schema, the blob store), the port answers the probes.
   const standIn = new StandInProbes(config);
@@ -103,7 +105,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   await events.listen(store);
   const platform = new Platform(store.db, platformOptions(config));
   const upgradeUrl = upgradeUrlOf(config);
-  const files = new FilesService(store.db, blobs, platform, events, upgradeUrl);
+  const files = new FilesService(store.db, blobs, platform, events, upgradeUrl, fileTypes);
   const deploys = new DeploysService(
     store.db,
     blobs,

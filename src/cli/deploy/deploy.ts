@@ -1,7 +1,7 @@
 import { ApiRefused, EXIT, LocalRefusal } from '../errors.js';
 import type { DeployApi } from './api.js';
 import { dryRun } from './dry-run.js';
-import { checkFiles, hashAll, refusalError, type ManifestFile } from './hash.js';
+import { checkFiles, hashAll, refusalError, serverFileTypes, type ManifestFile } from './hash.js';
 import { formatBytes, plural, Progress } from './progress.js';
 import { retryNote, type DeployJson, type HostingInfo, type Io } from './types.js';
 import { planUploads, uploadAll } from './upload.js';
@@ -37,9 +37,11 @@ export async function deployCommand(api: DeployApi, io: Io, options: DeployOptio
     timings[name] = now - mark;
     mark = now;
   };
+  // The types this server accepts (its operator may add to the spec's list).
+  const types = await serverFileTypes(api);
   phase('check_key');
   const walked = await walk(options.dir);
-  const { ok, refused } = checkFiles(walked.files);
+  const { ok, refused } = checkFiles(walked.files, types);
   reportSkipped(io, walked.skipped);
   if (refused.length) {
     const error = refusalError(refused);

@@ -6,9 +6,11 @@ import {
   MAX_FILE_BYTES,
   MAX_VIDEO_BYTES,
   normalizeSitePath,
-  uploadExtensions,
-  videoExtensions,
+  specFileTypes,
+  type FileTypes,
 } from '../../files/index.js';
+import { ApiRefused } from '../errors.js';
+import type { DeployApi } from './api.js';
 import type { LocalFile } from './walk.js';
 
 const HASH_CONCURRENCY = 8;
@@ -27,10 +29,34 @@ export interface Refusal {
   reason: string;
   /** A size over the plan-independent limits (exit code: a limit) rather than a path rule. */
   limit: boolean;
+  /** An extension the server does not accept. */
+  type?: boolean;
+}
+
+/** The extensions a server accepts: files (10 MB) and videos (50 MB). */
+export type AllowedTypes = Pick<FileTypes, 'upload' | 'video'>;
+
+/**
+ * The server's file types (GET /api/v1/files/types: the spec's list and what its operator added);
+ * a server older than that route answers 404, and has the spec's list.
+ */
+export async function serverFileTypes(api: DeployApi): Promise<AllowedTypes> {
+  try {
+    const { body } = await api.get<{ file_extensions: string[]; video_extensions: string[] }>(
+      '/api/v1/files/types',
+    );
+    return { upload: new Set(body.file_extensions), video: new Set(body.video_extensions) };
+  } catch (err) {
+    if (err instanceof ApiRefused && err.status === 404) return specFileTypes;
+    throw err;
+  }
 }
 
 /** The server's rules for a manifest's paths and blob sizes, checked for every file at once. */
-export function checkFiles(files: LocalFile[]): {
+export function checkFiles(
+  files: LocalFile[],
+  types: AllowedTypes = specFileTypes,
+): {
   ok: (LocalFile & { sitePath: string })[];
   refused: Refusal[];
 } {
@@ -47,12 +73,13 @@ export function checkFiles(files: LocalFile[]): {
       continue;
     }
     const ext = extensionOf(sitePath);
-    const video = videoExtensions.has(ext);
-    if (!video && !uploadExtensions.has(ext)) {
+    const video = types.video.has(ext);
+    if (!video && !types.upload.has(ext)) {
       refused.push({
         relPath: file.relPath,
         reason: ext ? `.${ext} files are not served by Hostplane` : 'a file needs an extension',
         limit: false,
+        type: !!ext,
       });
       continue;
     }
@@ -93,7 +120,10 @@ export function refusalError(refused: Refusal[]): AppError {
   return new AppError('INVALID_PATH', {
     message:
       `${refused.length} file${refused.length === 1 ? '' : 's'} cannot be deployed; nothing was sent:\n${lines.join('\n')}\n` +
-      'List what should stay local in .hostplaneignore (gitignore syntax) at the root of the folder.',
+      'List what should stay local in .hostplaneignore (gitignore syntax) at the root of the folder.' +
+      (refused.some((r) => r.type)
+        ? '\nMore file types (map, mjs, webmanifest, wasm…) are the server operator’s choice: HOSTPLANE_EXTRA_FILE_TYPES.'
+        : ''),
   });
 }
 

@@ -23,11 +23,14 @@ export const accountErrors = {
     description:
       'Sudo mode: deleting a site or creating a permanent key needs a session whose password (or TOTP code) was confirmed within the last 15 minutes; so does minting a lasting SQLite credential (a scoped token, an end user registered or given a password with the master key) with a temporary key, whose minting session must be in sudo mode',
   }),
+  // 401, as the spec answers every other credential that is unknown, invalid or expired (sections 5
+  // and 7: keys, scoped tokens, sessions, INVALID_CREDENTIALS); a token of the wrong shape is a 400.
   INVALID_TOKEN: define({
-    status: 400,
+    status: 401,
     error: 'INVALID_TOKEN',
     message: () => 'This link is invalid, expired or already used: ask for a new one.',
-    description: 'An invitation, verification or reset token that is unknown, expired or used',
+    description:
+      'An invitation, verification or reset token of the right shape that is unknown, expired or used',
   }),
   EMAIL_NOT_VERIFIED: define({
     status: 403,

@@ -61,8 +61,9 @@ export const formErrors = {
     description:
       'A submitted value does not fit its field (required, email, url, tel, number, select option)',
   }),
+  // 401, as the account API's mailed tokens (INVALID_TOKEN) and every credential the spec refuses.
   NOTIFICATION_LINK_INVALID: define<{ why: 'unknown' | 'used' | 'expired'; message: string }>({
-    status: 400,
+    status: 401,
     error: 'INVALID_TOKEN',
     message: (p) => p.message,
     extra: (p) => ({ reason: p.why }),

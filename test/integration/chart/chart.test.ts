@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { startKubeTestEnv, type KubeTestEnv } from '../../support/kube/envtest.js';
+import { EXTRA_FILE_TYPES } from '../../../src/files/index.js';
 import {
   CHART_DIR,
   KUBE_VERSION,
@@ -345,6 +346,30 @@ describe('helm template, validated by a real API server', () => {
     expect(containerEnv(api, 'HOSTPLANE_SIGNUP')).toBe('open');
     expect(containerEnv(api, 'HOSTPLANE_DOMAIN_VERIFICATION')).toBe('off');
     expect(containerEnv(api, 'HOSTPLANE_MAX_SITES_PER_ACCOUNT')).toBe('7');
+  });
+
+  it('files.extraTypes: the operator’s extra file types reach the api pods; none by default; others refused', async () => {
+    const objects = await renderAndValidate({ files: { extraTypes: ['map', 'mjs', 'webmanifest', 'wasm'] } });
+    expect(containerEnv(deployment(objects, 'api'), 'HOSTPLANE_EXTRA_FILE_TYPES')).toBe(
+      'map,mjs,webmanifest,wasm',
+    );
+    expect(containerEnv(deployment(objects, 'edge'), 'HOSTPLANE_EXTRA_FILE_TYPES')).toBeUndefined();
+    const defaults = await renderAndValidate({});
+    expect(containerEnv(deployment(defaults, 'api'), 'HOSTPLANE_EXTRA_FILE_TYPES')).toBeUndefined();
+    // The schema knows the types the server can serve: a page type is refused at install.
+    const refused = await renderChart({
+      namespace: NAMESPACE,
+      values: { files: { extraTypes: ['php'] } },
+    }).then(
+      () => undefined,
+      (err: Error) => err.message,
+    );
+    expect(refused).toMatch(/extraTypes/);
+    // …the ones the server serves, no more and no fewer (src/files/file-types.ts).
+    const schema = JSON.parse(await readFile(path.join(CHART_DIR, 'values.schema.json'), 'utf8')) as {
+      properties: { files: { properties: { extraTypes: { items: { enum: string[] } } } } };
+    };
+    expect(schema.properties.files.properties.extraTypes.items.enum).toEqual(Object.keys(EXTRA_FILE_TYPES));
   });
 
   it('monitoring on: a ServiceMonitor for the four roles and Litestream, a PrometheusRule with six alerts', async () => {

@@ -123,7 +123,7 @@ describe.each(backends)('form notification addresses are confirmed before they g
     const token = tokenOf((await confirmLinks(mailpit, once))[0]!);
     expect((await confirm(token)).status).toBe(200);
     const again = await confirm(token);
-    expect(again.status).toBe(400);
+    expect(again.status).toBe(401);
     expect(again.body).toMatchObject({ error: 'INVALID_TOKEN', reason: 'used' });
     expect(again.body.message).toMatch(/already used/);
 
@@ -134,7 +134,7 @@ describe.each(backends)('form notification addresses are confirmed before they g
       sql`update form_notification_addresses set token_expires_at = now() - interval '1 minute' where email = ${late}`,
     );
     const expired = await confirm(lateToken);
-    expect(expired.status).toBe(400);
+    expect(expired.status).toBe(401);
     expect(expired.body).toMatchObject({ error: 'INVALID_TOKEN', reason: 'expired' });
     expect(expired.body.message).toMatch(/expired/);
     expect((await api.call('GET', `/api/v1/forms/${lateForm.id}`)).body.form.notification_email_status).toBe(
@@ -142,7 +142,7 @@ describe.each(backends)('form notification addresses are confirmed before they g
     );
 
     const unknown = await confirm('x'.repeat(43));
-    expect(unknown.status).toBe(400);
+    expect(unknown.status).toBe(401);
     expect(unknown.body).toMatchObject({ error: 'INVALID_TOKEN', reason: 'unknown' });
     expect((await confirm(42)).status).toBe(400);
     // JSON only: a cross-site page cannot post it without a preflight.

@@ -11,8 +11,10 @@ import {
   pathParts,
 } from '../../../src/files/paths.js';
 import { z } from 'zod';
-import { uploadExtensions, videoExtensions } from '../../../src/files/file-types.js';
-import { folderBody, uploadBody } from '../../../src/files/schemas.js';
+import { specFileTypes, uploadExtensions, videoExtensions } from '../../../src/files/file-types.js';
+import { folderBody, typedSchemas } from '../../../src/files/schemas.js';
+
+const { uploadBody } = typedSchemas(specFileTypes);
 
 /** The AppError normalizeSitePath throws for `input`, or fails the test when it accepts it. */
 function refusal(input: unknown, field?: string): AppError {
