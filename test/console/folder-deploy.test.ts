@@ -28,7 +28,8 @@ describe('console: a folder becomes the site, as one deploy (Chromium)', () => {
   let sites = 0;
 
   beforeAll(async () => {
-    rig = await startConsole();
+    // The operator allows source maps beside the spec's types: the console checks by the server's list.
+    rig = await startConsole({ env: { HOSTPLANE_EXTRA_FILE_TYPES: 'map' } });
     dir = await mkdtemp(path.join(os.tmpdir(), 'console-deploy-'));
     who = await owner(rig, 'folder-deploy@example.com');
   }, 120_000);
@@ -189,12 +190,13 @@ describe('console: a folder becomes the site, as one deploy (Chromium)', () => {
     expect((await served(site, '/README.txt')).status).toBe(404);
   });
 
-  it('names the files the server would refuse before anything is sent, and deploys the others', async () => {
+  it('names the files the server would refuse before anything is sent (by its own list of types), and deploys the others', async () => {
     const site = await newSite();
     const page = await signedIn(`/sites/${site.siteId}/files`);
     await waitForText(page, 'This folder is empty');
     const folder = await tree(path.join(dir, 'refused'), {
       'index.html': '<h1>ok</h1>',
+      'app.js.map': '{"version":3}',
       'tool.exe': 'MZ',
       'big.js': Buffer.alloc(10 * 1024 * 1024 + 1, 0x61),
     });
@@ -210,9 +212,11 @@ describe('console: a folder becomes the site, as one deploy (Chromium)', () => {
     expect(refused).toContain('tool.exe: .exe files are not served by Hostplane');
     expect(refused).toContain('big.js: 10.0 MB, over the 10 MB limit of a file');
     expect(created).toEqual([]);
-    expect(await deployChoice(page)).toContain('Live: refused/ is the site, 1 file');
+    expect(refused).not.toContain('app.js.map');
+    expect(await deployChoice(page)).toContain('Live: refused/ is the site, 2 files');
     expect(created).toHaveLength(1);
     expect((await served(site, '/')).text).toBe('<h1>ok</h1>');
+    expect((await served(site, '/app.js.map')).type).toContain('application/json');
   });
 
   it('uploads into the current folder instead when asked, and keeps each folder’s upload log to itself', async () => {

@@ -14,7 +14,7 @@ import ignore, { type Ignore } from 'ignore';
 export const IGNORE_FILE = '.hostplaneignore';
 /** src/cli/deploy/walk.ts DEFAULT_IGNORES. */
 export const DEFAULT_IGNORES = ['.git/', 'node_modules/', '.DS_Store', 'Thumbs.db', IGNORE_FILE];
-/** src/files/file-types.ts: uploadExtensions and videoExtensions. */
+/** src/files/file-types.ts: the spec's lists (a server may add types: see acceptedTypes). */
 export const FILE_EXTENSIONS = new Set([
   'html', 'css', 'js', 'json', 'xml', 'txt',
   'jpg', 'jpeg', 'png', 'gif', 'svg', 'webp', 'ico',
@@ -105,7 +105,18 @@ function ignored(rules: Ignore, path: string): boolean {
 }
 
 /** What a deploy of these files would send, leave out and be refused, checked all at once. */
-export function planDeploy(files: FolderFile[], rules: Ignore): DeployPlan {
+/** The extensions a server accepts (GET /api/v1/files/types); the spec's lists by default. */
+export interface AcceptedTypes {
+  files: ReadonlySet<string>;
+  videos: ReadonlySet<string>;
+}
+export const SPEC_TYPES: AcceptedTypes = { files: FILE_EXTENSIONS, videos: VIDEO_EXTENSIONS };
+
+export function planDeploy(
+  files: FolderFile[],
+  rules: Ignore,
+  types: AcceptedTypes = SPEC_TYPES,
+): DeployPlan {
   const plan: DeployPlan = { files: [], ignored: 0, databases: [], refused: [], bytes: 0 };
   const seen = new Map<string, string>();
   for (const { file, relative } of [...files].sort((a, b) => (a.relative < b.relative ? -1 : 1))) {
@@ -125,8 +136,8 @@ export function planDeploy(files: FolderFile[], rules: Ignore): DeployPlan {
     }
     const path = relative.normalize('NFC');
     const ext = extensionOf(path);
-    const video = VIDEO_EXTENSIONS.has(ext);
-    if (!video && !FILE_EXTENSIONS.has(ext)) {
+    const video = types.videos.has(ext);
+    if (!video && !types.files.has(ext)) {
       refuse(ext ? `.${ext} files are not served by Hostplane` : 'a file needs an extension');
       continue;
     }

@@ -1,7 +1,17 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { Link } from '../router.js';
 import { formatBytes } from '../ui/kit.js';
-import { below, ignoreRules, indexOf, planDeploy, type DeployPlan, type FolderFile } from './deploy-rules.js';
+import { call } from '../api.js';
+import {
+  below,
+  ignoreRules,
+  indexOf,
+  planDeploy,
+  SPEC_TYPES,
+  type AcceptedTypes,
+  type DeployPlan,
+  type FolderFile,
+} from './deploy-rules.js';
 import type { FolderDeploy } from './site-deploy.js';
 import { useSite } from './site-nav.js';
 
@@ -9,6 +19,25 @@ import { useSite } from './site-nav.js';
 export interface PickedFolder {
   name: string;
   files: FolderFile[];
+}
+
+let accepted: Promise<AcceptedTypes> | undefined;
+
+/**
+ * The file types this server accepts (its operator may add some to the spec's list), read once;
+ * the spec's list when the server cannot say.
+ */
+function acceptedTypes(siteId: number): Promise<AcceptedTypes> {
+  accepted ??= call<{ file_extensions: string[]; video_extensions: string[] }>('GET', '/api/v1/files/types', {
+    query: { site_id: siteId },
+  }).then(
+    (r) => ({ files: new Set(r.file_extensions), videos: new Set(r.video_extensions) }),
+    () => {
+      accepted = undefined; // ask again next time
+      return SPEC_TYPES;
+    },
+  );
+  return accepted;
 }
 
 /** Refused files named in the list (the rest are counted). */
@@ -20,12 +49,14 @@ const NAMED = 20;
  * what a deploy would leave out and refuse, and warns when there is no index.html at its root.
  */
 export function FolderChoice({
+  siteId,
   picked,
   where,
   onDeploy,
   onUploadHere,
   onCancel,
 }: {
+  siteId: number;
   picked: PickedFolder;
   where: string;
   onDeploy(name: string, plan: DeployPlan): void;
@@ -42,7 +73,9 @@ export function FolderChoice({
   useEffect(() => {
     let current = true;
     setPlan(undefined);
-    void ignoreRules(files).then((rules) => current && setPlan(planDeploy(files, rules)));
+    void Promise.all([ignoreRules(files), acceptedTypes(siteId)]).then(
+      ([rules, types]) => current && setPlan(planDeploy(files, rules, types)),
+    );
     return () => {
       current = false;
     };

@@ -176,6 +176,7 @@ export function UploadPanel({
       <Alert error={notice} kind="info" />
       {choice && (
         <FolderChoice
+          siteId={siteId}
           picked={choice.folder}
           where={where}
           onDeploy={(name, plan) => void deployFolder(name, plan)}
