@@ -1,8 +1,11 @@
 // The edge beyond cache hits, on the cluster back-ends (PostgreSQL + MinIO, started like the tests
-// start them): the cache-miss path (first request after an upload), a 20 MB video streamed whole
-// and by Range against nginx, and the edge's memory under 10,000 distinct cached paths.
+// start them): the cache-miss path (first request after an upload), a 20 MB video served whole
+// and by Range against nginx (from the edge's disk cache, and from MinIO with that cache off), and
+// the edge's memory under 10,000 distinct cached paths.
 // Run through bench/edge/run.sh (after the cache-hit table); needs `bash test/tools/build.sh`.
-// Environment: BENCH_PIN (1), BENCH_MISSES (300), BENCH_PATHS (10000), BENCH_CACHE_MB (16).
+// Environment: BENCH_PIN (1), BENCH_MISSES (300), BENCH_PATHS (10000), BENCH_CACHE_MB (16),
+// BENCH_DISK_CACHE_MB (the server's default), BENCH_VIDEO_SECONDS (5), BENCH_VIDEO_BASELINE (1:
+// also measure a second Hostplane with the disk cache off), BENCH_HOSTPLANE_MAIN (another build).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -20,6 +23,9 @@ const env = (name: string, fallback: number) => Number(process.env[name] || fall
 const MISSES = env('BENCH_MISSES', 300);
 const PATHS = env('BENCH_PATHS', 10_000);
 const CACHE_MB = env('BENCH_CACHE_MB', 16);
+const VIDEO_SECONDS = env('BENCH_VIDEO_SECONDS', 5);
+const VIDEO_BASELINE = process.env.BENCH_VIDEO_BASELINE !== '0';
+const VIDEO_ROUNDS = env('BENCH_VIDEO_ROUNDS', 3);
 const cpus = os.availableParallelism();
 const PIN = process.env.BENCH_PIN !== '0' && cpus >= 2 && spawnSync('taskset', ['-V']).status === 0;
 const pinned = (cmd: string, args: string[]): [string, string[]] =>
@@ -60,6 +66,13 @@ function request(
 
 const percentile = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+/** CPU seconds (user + system) a process has used, from /proc (clock ticks of 1/100 s). */
+const cpuSeconds = (pid: number) => {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+};
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 const rssMb = (pid: number) => {
   const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) / 1024 : NaN;
@@ -90,7 +103,7 @@ function wrk(
   return { rps, mbps };
 }
 
-async function startNginx(docroot: string): Promise<number> {
+async function startNginx(docroot: string): Promise<{ port: number; pid: number }> {
   const port = await freePort();
   const dir = path.join(tmp, 'nginx');
   fs.mkdirSync(dir, { recursive: true });
@@ -110,7 +123,8 @@ http {
   });
   children.push(child);
   for (let i = 0; i < 100; i++) {
-    if ((await request(port, 'x', '/').catch(() => ({ status: 0 }))).status !== 0) return port;
+    if ((await request(port, 'x', '/').catch(() => ({ status: 0 }))).status !== 0)
+      return { port, pid: child.pid ?? 0 };
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error('nginx did not start');
@@ -122,35 +136,44 @@ async function main() {
     () => pg.stop(),
     () => minio.stop(),
   );
-  const hpEnv: NodeJS.ProcessEnv = {
-    HOSTPLANE_EDGE_CACHE_MB: String(CACHE_MB),
-    HOSTPLANE_UPLOADS_MAX_INFLIGHT_MB: '1024',
-    HOSTPLANE_UPLOADS_MAX_SITE_INFLIGHT_MB: '1024',
-    DATABASE_URL: await createDatabase(pg.url),
-    ...s3Env(minio, await createBucket(minio)),
-    LOG_LEVEL: 'warn',
-    NODE_ENV: 'production',
-    // Tracing export would add per-request work that is not the edge: keep it off.
-    OTEL_EXPORTER_OTLP_ENDPOINT: undefined,
+  const main = process.env.BENCH_HOSTPLANE_MAIN
+    ? path.resolve(process.env.BENCH_HOSTPLANE_MAIN)
+    : path.join(root, 'dist/src/cli/main.js');
+  /** A Hostplane on its own database and bucket, with site `extra`. */
+  const startHostplane = async (name: string, extraEnv: NodeJS.ProcessEnv = {}) => {
+    const hpEnv: NodeJS.ProcessEnv = {
+      HOSTPLANE_EDGE_CACHE_MB: String(CACHE_MB),
+      HOSTPLANE_UPLOADS_MAX_INFLIGHT_MB: '1024',
+      HOSTPLANE_UPLOADS_MAX_SITE_INFLIGHT_MB: '1024',
+      DATABASE_URL: await createDatabase(pg.url),
+      ...s3Env(minio, await createBucket(minio)),
+      LOG_LEVEL: 'warn',
+      NODE_ENV: 'production',
+      // Tracing export would add per-request work that is not the edge: keep it off.
+      OTEL_EXPORTER_OTLP_ENDPOINT: undefined,
+      ...(process.env.BENCH_DISK_CACHE_MB
+        ? { HOSTPLANE_EDGE_DISK_CACHE_MB: process.env.BENCH_DISK_CACHE_MB }
+        : {}),
+      ...extraEnv,
+    };
+    const dataDir = path.join(tmp, `data-${name}`);
+    await runCli(main, ['migrate'], { ...process.env, ...hpEnv, HOSTPLANE_DATA_DIR: dataDir });
+    const server = await startServer({
+      bin: main,
+      name,
+      env: hpEnv,
+      dataDir,
+      localhostUrls: true,
+      serveArgs: ['--role', 'all'],
+      wrap: pinned,
+      output: 'ignore',
+    });
+    stops.unshift(() => server.stop());
+    const { apiKey } = await server.createSite('extra', 'extra@example.com');
+    return { server, port: server.port, apiKey, site: `extra.localhost:${server.port}` };
   };
-  const dataDir = path.join(tmp, 'data');
-  const main = path.join(root, 'dist/src/cli/main.js');
-  await runCli(main, ['migrate'], { ...process.env, ...hpEnv, HOSTPLANE_DATA_DIR: dataDir });
-  const hp = await startServer({
-    bin: main,
-    name: 'edge-extra',
-    env: hpEnv,
-    dataDir,
-    localhostUrls: true,
-    serveArgs: ['--role', 'all'],
-    wrap: pinned,
-    output: 'ignore',
-  });
-  stops.unshift(() => hp.stop());
-  const port = hp.port;
+  const { server: hp, port, apiKey, site } = await startHostplane('edge-extra');
   const api = `localhost:${port}`;
-  const { apiKey } = await hp.createSite('extra', 'extra@example.com');
-  const site = `extra.localhost:${port}`;
   const uploadText = async (p: string, content: string) => {
     const res = await request(port, api, '/api/v1/files/upload', {
       method: 'POST',
@@ -187,42 +210,85 @@ async function main() {
       `the same GET again (hit): p50 ${ms(percentile(hits, 50))} ms, p99 ${ms(percentile(hits, 99))} ms`,
   );
 
-  // 2. A 20 MB video, whole and by 1 MB ranges, against nginx serving the same bytes from disk.
+  // 2. A 20 MB video, whole and by 1 MB ranges, against nginx serving the same bytes from disk:
+  // the edge from its disk cache (filled by the first GET), and, for comparison, a second edge with
+  // the disk cache off (every request streamed from MinIO).
   const video = randomBytes(20 * 1024 * 1024);
   const docroot = path.join(tmp, 'www');
   fs.mkdirSync(docroot);
   fs.writeFileSync(path.join(docroot, 'video.mp4'), video);
-  const boundary = `----bench${randomBytes(8).toString('hex')}`;
-  const body = Buffer.concat([
-    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="path"\r\n\r\nvideo.mp4\r\n`),
-    Buffer.from(
-      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="v.mp4"\r\nContent-Type: video/mp4\r\n\r\n`,
-    ),
-    video,
-    Buffer.from(`\r\n--${boundary}--\r\n`),
-  ]);
-  const up = await request(port, api, '/api/v1/videos/upload', {
-    method: 'POST',
-    headers: { 'x-api-key': apiKey, 'content-type': `multipart/form-data; boundary=${boundary}` },
-    body,
-  });
-  if (up.status !== 200) throw new Error(`video upload: ${up.status} ${up.body.toString()}`);
-  const nginxPort = await startNginx(docroot);
-  const check = await request(port, site, '/video.mp4');
-  if (!check.body.equals(video)) throw new Error('the edge served other bytes for the video');
+  const uploadVideo = async (to: { port: number; apiKey: string }) => {
+    const boundary = `----bench${randomBytes(8).toString('hex')}`;
+    const body = Buffer.concat([
+      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="path"\r\n\r\nvideo.mp4\r\n`),
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="v.mp4"\r\nContent-Type: video/mp4\r\n\r\n`,
+      ),
+      video,
+      Buffer.from(`\r\n--${boundary}--\r\n`),
+    ]);
+    const up = await request(to.port, `localhost:${to.port}`, '/api/v1/videos/upload', {
+      method: 'POST',
+      headers: { 'x-api-key': to.apiKey, 'content-type': `multipart/form-data; boundary=${boundary}` },
+      body,
+    });
+    if (up.status !== 200) throw new Error(`video upload: ${up.status} ${up.body.toString()}`);
+  };
+  await uploadVideo({ port, apiKey });
+  const nginx = await startNginx(docroot);
+  const servers: Array<{ label: string; port: number; host: string; pid: number }> = [
+    { label: 'hostplane', port, host: site, pid: hp.pid },
+  ];
+  if (VIDEO_BASELINE) {
+    const off = await startHostplane('edge-extra-off', { HOSTPLANE_EDGE_DISK_CACHE_MB: '0' });
+    await uploadVideo(off);
+    servers.push({ label: 'hostplane, disk cache off', port: off.port, host: off.site, pid: off.server.pid });
+  }
+  for (const s of servers) {
+    const check = await request(s.port, s.host, '/video.mp4');
+    if (!check.body.equals(video)) throw new Error(`${s.label} served other bytes for the video`);
+  }
+  const rssBefore = rssMb(hp.pid);
+  // Rounds alternate nginx and each Hostplane, so a burst of other work on the machine hits them
+  // alike; the medians of req/s and of each round's ratio are printed, and requests per server
+  // CPU-second over all rounds (steadier than req/s on a busy machine).
   const rows: string[] = [];
+  const measure = (
+    target: { port: number; host: string; pid: number },
+    headers: string[],
+    connections: number,
+  ) => {
+    const cpu0 = cpuSeconds(target.pid);
+    const r = wrk(target.port, target.host, '/video.mp4', VIDEO_SECONDS, connections, headers);
+    return { ...r, cpu: cpuSeconds(target.pid) - cpu0 };
+  };
   for (const [label, headers, connections] of [
     ['whole 20 MB file', [], 4],
     ['1 MB range (bytes=8388608-9437183)', ['Range: bytes=8388608-9437183'], 8],
   ] as const) {
-    const h = wrk(port, site, '/video.mp4', 5, connections, [...headers]);
-    const n = wrk(nginxPort, 'localhost', '/video.mp4', 5, connections, [...headers]);
-    rows.push(
-      `${label.padEnd(36)} hostplane ${h.mbps.toFixed(0).padStart(6)} MB/s (${h.rps.toFixed(1)} req/s)   nginx ${n.mbps.toFixed(0).padStart(6)} MB/s (${n.rps.toFixed(1)} req/s)   ratio ${(h.mbps / n.mbps).toFixed(2)}`,
-    );
+    const nginxRuns: Array<ReturnType<typeof measure>> = [];
+    const hpRuns = servers.map(() => [] as Array<ReturnType<typeof measure>>);
+    for (let round = 0; round < VIDEO_ROUNDS; round++) {
+      nginxRuns.push(measure({ ...nginx, host: 'localhost' }, [...headers], connections));
+      servers.forEach((s, i) => hpRuns[i]!.push(measure(s, [...headers], connections)));
+    }
+    const perCpu = (runs: Array<ReturnType<typeof measure>>) =>
+      runs.reduce((n, r) => n + r.rps * VIDEO_SECONDS, 0) / runs.reduce((n, r) => n + r.cpu, 0);
+    const n = { rps: median(nginxRuns.map((r) => r.rps)), mbps: median(nginxRuns.map((r) => r.mbps)) };
+    const cells = servers.map((s, i) => {
+      const runs = hpRuns[i]!;
+      const ratio = median(runs.map((r, k) => r.rps / nginxRuns[k]!.rps));
+      return (
+        `${s.label} ${median(runs.map((r) => r.rps)).toFixed(1)} req/s, ${median(runs.map((r) => r.mbps)).toFixed(0)} MB/s: ` +
+        `${ratio.toFixed(2)}× nginx (per CPU-s ${(perCpu(runs) / perCpu(nginxRuns)).toFixed(2)}×)`
+      );
+    });
+    rows.push(`${label}: nginx ${n.rps.toFixed(1)} req/s, ${n.mbps.toFixed(0)} MB/s; ${cells.join('; ')}`);
   }
+  const rssAfter = rssMb(hp.pid);
   console.log(
-    `video streamed from MinIO by the edge vs from disk by nginx (wrk, 5 s each):\n  ${rows.join('\n  ')}`,
+    `video (wrk, median of ${VIDEO_ROUNDS} alternating rounds of ${VIDEO_SECONDS} s; nginx from disk with sendfile, Hostplane from its disk cache${VIDEO_BASELINE ? ' and, disk cache off, from MinIO' : ''}):\n  ${rows.join('\n  ')}\n` +
+      `  RSS of the Hostplane with the disk cache: ${rssBefore.toFixed(0)} MB before the video runs, ${rssAfter.toFixed(0)} MB after`,
   );
 
   // 3. Memory under PATHS distinct cached paths (each its own ~2 KB bytes), cache bounded by HOSTPLANE_EDGE_CACHE_MB.

@@ -126,6 +126,14 @@ export const configSchema = z.object({
   HOSTPLANE_EDGE_ACCESS_LOG_SAMPLE_RATIO: z.coerce.number().min(0).max(1).default(0.01),
   HOSTPLANE_EDGE_CACHE_MB: z.coerce.number().int().min(1).max(1_048_576).default(64),
   HOSTPLANE_EDGE_COMPRESSION: booleanFromEnv.default(true),
+  // Files over the in-memory blob cache's 1 MiB are kept on local disk once read from the blob store
+  // (src/edge/disk-cache.ts): content-addressed files in this folder (default: <data dir>/edge-cache;
+  // safe to share between edge processes), at most this many MB per process (0: off).
+  HOSTPLANE_EDGE_DISK_CACHE_DIR: z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    z.string().max(4096).optional(),
+  ),
+  HOSTPLANE_EDGE_DISK_CACHE_MB: z.coerce.number().int().min(0).max(16_777_216).default(1024),
   // With several replicas (PostgreSQL), an edge answers from its caches only while it has heard
   // back its own sync NOTIFY sent at most this long ago; a deploy switch (publish, restore) returns
   // after this long, so every replica serves the new version by then (src/edge/cache.ts).
@@ -228,6 +236,8 @@ export interface EdgeConfig {
   cacheBytes: number;
   /** gzip/brotli variants of text files, computed once per blob. */
   compression: boolean;
+  /** The on-disk cache of large blobs: its folder, and its bound (0: off). */
+  diskCache: { dir: string; maxBytes: number };
   /**
    * How recently an edge must have heard back its own sync NOTIFY to answer from its caches, and how
    * long a deploy switch waits before returning. Undefined with PGlite (one process: no replicas).
@@ -356,6 +366,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       accessLogSampleRatio: c.HOSTPLANE_EDGE_ACCESS_LOG_SAMPLE_RATIO,
       cacheBytes: c.HOSTPLANE_EDGE_CACHE_MB * 1024 * 1024,
       compression: c.HOSTPLANE_EDGE_COMPRESSION,
+      diskCache: {
+        dir: path.resolve(c.HOSTPLANE_EDGE_DISK_CACHE_DIR ?? path.join(c.HOSTPLANE_DATA_DIR, 'edge-cache')),
+        maxBytes: c.HOSTPLANE_EDGE_DISK_CACHE_MB * 1024 * 1024,
+      },
       syncWindowMs: c.DATABASE_URL ? c.HOSTPLANE_EDGE_SYNC_MS : undefined,
       leaseMs: c.HOSTPLANE_EDGE_LEASE_MS,
     },

@@ -3,10 +3,11 @@ import { blobKeyForHash, type BlobStore } from '../blob/index.js';
 import type { Config } from '../config/index.js';
 import type { DeploysService, FilesService } from '../files/index.js';
 import { normalizeHost, type HostRoute as RouteOf } from '../http/index.js';
-import { tallyCounter } from '../observability/index.js';
+import { tallyCounter, type Logger } from '../observability/index.js';
 import type { Platform, SiteEvents } from '../platform/index.js';
 import { compress, type Encoding } from './compression.js';
 import { FOLDER, MISSING, fileEntry, type FileEntry, type PathEntry } from './entries.js';
+import { DiskCache } from './disk-cache.js';
 import { decodeSitePath, namesDatabaseFile } from './paths.js';
 import { edgeCacheEvents } from './metrics.js';
 import { SyncWindow } from './sync.js';
@@ -22,6 +23,10 @@ export interface EdgeOptions {
   syncWindowMs?: number | null;
   /** Overrides config.edge.leaseMs: this edge process's registration lease (see sync.ts). */
   leaseMs?: number;
+  /** Overrides config.edge.diskCache.maxBytes: the disk cache of large blobs (0: off, a role serving no sites). */
+  diskCacheBytes?: number;
+  /** Where the disk cache warns (a folder it cannot use, a failed fill). */
+  logger?: Logger;
 }
 
 /**
@@ -87,6 +92,8 @@ export class EdgeCache {
   private readonly baseHost: string;
   private readonly sitesSuffix: string;
   readonly maxCachedBlobBytes: number;
+  /** Blobs over maxCachedBlobBytes, on local disk (see disk-cache.ts). */
+  readonly disk: DiskCache;
   private readonly stops: Array<() => void>;
   private readonly sync: SyncWindow;
 
@@ -126,6 +133,12 @@ export class EdgeCache {
       maxSize: options.blobCacheBytes ?? config.edge.cacheBytes,
       sizeCalculation: (b) => Math.max(1, b.length),
     });
+    this.disk = new DiskCache(
+      config.edge.diskCache.dir,
+      options.diskCacheBytes ?? config.edge.diskCache.maxBytes,
+      blobStore,
+      options.logger,
+    );
     this.sync = new SyncWindow(
       events,
       options.syncWindowMs === null ? undefined : (options.syncWindowMs ?? config.edge.syncWindowMs),
@@ -160,6 +173,7 @@ export class EdgeCache {
 
   close(): void {
     for (const stop of this.stops) stop();
+    this.disk.close();
   }
 
   /** Whether the path caches may answer a request that started at `startedAt` (previews always may). */

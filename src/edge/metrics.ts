@@ -16,3 +16,24 @@ export const edgeSyncWaits = new client.Counter({
   help: 'Edge requests that found the caches stale (sync loop behind) and waited for a shared round trip.',
   registers: [registry],
 });
+
+export const edgeDiskCacheEvents = new client.Counter({
+  name: 'hostplane_edge_disk_cache_events_total',
+  help: 'Edge disk cache of large blobs: hit (served from a file), miss (a fill started), fill (a blob written), fill_failed, eviction.',
+  labelNames: ['event'] as const,
+  registers: [registry],
+});
+
+/** The disk caches of this process (one per edge); the gauge sums their bytes when /metrics is read. */
+export const liveDiskCaches = new Set<{ readonly bytes: number }>();
+
+export const edgeDiskCacheBytes = new client.Gauge({
+  name: 'hostplane_edge_disk_cache_bytes',
+  help: 'Bytes of complete files in the edge disk cache of large blobs (this process).',
+  registers: [registry],
+  collect() {
+    let total = 0;
+    for (const cache of liveDiskCaches) total += cache.bytes;
+    this.set(total);
+  },
+});

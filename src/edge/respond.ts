@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { trace } from '@opentelemetry/api';
 import rangeParser from 'range-parser';
 import type { EdgeCache } from './cache.js';
 import { preferredEncoding, type Encoding } from './compression.js';
@@ -204,7 +205,10 @@ function writeEntry(
   return stream(cache, res, entry, answered, headers, range);
 }
 
-/** Streams a file too large for memory from the blob store; resolves when the answer is over. */
+/**
+ * Streams a file too large for memory: from the disk cache (a complete file, or a fill in flight),
+ * else from the blob store; resolves when the answer is over.
+ */
 async function stream(
   cache: EdgeCache,
   res: ServerResponse,
@@ -213,8 +217,11 @@ async function stream(
   headers: string[],
   range: { start: number; end: number } | undefined,
 ): Promise<number> {
-  const object = await cache.stream(entry.hash, range);
+  const span = trace.getActiveSpan();
+  const object =
+    (await cache.disk.open(entry.hash, entry.size, range)) ?? (await cache.stream(entry.hash, range));
   if (!object) throw new Error(`blob ${entry.hash} is missing from the blob store`);
+  span?.setAttribute('hostplane.edge.source', 'source' in object ? object.source : 'blob_store');
   res.writeHead(status, headers);
   return new Promise<number>((resolve) => {
     object.body.on('error', () => res.destroy());

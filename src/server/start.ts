@@ -168,7 +168,10 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     },
   });
   // Only a role that serves sites sends the edge's sync NOTIFYs (four a second).
-  const edgeOptions = isSiteRole(role) ? options.edge : { ...options.edge, syncWindowMs: null };
+  // …and only such a role keeps large blobs on disk.
+  const edgeOptions = isSiteRole(role)
+    ? { logger, ...options.edge }
+    : { ...options.edge, syncWindowMs: null, diskCacheBytes: 0 };
   const edge = new Edge(config, platform, files, deploys, blobs, events, edgeOptions);
   const siteCreated = clusterSiteHook(config, logger);
   const accountLimiter = (limit: RateLimit) => createRateLimiter(store.db, limit);

@@ -5,7 +5,8 @@ include "hostplane.deployment" (list . "api"). The three roles differ only in
   and runs without a ServiceAccount token),
 - SMTP_URL and the trusted proxy setting (api, edge: behind an ingress controller),
 - a preStop pause for the roles that receive traffic through a Service (api, edge),
-- replicas (omitted for the edge while its HPA owns them).
+- replicas (omitted for the edge while its HPA owns them),
+- the edge's disk cache of large files: an emptyDir of its own (edge.diskCache).
 */}}
 {{- define "hostplane.deployment" -}}
 {{- $root := index . 0 }}
@@ -75,6 +76,15 @@ spec:
             {{- if ne $component "edge" }}
             {{- include "hostplane.env.kubernetes" $root | nindent 12 }}
             {{- end }}
+            {{- if eq $component "edge" }}
+            # Large files (videos) kept on the pod's disk once read from S3 (0: off).
+            - name: HOSTPLANE_EDGE_DISK_CACHE_MB
+              value: {{ ternary $values.diskCache.sizeMB 0 $values.diskCache.enabled | quote }}
+            {{- if $values.diskCache.enabled }}
+            - name: HOSTPLANE_EDGE_DISK_CACHE_DIR
+              value: {{ $values.diskCache.mountPath | quote }}
+            {{- end }}
+            {{- end }}
             {{- if and (eq $component "api") $root.Values.smtp.existingSecret }}
             - name: SMTP_URL
               valueFrom:
@@ -140,8 +150,17 @@ spec:
             {{- toYaml $root.Values.containerSecurityContext | nindent 12 }}
           volumeMounts:
             {{- include "hostplane.tmpVolumeMount" $root | nindent 12 }}
+            {{- if and (eq $component "edge") $values.diskCache.enabled }}
+            - name: disk-cache
+              mountPath: {{ $values.diskCache.mountPath }}
+            {{- end }}
       volumes:
         {{- include "hostplane.tmpVolume" $root | nindent 8 }}
+        {{- if and (eq $component "edge") $values.diskCache.enabled }}
+        - name: disk-cache
+          emptyDir:
+            sizeLimit: {{ $values.diskCache.sizeLimit }}
+        {{- end }}
       {{- with $values.topologySpreadConstraints }}
       topologySpreadConstraints:
         {{- toYaml . | nindent 8 }}

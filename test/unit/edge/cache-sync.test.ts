@@ -8,7 +8,12 @@ import type { Platform, SiteEventHandlers, SiteEvents } from '../../../src/platf
 const config = {
   baseUrl: 'http://localhost:8080',
   sitesDomain: 'localhost:8080',
-  edge: { cacheBytes: 1 << 20, syncWindowMs: undefined, compression: false },
+  edge: {
+    cacheBytes: 1 << 20,
+    syncWindowMs: undefined,
+    compression: false,
+    diskCache: { dir: '/nonexistent', maxBytes: 0 },
+  },
 } as unknown as Config;
 
 interface Deferred<T> {
