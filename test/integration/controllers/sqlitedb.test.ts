@@ -146,7 +146,7 @@ describe('a SqliteDatabase applied with kubectl', () => {
     expect(status.tokenId).toBeGreaterThan(0);
     expect(JSON.stringify(status)).not.toContain('hp_sqlite_');
     const conditions = Object.fromEntries((status.conditions ?? []).map((c) => [c.type, c.status]));
-    expect(conditions).toEqual({ Ready: 'True', Replicating: 'Unknown', Restoring: 'False' });
+    expect(conditions).toEqual({ Ready: 'True', Replicating: 'Unknown', Restoring: 'False', Placed: 'True' });
 
     expect(await databaseRow(status.databaseId!)).toMatchObject({
       path: 'data/app.sqlite',
