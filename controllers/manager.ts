@@ -11,7 +11,7 @@ import {
   type ResyncPass,
 } from './runtime/controller-set.js';
 import { LeaderElector } from './runtime/leader-election.js';
-import type { ControllerSetup } from './runtime/setup.js';
+import type { ControllerSetup, DatabaseMoves } from './runtime/setup.js';
 import { setupFormController } from './form/setup.js';
 import { setupSiteController } from './site/setup.js';
 import { setupSqliteDatabaseController } from './sqlitedb/setup.js';
@@ -44,6 +44,8 @@ export interface ControllerManagerOptions {
   requestTimeoutMs?: number;
   /** Default controllerSetups. */
   setups?: readonly ControllerSetup[];
+  /** Databases placed on another shard, as PostgreSQL tells them (see ControllerContext). */
+  databaseMoves?: DatabaseMoves;
 }
 
 /** A leader whose caches are still empty after this long reports unhealthy (see isHealthy). */
@@ -94,6 +96,7 @@ export function startControllerManager(options: ControllerManagerOptions): Contr
         workers: options.workers,
         requestTimeoutMs: options.requestTimeoutMs,
         resyncs,
+        databaseMoves: options.databaseMoves,
       });
     });
   };

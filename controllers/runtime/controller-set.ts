@@ -8,7 +8,12 @@ import type { SqliteDatabases } from '../../src/sqlite/index.js';
 import { objectKey } from './controller.js';
 import { EventRecorder } from './events.js';
 import { resyncTotal } from './metrics.js';
-import { CONTROLLER_NAME, type ControllerRegistration, type ControllerSetup } from './setup.js';
+import {
+  CONTROLLER_NAME,
+  type ControllerRegistration,
+  type ControllerSetup,
+  type DatabaseMoves,
+} from './setup.js';
 import { SharedInformers } from './shared-informers.js';
 
 export interface ControllerSetOptions {
@@ -23,6 +28,7 @@ export interface ControllerSetOptions {
   /** Per-call deadline of the Kubernetes clients. */
   requestTimeoutMs: number | undefined;
   resyncs: ResyncTracker;
+  databaseMoves?: DatabaseMoves;
 }
 
 /** The controllers of one leadership term. */
@@ -94,6 +100,7 @@ export function startControllerSet(options: ControllerSetOptions): ControllerSet
     events: new EventRecorder(clients.core, CONTROLLER_NAME, kube.podName, logger),
     logger,
     workers: options.workers,
+    databaseMoves: options.databaseMoves,
   };
   const registrations = options.setups.map((setup) => setup(context));
 
@@ -121,6 +128,7 @@ export function startControllerSet(options: ControllerSetOptions): ControllerSet
     async stop() {
       stopped = true;
       clearInterval(timer);
+      for (const registration of registrations) registration.stop?.();
       await informers.stop();
       await Promise.all(registrations.map(({ controller }) => controller.stop()));
       await resyncing;

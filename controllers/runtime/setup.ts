@@ -31,7 +31,15 @@ export interface ControllerContext {
   logger: Logger;
   /** Reconcile workers per controller. */
   workers: number | undefined;
+  /**
+   * Subscribes to databases placed on another shard (a failover, a drain; PostgreSQL NOTIFY), so
+   * their status and Events follow at once rather than at the next resync; returns the unsubscribe.
+   */
+  databaseMoves?: DatabaseMoves;
 }
+
+/** See ControllerContext.databaseMoves. */
+export type DatabaseMoves = (onMoved: (databaseId: number) => void) => () => void;
 
 /** A controller as set up: what the manager starts, stops and resyncs. */
 export interface ControllerRegistration {
@@ -43,6 +51,8 @@ export interface ControllerRegistration {
    * none). `stopped()` turns true when leadership is lost: long loops should check it.
    */
   resync?: (stopped: () => boolean) => Promise<void>;
+  /** Runs when the controllers stop (leadership lost): what the setup subscribed to, let go. */
+  stop?: () => void;
 }
 
 /**

@@ -1,9 +1,10 @@
 import { isNotFound, type SqliteDatabaseResource, type SqliteDatabaseSpec } from '../../src/kube/index.js';
+import type { SqliteDatabaseRow } from '../../src/sqlite/index.js';
 import type { ReconcileResult } from '../runtime/controller.js';
 import { isRefusal, WAITING_RETRY_MS, type RefusedOn } from '../runtime/reconcile.js';
 import type { SqliteDatabaseContext } from './context.js';
 import { linkDatabase } from './database-link.js';
-import { capsAbovePlan, writeLinkedStatus } from './status.js';
+import { capsAbovePlan, lastMoveOf, PLACED, writeLinkedStatus } from './status.js';
 
 /**
  * A live SqliteDatabase with a valid spec: the database exists (database-link.ts: created with a
@@ -60,6 +61,7 @@ export async function orchestrateDatabase(
       );
     }
   }
+  reportMove(context, current, database);
   const wanted = { maxSizeBytes: spec.maxSizeBytes ?? null, maxUsers: spec.maxUsers ?? null };
   if (database.maxSizeBytes !== wanted.maxSizeBytes || database.maxUsers !== wanted.maxUsers) {
     database = (await sqlite.setCaps(database.id, wanted)) ?? database;
@@ -82,4 +84,40 @@ export async function orchestrateDatabase(
 function describeCaps(caps: { maxSizeBytes: number | null; maxUsers: number | null }): string {
   const one = (value: number | null) => (value === null ? "the plan's" : String(value));
   return `maxSizeBytes ${one(caps.maxSizeBytes)}, maxUsers ${one(caps.maxUsers)}`;
+}
+
+/**
+ * An Event for a move the status does not show yet (FailedOver: its shard was lost; Moved: a
+ * drain or a pin), and one when a lost shard's failover cannot move it (FailoverBlocked).
+ */
+function reportMove(
+  context: SqliteDatabaseContext,
+  resource: SqliteDatabaseResource,
+  database: SqliteDatabaseRow,
+): void {
+  const move = lastMoveOf(database);
+  const shown = resource.status?.lastMove;
+  if (move && (shown?.at !== move.at || shown.to !== move.to)) {
+    if (move.reason === 'failover')
+      context.events.warning(
+        resource,
+        'FailedOver',
+        `database ${database.id} failed over from shard ${move.from} to ${move.to}: ${move.from} was lost; ${move.to} restores it from its replica`,
+      );
+    else
+      context.events.normal(
+        resource,
+        'Moved',
+        `database ${database.id} moved from shard ${move.from} to ${move.to} (${move.reason})`,
+      );
+  }
+  const placed = resource.status?.conditions?.find((c) => c.type === PLACED);
+  if (database.failoverBlocked && placed?.status !== 'False')
+    context.events.warning(
+      resource,
+      'FailoverBlocked',
+      `database ${database.id} stays on lost shard ${database.shard}: ${
+        database.failoverBlocked === 'no_capacity' ? 'no live shard has room' : 'it has no replica'
+      }`,
+    );
 }

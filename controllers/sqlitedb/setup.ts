@@ -1,4 +1,8 @@
-import type { SiteResource, SqliteDatabaseResource } from '../../src/kube/index.js';
+import {
+  SQLITE_DATABASE_ID_ANNOTATION,
+  type SiteResource,
+  type SqliteDatabaseResource,
+} from '../../src/kube/index.js';
 import { Controller, objectKey } from '../runtime/controller.js';
 import {
   annotationsChanged,
@@ -59,9 +63,19 @@ export function setupSqliteDatabaseController(context: ControllerContext): Contr
     }
   });
 
+  // A move (failover, drain) changes no resource: PostgreSQL tells of it, its status follows.
+  const unsubscribe = context.databaseMoves?.((databaseId) => {
+    const id = String(databaseId);
+    for (const database of databases.list()) {
+      if (database.metadata.annotations?.[SQLITE_DATABASE_ID_ANNOTATION] === id)
+        controller.enqueue(objectKey(database));
+    }
+  });
+
   return {
     controller,
     primary: databases,
+    stop: unsubscribe,
     async resync(stopped) {
       const created = await createMissingSqliteDatabaseResources(
         sqlite,

@@ -11,6 +11,7 @@ import type { TokenRef } from './database-link.js';
 
 export const REPLICATING = 'Replicating';
 export const RESTORING = 'Restoring';
+export const PLACED = 'Placed';
 
 /** Size and user caps (null: none). */
 export interface Caps {
@@ -40,7 +41,12 @@ export async function writeLinkedStatus(
   const ready = readyCondition(resource, database, linked.capsAbovePlan);
   const iso = (d: Date | null) => (d ? d.toISOString().replace(/\.\d+Z$/, 'Z') : undefined);
   const status: Omit<SqliteDatabaseStatus, 'observedGeneration'> = {
-    conditions: [ready, replicatingCondition(resource, database), restoringCondition(resource, database)],
+    conditions: [
+      ready,
+      replicatingCondition(resource, database),
+      restoringCondition(resource, database),
+      placedCondition(resource, database),
+    ],
     databaseId: database.id,
     siteId: database.siteId,
     shard: database.shard ?? undefined,
@@ -58,6 +64,7 @@ export async function writeLinkedStatus(
           latest: iso(database.replicatedAt),
         }
       : undefined,
+    lastMove: lastMoveOf(database),
     tokenId: token?.tokenId,
     tokenSecretName: token?.secretName,
   };
@@ -82,6 +89,12 @@ function readyCondition(
     return notReady(
       'RegistrationFailed',
       'Litestream refused the database: it is not served (no write is acknowledged unreplicated)',
+    );
+  }
+  if (database.failoverBlocked) {
+    return notReady(
+      'FailoverBlocked',
+      `its shard ${database.shard} is lost and ${blockedBecause(database.failoverBlocked)}: the database is not served`,
     );
   }
   if (above.length > 0) return notReady('CapAbovePlan', `${above.join('; ')}: the plan's caps apply`);
@@ -130,4 +143,41 @@ function restoringCondition(resource: SqliteDatabaseResource, database: SqliteDa
   if (database.replicationState === 'restore_failed')
     return set('False', 'RestoreFailed', 'its replica exists but could not be restored: not served');
   return set('False', 'NotRestoring', 'no restore is under way');
+}
+
+const iso = (d: Date) => d.toISOString().replace(/\.\d+Z$/, 'Z');
+
+/** The last move to another shard, as the status reports it (undefined: it never moved). */
+export function lastMoveOf(database: SqliteDatabaseRow): SqliteDatabaseStatus['lastMove'] {
+  if (!database.movedFrom || !database.movedAt || !database.moveReason || !database.shard) return undefined;
+  return {
+    from: database.movedFrom,
+    to: database.shard,
+    reason: database.moveReason,
+    at: iso(database.movedAt),
+  };
+}
+
+const blockedBecause = (reason: NonNullable<SqliteDatabaseRow['failoverBlocked']>) =>
+  reason === 'no_capacity'
+    ? 'no live shard has room for it (HOSTPLANE_SQLITE_MAX_DATABASES_PER_SHARD)'
+    : 'it has no replica to restore elsewhere (its only copy is on that shard)';
+
+/** Placed: where the database lives and how it got there; False while a failover cannot move it. */
+function placedCondition(resource: SqliteDatabaseResource, database: SqliteDatabaseRow): Condition {
+  const set = (status: Condition['status'], reason: string, message: string) =>
+    condition(resource, PLACED, status, reason, message);
+  if (database.failoverBlocked)
+    return set(
+      'False',
+      database.failoverBlocked === 'no_capacity' ? 'NoCapacity' : 'NoReplica',
+      `its shard ${database.shard} is lost and ${blockedBecause(database.failoverBlocked)}`,
+    );
+  if (!database.shard) return set('Unknown', 'NotPlaced', 'no shard has been chosen yet (at its first call)');
+  const move = lastMoveOf(database);
+  if (!move) return set('True', 'Placed', `on shard ${database.shard}`);
+  const reason = { failover: 'FailedOver', drain: 'Drained', pin: 'Pinned' }[move.reason];
+  const why =
+    move.reason === 'failover' ? ` (${move.from} was lost; restored from its replica)` : ` (${move.reason})`;
+  return set('True', reason, `on shard ${move.to}, moved from ${move.from} at ${move.at}${why}`);
 }

@@ -117,6 +117,10 @@ export const configSchema = z.object({
   // Databases placed on one shard at most (one Litestream per shard runs out of threads with
   // thousands of databases, litestream#1469): a new database goes to a shard with room.
   HOSTPLANE_SQLITE_MAX_DATABASES_PER_SHARD: z.coerce.number().int().min(1).max(1_000_000).default(500),
+  // A shard gone this long (a stopped one from its stop, a silent one from its last heartbeat, at
+  // least two missed heartbeats) has its databases placed on live shards and restored there, once
+  // their leases ran out (src/sqlite/failover.ts); 0 turns the failover off.
+  HOSTPLANE_SQLITE_FAILOVER_AFTER_MS: z.coerce.number().int().min(0).max(86_400_000).default(20_000),
   // The edge's hot path (src/edge): the share of site requests traced when the request carries no
   // trace (a request with a W3C traceparent follows its parent's decision), access log lines
   // (off | sampled | all; 5xx are always logged), the memory for cached file bytes and their
@@ -181,7 +185,7 @@ export interface Config {
    * This process as a SQLite shard: its name, the URL other replicas reach it at (unset: its own
    * port on loopback), and the databases placement puts on one shard at most.
    */
-  sqliteShard: { name: string; url: string | undefined; maxDatabases: number };
+  sqliteShard: { name: string; url: string | undefined; maxDatabases: number; failoverAfterMs: number };
   /** Litestream replication of the shard's databases (needs `s3` too). */
   sqliteReplication: SqliteReplicationConfig;
   /** Extensions the operator allows beyond the spec's list (lower case, no dot; checked by src/files). */
@@ -297,6 +301,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       name: c.HOSTPLANE_SQLITE_SHARD_NAME ?? os.hostname(),
       url: c.HOSTPLANE_SQLITE_SHARD_URL?.replace(/\/+$/, ''),
       maxDatabases: c.HOSTPLANE_SQLITE_MAX_DATABASES_PER_SHARD,
+      failoverAfterMs: c.HOSTPLANE_SQLITE_FAILOVER_AFTER_MS,
     },
     sqliteReplication: {
       mode: c.HOSTPLANE_SQLITE_REPLICATION,

@@ -239,6 +239,19 @@ const restoreWindowSchema = z
   .strict()
   .meta({ description: 'The times a point-in-time restore can reach.' });
 
+const lastMoveSchema = z
+  .object({
+    from: z.string().meta({ description: 'The shard it was on.' }),
+    to: z.string().meta({ description: 'The shard it was placed on.' }),
+    reason: z.enum(['failover', 'drain', 'pin']).meta({
+      description:
+        'failover: its shard was lost; drain: `hostplane admin drain-shard`; pin: spec.shard changed.',
+    }),
+    at: z.string().meta({ format: 'date-time' }),
+  })
+  .strict()
+  .meta({ description: 'The last time the database moved to another shard.' });
+
 export const sqliteDatabaseStatusSchema = z
   .object({
     ...statusBase,
@@ -267,6 +280,7 @@ export const sqliteDatabaseStatusSchema = z
       .optional()
       .meta({ description: 'Snapshot retention in effect (per shard, not per database).' }),
     restoreWindow: restoreWindowSchema.optional(),
+    lastMove: lastMoveSchema.optional(),
     tokenId: z
       .int()
       .min(1)

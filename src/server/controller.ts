@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -12,7 +13,7 @@ import { FormsService } from '../forms/index.js';
 import { createLogger, type Logger, type MetricsServer } from '../observability/index.js';
 import { Platform, SiteEvents } from '../platform/index.js';
 import { SqliteDatabases } from '../sqlite/index.js';
-import { openStoreForRole, type Store } from '../store/index.js';
+import { CHANNELS, openStoreForRole, type Store } from '../store/index.js';
 import { closeNow, metricsBeside } from './listen.js';
 import { createControllerApp } from './probes.js';
 import { formsHooks } from './wiring.js';
@@ -60,6 +61,11 @@ export async function startController(
     replicas: blobs,
     replica: config.sqliteReplication,
   });
+  // Databases moved to another shard (a failover, a drain): their resources' status follows at once.
+  const moves = new EventEmitter();
+  const unlisten = await store.listen(CHANNELS.sqlitePlacement, (payload) =>
+    moves.emit('moved', Number(payload)),
+  );
   const manager = startControllerManager({
     config: { ...config, kubernetes: kube },
     kubeConfig: options.kubeConfig ?? kubeConfigFromEnvironment(),
@@ -70,6 +76,10 @@ export async function startController(
     leaderElection: options.leaderElection,
     cacheSyncDeadlineMs: options.cacheSyncDeadlineMs,
     requestTimeoutMs: kube.requestTimeoutMs,
+    databaseMoves: (onMoved) => {
+      moves.on('moved', onMoved);
+      return () => moves.off('moved', onMoved);
+    },
   });
   const app = createControllerApp(
     logger,
@@ -90,6 +100,7 @@ export async function startController(
   } catch (err) {
     // A controller that cannot serve its probes must not keep leading (it would hold the Lease).
     await manager.stop();
+    await unlisten().catch(() => undefined);
     if (ownsStore) await store.close();
     throw err;
   }
@@ -105,6 +116,7 @@ export async function startController(
     manager,
     async close() {
       await manager.stop();
+      await unlisten().catch(() => undefined);
       await closeNow(server);
       await metrics.close();
       if (ownsStore) await store.close();

@@ -120,3 +120,25 @@ export const placementRefused = new client.Counter({
   labelNames: ['reason'] as const,
   registers: [registry],
 });
+
+// The failover of lost shards (src/sqlite/failover.ts), counted by the shard whose round acted.
+export const failoversTotal = new client.Counter({
+  name: 'hostplane_sqlite_failovers_total',
+  help: 'Failover rounds that acted on a lost shard, by outcome (moved: all its databases placed elsewhere; partial: some stay; blocked: none could move; error: the round failed)',
+  labelNames: ['outcome'] as const,
+  registers: [registry],
+});
+
+export const failoverDatabases = new client.Counter({
+  name: 'hostplane_sqlite_failover_databases_total',
+  help: 'Databases of lost shards by result (moved; no_capacity, no_replica: left unserved, counted once when they start to be)',
+  labelNames: ['result'] as const,
+  registers: [registry],
+});
+
+export const failoverSeconds = new client.Histogram({
+  name: 'hostplane_sqlite_failover_seconds',
+  help: 'Time from a shard’s last sign of life (its stop or last heartbeat) to its databases placed on another shard',
+  buckets: [5, 10, 15, 20, 25, 30, 40, 60, 120, 300],
+  registers: [registry],
+});

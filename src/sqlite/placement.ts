@@ -49,7 +49,8 @@ export async function drainShard(db: Db, shard: string, to?: string): Promise<Dr
       result.left.push({ databaseId: database.id, reason: 'no other live shard' });
       continue;
     }
-    if (await placeOn(db, database.id, target)) result.moved.push({ databaseId: database.id, to: target });
+    if (await placeOn(db, database.id, target, 'drain'))
+      result.moved.push({ databaseId: database.id, to: target });
   }
   return result;
 }
@@ -71,7 +72,7 @@ export async function moveDatabase(db: Db, databaseId: number, to: string): Prom
     });
   if (!(await liveShard(db, to)))
     throw new AppError('INVALID_REQUEST', { message: `shard "${to}" is not live or is draining` });
-  return (await placeOn(db, databaseId, to)) ? 'moved' : 'already';
+  return (await placeOn(db, databaseId, to, 'pin')) ? 'moved' : 'already';
 }
 
 async function liveShard(db: Db, name: string): Promise<boolean> {

@@ -11,6 +11,7 @@ import { ClusterSqliteTokens, type DatabaseResourceTarget } from './cluster.js';
 import { LocalShard, localDatabaseFiles } from './local-shard.js';
 import { sqliteModule } from './module.js';
 import { Shards } from './shards.js';
+import { startFailover } from './failover.js';
 import { PointInTimeRestore } from './replication/point-in-time.js';
 import { startReplication } from './replication/replicator.js';
 import { keepShardInLine, shardOwnership } from './replication/upkeep.js';
@@ -66,6 +67,7 @@ export async function sqliteRuntime(deps: {
   let started = false;
   let ready = false;
   let stopUpkeep: (() => Promise<void>) | undefined;
+  let failover: ReturnType<typeof startFailover> | undefined;
   let replicating = false;
   const ownership = shardOwnership(store.db, shards);
   return {
@@ -102,11 +104,20 @@ export async function sqliteRuntime(deps: {
       started = true;
       stopUpkeep = await keepShardInLine({ store, shards, shard, ownership, logger });
       await openPlacedDatabases(shards, shard, dir, logger);
+      // Every shard watches for lost ones; a round takes the placement lock, so one decides.
+      if (config.sqliteShard.failoverAfterMs > 0 && !failover)
+        failover = startFailover({
+          db: store.db,
+          afterMs: config.sqliteShard.failoverAfterMs,
+          maxDatabases: config.sqliteShard.maxDatabases,
+          logger,
+        });
       ready = true;
     },
     ready: () => ready,
     async close() {
       ready = false;
+      await failover?.stop();
       await stopUpkeep?.().catch(() => undefined);
       // The graceful stop: writes stopped, a last sync of each database, Litestream stopped —
       // and only then the leases released, so no other shard opens a file with an unsynced tail.

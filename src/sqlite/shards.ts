@@ -1,4 +1,4 @@
-import { and, eq, gt, inArray, isNull, ne, sql } from 'drizzle-orm';
+import { and, eq, gt, inArray, isNotNull, isNull, ne, sql } from 'drizzle-orm';
 import { AppError } from '../errors/index.js';
 import type { Logger } from '../observability/index.js';
 import type { Db } from '../store/index.js';
@@ -58,10 +58,10 @@ export class Shards {
         .where(and(inArray(sqliteLeases.databaseId, released), eq(sqliteLeases.shard, this.self.name)));
     this.held.clear();
     leasesHeld.set(0);
-    // Gone from placement at once (a restart registers again).
+    // Gone from placement at once (a restart registers again); the failover counts from now.
     await this.db
       .update(sqliteShards)
-      .set({ heartbeatAt: new Date(0) })
+      .set({ heartbeatAt: new Date(0), leftAt: sql`now()` })
       .where(eq(sqliteShards.name, this.self.name));
   }
 
@@ -201,6 +201,15 @@ export class Shards {
     return at !== undefined && Date.now() - at < LEASE_TTL_MS - RENEW_EVERY_MS;
   }
 
+  /** Whether `databaseId` is placed on this shard now. */
+  async isPlacedHere(databaseId: number): Promise<boolean> {
+    const rows = await this.db
+      .select({ id: sqliteDatabases.id })
+      .from(sqliteDatabases)
+      .where(and(eq(sqliteDatabases.id, databaseId), eq(sqliteDatabases.shard, this.self.name)));
+    return rows.length > 0;
+  }
+
   /** The databases placed on this shard. */
   async placedHere(): Promise<number[]> {
     const rows = await this.db
@@ -250,8 +259,19 @@ export class Shards {
       .values({ name: this.self.name, url: this.self.url })
       .onConflictDoUpdate({
         target: sqliteShards.name,
-        set: { url: this.self.url, heartbeatAt: sql`now()`, ...(starting ? { draining: false } : {}) },
+        set: {
+          url: this.self.url,
+          heartbeatAt: sql`now()`,
+          leftAt: null,
+          ...(starting ? { draining: false } : {}),
+        },
       });
+    // Back before a failover could place them elsewhere: they are served here again.
+    if (starting)
+      await this.db
+        .update(sqliteDatabases)
+        .set({ failoverBlocked: null })
+        .where(and(eq(sqliteDatabases.shard, this.self.name), isNotNull(sqliteDatabases.failoverBlocked)));
   }
 
   /**
@@ -292,7 +312,7 @@ export class Shards {
 }
 
 /** Serializes placements (advisory lock class; see tokens.ts and users.ts for the others). */
-const PLACEMENT_LOCK_CLASS = 4204;
+export const PLACEMENT_LOCK_CLASS = 4204;
 /** The databases one shard holds at most when no cap is configured (the config's default). */
 export const DEFAULT_MAX_DATABASES_PER_SHARD = 500;
 

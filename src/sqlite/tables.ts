@@ -32,6 +32,13 @@ export const REPLICATION_STATES = [
 ] as const;
 export type ReplicationState = (typeof REPLICATION_STATES)[number];
 
+/** Why a database last moved: a lost shard's failover, a drain, or a pin in its resource. */
+export const MOVE_REASONS = ['failover', 'drain', 'pin'] as const;
+export type MoveReason = (typeof MOVE_REASONS)[number];
+/** Why a lost shard's database stayed: no live shard with room, or no replica to restore from. */
+export const FAILOVER_BLOCKS = ['no_capacity', 'no_replica'] as const;
+export type FailoverBlock = (typeof FAILOVER_BLOCKS)[number];
+
 export const sqliteDatabases = pgTable(
   'sqlite_databases',
   {
@@ -64,6 +71,14 @@ export const sqliteDatabases = pgTable(
     // Caps of this database below its plan's (a SqliteDatabase's spec); null: the plan's apply.
     maxSizeBytes: bigint('max_size_bytes', { mode: 'number' }),
     maxUsers: integer('max_users'),
+    // The last move to another shard: from where, when and why (a failover, a drain, a pin), so
+    // the SqliteDatabase resource can show it; null while it never moved.
+    movedFrom: text('moved_from'),
+    movedAt: timestamp('moved_at', { withTimezone: true }),
+    moveReason: text('move_reason', { enum: MOVE_REASONS }),
+    // Its shard is lost and the failover could not place it elsewhere (no shard with room, or
+    // no replica to restore from); cleared when it moves or its shard starts again.
+    failoverBlocked: text('failover_blocked', { enum: FAILOVER_BLOCKS }),
   },
   (t) => [
     uniqueIndex('sqlite_databases_site_path_key').on(t.siteId, t.path),
@@ -142,6 +157,9 @@ export const sqliteShards = pgTable('sqlite_shards', {
   heartbeatAt: timestamp('heartbeat_at', { withTimezone: true }).notNull().defaultNow(),
   // Drained (`hostplane admin drain-shard`): gets no new placements until it starts again.
   draining: boolean('draining').notNull().default(false),
+  // When it stopped gracefully (its leases released, its heartbeat cleared); null while running.
+  // A failover counts a stopped shard's absence from here, a silent one's from its heartbeat.
+  leftAt: timestamp('left_at', { withTimezone: true }),
 });
 
 // Ownership of an open database: one shard at a time, renewed while it serves the database.

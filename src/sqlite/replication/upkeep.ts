@@ -4,7 +4,7 @@ import type { Logger } from '../../observability/index.js';
 import type { LocalShard } from '../local-shard.js';
 import { replicatedDatabases, replicationLag } from '../metrics.js';
 import type { Shards } from '../shards.js';
-import { sqliteDatabases } from '../tables.js';
+import { sqliteDatabases, type MoveReason } from '../tables.js';
 import type { DatabaseRecord, DatabaseReport, Ownership } from './opener.js';
 
 /** The shard's leases (Shards) and its databases' rows, as the opener needs them. */
@@ -81,6 +81,13 @@ export async function keepShardInLine(deps: {
   shards.onLost = (ids) => {
     for (const id of ids) letGo(id, true);
   };
+  const openIfPlacedHere = async (id: number) => {
+    try {
+      if (await shards.isPlacedHere(id)) await shard.handle({ id }, null);
+    } catch (err) {
+      logger.debug({ err, databaseId: id }, 'sqlite database placed here not opened yet');
+    }
+  };
   const behindSince = new Map<number, number>();
   const windowAt = new Map<number, number>();
   shards.onRenewed = async () => {
@@ -91,7 +98,11 @@ export async function keepShardInLine(deps: {
   const unlisten = await deps.store.listen(
     CHANNELS.sqlitePlacement,
     (payload) => {
-      if (shards.holds(Number(payload))) void checkPlacement().catch(() => undefined);
+      const id = Number(payload);
+      if (shards.holds(id)) void checkPlacement().catch(() => undefined);
+      // Placed here (a failover, a drain): restored and opened now, not at the first call. While
+      // its last owner still holds the lease (a drain under way) this fails, and the call opens it.
+      else void openIfPlacedHere(id);
     },
     () => void checkPlacement().catch(() => undefined),
   );
@@ -170,20 +181,46 @@ async function report(
 }
 
 /** Moves a database to another shard: its owner lets it go, the new one restores it on first use. */
-export async function placeOn(db: Db, databaseId: number, shard: string): Promise<boolean> {
-  return db.transaction(async (tx) => {
-    const moved = await tx
-      .update(sqliteDatabases)
-      .set({ shard })
-      .where(
-        sql`${sqliteDatabases.id} = ${databaseId} and ${sqliteDatabases.shard} is distinct from ${shard}`,
-      )
-      .returning({ siteId: sqliteDatabases.siteId });
-    const siteId = moved[0]?.siteId;
-    if (siteId === undefined) return false;
-    // Every replica forgets the grants that carry the old placement; the old owner lets go.
-    await tx.execute(sql`select pg_notify(${CHANNELS.sqliteGrants}, ${String(siteId)})`);
-    await tx.execute(sql`select pg_notify(${CHANNELS.sqlitePlacement}, ${String(databaseId)})`);
-    return true;
-  });
+export async function placeOn(
+  db: Db,
+  databaseId: number,
+  shard: string,
+  reason: Exclude<MoveReason, 'failover'>,
+): Promise<boolean> {
+  return db.transaction((tx) => moveIn(tx, databaseId, { to: shard, reason }));
+}
+
+/**
+ * Places a database on shard `to` in transaction `tx`, recording the move (from where, when, why)
+ * when it was placed before; with `from`, only if it is still there (a failover that raced
+ * another moves it once). Every replica forgets the grants that carry the old placement, and the
+ * old owner lets go, when the transaction commits. False when nothing changed.
+ */
+export async function moveIn(
+  tx: Pick<Db, 'update' | 'execute'>,
+  databaseId: number,
+  move: { to: string; reason: MoveReason; from?: string },
+): Promise<boolean> {
+  const { shard } = sqliteDatabases;
+  const placed = sql`${shard} is not null`;
+  const moved = await tx
+    .update(sqliteDatabases)
+    .set({
+      shard: move.to,
+      movedFrom: sql`case when ${placed} then ${shard} else ${sqliteDatabases.movedFrom} end`,
+      movedAt: sql`case when ${placed} then now() else ${sqliteDatabases.movedAt} end`,
+      moveReason: sql`case when ${placed} then ${move.reason} else ${sqliteDatabases.moveReason} end`,
+      failoverBlocked: null,
+    })
+    .where(
+      move.from === undefined
+        ? sql`${sqliteDatabases.id} = ${databaseId} and ${shard} is distinct from ${move.to}`
+        : and(eq(sqliteDatabases.id, databaseId), eq(shard, move.from)),
+    )
+    .returning({ siteId: sqliteDatabases.siteId });
+  const siteId = moved[0]?.siteId;
+  if (siteId === undefined) return false;
+  await tx.execute(sql`select pg_notify(${CHANNELS.sqliteGrants}, ${String(siteId)})`);
+  await tx.execute(sql`select pg_notify(${CHANNELS.sqlitePlacement}, ${String(databaseId)})`);
+  return true;
 }

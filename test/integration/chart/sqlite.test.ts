@@ -83,6 +83,7 @@ describe('the sqlite StatefulSet', () => {
     expect(envValue(c, 'HOSTPLANE_SQLITE_RETENTION_HOURS')).toBe('168');
     expect(envValue(c, 'HOSTPLANE_SQLITE_REPLICA_PREFIX')).toBe('sqlite');
     expect(envValue(c, 'HOSTPLANE_SQLITE_MAX_DATABASES_PER_SHARD')).toBe('500');
+    expect(envValue(c, 'HOSTPLANE_SQLITE_FAILOVER_AFTER_MS')).toBe('20000');
     expect(envValue(c, 'HOSTPLANE_LITESTREAM_METRICS_PORT')).toBe('9091');
     expect(c.ports).toEqual([
       { name: 'http', containerPort: 8080, protocol: 'TCP' },
@@ -152,6 +153,7 @@ describe('the sqlite StatefulSet', () => {
       sqlite: {
         replicas: 4,
         maxDatabasesPerShard: 200,
+        failoverAfterMs: 0,
         persistence: { storageClassName: 'fast-ssd', size: '50Gi' },
         replication: { mode: 'auto', retentionHours: 720, prefix: 'dbs/prod' },
         litestream: {
@@ -180,6 +182,7 @@ describe('the sqlite StatefulSet', () => {
     expect(envValue(c, 'HOSTPLANE_SQLITE_RETENTION_HOURS')).toBe('720');
     expect(envValue(c, 'HOSTPLANE_SQLITE_REPLICA_PREFIX')).toBe('dbs/prod');
     expect(envValue(c, 'HOSTPLANE_SQLITE_MAX_DATABASES_PER_SHARD')).toBe('200');
+    expect(envValue(c, 'HOSTPLANE_SQLITE_FAILOVER_AFTER_MS')).toBe('0');
     expect(envValue(c, 'S3_BUCKET')).toBe('prod-sites');
     expect(envVarOf(c, 'AWS_ACCESS_KEY_ID')?.valueFrom?.secretKeyRef?.name).toBe('s3-keys');
     expect(init).toMatchObject({

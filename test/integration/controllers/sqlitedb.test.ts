@@ -15,7 +15,7 @@ import {
 } from '../../../src/kube/index.js';
 import { hashSecret } from '../../../src/platform/index.js';
 import type { RunningController } from '../../../src/server/index.js';
-import { DEFAULT_REPLICA_SETTINGS } from '../../../src/sqlite/index.js';
+import { DEFAULT_REPLICA_SETTINGS, failOverLostShards } from '../../../src/sqlite/index.js';
 import { replicaKeyRoot } from '../../../src/sqlite/replication/replica-path.js';
 import { eventually, startClusterFixture, type ClusterFixture } from '../../support/kube/cluster.js';
 import { readySite, startWithChartRbac } from '../../support/kube/cluster-api.js';
@@ -146,7 +146,7 @@ describe('a SqliteDatabase applied with kubectl', () => {
     expect(status.tokenId).toBeGreaterThan(0);
     expect(JSON.stringify(status)).not.toContain('hp_sqlite_');
     const conditions = Object.fromEntries((status.conditions ?? []).map((c) => [c.type, c.status]));
-    expect(conditions).toEqual({ Ready: 'True', Replicating: 'Unknown', Restoring: 'False' });
+    expect(conditions).toEqual({ Ready: 'True', Replicating: 'Unknown', Restoring: 'False', Placed: 'True' });
 
     expect(await databaseRow(status.databaseId!)).toMatchObject({
       path: 'data/app.sqlite',
@@ -480,5 +480,72 @@ describe('refusals', () => {
     expect(greedy.status?.maxUsers).toBe(2500);
     await databases.delete('greedy');
     await waitGone('greedy');
+  });
+});
+
+describe('a database whose shard is lost', () => {
+  /** The database behind `path`, placed on a shard that has been silent for an hour. */
+  async function onLostShard(path: string, fields: ReturnType<typeof sql>) {
+    expect((await install(path)).status).toBe(200);
+    const name = `shop-${path.replace(/[^a-z0-9]/g, '-')}`;
+    const resource = await waitReady(name);
+    const id = resource.status!.databaseId!;
+    await fx.hostplane.services.store.db.execute(
+      sql`insert into sqlite_shards (name, url, heartbeat_at) values ('gone-shard', 'http://127.0.0.1:1', now() - interval '1 hour') on conflict (name) do nothing`,
+    );
+    await fx.hostplane.services.store.db.execute(
+      sql`update sqlite_databases set shard = 'gone-shard', ${fields} where id = ${id}`,
+    );
+    return { name, id };
+  }
+  const placed = (r: SqliteDatabaseResource | undefined) =>
+    r?.status?.conditions?.find((c) => c.type === 'Placed');
+
+  it('shows the failover: status.shard, lastMove, Placed=FailedOver and a FailedOver Event from shard A to B', async () => {
+    const { name, id } = await onLostShard('lost/one.sqlite', sql`replication_state = 'pending'`);
+    // The live shards' own failover rounds move it within a second or so; one here races them.
+    await failOverLostShards(fx.hostplane.services.store.db, { afterMs: 20_000, maxDatabases: 500 });
+    const moved = await eventually('the move in the status', async () => {
+      const r = await databases.get(name);
+      return r?.status?.lastMove && placed(r)?.reason === 'FailedOver' ? r : undefined;
+    });
+    const to = moved.status!.shard!;
+    expect(to).not.toBe('gone-shard');
+    expect(moved.status!.lastMove).toEqual({
+      from: 'gone-shard',
+      to,
+      reason: 'failover',
+      at: expect.any(String),
+    });
+    expect(placed(moved)).toMatchObject({
+      status: 'True',
+      message: expect.stringContaining('moved from gone-shard'),
+    });
+    expect(ready(moved)).toBeDefined();
+    const events = await eventually('the FailedOver Event', async () => {
+      const list = (await eventsOf(name)) as { reason?: string; type?: string; message?: string }[];
+      return list.some((e) => e.reason === 'FailedOver') ? list : undefined;
+    });
+    expect(events.find((e) => e.reason === 'FailedOver')).toMatchObject({
+      type: 'Warning',
+      message: `database ${id} failed over from shard gone-shard to ${to}: gone-shard was lost; ${to} restores it from its replica`,
+    });
+  });
+
+  it('one that cannot move (no replica) is not Ready, with Placed=False and a FailoverBlocked Event', async () => {
+    const { name } = await onLostShard('lost/two.sqlite', sql`replication_enabled = false`);
+    await failOverLostShards(fx.hostplane.services.store.db, { afterMs: 20_000, maxDatabases: 500 });
+    const blocked = await eventually('FailoverBlocked in the status', async () => {
+      const r = await databases.get(name);
+      return placed(r)?.reason === 'NoReplica' ? r : undefined;
+    });
+    expect(blocked.status!.shard).toBe('gone-shard');
+    expect(blocked.status!.conditions!.find((c) => c.type === 'Ready')).toMatchObject({
+      status: 'False',
+      reason: 'FailoverBlocked',
+    });
+    await eventually('the FailoverBlocked Event', async () =>
+      (await eventsOf(name)).some((e) => e.reason === 'FailoverBlocked' && e.type === 'Warning'),
+    );
   });
 });

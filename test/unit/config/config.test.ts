@@ -120,6 +120,18 @@ describe('configuration', () => {
     expect(() => loadConfig({ HOSTPLANE_SITES_DOMAIN: 'bad domain/' })).toThrow(/HOSTPLANE_SITES_DOMAIN/);
   });
 
+  it('fails a lost SQLite shard over after 20 s unless set; 0 turns it off; a whole number of ms', () => {
+    expect(loadConfig({}).sqliteShard.failoverAfterMs).toBe(20_000);
+    expect(loadConfig({ HOSTPLANE_SQLITE_FAILOVER_AFTER_MS: '0' }).sqliteShard.failoverAfterMs).toBe(0);
+    expect(loadConfig({ HOSTPLANE_SQLITE_FAILOVER_AFTER_MS: '45000' }).sqliteShard.failoverAfterMs).toBe(
+      45_000,
+    );
+    for (const bad of ['-1', '2.5', 'soon'])
+      expect(() => loadConfig({ HOSTPLANE_SQLITE_FAILOVER_AFTER_MS: bad })).toThrow(
+        /HOSTPLANE_SQLITE_FAILOVER_AFTER_MS/,
+      );
+  });
+
   it('caps the databases placed on one SQLite shard: 1000 unless set, a positive integer', () => {
     expect(loadConfig({}).sqliteShard.maxDatabases).toBe(500);
     expect(loadConfig({ HOSTPLANE_SQLITE_MAX_DATABASES_PER_SHARD: '250' }).sqliteShard.maxDatabases).toBe(
