@@ -97,6 +97,10 @@ spec:
               value: {{ $root.Values.accounts.domainVerification | quote }}
             - name: HOSTPLANE_MAX_SITES_PER_ACCOUNT
               value: {{ $root.Values.accounts.maxSitesPerAccount | quote }}
+            {{- with $root.Values.accounts.plansContact }}
+            - name: HOSTPLANE_PLANS_CONTACT
+              value: {{ . | quote }}
+            {{- end }}
             {{- end }}
             {{- with $root.Values.config.extraEnv }}
             {{- toYaml . | nindent 12 }}
