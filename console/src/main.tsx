@@ -40,7 +40,7 @@ function App() {
         signOut: async () => {
           await signOut().catch(() => undefined);
           setMe(undefined);
-          navigate('/sign-in');
+          navigate('/sign-in', { flash: 'You are signed out.' });
         },
       },
     [me, reload],
