@@ -53,7 +53,7 @@ export function Plans() {
       {plans.data && <Contact contact={plans.data.contact} />}
       <Alert error={plans.error} />
       {list.length > 0 && (
-        <div class="table-wrap">
+        <div class="table-wrap" tabIndex={0} role="region" aria-label="The limits of each plan">
           <table class="plans">
             <caption>The limits of each plan (your plan is marked)</caption>
             <thead>
