@@ -113,7 +113,7 @@ export async function errorOf(response: Response): Promise<ApiError> {
       return new ApiError(
         response.status,
         body.error ?? 'ERROR',
-        body.message,
+        humanMessage(body.message),
         body.hint_for_ai,
         retryAfterSeconds(response.headers.get('retry-after')),
       );
@@ -130,6 +130,51 @@ export function retryAfterSeconds(header: string | null): number {
   if (Number.isFinite(seconds)) return Math.max(0, seconds);
   const at = Date.parse(header);
   return Number.isNaN(at) ? 0 : Math.max(1, Math.ceil((at - Date.now()) / 1000));
+}
+
+/** What the console calls the API's fields when it names them to a person. */
+const FIELD_WORDS: Record<string, string> = {
+  slug: 'The subdomain',
+  new_path: 'The new name',
+  path: 'The path',
+  name: 'The name',
+  email: 'The email address',
+  hostname: 'The domain',
+  password: 'The password',
+  new_password: 'The new password',
+  current_password: 'Your current password',
+  notification_email: 'The notification address',
+};
+
+/**
+ * The API's words where a person reads better ones: its validation messages name JSON fields
+ * (`new_path must not be empty`), and some answers speak to a program. Anything else is kept.
+ */
+export function humanMessage(message: string): string {
+  if (message === 'This token is read-only.')
+    return 'This console is read-only for now: tick “Allow writes to this database” to change data.';
+  return message
+    .split('; ')
+    .map((part) => {
+      const taken = /^the slug "(.+)" is already taken$/.exec(part);
+      if (taken) return `The subdomain “${taken[1]}” is taken: choose another.`;
+      if (part.startsWith('slug must be'))
+        return 'The subdomain can have lower-case letters (a–z), digits and single hyphens, at most 63 characters, and cannot start or end with a hyphen.';
+      const issue = /^([a-z][a-z0-9_]*(?:\.[a-z0-9_]+)*) (must not be empty|is required|must .+)$/.exec(part);
+      if (!issue) return part;
+      const field = issue[1]!;
+      const label =
+        FIELD_WORDS[field] ??
+        `The ${field.replace(/[._]/g, ' ').replace(/\b\d+\b/g, (n) => `#${Number(n) + 1}`)}`;
+      const rest =
+        issue[2] === 'must not be empty'
+          ? 'cannot be empty'
+          : issue[2] === 'is required'
+            ? 'is needed'
+            : issue[2]!;
+      return `${label} ${rest}${/[.!?]$/.test(rest) ? '' : '.'}`;
+    })
+    .join(' ');
 }
 
 /** Words for any failure, for an alert. */

@@ -4,6 +4,7 @@ import { messageOf } from './api.js';
 import { Link, match, navigate, usePath } from './router.js';
 import { publicRoutes, signedInRoutes, type Route } from './routes.js';
 import { AccountContext, loadMe, signOut, type AccountState, type Me } from './session.js';
+import { watchTableScroll } from './ui/scroll-cue.js';
 import { SudoDialog } from './ui/sudo-dialog.js';
 import './styles.css';
 
@@ -40,7 +41,7 @@ function App() {
         signOut: async () => {
           await signOut().catch(() => undefined);
           setMe(undefined);
-          navigate('/sign-in');
+          navigate('/sign-in', { flash: 'You are signed out.' });
         },
       },
     [me, reload],
@@ -115,3 +116,4 @@ function NotFound() {
 }
 
 render(<App />, document.getElementById('app')!);
+watchTableScroll();

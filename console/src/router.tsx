@@ -8,7 +8,20 @@ const listeners = new Set<() => void>();
 const notify = () => listeners.forEach((listener) => listener());
 window.addEventListener('popstate', notify);
 
-export function navigate(to: string, { replace = false } = {}): void {
+/** A confirmation for the next screen (a site deleted, signed out): said once, where the owner lands. */
+let flash: string | undefined;
+/** Takes the confirmation left for this screen, if any (it is said once). */
+export function takeFlash(): string | undefined {
+  const taken = flash;
+  flash = undefined;
+  return taken;
+}
+
+export function navigate(
+  to: string,
+  { replace = false, flash: said }: { replace?: boolean; flash?: string } = {},
+): void {
+  if (said !== undefined) flash = said;
   const url = to.startsWith(BASE) ? to : BASE + to;
   if (replace) history.replaceState(null, '', url);
   else history.pushState(null, '', url);

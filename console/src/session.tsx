@@ -23,6 +23,8 @@ export interface Me {
   };
   upgrade_url: string;
   signup: 'invite' | 'open';
+  /** Whether this server sends mail: without it, no screen promises one. */
+  mail: boolean;
   csrf_token?: string;
 }
 

@@ -87,6 +87,13 @@ export const configSchema = z.object({
           .map((e) => e.replace(/^\./, '').toLowerCase()),
       ),
     ]),
+  // Where the console's plans page sends an owner who wants a bigger plan: an http(s) URL or a mailto:.
+  HOSTPLANE_PLANS_CONTACT: z
+    .string()
+    .max(2000)
+    .regex(/^(https?:\/\/|mailto:)[^\s]+$/i, 'must be an http(s):// URL or a mailto: address')
+    .optional()
+    .or(z.literal('')),
   // Notification mail (src/mail): unset SMTP_URL keeps mail in the outbox and only logs it.
   SMTP_URL: z
     .string()
@@ -180,7 +187,13 @@ export interface Config {
   /** Notification mail: SMTP (none: logged, kept in the outbox), sender, retries. */
   mail: MailConfig;
   /** The account area: invite-only or open sign-up; custom domains proven by DNS or not at all. */
-  accounts: { signup: 'invite' | 'open'; domainVerification: 'dns' | 'off'; maxSitesPerAccount: number };
+  accounts: {
+    signup: 'invite' | 'open';
+    domainVerification: 'dns' | 'off';
+    maxSitesPerAccount: number;
+    /** HOSTPLANE_PLANS_CONTACT: the plans page's way to ask for more (a URL or mailto:); unset: none. */
+    plansContact: string | undefined;
+  };
   /**
    * This process as a SQLite shard: its name, the URL other replicas reach it at (unset: its own
    * port on loopback), and the databases placement puts on one shard at most.
@@ -331,6 +344,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       signup: c.HOSTPLANE_SIGNUP,
       domainVerification: c.HOSTPLANE_DOMAIN_VERIFICATION,
       maxSitesPerAccount: c.HOSTPLANE_MAX_SITES_PER_ACCOUNT,
+      plansContact: c.HOSTPLANE_PLANS_CONTACT || undefined,
     },
     mail: {
       smtpUrl: c.SMTP_URL || undefined,

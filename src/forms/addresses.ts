@@ -268,7 +268,10 @@ function invalidLink(reason: 'unknown' | 'used' | 'expired', email?: string): Ap
 
 /** What the owner reads about the address: where submissions go, or why they do not yet. */
 export function addressMessage(state: AddressState): string {
-  if (state.status === 'confirmed') return `Submissions are mailed to ${state.email}.`;
+  if (state.status === 'confirmed')
+    return state.mailOff
+      ? `This server sends no mail (SMTP is not configured): submissions are stored and listed here, not mailed to ${state.email}.`
+      : `Submissions are mailed to ${state.email}.`;
   const held = 'submissions are stored but not mailed there until it is confirmed';
   if (state.mailOff)
     return `Waiting for confirmation: this server sends no mail (SMTP is not configured), so ${state.email} cannot be confirmed; ${held}.`;

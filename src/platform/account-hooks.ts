@@ -25,6 +25,10 @@ export interface SignInLimiters {
  */
 export interface AccountHooks {
   signup: 'invite' | 'open';
+  /** Whether this server sends mail (SMTP_URL is set): links and notifications are mailed only then. */
+  mail: boolean;
+  /** Where the plans page sends an owner who wants more room (HOSTPLANE_PLANS_CONTACT): a URL or mailto:. */
+  plansContact: string | undefined;
   /** Sites an account can create from the account API (HOSTPLANE_MAX_SITES_PER_ACCOUNT). */
   maxSitesPerAccount: number;
   /** The console page that shows the plans: quota errors and GET /api/v1/account point at it. */

@@ -21,18 +21,18 @@ export function accountInfoRoutes(deps: {
     path: '/api/v1/account/signup-mode',
     summary: 'Whether anyone may sign up here, or accounts come by invitation',
     description:
-      'For the signed-out console (its sign-up link). `HOSTPLANE_SIGNUP`: `open` or `invite` (the default).',
+      'For the signed-out console (its sign-up link, and whether a reset link can be mailed). `HOSTPLANE_SIGNUP`: `open` or `invite` (the default); `mail`: whether this server sends mail (SMTP_URL is set).',
     tags,
     auth: 'none',
     responses: {
       200: {
         description: 'The mode',
         schema: s.signupModeResponse,
-        example: { success: true, signup: 'invite' },
+        example: { success: true, signup: 'invite', mail: true },
       },
     },
     handler: ({ res }) => {
-      res.json({ success: true, signup: hooks.signup });
+      res.json({ success: true, signup: hooks.signup, mail: hooks.mail });
     },
   });
 
@@ -70,6 +70,7 @@ export function accountInfoRoutes(deps: {
             },
           ],
           note: 'A plan is changed by the operator of this server.',
+          contact: 'mailto:hosting@example.com',
         },
       },
     },
@@ -98,6 +99,7 @@ export function accountInfoRoutes(deps: {
           };
         }),
         note: 'A plan is changed by the operator of this server.',
+        contact: hooks.plansContact ?? null,
       });
     },
   });

@@ -37,7 +37,11 @@ export function accountAuthRoutes(deps: {
   const attempts = signInAttempts({ platform, hooks, cookie });
   const sessionAnswer = { description: 'Signed in', schema: s.sessionResponse };
   const message = (text: string) => ({ success: true, message: text });
-  const accepted = 'If the address can receive it, a mail with a link is on its way.';
+  // Without SMTP nothing is mailed: the answer says so (the same for every address, so it still
+  // reveals nothing about accounts).
+  const accepted = hooks.mail
+    ? 'If the address can receive it, a mail with a link is on its way.'
+    : 'This server sends no mail (its operator has not set up SMTP), so no link was mailed. Ask the operator of this server for help.';
 
   registry.add(router, {
     method: 'post',
@@ -361,6 +365,7 @@ export function accountAuthRoutes(deps: {
         },
         upgrade_url: hooks.upgradeUrl,
         signup: hooks.signup,
+        mail: hooks.mail,
         ...(token ? { csrf_token: csrfTokenOf(token) } : {}),
       });
     },

@@ -9,6 +9,13 @@ import { SLUG_PATTERN } from './slug.js';
 // and write the OpenAPI document.
 
 // RFC 5321's limits: a local part of at most 64 characters, 254 in all.
+/** Whether the server sends mail: the console says so instead of promising a mail that never comes. */
+const mailField = z
+  .boolean()
+  .describe(
+    'Whether this server sends mail (its operator set SMTP_URL). false: no link, verification or notification is mailed; the console says so.',
+  );
+
 export const emailField = z
   .email({ error: 'must be an email address' })
   .max(254)
@@ -112,6 +119,7 @@ export const meResponse = z.object({
     .string()
     .describe('The console page that shows the plans (a plan is changed by the operator)'),
   signup: z.enum(['invite', 'open']),
+  mail: mailField,
   csrf_token: z.string().optional().describe('Cookie sessions: the X-CSRF-Token of this session'),
 });
 
@@ -315,6 +323,7 @@ export const signupModeResponse = z.object({
   signup: z
     .enum(['invite', 'open'])
     .describe('open: anyone may sign up; invite: accounts come by invitation'),
+  mail: mailField,
 });
 const planLimits = z.object({
   files_per_site: z.number().int().nullable(),
@@ -336,4 +345,10 @@ export const plansResponse = z.object({
   current: z.string().describe('The account’s plan type'),
   plans: z.array(z.object({ type: z.string(), name: z.string(), limits: planLimits })),
   note: z.string(),
+  contact: z
+    .string()
+    .nullable()
+    .describe(
+      'Where to ask for a bigger plan: an http(s) URL or a mailto: address the operator set (HOSTPLANE_PLANS_CONTACT); null: none set',
+    ),
 });

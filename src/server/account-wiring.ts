@@ -102,6 +102,8 @@ export function accountHooks(deps: {
 
   return {
     signup: config.accounts.signup,
+    mail: config.mail.smtpUrl !== undefined,
+    plansContact: config.accounts.plansContact,
     maxSitesPerAccount: config.accounts.maxSitesPerAccount,
     upgradeUrl: upgradeUrlOf(config),
     limiters: deps.limiters,

@@ -326,6 +326,12 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   }
   if (options.worker ?? hasApi) stops.push(startSweeps(modules, logger));
   logger.info({ role, port, database: store.kind, blobs: blobs.kind }, 'hostplane listening');
+  // Said once, where the operator reads: without SMTP no mail leaves (the console says so too).
+  if (hasApi && !config.mail.smtpUrl)
+    logger.warn(
+      { mail: 'off' },
+      'mail is off: SMTP_URL is not set, so no sign-up, reset, invitation or form notification mail is sent (they stay in the outbox)',
+    );
 
   return {
     url: `http://127.0.0.1:${port}`,

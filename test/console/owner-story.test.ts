@@ -102,10 +102,9 @@ describe('console: a new owner, from the invitation to a SQLite table (Chromium)
     // A SQLite database: installed, written in the query console once writes are allowed, browsed.
     await page.locator('nav.tabs a ::-p-text(SQLite)').click();
     await waitForText(page, 'No database yet');
-    await page.locator('#field-install-a-database-name').fill('app');
-    await page.locator('section[aria-labelledby=install-a-database-title] button[type=submit]').click();
-    await page.waitForSelector('.secret textarea');
+    await page.locator('section[aria-labelledby=create-database-title] button[type=submit]').click();
     const db = 'data/app.sqlite';
+    await waitForText(page, `Database ${db} created`);
     await page.goto(rig.url(`/sites/${siteId}/sqlite/${encodeURIComponent(db)}/query`));
     await waitForText(page, 'Read-only');
     await page.locator('#allow-writes').click();

@@ -60,9 +60,11 @@ describe('console: SQLite (Chromium)', () => {
     const page = await signedIn();
     await page.goto(at(''));
     await waitForText(page, 'No database yet');
-    await page.locator('#field-install-a-database-name').fill('app');
-    await page.locator('#install-a-database-user-auth').click(); // no end-user sign-in for this token
-    await page.locator('section[aria-labelledby=install-a-database-title] button[type=submit]').click();
+    await page.locator('section[aria-labelledby=create-database-title] button[type=submit]').click();
+    await waitForText(page, `Database ${DB} created`);
+    await page.locator('.alert-success a').click();
+    await page.locator('#field-create-a-token-name').fill('app'); // any visitor: no end-user sign-in
+    await page.locator('section[aria-labelledby=create-a-token-title] button[type=submit]').click();
     await page.waitForSelector('.secret textarea');
     const token = await page.$eval('.secret textarea', (el) => (el as HTMLTextAreaElement).value);
     expect(token).toMatch(/^hp_sqlite_/);
@@ -76,8 +78,8 @@ describe('console: SQLite (Chromium)', () => {
     expect(query.body.rows).toEqual([{ n: 0 }]);
     const version = await scoped(token, 'GET', '/api/v1/sqlite/version');
 
-    // Shown once: after a reload the list has the database, its size against the plan's 5 MB.
-    await page.reload();
+    // Shown once: the list has the database, its size against the plan's 5 MB.
+    await page.goto(at(''));
     await page.waitForSelector('.database [role=progressbar][aria-label=Size]');
     expect(await page.$('.secret')).toBeNull();
     expect(await page.evaluate(() => document.body.innerText)).not.toContain(token);
@@ -113,7 +115,9 @@ describe('console: SQLite (Chromium)', () => {
     const create = 'CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT, extra TEXT)';
     await run(create);
     await page.waitForSelector('[role=alert]');
-    expect(await alert()).toBe('This token is read-only.');
+    expect(await alert()).toBe(
+      'This console is read-only for now: tick “Allow writes to this database” to change data.',
+    );
     const before = await scoped(ownerToken, 'GET', '/api/v1/sqlite/schema');
     expect(before.body.tables.map((t: Json) => t.name)).toEqual(['seed']);
 
@@ -292,7 +296,6 @@ describe('console: SQLite (Chromium)', () => {
     await page.waitForSelector('tr[data-token-id]');
     await page.locator('#field-create-a-token-name').fill('widget');
     await page.select('#create-a-token-permissions', 'read');
-    await page.locator('#create-a-token-user-auth').click();
     await page.locator('#field-create-a-token-days').fill('7');
     await page.locator('section[aria-labelledby=create-a-token-title] button[type=submit]').click();
     await page.waitForSelector('.secret textarea');

@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { expect, inject, onTestFailed } from 'vitest';
+import type { Logger } from '../../src/observability/logger.js';
 import { invitedOwner, PASSWORD } from './account-api.js';
 import { chromiumPath } from './chromium.js';
 import { startHostplane, type TestHostplane } from './hostplane.js';
@@ -34,6 +35,8 @@ export async function startConsole(
     env?: NodeJS.ProcessEnv;
     /** Runs the worker loops too (the outbox sends mail to Mailpit). */
     worker?: boolean;
+    /** The server's logger (default: silent). */
+    logger?: Logger;
   } = {},
 ): Promise<ConsoleRig> {
   const port = await freePort();
@@ -46,6 +49,7 @@ export async function startConsole(
       ...options.env,
     },
     ...(options.worker ? { worker: true } : {}),
+    ...(options.logger ? { logger: options.logger } : {}),
   });
   const browser = await puppeteer.launch({
     executablePath: chromiumPath(),

@@ -111,6 +111,10 @@ spec:
             - name: HOSTPLANE_EXTRA_FILE_TYPES
               value: {{ join "," . | quote }}
             {{- end }}
+            {{- with $root.Values.accounts.plansContact }}
+            - name: HOSTPLANE_PLANS_CONTACT
+              value: {{ . | quote }}
+            {{- end }}
             {{- end }}
             {{- with $root.Values.config.extraEnv }}
             {{- toYaml . | nindent 12 }}

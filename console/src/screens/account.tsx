@@ -68,7 +68,13 @@ function EmailCard() {
           {me.email_verified ? 'Verified' : 'Not verified yet'}
         </span>
       </p>
-      {!me.email_verified && (
+      {!me.email_verified && !me.mail && (
+        <p class="alert alert-info" role="status">
+          This server sends no mail (its operator has not set it up), so no verification link can reach you.
+          Ask the operator of this server to confirm your address.
+        </p>
+      )}
+      {!me.email_verified && me.mail && (
         <>
           <p>Follow the link we mailed you to create sites. Lost it? We send a new one.</p>
           <Alert error={error} />

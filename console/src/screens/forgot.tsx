@@ -1,10 +1,15 @@
 import { useState } from 'preact/hooks';
 import { call } from '../api.js';
 import { Link } from '../router.js';
-import { Alert, Field, Page, useAction } from '../ui/kit.js';
+import { Alert, Field, Page, useAction, useLoad } from '../ui/kit.js';
+import { loadServerInfo, MAIL_OFF } from './sign-up.js';
 
-/** Asks for a reset link; the answer is the same whether or not the address has an account. */
+/**
+ * Asks for a reset link; the answer is the same whether or not the address has an account. A
+ * server that sends no mail cannot send one: it says so instead of offering the form.
+ */
 export function ForgotPassword() {
+  const info = useLoad(loadServerInfo, []);
   const [email, setEmail] = useState('');
   const [sent, setSent] = useState<string>();
   const { busy, error, run } = useAction();
@@ -18,11 +23,17 @@ export function ForgotPassword() {
   return (
     <div class="narrow">
       <Page title="Forgot your password?">
-        {sent ? (
+        <Alert error={info.error} />
+        {info.data?.mail === false ? (
+          <p class="alert alert-info" role="status">
+            {MAIL_OFF} A reset link cannot be mailed: ask the operator of this server to help you back into
+            your account.
+          </p>
+        ) : sent ? (
           <p class="alert alert-success" role="status">
             {sent} The link works once, for one hour.
           </p>
-        ) : (
+        ) : !info.data ? null : (
           <form onSubmit={submit} class="stack">
             <p>Enter your account’s email address: we mail you a link to choose a new password.</p>
             <Alert error={error} />

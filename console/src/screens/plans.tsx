@@ -17,6 +17,8 @@ interface PlanLimits {
 }
 interface PlansAnswer {
   current: string;
+  /** The operator's contact for a bigger plan (HOSTPLANE_PLANS_CONTACT): a URL or mailto:, or null. */
+  contact: string | null;
   plans: Array<{ type: string; name: string; limits: PlanLimits }>;
 }
 
@@ -46,11 +48,12 @@ export function Plans() {
     <Page title="Plans">
       <p>
         You are on the <strong>{me.plan.name}</strong> plan. A plan is changed by the operator of this
-        Hostplane: ask them for more room.
+        Hostplane, not from this page.
       </p>
+      {plans.data && <Contact contact={plans.data.contact} />}
       <Alert error={plans.error} />
       {list.length > 0 && (
-        <div class="table-wrap">
+        <div class="table-wrap" tabIndex={0} role="region" aria-label="The limits of each plan">
           <table class="plans">
             <caption>The limits of each plan (your plan is marked)</caption>
             <thead>
@@ -89,5 +92,26 @@ export function Plans() {
       )}
       <p class="hint">The number of sites is the same on every plan of this server.</p>
     </Page>
+  );
+}
+
+/** The way to a bigger plan: the operator's link or address when they gave one. */
+function Contact({ contact }: { contact: string | null }) {
+  if (!contact)
+    return (
+      <p class="hint">
+        This server’s operator has not published a contact for plans: ask whoever gave you your account.
+      </p>
+    );
+  const mail = contact.toLowerCase().startsWith('mailto:');
+  const shown = mail ? decodeURIComponent(contact.slice(7).split('?')[0] ?? '') : contact;
+  return (
+    <p class="card plans-contact">
+      Need more room? {mail ? 'Write to ' : 'Ask for another plan at '}
+      <a href={contact} {...(mail ? {} : { target: '_blank', rel: 'noopener' })}>
+        {shown}
+      </a>
+      .
+    </p>
   );
 }

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { call, setCsrfToken } from '../api.js';
-import { Link, navigate } from '../router.js';
+import { Link, navigate, takeFlash } from '../router.js';
 import type { ScreenProps } from '../routes.js';
 import { Alert, Field, Page, useAction, useLoad } from '../ui/kit.js';
 import { loadSignupMode } from './sign-up.js';
@@ -19,6 +19,7 @@ export function SignIn({ onSignedIn }: ScreenProps) {
   const [challenge, setChallenge] = useState<string>();
   const { busy, error, run } = useAction();
   const mode = useLoad(loadSignupMode, []);
+  const [flash] = useState(takeFlash);
 
   const finish = async (answer: SignInAnswer) => {
     setCsrfToken(answer.csrf_token);
@@ -47,6 +48,7 @@ export function SignIn({ onSignedIn }: ScreenProps) {
   return (
     <div class="narrow">
       <Page title="Sign in">
+        <Alert error={flash} kind="success" />
         <form onSubmit={submit} class="stack">
           <Alert error={error} />
           <Field

@@ -4,13 +4,22 @@ import { Link } from '../router.js';
 import { Alert, Field, Page, useAction, useLoad } from '../ui/kit.js';
 import { PASSWORD_HINT } from './invite.js';
 
-/** Fetches whether this server takes open sign-ups (signed-out visitors may ask). */
-export const loadSignupMode = () =>
-  call<{ signup: 'open' | 'invite' }>('GET', '/api/v1/account/signup-mode').then((r) => r.signup);
+/** What a signed-out visitor may know of this server: open sign-ups or not, and whether it sends mail. */
+export interface ServerInfo {
+  signup: 'open' | 'invite';
+  mail: boolean;
+}
+export const loadServerInfo = () => call<ServerInfo>('GET', '/api/v1/account/signup-mode');
+export const loadSignupMode = () => loadServerInfo().then((r) => r.signup);
+
+/** Said wherever a mail would be promised on a server that sends none. */
+export const MAIL_OFF =
+  'This server sends no mail: its operator has not set it up, so no link or notification can reach you by mail.';
 
 /** Open sign-up (HOSTPLANE_SIGNUP=open): an account, then a verification mail before sites. */
 export function SignUp() {
-  const mode = useLoad(loadSignupMode, []);
+  const info = useLoad(loadServerInfo, []);
+  const mode = { ...info, data: info.data?.signup };
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const [sent, setSent] = useState<string>();
@@ -33,11 +42,18 @@ export function SignUp() {
         )}
         {mode.data === 'open' && sent && (
           <p class="alert alert-success" role="status">
-            {sent} Follow it to confirm your address, then sign in and create your first site.
+            {info.data?.mail
+              ? `${sent} Follow it to confirm your address, then sign in and create your first site.`
+              : `Your account is created, but ${MAIL_OFF.charAt(0).toLowerCase()}${MAIL_OFF.slice(1)} Your address stays unconfirmed, so you cannot create sites yet: ask the operator of this server to help.`}
           </p>
         )}
         {mode.data === 'open' && !sent && (
           <form onSubmit={submit} class="stack">
+            {info.data?.mail === false && (
+              <p class="alert alert-info" role="status">
+                {MAIL_OFF} A new account cannot confirm its address here.
+              </p>
+            )}
             <Alert error={error} />
             <Field
               label="Email"

@@ -1,9 +1,9 @@
 import { useState } from 'preact/hooks';
 import { call } from '../api.js';
-import { navigate } from '../router.js';
+import { Link, navigate } from '../router.js';
 import type { ScreenProps } from '../routes.js';
 import { useAccount } from '../session.js';
-import { Alert, formatDate, useAction } from '../ui/kit.js';
+import { Alert, formatDate, useAction, useLoad } from '../ui/kit.js';
 import { SiteFrame, useSite } from './site-nav.js';
 import './site.css';
 
@@ -15,6 +15,15 @@ export function SiteSettings({ params }: ScreenProps) {
   const [typed, setTyped] = useState('');
   const { busy, error, run } = useAction();
   const slug = site.data?.slug;
+  // Every domain with its state: an attached one waiting for its DNS proof is not "none".
+  const domains = useLoad(
+    () =>
+      call<{ domains: Array<{ hostname: string; status: 'active' | 'pending' }> }>(
+        'GET',
+        `/api/v1/account/sites/${encodeURIComponent(siteId)}/domains`,
+      ).then((r) => r.domains),
+    [siteId],
+  );
 
   const remove = async (event: Event) => {
     event.preventDefault();
@@ -24,7 +33,7 @@ export function SiteSettings({ params }: ScreenProps) {
     );
     if (!answer) return;
     await account.reload();
-    navigate('/');
+    navigate('/', { flash: `Site ${slug} deleted, with its files, keys, forms and databases.` });
   };
 
   return (
@@ -46,7 +55,24 @@ export function SiteSettings({ params }: ScreenProps) {
             <dt>Created</dt>
             <dd>{formatDate(site.data.created_at)}</dd>
             <dt>Custom domains</dt>
-            <dd>{site.data.custom_domains.length ? site.data.custom_domains.join(', ') : 'none'}</dd>
+            <dd class="domains-fact">
+              {domains.data === undefined ? (
+                site.data.custom_domains.join(', ') || '…'
+              ) : domains.data.length === 0 ? (
+                'none'
+              ) : (
+                <>
+                  {domains.data.map((d, i) => (
+                    <span key={d.hostname}>
+                      {i > 0 && ', '}
+                      {d.hostname}
+                      {d.status === 'pending' && ' (pending: waiting for its DNS record)'}
+                    </span>
+                  ))}{' '}
+                  · <Link href={`/sites/${siteId}/domains`}>Manage domains</Link>
+                </>
+              )}
+            </dd>
           </dl>
         </section>
       )}

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { call } from '../api.js';
-import { Link } from '../router.js';
+import { Link, takeFlash } from '../router.js';
 import { useAccount } from '../session.js';
 import { Alert, Field, formatBytes, Page, Secret, UsageBar, useAction, useLoad } from '../ui/kit.js';
 
@@ -26,8 +26,10 @@ export function Sites() {
     [],
   );
   const { usage } = account.me;
+  const [flash] = useState(takeFlash);
   return (
     <Page title="Your sites">
+      <Alert error={flash} kind="success" />
       <Alert error={sites.error} />
       <section aria-labelledby="usage-title" class="card">
         <h2 id="usage-title">Usage on the {account.me.plan.name} plan</h2>

@@ -96,7 +96,7 @@ export const sqliteErrors = {
     status: 403,
     error: 'SQLite count limit reached',
     message: (p) =>
-      `The ${p.plan} plan allows ${p.limit} SQLite databases and this account has ${p.current}.`,
+      `The ${p.plan} plan allows ${p.limit} SQLite ${p.limit === 1 ? 'database' : 'databases'} and this account has ${p.current}.`,
     extra: (p) => ({ current_count: p.current, limit: p.limit, current_plan: p.plan }),
     extraSchema: { current_count: z.int(), limit: z.int(), current_plan: z.string() },
     description: 'Installing a database beyond the plan’s count (per account)',

@@ -340,9 +340,15 @@ describe('helm template, validated by a real API server', () => {
 
   it('the account area: sign-up mode, domain proof and the sites cap reach the api pods', async () => {
     const objects = await renderAndValidate({
-      accounts: { signup: 'open', domainVerification: 'off', maxSitesPerAccount: 7 },
+      accounts: {
+        signup: 'open',
+        domainVerification: 'off',
+        maxSitesPerAccount: 7,
+        plansContact: 'mailto:sales@example.com',
+      },
     });
     const api = deployment(objects, 'api');
+    expect(containerEnv(api, 'HOSTPLANE_PLANS_CONTACT')).toBe('mailto:sales@example.com');
     expect(containerEnv(api, 'HOSTPLANE_SIGNUP')).toBe('open');
     expect(containerEnv(api, 'HOSTPLANE_DOMAIN_VERIFICATION')).toBe('off');
     expect(containerEnv(api, 'HOSTPLANE_MAX_SITES_PER_ACCOUNT')).toBe('7');

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ApiError, forgetSiteKeys, siteCall } from '../../../console/src/api.js';
+import { ApiError, forgetSiteKeys, humanMessage, siteCall } from '../../../console/src/api.js';
+import { SLUG_RULE } from '../../../src/platform/slug.js';
 
 // The console's temporary-key handling (console/src/api.ts) against a scripted fetch: which keys
 // the "server" accepts is decided per test, and every mint is counted.
@@ -66,5 +67,20 @@ describe('console site keys', () => {
     // Each refused mint is counted here (the scripted server counts only granted ones).
     const fetched = vi.mocked(fetch).mock.calls.filter(([url]) => url === '/api/keys/generate-temp');
     expect(fetched).toHaveLength(1);
+  });
+});
+
+describe('the API’s words where a person reads (humanMessage)', () => {
+  it('names fields in words, says what to do for a read-only token, keeps anything else', () => {
+    expect(humanMessage('new_path must not be empty')).toBe('The new name cannot be empty.');
+    expect(humanMessage('slug is required')).toBe('The subdomain is needed.');
+    expect(humanMessage(SLUG_RULE)).toMatch(/^The subdomain can have lower-case letters/);
+    expect(humanMessage('path must end in .sqlite or .db; name must not be empty')).toBe(
+      'The path must end in .sqlite or .db. The name cannot be empty.',
+    );
+    expect(humanMessage('statements.0.sql must not be empty')).toBe('The statements #1 sql cannot be empty.');
+    expect(humanMessage('This token is read-only.')).toMatch(/tick “Allow writes to this database”/);
+    for (const kept of ['A site with this slug already exists.', 'no such table: fruit', 'Invalid API key'])
+      expect(humanMessage(kept)).toBe(kept);
   });
 });

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { call } from '../../api.js';
 import { navigate } from '../../router.js';
 import type { ScreenProps } from '../../routes.js';
+import { useAccount } from '../../session.js';
 import { Alert, Field, useAction, useLoad } from '../../ui/kit.js';
 import { formPath, formsCall, type Form } from './api.js';
 import { FieldsEditor } from './fields.js';
@@ -102,6 +103,7 @@ interface NotificationAnswer {
 function Notification({ siteId, formId }: { siteId: string; formId: number }) {
   const path = `/api/v1/account/sites/${encodeURIComponent(siteId)}/forms/${formId}/notification`;
   const current = useLoad(() => call<NotificationAnswer>('GET', path), [path]);
+  const { me } = useAccount();
   const [email, setEmail] = useState('');
   const [done, setDone] = useState<string>();
   const { busy, error, run } = useAction();
@@ -113,11 +115,13 @@ function Notification({ siteId, formId }: { siteId: string; formId: number }) {
     if (!answer) return;
     setEmail('');
     setDone(
-      value === null
-        ? 'Submissions go to your account email again.'
-        : answer.notification_email_status === 'pending'
-          ? `${answer.effective_email} is set: it gets submissions once its owner confirms.`
-          : `Submissions now go to ${answer.effective_email}.`,
+      !me.mail
+        ? `${answer.effective_email} is set; nothing is mailed while this server sends no mail.`
+        : value === null
+          ? 'Submissions go to your account email again.'
+          : answer.notification_email_status === 'pending'
+            ? `${answer.effective_email} is set: it gets submissions once its owner confirms.`
+            : `Submissions now go to ${answer.effective_email}.`,
     );
     await current.reload();
   };
@@ -143,14 +147,20 @@ function Notification({ siteId, formId }: { siteId: string; formId: number }) {
     <section class="card stack" aria-labelledby="notify-title">
       <h2 id="notify-title">Notification email</h2>
       <Alert error={current.error ?? error} />
-      {current.data && !pending && (
+      {current.data && !me.mail && (
+        <p class="alert alert-info notify-effective notify-mail-off" role="status">
+          This server sends no mail (its operator has not set it up): submissions are stored and listed here,
+          not mailed to <strong>{current.data.effective_email}</strong>.
+        </p>
+      )}
+      {current.data && me.mail && !pending && (
         <p>
           Each submission that is not spam is mailed to{' '}
           <strong class="notify-effective">{current.data.effective_email}</strong>
           {current.data.notification_email === null ? ' (your account email).' : ' (set for this form).'}
         </p>
       )}
-      {current.data && pending && (
+      {current.data && me.mail && pending && (
         <div class="notify-pending stack">
           <p class="alert alert-info notify-effective" role="status">
             {current.data.notification_email_message}

@@ -49,7 +49,7 @@ export function FormsList({ params }: ScreenProps) {
               limit={usage.data.forms.limit}
             />
             <UsageBar
-              label={`Submissions in ${usage.data.submissions.month}`}
+              label={`Submissions in ${monthName(usage.data.submissions.month)}`}
               used={usage.data.submissions.used}
               limit={usage.data.submissions.limit}
             />
@@ -164,4 +164,11 @@ function CreateForm({ siteId }: { siteId: string }) {
       </form>
     </section>
   );
+}
+
+/** "2026-11" → "November 2026" (the API's month, a calendar month in UTC). */
+export function monthName(month: string): string {
+  const date = new Date(`${month}-01T00:00:00Z`);
+  if (Number.isNaN(date.getTime())) return month;
+  return date.toLocaleString('en', { month: 'long', year: 'numeric', timeZone: 'UTC' });
 }

@@ -2,38 +2,47 @@ import { useState } from 'preact/hooks';
 import { Alert, Field, Secret, useAction } from '../../ui/kit.js';
 import { install, type Installed, type Permissions } from './sqlite-api.js';
 
+/** A field the form cannot go without: marked for the eye, `required` for the browser and readers. */
+export const RequiredMark = () => (
+  <span class="required" aria-hidden="true">
+    {' '}
+    *
+  </span>
+);
+
 /**
- * Install: a new database, or one more token for an existing one (`paths` offers those). The token
- * is shown once, with where it is accepted from.
+ * A token for the site's pages, for one of the site's databases (created apart, on the Databases
+ * screen). Shown once, with where it is accepted from. Whether calls also need a signed-in end
+ * user is a choice between two plain answers.
  */
-export function InstallForm({
+export function TokenForm({
   siteId,
   paths,
-  title,
-  submitLabel,
-  onInstalled,
+  initialPath,
+  onCreated,
 }: {
   siteId: number;
   paths: string[];
-  title: string;
-  submitLabel: string;
-  onInstalled(): Promise<void> | void;
+  initialPath?: string;
+  onCreated(): Promise<void> | void;
 }) {
-  const [path, setPath] = useState(paths[0] ?? 'data/app.sqlite');
+  const [path, setPath] = useState(
+    initialPath && paths.includes(initialPath) ? initialPath : (paths[0] ?? ''),
+  );
   const [name, setName] = useState('');
   const [permissions, setPermissions] = useState<Permissions>('readwrite');
-  const [requireUserAuth, setRequireUserAuth] = useState(true);
+  const [requireUserAuth, setRequireUserAuth] = useState(false);
   const [days, setDays] = useState('');
   const [installed, setInstalled] = useState<Installed>();
   const action = useAction();
-  const id = title.toLowerCase().replace(/\W+/g, '-');
+  const id = 'create-a-token';
 
   const submit = async (event: Event) => {
     event.preventDefault();
     setInstalled(undefined);
     const done = await action.run(() =>
       install(siteId, {
-        path: path.trim(),
+        path,
         name: name.trim(),
         permissions,
         requireUserAuth,
@@ -43,39 +52,49 @@ export function InstallForm({
     if (done) {
       setInstalled(done);
       setName('');
-      await onInstalled();
+      await onCreated();
     }
   };
 
   return (
     <section class="card stack" aria-labelledby={`${id}-title`}>
-      <h2 id={`${id}-title`}>{title}</h2>
+      <h2 id={`${id}-title`}>Create a token</h2>
+      <p class="hint">
+        Pages of this site send a token with each call to reach a database. Fields marked * are required.
+      </p>
       <form class="stack" onSubmit={submit}>
         <div class="row">
-          <Field
-            label="Database path"
-            name={`${id}-path`}
-            value={path}
-            required
-            list={paths.length > 0 ? `${id}-paths` : undefined}
-            hint="Ends in .sqlite or .db; created when it does not exist."
-            onInput={(e) => setPath(e.currentTarget.value)}
-          />
-          {paths.length > 0 && (
-            <datalist id={`${id}-paths`}>
+          <div class="field">
+            <label for={`${id}-path`}>
+              Database
+              <RequiredMark />
+            </label>
+            <select id={`${id}-path`} required value={path} onChange={(e) => setPath(e.currentTarget.value)}>
               {paths.map((p) => (
-                <option key={p} value={p} />
+                <option key={p} value={p}>
+                  {p}
+                </option>
               ))}
-            </datalist>
-          )}
-          <Field
-            label="Token name"
-            name={`${id}-name`}
-            value={name}
-            required
-            maxLength={120}
-            onInput={(e) => setName(e.currentTarget.value)}
-          />
+            </select>
+          </div>
+          <div class="field">
+            <label for={`field-${id}-name`}>
+              Token name
+              <RequiredMark />
+            </label>
+            <input
+              id={`field-${id}-name`}
+              name={`${id}-name`}
+              value={name}
+              required
+              maxLength={120}
+              aria-describedby={`field-${id}-name-hint`}
+              onInput={(e) => setName(e.currentTarget.value)}
+            />
+            <small id={`field-${id}-name-hint`} class="hint">
+              For you, to tell tokens apart (e.g. “guestbook page”).
+            </small>
+          </div>
         </div>
         <div class="row">
           <div class="field">
@@ -99,20 +118,41 @@ export function InstallForm({
             hint="Empty: never expires."
             onInput={(e) => setDays(e.currentTarget.value)}
           />
+        </div>
+        <fieldset class="stack choice">
+          <legend>Who can call with this token?</legend>
           <label class="check">
             <input
-              id={`${id}-user-auth`}
-              type="checkbox"
-              checked={requireUserAuth}
-              onChange={(e) => setRequireUserAuth(e.currentTarget.checked)}
+              type="radio"
+              name={`${id}-who`}
+              id={`${id}-anyone`}
+              checked={!requireUserAuth}
+              onChange={() => setRequireUserAuth(false)}
             />{' '}
-            Calls also need a signed-in end user
+            Any visitor of this site’s pages
           </label>
-        </div>
+          <small class="hint">
+            For data every visitor may see or add to, like a guestbook or a public list.
+          </small>
+          <label class="check">
+            <input
+              type="radio"
+              name={`${id}-who`}
+              id={`${id}-user-auth`}
+              checked={requireUserAuth}
+              onChange={() => setRequireUserAuth(true)}
+            />{' '}
+            Only visitors signed in as an end user of the database
+          </label>
+          <small class="hint">
+            Your pages first sign the visitor in (an account in this database’s End users) and send that
+            sign-in with each call; calls without it are refused. For data that belongs to someone.
+          </small>
+        </fieldset>
         <Alert error={action.error} />
         <div>
-          <button type="submit" disabled={action.busy}>
-            {action.busy ? 'Working…' : submitLabel}
+          <button type="submit" disabled={action.busy || paths.length === 0}>
+            {action.busy ? 'Creating…' : 'Create token'}
           </button>
         </div>
       </form>

@@ -4,7 +4,7 @@ import type { ScreenProps } from '../../routes.js';
 import { Alert, useAction } from '../../ui/kit.js';
 import { RowsTable } from './cells.js';
 import { DatabaseFrame } from './frame.js';
-import { databaseCall, type Permissions } from './sqlite-api.js';
+import { confirmWrites, databaseCall, type Permissions } from './sqlite-api.js';
 
 /** The engine's answer when /query is given a statement that writes (src/sqlite/engine). */
 const WRITE_ON_QUERY = 'query runs one read-only statement';
@@ -37,7 +37,7 @@ export function SqliteQueryConsole({ params }: ScreenProps) {
 
   const switchMode = (box: HTMLInputElement) => {
     const write = box.checked;
-    if (write && !confirm(`Allow this console to change the data of ${path}?`)) {
+    if (write && !confirmWrites(path)) {
       box.checked = false;
       return;
     }

@@ -109,11 +109,27 @@ function stored(key: string): Stored | undefined {
   }
 }
 
-async function mintConsoleToken(siteId: number, path: string, mode: Permissions, key: string) {
+async function mintConsoleToken(siteId: number, path: string, mode: Permissions) {
   // Install creates a missing database: a mistyped or stale address must not make one.
   const { databases } = await listDatabases(siteId);
   if (!databases.some((db) => db.path === path))
     throw new ApiError(404, 'NOT_FOUND', `This site has no SQLite database at ${path}.`);
+  return (await installConsoleToken(siteId, path, mode)).token;
+}
+
+/**
+ * Creates the database at `path` (the owner's "Create a database"): install makes a database only
+ * with a token, so the token is the console's own (read-only, a day), kept for this tab's browsing.
+ * The tokens the site's pages use are created apart, on the Tokens screen.
+ */
+export async function createDatabase(siteId: number, path: string): Promise<string> {
+  const { databases } = await listDatabases(siteId);
+  if (databases.some((db) => db.path === path))
+    throw new ApiError(409, 'EXISTS', `This site already has a database at ${path}.`);
+  return (await installConsoleToken(siteId, path, 'read')).path;
+}
+
+async function installConsoleToken(siteId: number, path: string, mode: Permissions) {
   const minted = await install(siteId, {
     path,
     name: `${CONSOLE_TOKEN_NAME} (${mode === 'read' ? 'read' : 'write'})`,
@@ -127,8 +143,8 @@ async function mintConsoleToken(siteId: number, path: string, mode: Permissions,
     tokenId: minted.tokenId,
     expiresAt: minted.expiresAt ?? '',
   };
-  sessionStorage.setItem(key, JSON.stringify(entry));
-  return minted.token;
+  sessionStorage.setItem(storeKey(siteId, minted.path, mode), JSON.stringify(entry));
+  return { token: minted.token, path: minted.path };
 }
 
 /** The console's token for (site, database, mode): kept one while it has an hour left, else minted. */
@@ -138,7 +154,7 @@ function consoleToken(siteId: number, path: string, mode: Permissions, fresh: bo
   if (kept && Date.parse(kept.expiresAt) - Date.now() > 3_600_000) return Promise.resolve(kept.token);
   let minting = pending.get(key);
   if (!minting || fresh) {
-    minting = mintConsoleToken(siteId, path, mode, key).finally(() => pending.delete(key));
+    minting = mintConsoleToken(siteId, path, mode).finally(() => pending.delete(key));
     pending.set(key, minting);
   }
   return minting;
@@ -185,6 +201,9 @@ async function revokeConsoleTokens(): Promise<void> {
   );
 }
 beforeSignOut(revokeConsoleTokens);
+
+/** The one confirmation before a screen may change a database's data (query console, table browser). */
+export const confirmWrites = (path: string) => confirm(`Allow this console to change the data of ${path}?`);
 
 /** `"name"` for SQL, whatever the name holds. */
 export const quoteIdent = (name: string) => `"${name.replace(/"/g, '""')}"`;

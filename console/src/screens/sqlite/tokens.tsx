@@ -1,8 +1,9 @@
 import { useState } from 'preact/hooks';
+import { Link, useQueryParam } from '../../router.js';
 import type { ScreenProps } from '../../routes.js';
 import { Alert, formatDate, useAction, useLoad } from '../../ui/kit.js';
 import { SqliteFrame } from './frame.js';
-import { InstallForm } from './install-form.js';
+import { TokenForm } from './install-form.js';
 import {
   CONSOLE_TOKEN_NAME,
   listDatabases,
@@ -22,6 +23,7 @@ export function SqliteTokens({ params }: ScreenProps) {
   const mine = all.filter((t) => t.name.startsWith(CONSOLE_TOKEN_NAME));
   const owned = all.filter((t) => !t.name.startsWith(CONSOLE_TOKEN_NAME));
   const [done, setDone] = useState<string>();
+  const wanted = useQueryParam('db');
 
   const onRevoke = async (id: number, name: string) => {
     if (
@@ -40,7 +42,7 @@ export function SqliteTokens({ params }: ScreenProps) {
     <SqliteFrame siteId={params.siteId!} title="SQLite tokens">
       <Alert error={tokens.error ?? revoke.error} />
       <Alert error={done} kind="success" />
-      {tokens.data?.length === 0 && <p>No token yet: install a database first.</p>}
+      {tokens.data?.length === 0 && <p>No token yet.</p>}
       {owned.length > 0 && (
         <TokenTable tokens={owned} label="Tokens" busy={revoke.busy} onRevoke={onRevoke} />
       )}
@@ -57,13 +59,17 @@ export function SqliteTokens({ params }: ScreenProps) {
           <TokenTable tokens={mine} label="The console’s own tokens" busy={revoke.busy} onRevoke={onRevoke} />
         </details>
       )}
-      {databases.data && (
-        <InstallForm
+      {databases.data && databases.data.databases.length === 0 && (
+        <p>
+          A token is for a database: <Link href={`/sites/${siteId}/sqlite`}>create a database</Link> first.
+        </p>
+      )}
+      {databases.data && databases.data.databases.length > 0 && (
+        <TokenForm
           siteId={siteId}
           paths={databases.data.databases.map((d) => d.path)}
-          title="Create a token"
-          submitLabel="Create token"
-          onInstalled={async () => {
+          initialPath={wanted}
+          onCreated={async () => {
             await Promise.all([tokens.reload(), databases.reload()]);
           }}
         />
