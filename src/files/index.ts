@@ -10,7 +10,7 @@ export { FilesService, MAX_FILE_BYTES, MAX_VIDEO_BYTES, type FileRecord } from '
 export { MAX_PATH_BYTES, MAX_SEGMENT_BYTES, namesDatabaseFile, normalizeSitePath } from './paths.js';
 // What `hostplane deploy` checks before sending a manifest (the rules of deploys.ts).
 export { uploadExtensions, videoExtensions } from './file-types.js';
-export { MAX_DEPLOY_FILES } from './deploys.js';
+export { MAX_DEPLOY_FILES, MAX_DEPLOY_MESSAGE } from './deploys.js';
 export { databasePath } from './schemas.js';
 export { contentTypeFor } from './file-types.js';
 export { DeploysService, DEPLOY_ID, DEPLOY_RETENTION, DRAFT_RETENTION, type PreviewRow } from './deploys.js';
@@ -31,7 +31,11 @@ export function filesModule(deps: {
     routes: (registry) => filesRoutes({ ...deps, registry }),
     sweeps: [
       { name: 'orphan_blobs', everyMs: HOUR, run: () => deps.files.sweepOrphanBlobs(HOUR) },
-      { name: 'abandoned_deploys', everyMs: HOUR, run: () => deps.deploys.sweepAbandoned() },
+      {
+        name: 'abandoned_deploys',
+        everyMs: deps.deploys.sweepEveryMs,
+        run: () => deps.deploys.sweepAbandoned(),
+      },
       {
         name: 'counter_recount',
         everyMs: deps.config.counterRecount.everyMs,
