@@ -20,7 +20,7 @@ it('deploy_files sends 12 new files, several at once, none refused', async () =>
   const refusedBefore = await metric(/^hostplane_upload_refusals_total\{cap="site"\}/);
   const client = await connect(hp.url, { key: site.apiKey });
   const files = Array.from({ length: 12 }, (_, i) => ({ path: `p${i}.html`, content: `<p>page ${i}</p>` }));
-  const done = await ok(client, 'deploy_files', { files });
+  const done = await ok(client, 'deploy_files', { mode: 'replace', files });
   expect(done.uploaded).toBe(12);
   expect(done.deploy.live).toBe(true);
   expect(await (await hp.request('/p11.html', { host: 'mcpcaps.localhost' })).text()).toBe('<p>page 11</p>');
@@ -65,6 +65,7 @@ it("waits out the site's share held by another client's upload, then deploys", a
 
   const client = await connect(hp.url, { key: site.apiKey });
   const deploying = ok(client, 'deploy_files', {
+    mode: 'replace',
     files: [
       { path: 'a.html', content: 'a, waited for' },
       { path: 'b.html', content: 'b, waited for' },
