@@ -110,6 +110,18 @@ describe('MCP: agents get what a person gets', () => {
       expect((await ok(client, 'list_deploys')).pagination.total_items).toBe(before);
     });
 
+    it('write_file of a file over 10 MB names the file', async () => {
+      const big = Buffer.alloc(10 * 1024 * 1024 + 1, 7).toString('base64');
+      const refused = await fails(client, 'write_file', {
+        path: 'docs/huge.pdf',
+        content: big,
+        encoding: 'base64',
+      });
+      expect(refused.status).toBe(400);
+      expect(refused.message).toMatch(/^docs\/huge\.pdf: .*10 MB/);
+      expect(refused.path).toBe('docs/huge.pdf');
+    });
+
     it('a body over 20 MB is pointed at deploy_manifest + upload_blob', async () => {
       const big = await post(
         JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping', pad: 'x'.repeat(21 * 1024 * 1024) }),
