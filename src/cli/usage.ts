@@ -33,6 +33,7 @@ Exit codes:
   3  the API key was refused (unknown, expired, revoked, or scoped to another site)
   4  a limit refused it (the plan's file, folder or storage limit; a file over 10 MB)
   5  the API could not be reached, or kept failing, after retries
+  130, 143  deploy interrupted by SIGINT or SIGTERM (the deploy it started was cancelled)
 
 Configuration comes from environment variables (HOSTPLANE_DATA_DIR, DATABASE_URL, PORT, ...);
 see the README.`,
