@@ -27,14 +27,43 @@ export class ApiUnavailable extends Error {
   }
 }
 
+/** A file refused before anything was sent, as --json lists it. */
+export interface RefusedFile {
+  path: string;
+  reason: string;
+  /** Over a size limit (rather than a path rule). */
+  limit: boolean;
+}
+
 /** Refused before anything was sent (files the server would refuse); `exitCode` says why. */
 export class LocalRefusal extends Error {
   constructor(
     message: string,
     readonly exitCode: number,
+    /** The files refused, when files are what was refused. */
+    readonly files?: RefusedFile[],
   ) {
     super(message);
   }
+}
+
+/**
+ * What kind of failure an error of the deploy commands is, for --json (one word a script can
+ * switch on; the exit code says the same in a number): files_refused (listed in `files`),
+ * refused (the server or a local check said no), usage, auth, limit, unavailable.
+ */
+export function errorKind(err: unknown): string {
+  if (err instanceof LocalRefusal && err.files) return 'files_refused';
+  const code = exitCodeOf(err);
+  return code === EXIT.usage
+    ? 'usage'
+    : code === EXIT.auth
+      ? 'auth'
+      : code === EXIT.limit
+        ? 'limit'
+        : code === EXIT.unavailable
+          ? 'unavailable'
+          : 'refused';
 }
 
 /**

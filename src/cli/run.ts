@@ -6,6 +6,7 @@ import {
   CommandFailed,
   exitCodeOf,
   LocalRefusal,
+  errorKind,
   messageOf,
   usageError,
 } from './errors.js';
@@ -113,15 +114,19 @@ function report(err: unknown, ctx: Context): number {
   // The API's own codes (no hint: their body says it all), from the admin socket, a local run or
   // the HTTP API (deploy commands: with the body's advice for agents and its upgrade link).
   const known = err instanceof CommandFailed ? err.body : isAppError(err) && !err.hint ? err.body : undefined;
+  // The deploy commands' --json errors say what kind of failure it is (errorKind).
+  const kind = API_COMMANDS.has(ctx.command) ? { kind: errorKind(err) } : {};
   if (known) {
-    if (ctx.json) console.log(JSON.stringify(known));
+    if (ctx.json) console.log(JSON.stringify({ ...known, ...kind }));
     console.error(`${prefix}: ${known.message}`);
     if (typeof known.hint_for_ai === 'string') console.error(`hint: ${known.hint_for_ai}`);
     if (typeof known.upgrade_url === 'string') console.error(`upgrade: ${known.upgrade_url}`);
     return exitCodeOf(err);
   }
   if (err instanceof LocalRefusal || err instanceof ApiUnavailable) {
-    if (ctx.json) console.log(JSON.stringify({ error: 'Failed', message: err.message }));
+    const files = err instanceof LocalRefusal && err.files ? { files: err.files } : {};
+    const error = 'files' in files ? 'Files refused' : 'Failed';
+    if (ctx.json) console.log(JSON.stringify({ error, message: err.message, ...kind, ...files }));
     console.error(`${prefix}: ${err.message}`);
     return exitCodeOf(err);
   }
@@ -135,6 +140,7 @@ function report(err: unknown, ctx: Context): number {
   return exitCodeOf(startup);
 }
 
+const API_COMMANDS = new Set(['deploy', 'deploys', 'rollback', 'publish']);
 const ctx: Context = { command: '', json: false };
 main(process.argv.slice(2), ctx).then(
   (code) => process.exit(code),

@@ -33,6 +33,7 @@ Exit codes:
   3  the API key was refused (unknown, expired, revoked, or scoped to another site)
   4  a limit refused it (the plan's file, folder or storage limit; a file over 10 MB)
   5  the API could not be reached, or kept failing, after retries
+  130, 143  deploy interrupted by SIGINT or SIGTERM (the deploy it started was cancelled)
 
 Configuration comes from environment variables (HOSTPLANE_DATA_DIR, DATABASE_URL, PORT, ...);
 see the README.`,
@@ -103,7 +104,7 @@ replication off stay (their only copy is on that shard) and are listed.
   --shard NAME     The shard to drain (HOSTPLANE_SQLITE_SHARD_NAME; in the cluster, the pod name)
   --to NAME        Move everything to this shard instead
   --json           Print one JSON object: {"shard", "moved": [...], "left": [...]}`,
-  deploy: `Usage: hostplane deploy DIR [--api URL] [--draft] [--dry-run] [--concurrency N] [--json]
+  deploy: `Usage: hostplane deploy DIR [--api URL] [--draft] [--dry-run] [--message TEXT] [--concurrency N] [--json]
 
 Deploys the folder DIR as the whole site: hashes every file (SHA-256), sends the manifest, uploads
 only the files the server does not have yet, then switches the site to the new version at once.
@@ -112,18 +113,21 @@ Left out: .git/, node_modules/, .DS_Store, Thumbs.db and what DIR/.hostplaneigno
 with a note: a deploy never replaces the site's databases. Symbolic links are followed inside DIR
 only. Files the server would refuse (an extension it does not serve, a bad name, over 10 MB) stop
 the deploy before anything is sent. Transient failures (network errors, 429, 502, 503, 504) are
-retried with back-off (Retry-After honoured), 5 attempts per call.
+retried with back-off (Retry-After honoured), 5 attempts per call; a host name that does not
+resolve (ENOTFOUND) is not. Interrupted (Ctrl-C, SIGTERM) or failed, the command cancels the
+deploy it started before it exits.
   --api URL          The API (default: HOSTPLANE_API_URL, else http://localhost:8080)
   --draft            Do not publish: print the preview URL (publish later with \`hostplane publish ID\`)
   --dry-run          Hash and compare with the live deploy; upload and change nothing
+  --message TEXT     Kept with the deploy, shown by \`hostplane deploys\` (at most 500 characters)
   --concurrency N    Uploads at once (1-32, default 8)
   --json             Print one JSON object on stdout (progress and notes go to stderr)
 ${ENV}`,
 
   deploys: `Usage: hostplane deploys [--api URL] [--limit N] [--json]
 
-Lists the site's newest deploys: id, state, when, files, size, the key that made it, and which
-one is live (drafts show their preview URL).
+Lists the site's newest deploys: id, state, when, files, size, the key that made it, its message
+(when one has one), and which one is live (drafts show their preview URL).
   --api URL    The API (default: HOSTPLANE_API_URL, else http://localhost:8080)
   --limit N    How many (1-100, default 20)
   --json       Print the API's answer as one JSON object

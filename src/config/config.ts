@@ -47,6 +47,9 @@ export const configSchema = z.object({
   // and how many sites a pass takes: counters a previous release's replicas left wrong heal.
   HOSTPLANE_COUNTER_RECOUNT_SECONDS: z.coerce.number().min(1).max(86_400).default(60),
   HOSTPLANE_COUNTER_RECOUNT_BATCH: z.coerce.number().int().min(1).max(10_000).default(50),
+  // An unfinished deploy (uploading, ready) with no create or blob upload for this long is deleted
+  // by the api replicas' sweep (its blobs go to the orphan sweep); the sweep runs every quarter of it, at most every minute.
+  HOSTPLANE_DEPLOY_IDLE_SECONDS: z.coerce.number().int().min(1).max(604_800).default(900),
   // Uploads (files, videos, deploy blobs, /mcp bodies over 1 MiB) are admitted by what their bodies
   // may cost in memory (about twice a large JSON upload's Content-Length, at most 16 MiB for a
   // streamed video), before the body is read: beyond the process's budget 503, beyond one site's
@@ -207,6 +210,8 @@ export interface Config {
   tempPages: { maxPages: number; maxBytes: number };
   /** The periodic recount of the sites' file counters (files/counters.ts): interval, sites per pass. */
   counterRecount: { everyMs: number; batch: number };
+  /** How long an unfinished deploy may stay idle before the sweep deletes it (files/deploys.ts). */
+  deployIdleMs: number;
   /** Uploads one process receives at once, in all and per site (a memory bound, per process). */
   /** The upload byte budget of one process, and one site's share of it (src/http/upload-admission.ts). */
   uploads: { maxBytes: number; maxSiteBytes: number };
@@ -357,6 +362,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxPages: c.HOSTPLANE_TEMP_PAGES_MAX,
       maxBytes: c.HOSTPLANE_TEMP_PAGES_MAX_MB * 1024 * 1024,
     },
+    deployIdleMs: c.HOSTPLANE_DEPLOY_IDLE_SECONDS * 1000,
     counterRecount: {
       everyMs: c.HOSTPLANE_COUNTER_RECOUNT_SECONDS * 1000,
       batch: c.HOSTPLANE_COUNTER_RECOUNT_BATCH,

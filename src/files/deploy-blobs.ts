@@ -35,7 +35,8 @@ export async function commitDeployBlob(
     if (!(size >= HEAD_FIRST_MIN_BYTES && (await blobs.head(blobKeyForHash(hash))))) await write();
     // One statement, so one round trip and atomic without a transaction: the claim row's lock (the
     // sweeper's, see blob-claims.ts), the manifest rows, and the deploy's count of missing hashes. A
-    // hash is counted once: a concurrent commit of the same bytes finds no null size left.
+    // hash is counted once: a concurrent commit of the same bytes finds no null size left. Every
+    // commit is activity (the idle sweep, deploy-lifecycle.ts).
     const [verdict] = rowsOf<{ kept: boolean; state: DeployState | null; missing: number | null }>(
       await dbOp('commit_deploy_blob', () =>
         db.execute(sql`
@@ -51,9 +52,12 @@ export async function commitDeployBlob(
           ),
           n as (select count(*)::int as rows from updated),
           deploy as (
-            update deploys set missing = missing - 1, bytes = bytes + ${size}::bigint * (select rows from n),
-              state = case when state = 'uploading' and missing = 1 then 'ready' else state end
-            where id = ${deployId} and (select rows from n) > 0
+            update deploys set
+              missing = missing - case when (select rows from n) > 0 then 1 else 0 end,
+              bytes = bytes + ${size}::bigint * (select rows from n),
+              state = case when (select rows from n) > 0 and state = 'uploading' and missing = 1 then 'ready' else state end,
+              last_activity_at = now()
+            where id = ${deployId} and (select kept from claim)
             returning state, missing
           )
           select (select kept from claim) as kept, (select state from deploy) as state,

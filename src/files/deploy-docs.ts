@@ -19,6 +19,8 @@ const deployExample = {
   created_at: '2026-01-05T10:00:00.000Z',
   finalized_at: '2026-01-05T10:00:02.000Z',
   published_at: '2026-01-05T10:00:02.000Z',
+  message: 'Fix the header (#42)',
+  changes: { added: 1, changed: 1, removed: 0 },
   preview_url: `https://${ID}--my-site.hostplane.example`,
 };
 const pagination = {

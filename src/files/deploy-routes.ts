@@ -42,6 +42,8 @@ function deployJson(config: Config, site: Site, d: Deploy, live: string | undefi
     created_at: d.createdAt.toISOString(),
     finalized_at: iso(d.finalizedAt),
     published_at: iso(d.publishedAt),
+    message: d.message,
+    changes: d.changes,
     preview_url: previewUrl(config, site, d.id),
   };
 }
@@ -89,19 +91,22 @@ export function deployRoutes(deps: {
     path: '/api/v1/deploys',
     summary: 'Create a deploy from a manifest; answers the hashes to upload',
     description:
-      'The whole site as `{files: {path: sha256}}`. The answer lists the hashes the site does not have yet (`required`): upload each with `PUT /api/v1/deploys/{id}/files/{sha256}`, then `POST /api/v1/deploys/{id}/finalize`. ' +
+      'The whole site as `{files: {path: sha256}}`, or with `base: "live"` the files to add or change over the live site (with `removed` for the paths to drop). The answer lists the hashes the site does not have yet (`required`): upload each with `PUT /api/v1/deploys/{id}/files/{sha256}`, then `POST /api/v1/deploys/{id}/finalize`; `changes` counts the paths added, changed and removed against the live site. ' +
+      'Declared `sizes` are checked before the deploy exists. A site holds at most 20 unfinished deploys: a create beyond them deletes the least recently active one (a deploy nobody touches for 15 minutes expires anyway; `DELETE /api/v1/deploys/{id}` cancels one). ' +
       'A hash counts as present only when this site already uses it (a live file or an uploaded blob of one of its deploys): bytes another site holds are never reused without being sent. ' +
       `At most ${MAX_MANIFEST_BYTES / 1024 / 1024} MB of manifest and 100,000 files (and the plan's file limit); SQLite databases of the site are never part of a manifest.`,
     tags,
     auth: 'apiKeyOrSession',
     errors: [
       ...siteScoped,
+      'INVALID_REQUEST',
       'INVALID_PATH',
       'INVALID_FILE_TYPE',
-      'CONFLICT',
       'FILE_LIMIT',
       'STORAGE_LIMIT',
       'FILE_TOO_LARGE',
+      'VIDEO_TOO_LARGE',
+      'DEPLOY_FILES_TOO_LARGE',
     ],
     middleware: [jsonBody(`${MAX_MANIFEST_BYTES / 1024 / 1024}mb`)],
     query: s.siteOnlyQuery,
@@ -113,7 +118,19 @@ export function deployRoutes(deps: {
       const usage = await platform.getUsage(site.id);
       if (!usage) throw new AppError('NOT_FOUND', { message: 'Site not found' });
       const client = deployClientOf(req.principal, req.headers['user-agent']);
-      const created = await deploys.create(usage, req.principal, body.files, body.draft ?? false, client);
+      const created = await deploys.create(
+        usage,
+        req.principal,
+        {
+          files: body.files,
+          draft: body.draft ?? false,
+          base: body.base ?? 'none',
+          removed: body.removed ?? [],
+          sizes: body.sizes,
+          message: body.message ?? null,
+        },
+        client,
+      );
       res.json({ ...(await answer(site, created.deploy)), required: created.required });
     },
   });
@@ -294,11 +311,33 @@ export function deployRoutes(deps: {
   );
 
   registry.add(router, {
+    method: 'delete',
+    path: '/api/v1/deploys/:id',
+    summary: 'Cancel an unfinished deploy, or delete one that is not live',
+    description:
+      'An unfinished deploy (`uploading`, `ready`) is cancelled: its uploads and finalize answer 404 from then on. A draft or a published deploy kept for rollback is deleted with its preview host. The live deploy is a 409: deploy or restore another first. ' +
+      'Blobs no other file or deploy uses are freed by the orphan sweep.',
+    tags,
+    auth: 'apiKeyOrSession',
+    params,
+    errors: [...siteScoped, 'CONFLICT'],
+    query: s.siteOnlyQuery,
+    requestExample: deployDocs.switch.requestExample,
+    responses: { 204: { description: 'Cancelled, or deleted' } },
+    handler: async ({ req, res, query }) => {
+      const { id } = req.params as { id: string };
+      const site = await siteForRequest(req, platform, query.site_id);
+      await deploys.remove(site.id, id);
+      res.status(204).end();
+    },
+  });
+
+  registry.add(router, {
     method: 'get',
     path: '/api/v1/deploys',
     summary: "The site's deploys, newest first",
     description:
-      "Paged. Unfinished deploys expire after 24 hours; published ones beyond the plan's retention (free 10, standard 50, premium 100, business 200, enterprise 500) are deleted, the live one always kept; finalized drafts have their own window (free 5, standard 10, premium 20, business 40, enterprise 100).",
+      "Paged. Unfinished deploys expire once idle for 15 minutes (no upload; the operator may change it); published ones beyond the plan's retention (free 10, standard 50, premium 100, business 200, enterprise 500) are deleted, the live one always kept; finalized drafts have their own window (free 5, standard 10, premium 20, business 40, enterprise 100).",
     tags,
     auth: 'apiKeyOrSession',
     errors: siteScoped,

@@ -20,6 +20,15 @@ export interface Deploy {
   createdAt: Date;
   finalizedAt: Date | null;
   publishedAt: Date | null;
+  message: string | null;
+  /** Against the live file set at its create, then at its last switch (null: not counted). */
+  changes: DeployChanges | null;
+}
+
+export interface DeployChanges {
+  added: number;
+  changed: number;
+  removed: number;
 }
 
 export interface ManifestEntry {
@@ -57,6 +66,10 @@ export interface DeployDbRow {
   created_at: Date | string;
   finalized_at: Date | string | null;
   published_at: Date | string | null;
+  message: string | null;
+  files_added: number | null;
+  files_changed: number | null;
+  files_removed: number | null;
 }
 
 export const date = (v: Date | string) => (v instanceof Date ? v : new Date(v));
@@ -73,4 +86,9 @@ export const toDeploy = (r: DeployDbRow): Deploy => ({
   createdAt: date(r.created_at),
   finalizedAt: r.finalized_at === null ? null : date(r.finalized_at),
   publishedAt: r.published_at === null ? null : date(r.published_at),
+  message: r.message,
+  changes:
+    r.files_added === null || r.files_changed === null || r.files_removed === null
+      ? null
+      : { added: r.files_added, changed: r.files_changed, removed: r.files_removed },
 });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { queryInt } from '../http/index.js';
-import { MAX_DEPLOY_FILES } from './deploys.js';
+import { MAX_DEPLOY_FILES, MAX_DEPLOY_MESSAGE } from './deploys.js';
 import { DEPLOY_CLIENTS } from './deploy-client.js';
 import { siteIdQuery } from './schemas.js';
 
@@ -32,6 +32,30 @@ export const createBodyOf = (manifestPath: z.ZodType<string>) =>
       .boolean()
       .optional()
       .describe('A draft is not published by finalize: it is served at its preview host only'),
+    base: z
+      .enum(['none', 'live'])
+      .optional()
+      .describe(
+        'none (the default): `files` is the whole new site, live files it does not list are gone from it. live: `files` is laid over the live file set (what the site serves now): live files it does not list are kept, except those `removed` names',
+      ),
+    removed: z
+      .array(manifestPath)
+      .max(MAX_DEPLOY_FILES)
+      .optional()
+      .describe(
+        'With base live only: live paths to drop, each a file or a folder (everything in it goes). A path both in files and here is a 400; a path the live site does not have is ignored',
+      ),
+    sizes: z
+      .record(manifestPath, z.int().min(0).max(Number.MAX_SAFE_INTEGER))
+      .optional()
+      .describe(
+        "Optional: the size in bytes of some or all files, by path. Checked before the deploy exists: a file over its type's limit (10 MB; 50 MB for a video) is a 400 naming every such file, and sizes over the storage left a 403; nothing is created then. The uploads are still checked for real",
+      ),
+    message: z
+      .string()
+      .max(MAX_DEPLOY_MESSAGE)
+      .optional()
+      .describe(`What this deploy is (a commit message), at most ${MAX_DEPLOY_MESSAGE} characters`),
   });
 
 export const siteOnlyQuery = z.strictObject({ site_id: siteIdQuery });
@@ -69,6 +93,17 @@ export const deploy = z.object({
   created_at: z.string(),
   finalized_at: z.string().nullable(),
   published_at: z.string().nullable(),
+  message: z.string().nullable().describe('The message it was created with (null: none)'),
+  changes: z
+    .object({
+      added: z.int().describe('Paths the live file set does not have'),
+      changed: z.int().describe('Paths the live file set has with other bytes'),
+      removed: z.int().describe('Live paths it does not have'),
+    })
+    .nullable()
+    .describe(
+      'Against the live file set when it was created, then when it last went live or was finalized (null: a files_api record, or made before this was counted)',
+    ),
   preview_url: z
     .string()
     .nullable()

@@ -11,17 +11,17 @@ import { deployEventsTotal, deploySwitchWaitSeconds } from './metrics.js';
 import { previewable, previewRows } from './deploy-previews.js';
 import { pendingBytes, pruneDeploys, rollbackLimit, rollbackUsage } from './deploy-retention.js';
 import {
-  assertPathLimits,
   assertSetFits,
   liveDeployId,
   liveSetChanged,
   snapshotLiveSet,
   switchLiveSet,
 } from './deploy-switch.js';
-import { contentTypeFor } from './file-types.js';
-import { ancestors, extensionOf, normalizeSitePath } from './paths.js';
-import { assertPendingWithinStorage, assertWithinQuota } from './quota.js';
-import { assertExtension, maxBytesFor } from './upload-rules.js';
+import { recordChanges } from './deploy-changes.js';
+import { insertDeploy, normalizeManifest, precheck, type CreateInput } from './deploy-create.js';
+import { sweepIdleDeploys } from './deploy-lifecycle.js';
+import { assertPendingWithinStorage } from './quota.js';
+import { maxBytesFor } from './upload-rules.js';
 import type { FilesService } from './service.js';
 import type { DeployClient } from './deploy-client.js';
 import {
@@ -36,19 +36,16 @@ import {
 } from './deploy-rows.js';
 
 export { DEPLOY_RETENTION, DRAFT_RETENTION } from './deploy-retention.js';
+export { MAX_DEPLOY_FILES, type CreateInput } from './deploy-create.js';
+export { MAX_OPEN_DEPLOYS } from './deploy-lifecycle.js';
 export type { DeployState } from './deploy-blobs.js';
 export { DEPLOY_ID, type Deploy, type ManifestEntry, type PreviewRow } from './deploy-rows.js';
 
 const rowsOf = <R>(result: unknown): R[] => (result as { rows: R[] }).rows;
 
-/** A manifest holds at most this many files (and its body at most MAX_MANIFEST_BYTES). */
-export const MAX_DEPLOY_FILES = 100_000;
 export const MAX_MANIFEST_BYTES = 16 * 1024 * 1024;
-/** Unfinished deploys (uploading or ready) one site may hold at once. */
-export const MAX_OPEN_DEPLOYS = 20;
-/** Unfinished deploys older than this are deleted by the hourly sweep. */
-export const ABANDONED_AFTER_HOURS = 24;
-const BATCH = 2000;
+/** The longest message a deploy keeps. */
+export const MAX_DEPLOY_MESSAGE = 500;
 
 const notFound = (id: string) => new AppError('NOT_FOUND', { message: `Deploy ${id} not found` });
 
@@ -67,117 +64,46 @@ export class DeploysService {
     private readonly upgradeUrl: string,
     /** Wait after a switch so that every edge has heard of it (see edge/cache.ts, sync window). */
     private readonly syncWindowMs: number | undefined,
+    /** An unfinished deploy idle (no create, no blob upload) for this long is swept. */
+    private readonly idleMs: number,
     /** Several replicas (syncWindowMs set): asks the live edge processes to acknowledge a switch. */
     private readonly events?: Pick<SiteEvents, 'awaitAcks'>,
   ) {}
 
-  /** Validates a manifest: canonical paths (upload rules), no path inside another file. */
+  /** Validates a manifest (see deploy-create.ts). */
   normalizeManifest(files: Record<string, string>): Map<string, string> {
-    const entries = Object.entries(files);
-    const manifest = new Map<string, string>();
-    for (const [raw, hash] of entries) {
-      const field = `files["${raw.length > 80 ? `${raw.slice(0, 80)}…` : raw}"]`;
-      const sitePath = normalizeSitePath(raw, field);
-      const ext = extensionOf(sitePath);
-      const { upload, video } = this.files.types;
-      assertExtension(sitePath, video.has(ext) ? video : upload, field, '');
-      if (manifest.has(sitePath))
-        throw new AppError('INVALID_PATH', { message: `${field} names ${sitePath} a second time` });
-      manifest.set(sitePath, hash);
-    }
-    for (const sitePath of manifest.keys()) {
-      const file = ancestors(sitePath).find((a) => manifest.has(a));
-      if (file)
-        throw new AppError('INVALID_PATH', {
-          message: `${file} is a file, so it cannot contain ${sitePath}`,
-        });
-    }
-    return manifest;
+    return normalizeManifest(files, this.files.types);
   }
 
+  /**
+   * A new deploy: what can be checked without the database first (paths, types, declared sizes),
+   * then its rows in one transaction (deploy-create.ts). Answers the hashes to upload.
+   */
   async create(
     usage: SiteUsage,
     principal: Principal | undefined,
-    files: Record<string, string>,
-    draft: boolean,
+    input: CreateInput,
     client: DeployClient = 'api',
   ): Promise<{ deploy: Deploy; required: string[] }> {
     const siteId = usage.site.id;
-    const manifest = this.normalizeManifest(files);
-    // Early refusal; the binding check (databases counted) is the switch's.
-    assertWithinQuota(usage, this.upgradeUrl, manifest.size - usage.site.fileCount, 0);
+    const manifest = normalizeManifest(input.files, this.files.types);
+    const { removed, declared } = precheck(input, manifest);
     const id = newDeployId();
-    const rows = [...manifest].map(([path, hash]) => ({ path, hash, contentType: contentTypeFor(path) }));
-    const hashes = [...new Set(manifest.values())].sort();
     await dbOp('create_deploy', () =>
-      this.db.transaction(async (tx) => {
-        const [open] = rowsOf<{ n: number }>(
-          await tx.execute(sql`select count(*)::int as n from deploys
-            where site_id = ${siteId}::int and state in ('uploading', 'ready')`),
-        );
-        if (open!.n >= MAX_OPEN_DEPLOYS)
-          throw new AppError('CONFLICT', {
-            message: `This site has ${open!.n} unfinished deploys: finalize them, or wait ${ABANDONED_AFTER_HOURS} h for them to expire.`,
-          });
-        await tx.execute(sql`
-          insert into deploys (id, site_id, state, source, draft, file_count, key_id, key_prefix, client)
-          values (${id}, ${siteId}::int, 'uploading', 'api', ${draft}, ${rows.length}::int,
-            ${principal?.key?.id ?? null}::int, ${principal?.key?.prefix ?? null}, ${client})`);
-        // The claim rows' locks (sorted: no deadlock between two creates) keep a sweeper from
-        // claiming a blob between the reference check below and this commit (see blob-claims.ts).
-        // Only hashes the site references are claimed: a missing one is claimed by its upload's
-        // commit, and a hash nobody uploads leaves no row behind. The size lookup below reads only
-        // claimed hashes, so a blob it finds is one no sweeper can take before this commits.
-        const claimed = new Set<string>();
-        for (let i = 0; i < hashes.length; i += BATCH) {
-          const batch = hashes.slice(i, i + BATCH);
-          const got = await tx.execute(sql`
-            insert into blob_claims (hash)
-            select v.hash from (values ${sql.join(
-              batch.map((h) => sql`(${h}::text)`),
-              sql`, `,
-            )}) as v (hash)
-            where exists (select 1 from site_files s where s.site_id = ${siteId}::int and s.blob_key = v.hash)
-              or exists (select 1 from deploy_files d where d.site_id = ${siteId}::int and d.hash = v.hash and d.size is not null)
-            order by v.hash
-            on conflict (hash) do update set claimed_until = blob_claims.claimed_until
-            returning hash`);
-          for (const r of rowsOf<{ hash: string }>(got)) claimed.add(r.hash);
-        }
-        for (let i = 0; i < rows.length; i += BATCH) {
-          const batch = rows.slice(i, i + BATCH);
-          await tx.execute(sql`
-            insert into deploy_files (deploy_id, site_id, path, hash, size, content_type)
-            select ${id}, ${siteId}::int, v.path, v.hash, case when v.claimed then coalesce(
-              (select size from site_files s where s.blob_key = v.hash and s.site_id = ${siteId}::int and s.kind = 'file' limit 1),
-              (select size from deploy_files d where d.site_id = ${siteId}::int and d.hash = v.hash and d.size is not null limit 1)
-            ) end, v.content_type
-            from (values ${sql.join(
-              batch.map(
-                (r) =>
-                  sql`(${r.path}::text, ${r.hash}::text, ${r.contentType}::text, ${claimed.has(r.hash)}::boolean)`,
-              ),
-              sql`, `,
-            )}) as v (path, hash, content_type, claimed)`);
-        }
-        // Blobs the site already has fill their sizes at once: each path must fit its own limit.
-        await assertPathLimits(tx, id);
-        await tx.execute(sql`
-          with missing as (
-            select count(distinct hash)::int as n from deploy_files where deploy_id = ${id} and size is null
-          )
-          update deploys set
-            bytes = (select coalesce(sum(size), 0) from deploy_files where deploy_id = ${id}),
-            missing = (select n from missing),
-            state = case when (select n from missing) > 0 then 'uploading' else 'ready' end
-          where id = ${id}`);
-        // The bytes it already has (blobs the site holds) count at once; uploads at their commit.
-        const [own] = rowsOf<{ bytes: string }>(
-          await tx.execute(sql`select bytes::text from deploys where id = ${id}`),
-        );
-        const total = await pendingBytes(tx, siteId);
-        assertPendingWithinStorage(usage, this.upgradeUrl, total - Number(own!.bytes), Number(own!.bytes));
-      }),
+      this.db.transaction((tx) =>
+        insertDeploy(tx, {
+          id,
+          usage,
+          upgradeUrl: this.upgradeUrl,
+          keyId: principal?.key?.id ?? null,
+          keyPrefix: principal?.key?.prefix ?? null,
+          input,
+          client,
+          removed,
+          declared,
+          manifest,
+        }),
+      ),
     );
     const required = rowsOf<{ hash: string }>(
       await this.db.execute(
@@ -186,6 +112,31 @@ export class DeploysService {
     ).map((r) => r.hash);
     deployEventsTotal.inc({ event: 'created' });
     return { deploy: await this.get(siteId, id), required };
+  }
+
+  /**
+   * Deletes a deploy that is not live: an unfinished one (cancelled), a draft, or a published one
+   * kept for rollback (its preview goes with it). Under the site lock, as every switch and prune,
+   * so it never races a finalize or a restore; a finished one moves the site's version (edges drop
+   * its cached preview) and the rollback bound is recounted.
+   */
+  async remove(siteId: number, id: string): Promise<void> {
+    const before = await this.get(siteId, id);
+    const finished = before.state === 'draft' || before.state === 'published';
+    await this.files.write(siteId, 'deploy_delete', async (tx, usage) => {
+      const locked = await this.get(siteId, id, tx, true);
+      if ((await liveDeployId(tx, siteId)) === id)
+        throw new AppError('CONFLICT', {
+          message: `Deploy ${id} is live: deploy or restore another one first, then delete it`,
+        });
+      await tx.execute(sql`delete from deploys where id = ${id}`);
+      if (locked.state === 'draft' || locked.state === 'published') {
+        await pruneDeploys(tx, siteId, usage.plan);
+        await this.platform.recordChange(tx, siteId, {});
+      }
+    });
+    deployEventsTotal.inc({ event: finished ? 'deleted' : 'cancelled' });
+    if (finished && this.syncWindowMs !== undefined) await this.untilEveryReplicaServes(this.syncWindowMs);
   }
 
   /** One deploy of the site; `forUpdate` (under the site lock) keeps the sweep of abandoned ones off it. */
@@ -285,6 +236,7 @@ export class DeploysService {
       await this.db.transaction(async (tx) => {
         const usage = await this.platform.lockUsage(tx, siteId);
         await assertSetFits(tx, usage, this.upgradeUrl, deploy);
+        await recordChanges(tx, siteId, id);
         await tx.execute(sql`update deploys set state = 'draft', finalized_at = now()
           where id = ${id} and state = 'ready'`);
         await pruneDeploys(tx, siteId, usage.plan);
@@ -321,6 +273,7 @@ export class DeploysService {
         });
       const live = await liveDeployId(tx, siteId);
       if (await liveSetChanged(tx, siteId, live)) await snapshotLiveSet(tx, siteId, newDeployId());
+      await recordChanges(tx, siteId, id);
       const change = await switchLiveSet(tx, usage, this.upgradeUrl, id);
       await this.platform.recordChange(tx, siteId, change);
       await pruneDeploys(tx, siteId, usage.plan);
@@ -390,14 +343,14 @@ export class DeploysService {
     return liveDeployId(this.db, siteId);
   }
 
-  /** Deletes unfinished deploys older than ABANDONED_AFTER_HOURS (hourly sweep). */
-  async sweepAbandoned(): Promise<number> {
-    const gone = await this.db.execute(sql`
-      delete from deploys where state in ('uploading', 'ready')
-        and created_at < now() - ${`${ABANDONED_AFTER_HOURS} hours`}::interval
-      returning id`);
-    deployEventsTotal.inc({ event: 'abandoned' }, rowsOf(gone).length);
-    return rowsOf(gone).length;
+  /** Deletes unfinished deploys idle for longer than the configured window (deploy-lifecycle.ts). */
+  sweepAbandoned(): Promise<number> {
+    return sweepIdleDeploys(this.db, this.idleMs);
+  }
+
+  /** How often the sweep runs: a quarter of the window, at most every minute, at least every second. */
+  get sweepEveryMs(): number {
+    return Math.min(60_000, Math.max(1000, Math.floor(this.idleMs / 4)));
   }
 
   /** A deploy served at its preview host (see deploy-previews.ts). */

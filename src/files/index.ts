@@ -17,7 +17,7 @@ export {
   videoExtensions,
   type FileTypes,
 } from './file-types.js';
-export { MAX_DEPLOY_FILES } from './deploys.js';
+export { MAX_DEPLOY_FILES, MAX_DEPLOY_MESSAGE } from './deploys.js';
 // What one bulk upload of deploy blobs may carry (POST /api/v1/deploys/{id}/files).
 export { MAX_BULK_BYTES, MAX_BULK_PARTS } from './deploy-bulk-parts.js';
 export { databasePath } from './schemas.js';
@@ -40,7 +40,11 @@ export function filesModule(deps: {
     routes: (registry) => filesRoutes({ ...deps, registry }),
     sweeps: [
       { name: 'orphan_blobs', everyMs: HOUR, run: () => deps.files.sweepOrphanBlobs(HOUR) },
-      { name: 'abandoned_deploys', everyMs: HOUR, run: () => deps.deploys.sweepAbandoned() },
+      {
+        name: 'abandoned_deploys',
+        everyMs: deps.deploys.sweepEveryMs,
+        run: () => deps.deploys.sweepAbandoned(),
+      },
       {
         name: 'counter_recount',
         everyMs: deps.config.counterRecount.everyMs,

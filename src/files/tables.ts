@@ -92,8 +92,23 @@ export const deploys = pgTable(
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     finalizedAt: timestamp('finalized_at', { withTimezone: true }),
     publishedAt: timestamp('published_at', { withTimezone: true }),
+    // What the client said about it (`hostplane deploy --message`), at most 500 characters.
+    message: text('message'),
+    // The last create or blob upload: an unfinished deploy idle for longer expires (deploys.ts).
+    lastActivityAt: timestamp('last_activity_at', { withTimezone: true }).notNull().defaultNow(),
+    // Paths added, changed and removed against the live file set, when it was created and again at
+    // its last switch (null: recorded before these were counted, or a files_api record).
+    filesAdded: integer('files_added'),
+    filesChanged: integer('files_changed'),
+    filesRemoved: integer('files_removed'),
   },
-  (t) => [index('deploys_site_created_idx').on(t.siteId, t.createdAt)],
+  (t) => [
+    index('deploys_site_created_idx').on(t.siteId, t.createdAt),
+    // The expiry sweep and the displacement at the cap read unfinished deploys by their activity.
+    index('deploys_unfinished_activity_idx')
+      .on(t.lastActivityAt)
+      .where(sql`state in ('uploading', 'ready')`),
+  ],
 );
 
 /** One row per path of a deploy's manifest; `size` is null until the blob is known for the site. */

@@ -22,11 +22,11 @@ Authentication:
 
 Deploy a whole site (atomic, with previews and instant rollback):
 
-1. \`POST /api/v1/deploys\` with \`{"files": {"index.html": "<sha256>", …}, "draft": false}\`: the answer has the deploy \`id\` and the hashes the server lacks (\`required\`).
+1. \`POST /api/v1/deploys\` with \`{"files": {"index.html": "<sha256>", …}, "draft": false}\` (the whole site; add \`"base": "live"\` to change only these files and keep the rest, \`"removed": [paths]\` to drop some): the answer has the deploy \`id\`, the hashes the server lacks (\`required\`) and \`changes\` (paths added, changed, removed). \`DELETE /api/v1/deploys/{id}\` cancels a deploy you will not finish.
 2. \`PUT /api/v1/deploys/{id}/files/{sha256}\` with the raw bytes of each required hash.
 3. \`POST /api/v1/deploys/{id}/finalize\`: the site switches to the new files in one step (a draft is served at its \`preview_url\` only).
 4. \`POST /api/v1/deploys/{id}/publish\` makes a draft live; \`POST /api/v1/deploys/{id}/restore\` rolls back to an earlier deploy.
-5. \`GET /api/v1/deploys\` lists the history. Over MCP, \`deploy_files\` does steps 1–3 in one call.
+5. \`GET /api/v1/deploys\` lists the history. Over MCP, \`deploy_files\` does steps 1–3 in one call (\`mode\`: merge or replace).
 
 ## Docs
 

@@ -82,10 +82,31 @@ export function mcpRoutes(deps: McpDeps & { registry: RouteRegistry }): Router {
   // Stateless Streamable HTTP (the SDK's documented stateless mode): a fresh server and transport
   // per request, no session id, JSON answers. Any replica serves any request.
   const apiHost = new URL(config.baseUrl).host;
-  const keyedBody = jsonBody(`${MAX_MCP_BODY_BYTES}b`);
-  const keylessBody = jsonBody(`${MAX_KEYLESS_MCP_BODY_BYTES}b`);
+  const keyedBody = jsonBody(
+    `${MAX_MCP_BODY_BYTES}b`,
+    () =>
+      new AppError('PAYLOAD_TOO_LARGE', {
+        message: `An /mcp request body is at most ${MAX_MCP_BODY_BYTES / 1024 / 1024} MB. Send a site that big with deploy_manifest (hashes only), then upload_blob for each content it asks for (one file a call, up to 10 MB; 50 MB for a video), then finalize_deploy.`,
+      }),
+  );
+  const keylessBody = jsonBody(
+    `${MAX_KEYLESS_MCP_BODY_BYTES}b`,
+    () =>
+      new AppError('PAYLOAD_TOO_LARGE', {
+        message: `Without an API key an /mcp request body is at most ${MAX_KEYLESS_MCP_BODY_BYTES / 1024 / 1024} MB (publish_page takes a page of up to 4 MB).`,
+      }),
+  );
+  // Bad JSON is the protocol's own error (JSON-RPC -32700 Parse error), with HTTP 400 as the
+  // Streamable HTTP transport answers it; the other refusals of the body keep the API's shape.
   const body: RequestHandler = (req, res, next) =>
-    (keyOf(req) === undefined ? keylessBody : keyedBody)(req, res, next);
+    (keyOf(req) === undefined ? keylessBody : keyedBody)(req, res, (err?: unknown) => {
+      if ((err as { type?: string } | undefined)?.type !== 'entity.parse.failed') return next(err);
+      res.status(400).json({
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32700, message: 'Parse error: the request body is not valid JSON.' },
+      });
+    });
 
   // A 20 MB JSON body costs several times that once parsed (the string, the tree, the base64
   // strings, the decoded bytes): large bodies take their share of the process's upload byte budget

@@ -63,13 +63,15 @@ export function tool<S extends z.ZodRawShape>(definition: ToolDefinition<S>): To
     access,
     anonymous,
     register(server, api, around) {
-      const input = z.object(definition.input);
+      // Strict: an argument the tool does not take (a misspelt or outdated name, e.g. a field of
+      // the HTTP API under another spelling) is refused, never dropped so that a default applies.
+      const input = z.strictObject(definition.input);
       server.registerTool(
         name,
         {
           title: definition.title,
           description: definition.description,
-          inputSchema: definition.input,
+          inputSchema: input,
           outputSchema: definition.output,
           annotations: {
             title: definition.title,

@@ -113,6 +113,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     platform,
     upgradeUrl,
     config.edge.syncWindowMs,
+    config.deployIdleMs,
     events,
   );
   const publish = new PublishService(store.db, {

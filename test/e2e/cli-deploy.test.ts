@@ -94,7 +94,11 @@ describe('hostplane deploy on embedded defaults (PGlite)', () => {
     expect(lines.at(-1)).toMatch(/^uploaded 6\/6 files, .* \(100%\)$/);
     expect(out.stdout).not.toContain('\r');
     expect(out.stdout).toContain(`is live in`);
-    expect(out.stdout.trim().split('\n').at(-1)).toMatch(new RegExp(`: ${site.liveUrl}$`));
+    expect(out.stdout.trim().split('\n').at(-1)).toMatch(
+      new RegExp(
+        `: ${site.liveUrl} \\(this deploy: http://[a-z2-7]{12}--demo\\.localhost:${instance.port}\\)$`,
+      ),
+    );
     ids.push(deployIdOf(out.stdout));
 
     expect(await site.page('/')).toEqual({ status: 200, text: '<h1>v1</h1>' });

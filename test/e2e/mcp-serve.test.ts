@@ -37,11 +37,15 @@ it('an agent with only a key deploys a draft, publishes it and rolls back', asyn
   const client = await connect(`http://127.0.0.1:${instance.port}`, { key: apiKey });
   const page = async () => (await siteRequest(instance, 'agent')).text();
 
-  const first = await ok(client, 'deploy_files', { files: [{ path: 'index.html', content: 'one' }] });
+  const first = await ok(client, 'deploy_files', {
+    mode: 'replace',
+    files: [{ path: 'index.html', content: 'one' }],
+  });
   expect(first.url).toBe(`http://agent.localhost:${instance.port}`);
   expect(await page()).toBe('one');
 
   const draft = await ok(client, 'deploy_files', {
+    mode: 'replace',
     files: [{ path: 'index.html', content: 'two' }],
     draft: true,
   });

@@ -64,6 +64,14 @@ export class DeployApi {
     return this.request<T>('POST', path, json === undefined ? undefined : { json });
   }
 
+  /**
+   * A DELETE (cancelling a deploy): at most two attempts, each cut after 10 s, so a command that
+   * cancels on its way out never hangs there.
+   */
+  delete(path: string): Promise<Answer<unknown>> {
+    return this.request('DELETE', path, undefined, false, { maxAttempts: 2, timeoutMs: 10_000 });
+  }
+
   /** A blob upload; a 429 is thrown as Throttled for the caller to pace its uploads. */
   put<T>(path: string, body: BlobBody): Promise<Answer<T>> {
     return this.request<T>('PUT', path, body, true);
@@ -79,16 +87,26 @@ export class DeployApi {
     path: string,
     body?: Body,
     throwThrottled = false,
+    limits: { maxAttempts?: number; timeoutMs?: number } = {},
   ): Promise<Answer<T>> {
     const url = new URL(`${this.options.baseUrl}${path}`);
     const what = `${method} ${url.pathname}`;
+    const maxAttempts = limits.maxAttempts ?? MAX_ATTEMPTS;
     for (let attempt = 1; ; attempt++) {
       let res: Response;
       try {
-        res = await fetch(url, init(this.options.apiKey, method, body));
+        const request = init(this.options.apiKey, method, body);
+        if (limits.timeoutMs !== undefined) request.signal = AbortSignal.timeout(limits.timeoutMs);
+        res = await fetch(url, request);
       } catch (err) {
         const reason = networkReason(err);
-        if (attempt >= MAX_ATTEMPTS)
+        // A name that does not resolve will not resolve on the next attempt either (EAI_AGAIN, a
+        // resolver that could not answer, is retried).
+        if (reason === 'ENOTFOUND')
+          throw new ApiUnavailable(
+            `${what}: ENOTFOUND (1 attempt: the host name ${url.hostname} does not resolve; check --api or HOSTPLANE_API_URL)`,
+          );
+        if (attempt >= maxAttempts)
           throw new ApiUnavailable(
             `${what}: ${reason} (${attempt} attempts, ${this.options.baseUrl} unreachable)`,
           );
@@ -98,6 +116,7 @@ export class DeployApi {
       const text = await res.text().catch(() => '');
       const parsed = parseJson(text);
       if (res.ok) {
+        if (res.status === 204) return { body: undefined as T, attempts: attempt };
         if (parsed === undefined) throw new ApiUnavailable(`${what}: the answer is not JSON`);
         return { body: parsed as T, attempts: attempt };
       }
@@ -106,7 +125,7 @@ export class DeployApi {
         const waitMs = retryAfterMs(res.headers.get('retry-after'));
         const reason = `${res.status} ${errorBody.message}`;
         if (throwThrottled && res.status === 429) throw new Throttled(reason, waitMs ?? BASE_DELAY_MS);
-        if (attempt >= MAX_ATTEMPTS || (waitMs !== undefined && waitMs > MAX_RETRY_AFTER_MS))
+        if (attempt >= maxAttempts || (waitMs !== undefined && waitMs > MAX_RETRY_AFTER_MS))
           throw new ApiUnavailable(`${what}: ${reason} (after ${attempt} attempts)`, errorBody);
         await this.backOff(what, attempt, waitMs, reason);
         continue;

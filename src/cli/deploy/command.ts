@@ -1,5 +1,6 @@
 import { stat } from 'node:fs/promises';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { MAX_DEPLOY_MESSAGE } from '../../files/index.js';
 import { usageError } from '../errors.js';
 import { DeployApi } from './api.js';
 import { deployCommand } from './deploy.js';
@@ -15,7 +16,7 @@ const MAX_CONCURRENCY = 32;
 const bool = { type: 'boolean' } as const;
 const str = { type: 'string' } as const;
 const OPTIONS: Record<ApiCommand, NonNullable<ParseArgsConfig['options']>> = {
-  deploy: { api: str, draft: bool, 'dry-run': bool, concurrency: str, json: bool },
+  deploy: { api: str, draft: bool, 'dry-run': bool, concurrency: str, json: bool, message: str },
   deploys: { api: str, limit: str, json: bool },
   rollback: { api: str, json: bool },
   publish: { api: str, json: bool },
@@ -65,8 +66,12 @@ export async function runApiCommand(command: ApiCommand, args: string[]): Promis
       const dir = positionals[0]!;
       const info = await stat(dir).catch(() => undefined);
       if (!info?.isDirectory()) throw usageError(`${dir} is not a folder`, command);
+      const message = values.message as string | undefined;
+      if (message !== undefined && message.length > MAX_DEPLOY_MESSAGE)
+        throw usageError(`--message is at most ${MAX_DEPLOY_MESSAGE} characters`, command);
       return deployCommand(api, io, {
         dir,
+        message: message === undefined || message.trim() === '' ? undefined : message,
         draft: values.draft === true,
         dryRun: values['dry-run'] === true,
         concurrency: intFlag(

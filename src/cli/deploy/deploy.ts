@@ -3,12 +3,14 @@ import type { DeployApi } from './api.js';
 import { dryRun } from './dry-run.js';
 import { checkFiles, hashAll, refusalError, serverFileTypes, type ManifestFile } from './hash.js';
 import { formatBytes, plural, Progress } from './progress.js';
-import { retryNote, type DeployJson, type HostingInfo, type Io } from './types.js';
+import { changesLine, retryNote, type DeployJson, type HostingInfo, type Io } from './types.js';
 import { planUploads, uploadAll } from './upload.js';
 import { walk, type Skipped } from './walk.js';
 
 export interface DeployOptions {
   dir: string;
+  /** Kept with the deploy (its history shows it). */
+  message: string | undefined;
   draft: boolean;
   dryRun: boolean;
   concurrency: number;
@@ -45,7 +47,11 @@ export async function deployCommand(api: DeployApi, io: Io, options: DeployOptio
   reportSkipped(io, walked.skipped);
   if (refused.length) {
     const error = refusalError(refused);
-    throw new LocalRefusal(error.message, refused.every((r) => r.limit) ? EXIT.limit : EXIT.failed);
+    throw new LocalRefusal(
+      error.message,
+      refused.every((r) => r.limit) ? EXIT.limit : EXIT.failed,
+      refused.map((r) => ({ path: r.relPath, reason: r.reason, limit: r.limit })),
+    );
   }
   if (ok.length === 0)
     throw new LocalRefusal(
@@ -65,18 +71,60 @@ export async function deployCommand(api: DeployApi, io: Io, options: DeployOptio
   if (options.dryRun) return dryRun(api, io, manifest, { site, skipped: walked.skipped, started });
 
   const files = Object.fromEntries(manifest.map((f) => [f.sitePath, f.hash]));
+  // The sizes too: the server checks them before the deploy exists (the limits are checked here
+  // already; the storage left is the server's to know).
+  const sizes = Object.fromEntries(manifest.map((f) => [f.sitePath, f.size]));
   const created = (
     await api.post<DeployJson & { required: string[] }>('/api/v1/deploys', {
       files,
+      sizes,
       ...(options.draft ? { draft: true } : {}),
+      ...(options.message === undefined ? {} : { message: options.message }),
     })
   ).body;
   phase('create');
   const plan = planUploads(manifest, created.required);
   io.say(
     `deploy ${created.id}: ${plural(plan.files.length, 'file')} to upload (${formatBytes(plan.bytes)}), ` +
-      `${manifest.length - countPaths(manifest, created.required)} already on the server`,
+      `${manifest.length - countPaths(manifest, created.required)} already on the server` +
+      (created.changes ? `; against the live site: ${changesLine(created.changes)}` : ''),
   );
+  // From here on the deploy exists: interrupted or failed, the command cancels it on its way out.
+  const guard = cancelOnExit(api, io, created.id);
+  try {
+    return await uploadAndFinish(api, io, options, {
+      site,
+      manifest,
+      walked,
+      created,
+      plan,
+      started,
+      timings,
+      phase,
+    });
+  } catch (err) {
+    await guard.cancel('the deploy failed');
+    throw err;
+  } finally {
+    guard.release();
+  }
+}
+
+interface Run {
+  site: HostingInfo;
+  manifest: ManifestFile[];
+  walked: Awaited<ReturnType<typeof walk>>;
+  created: DeployJson;
+  plan: ReturnType<typeof planUploads>;
+  started: number;
+  timings: Record<string, number>;
+  phase: (name: string) => void;
+}
+
+/** The uploads, the finalize and the report of a created deploy. */
+async function uploadAndFinish(api: DeployApi, io: Io, options: DeployOptions, run: Run): Promise<number> {
+  const { site, manifest, walked, created, plan, started, timings, phase } = run;
+  const totalBytes = manifest.reduce((sum, f) => sum + f.size, 0);
 
   const progress = new Progress(io.progressOut, plan.files.length, plan.bytes);
   const sayRetry = api.onRetry;
@@ -107,6 +155,7 @@ export async function deployCommand(api: DeployApi, io: Io, options: DeployOptio
   const done = await finalize(api, created.id);
   phase('finalize');
   const url = done.draft ? done.preview_url : site.base_url;
+  const changes = done.changes ?? created.changes;
 
   if (io.json) {
     console.log(
@@ -119,6 +168,8 @@ export async function deployCommand(api: DeployApi, io: Io, options: DeployOptio
         url,
         live_url: site.base_url,
         preview_url: done.preview_url,
+        message: done.message,
+        changes,
         files: manifest.length,
         bytes: totalBytes,
         uploaded_files: plan.files.length,
@@ -141,9 +192,46 @@ export async function deployCommand(api: DeployApi, io: Io, options: DeployOptio
     );
     io.say(`Publish it with: hostplane publish ${done.id}`);
   } else {
-    io.say(`Deploy ${done.id} is live in ${seconds} s: ${site.base_url}`);
+    if (changes) io.say(`${changesLine(changes)} against the site that was live`);
+    // The deploy's own address stays on it after later deploys (until it is pruned).
+    const own = done.preview_url ? ` (this deploy: ${done.preview_url})` : '';
+    io.say(`Deploy ${done.id} is live in ${seconds} s: ${site.base_url}${own}`);
   }
   return EXIT.ok;
+}
+
+/**
+ * Cancels the deploy when the command stops before it is finalized: on SIGINT or SIGTERM (then
+ * exits 130 or 143; a second signal exits at once) or on a failure (`cancel`). Only a deploy still
+ * unfinished is deleted: a finalize whose answer was lost may have made it a draft or live.
+ */
+function cancelOnExit(api: DeployApi, io: Io, id: string) {
+  let cancelling: Promise<void> | undefined;
+  const cancel = (why: string) =>
+    (cancelling ??= (async () => {
+      try {
+        const got = (await api.get<{ deploy: DeployJson }>(`/api/v1/deploys/${id}?per_page=1`)).body.deploy;
+        if (got.state !== 'uploading' && got.state !== 'ready') return;
+        await api.delete(`/api/v1/deploys/${id}`);
+        io.say(`cancelled deploy ${id} (${why})`);
+      } catch (err) {
+        io.say(`could not cancel deploy ${id} (${(err as Error).message}): it expires once idle`);
+      }
+    })());
+  const onSignal = (signal: NodeJS.Signals) => {
+    const code = signal === 'SIGINT' ? 130 : 143;
+    if (cancelling) process.exit(code);
+    void cancel(`interrupted by ${signal}`).finally(() => process.exit(code));
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  return {
+    cancel,
+    release() {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    },
+  };
 }
 
 /**

@@ -17,6 +17,8 @@ export async function deploysCommand(api: DeployApi, io: Io, limit: number): Pro
     io.say('No deploys yet: `hostplane deploy DIR` makes the first.');
     return EXIT.ok;
   }
+  // A MESSAGE column only when some deploy shown has one (`hostplane deploy --message`).
+  const messages = list.deploys.some((d) => d.message);
   const rows = list.deploys.map((d) => [
     d.id,
     d.state,
@@ -24,9 +26,19 @@ export async function deploysCommand(api: DeployApi, io: Io, limit: number): Pro
     String(d.file_count),
     formatBytes(d.bytes),
     madeBy(d),
+    ...(messages ? [shortMessage(d.message)] : []),
     d.live ? '* live' : d.state === 'draft' && d.preview_url ? d.preview_url : '',
   ]);
-  const header = ['ID', 'STATE', 'CREATED (UTC)', 'FILES', 'SIZE', 'BY', ''];
+  const header = [
+    'ID',
+    'STATE',
+    'CREATED (UTC)',
+    'FILES',
+    'SIZE',
+    'BY',
+    ...(messages ? ['MESSAGE'] : []),
+    '',
+  ];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   for (const row of [header, ...rows])
     io.say(
@@ -111,4 +123,10 @@ const when = (iso: string) => iso.slice(0, 19).replace('T', ' ');
 function madeBy(d: DeployJson): string {
   if (d.source === 'files_api') return 'files API';
   return d.key_prefix ? `key ${d.key_prefix}…` : 'account session';
+}
+
+/** A message on one line of at most 40 characters. */
+function shortMessage(message: string | null): string {
+  const line = (message ?? '').replace(/\s+/g, ' ').trim();
+  return line.length > 40 ? `${line.slice(0, 39)}…` : line;
 }

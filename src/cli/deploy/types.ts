@@ -20,7 +20,19 @@ export interface DeployJson {
   finalized_at: string | null;
   published_at: string | null;
   preview_url: string | null;
+  message: string | null;
+  changes: DeployChanges | null;
 }
+
+/** Paths added, changed and removed against the live site (src/files/deploy-changes.ts). */
+export interface DeployChanges {
+  added: number;
+  changed: number;
+  removed: number;
+}
+
+export const changesLine = (c: DeployChanges) =>
+  `${c.added} added, ${c.changed} changed, ${c.removed} removed`;
 
 export interface DeployListJson {
   live_deploy_id: string | null;

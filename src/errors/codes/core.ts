@@ -71,10 +71,10 @@ export const coreErrors = {
     message: (p) => `the slug "${p.slug}" is already taken`,
     description: 'Another site has that slug',
   }),
-  PAYLOAD_TOO_LARGE: define({
+  PAYLOAD_TOO_LARGE: define<{ message?: string }>({
     status: 413,
     error: 'Payload Too Large',
-    message: () => 'The request body is too large.',
+    message: (p) => p.message ?? 'The request body is too large.',
     description: 'The request body is over the limit of this endpoint',
   }),
   UNSUPPORTED_MEDIA_TYPE: define<WithMessage>({

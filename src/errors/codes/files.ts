@@ -37,6 +37,26 @@ export const fileErrors = {
     extraSchema: { max_size_bytes: z.int().describe('The largest size accepted, in bytes') },
     description: 'The file is over the size limit (10 MB)',
   }),
+  DEPLOY_FILES_TOO_LARGE: define<{ files: Array<{ path: string; size: number; maxBytes: number }> }>({
+    status: 400,
+    error: 'File too large',
+    message: (p) => {
+      const named = p.files
+        .slice(0, 20)
+        .map((f) => `${f.path} (${f.size} bytes, at most ${f.maxBytes / 1024 / 1024} MB)`);
+      const more = p.files.length > named.length ? ` and ${p.files.length - named.length} more` : '';
+      return `${p.files.length} file${p.files.length === 1 ? ' is' : 's are'} over the size limit of ${p.files.length === 1 ? 'its' : 'their'} type: ${named.join(', ')}${more}. Nothing was created.`;
+    },
+    extra: (p) => ({
+      files: p.files.map((f) => ({ path: f.path, size: f.size, max_size_bytes: f.maxBytes })),
+    }),
+    extraSchema: {
+      files: z
+        .array(z.object({ path: z.string(), size: z.int(), max_size_bytes: z.int() }))
+        .describe('Every file over its limit (10 MB; 50 MB for a video), by path'),
+    },
+    description: "A deploy's declared sizes name files over their type's limit (10 MB, 50 MB for videos)",
+  }),
   VIDEO_TOO_LARGE: define<{ maxBytes: number }>({
     status: 400,
     error: 'File too large',

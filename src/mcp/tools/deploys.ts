@@ -33,6 +33,31 @@ const deployId = z
   .describe('The deploy id (from list_deploys or a deploy tool)');
 const sha256 = z.string().regex(/^[0-9a-f]{64}$/, 'must be a SHA-256 in lower-case hex');
 
+const changes = z
+  .object({ added: z.int(), changed: z.int(), removed: z.int() })
+  .nullable()
+  .describe('Paths added, changed and removed against the live site');
+
+/**
+ * Whether a deploy is the whole site or changes to the live one: required, so that an agent that
+ * means to change one page never wipes the rest by leaving an argument out (the API's own
+ * default, the whole site, stays for clients that send a folder).
+ */
+const mode = z
+  .enum(['replace', 'merge'])
+  .describe(
+    'replace: the files given are the whole new site, every live file not given is removed. merge: the files given are added or changed over the live site, every other live file stays (use removed to drop some)',
+  );
+const removed = z
+  .array(z.string().min(1).max(1024))
+  .max(MAX_INLINE_FILES)
+  .optional()
+  .describe('With mode merge: live paths to drop (a file, or a folder and everything in it)');
+
+/** The API's create body for a mode. */
+const baseOf = (m: 'replace' | 'merge', gone: string[] | undefined) =>
+  m === 'merge' ? { base: 'live', removed: gone ?? [] } : gone?.length ? { removed: gone } : {};
+
 const deploy = z.looseObject({
   id: z.string(),
   state: z.string(),
@@ -42,6 +67,7 @@ const deploy = z.looseObject({
   bytes: z.int(),
   created_at: z.string(),
   preview_url: z.string().nullable(),
+  changes,
 });
 
 const sha = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
@@ -136,11 +162,13 @@ export const deployTools = [
     feature: 'deploys',
     title: 'Deploy a whole site from files given inline',
     description:
-      `Replaces the site's whole file set in one atomic switch with the files given (at most ${MAX_INLINE_FILES}, ` +
-      'path + content, text or base64): creates a deploy, uploads only the contents the site lacks, finalizes. ' +
-      'Files of the live site that are not listed are gone from the new version (they stay in earlier deploys: ' +
-      'restore_deploy brings them back); SQLite databases are never touched. With draft: true the deploy is only ' +
-      'served at its preview URL until publish_deploy. Answers the live or preview URL.',
+      `Deploys files given inline (at most ${MAX_INLINE_FILES}, path + content, text or base64) in one atomic switch: ` +
+      'creates a deploy, uploads only the contents the site lacks, finalizes. mode is required: merge changes only the ' +
+      'files given (every other live file stays; removed drops paths), replace makes the files given the whole site ' +
+      '(every live file not given is gone from the new version; earlier deploys keep them: restore_deploy brings them ' +
+      'back). To change a few pages of a site, use merge. SQLite databases are never touched. With draft: true the ' +
+      'deploy is only served at its preview URL until publish_deploy. Answers the live or preview URL and how many ' +
+      'files were added, changed and removed.',
     access: 'destructive',
     input: {
       files: z
@@ -152,15 +180,21 @@ export const deployTools = [
         )
         .min(1)
         .max(MAX_INLINE_FILES)
-        .describe('Every file of the site'),
+        .describe('The files to deploy (mode replace: every file of the site)'),
+      mode,
+      removed,
       draft: z.boolean().default(false).describe('Keep it as a preview instead of going live'),
+      message: z.string().max(500).optional().describe('What this deploy changes, kept in its history'),
     },
     output: {
       ...switchOutput,
+      changes,
       uploaded: z.int().describe('Contents sent (the others were on the site already)'),
     },
-    run: async ({ files, draft }, api) => {
+    run: async ({ files, mode: m, removed: gone, draft, message }, api) => {
       const manifest: Record<string, string> = {};
+      // Declared sizes: a file over its type's limit is refused, named, before a deploy exists.
+      const sizes: Record<string, number> = {};
       const blobs = new Map<string, Buffer>();
       for (const file of files) {
         const bytes = bytesOf(file.content, file.encoding);
@@ -168,10 +202,11 @@ export const deployTools = [
         if (Object.hasOwn(manifest, file.path))
           throw new AppError('INVALID_REQUEST', { message: `files names ${file.path} twice` });
         manifest[file.path] = hash;
+        sizes[file.path] = bytes.length;
         blobs.set(hash, bytes);
       }
       const created = await api.call<Json & { id: string; required: string[] }>('POST', '/api/v1/deploys', {
-        json: { files: manifest, draft },
+        json: { files: manifest, sizes, draft, message, ...baseOf(m, gone) },
       });
       const queue = bucketsOf(
         created.required.flatMap((hash) => {
@@ -183,9 +218,21 @@ export const deployTools = [
         for (let next = queue.shift(); next !== undefined; next = queue.shift())
           await sendBucket(api, created.id, next);
       };
-      await Promise.all(Array.from({ length: Math.min(BUCKETS_AT_ONCE, queue.length) }, worker));
-      const done = await switched(api, created.id, 'finalize');
-      return result(SWITCHED, { ...done, uploaded: created.required.length });
+      let done: Json;
+      try {
+        await Promise.all(Array.from({ length: Math.min(BUCKETS_AT_ONCE, queue.length) }, worker));
+        done = await switched(api, created.id, 'finalize');
+      } catch (err) {
+        // A deploy this call cannot finish is cancelled, not left behind.
+        await api.call('DELETE', idPath(created.id)).catch(() => undefined);
+        throw err;
+      }
+      const deployed = done.deploy as Json;
+      return result(SWITCHED, {
+        ...done,
+        changes: deployed.changes ?? null,
+        uploaded: created.required.length,
+      });
     },
   }),
   tool({
@@ -193,18 +240,27 @@ export const deployTools = [
     feature: 'deploys',
     title: 'Start a deploy from a manifest of hashes (large sites)',
     description:
-      'For sites too big to send inline: the whole site as {path: sha256 of the bytes}. Answers the deploy and the hashes the site does not have yet: send each with upload_blob, then finalize_deploy. Same rules as deploy_files.',
+      'For sites too big to send inline: {path: sha256 of the bytes}, the whole site (mode replace) or the files to add or change (mode merge). Answers the deploy and the hashes the site does not have yet: send each with upload_blob, then finalize_deploy (or cancel_deploy). Same rules as deploy_files.',
     access: 'write',
     input: {
       files: z
         .record(z.string().min(1).max(1024), sha256)
-        .describe('path → SHA-256 (lower-case hex) of the file bytes, for every file of the site'),
+        .describe('path → SHA-256 (lower-case hex) of the file bytes (mode replace: every file of the site)'),
+      mode,
+      removed,
+      sizes: z
+        .record(z.string().min(1).max(1024), z.int().min(0))
+        .optional()
+        .describe(
+          'path → size in bytes: files over their limit are refused, named, before the deploy exists',
+        ),
       draft: z.boolean().default(false).describe('Finalize as a preview instead of going live'),
+      message: z.string().max(500).optional().describe('What this deploy changes, kept in its history'),
     },
     output: { deploy, required: z.array(z.string()).describe('Hashes to send with upload_blob') },
-    run: async ({ files, draft }, api) => {
+    run: async ({ files, mode: m, removed: gone, sizes, draft, message }, api) => {
       const created = await api.call<Json & { required: string[] }>('POST', '/api/v1/deploys', {
-        json: { files, draft },
+        json: { files, sizes, draft, message, ...baseOf(m, gone) },
       });
       return result('the deploy started and the hashes it still needs (upload_blob)', {
         deploy: deployFields(created),
@@ -248,6 +304,20 @@ export const deployTools = [
     input: { deploy_id: deployId },
     output: switchOutput,
     run: async ({ deploy_id }, api) => result(SWITCHED, await switched(api, deploy_id, 'finalize')),
+  }),
+  tool({
+    name: 'cancel_deploy',
+    feature: 'deploys',
+    title: 'Cancel an unfinished deploy (or delete one that is not live)',
+    description:
+      'Cancels a deploy started with deploy_manifest that will not be finished, so it does not linger (unfinished deploys also expire after some idle minutes). A draft or an earlier published deploy is deleted with its preview; the live deploy cannot be (restore or deploy another first).',
+    access: 'destructive',
+    input: { deploy_id: deployId },
+    output: { cancelled: z.string() },
+    run: async ({ deploy_id }, api) => {
+      await api.call('DELETE', idPath(deploy_id));
+      return result('the id of the deploy cancelled', { cancelled: deploy_id });
+    },
   }),
   tool({
     name: 'publish_deploy',

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ApiError } from '../api.js';
 import { result } from '../results.js';
 import { content, pageArgs, pagination, tool, withNextPage } from '../tool.js';
 
@@ -92,7 +93,16 @@ export const fileTools = [
         encoding === 'base64'
           ? { path: filePath, content: text, encoding }
           : { path: filePath, content: text };
-      const answer = await api.call<Json>('POST', '/api/v1/files/upload', { json });
+      const answer = await api.call<Json>('POST', '/api/v1/files/upload', { json }).catch((err: unknown) => {
+        // The API's size refusal names the limit, not the file (its body held one): name it.
+        if (err instanceof ApiError && err.status === 400 && err.body.error === 'File too large')
+          throw new ApiError(err.status, {
+            ...err.body,
+            path: filePath,
+            message: `${filePath}: ${String(err.body.message)}`,
+          });
+        throw err;
+      });
       return result('the file written', { path: answer.path, size: answer.size, url: answer.url });
     },
   }),

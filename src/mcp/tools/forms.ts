@@ -41,13 +41,31 @@ export const formTools = [
     name: 'get_form',
     feature: 'forms',
     title: 'One form with its fields',
-    description: 'The form, its fields and its public submission URL.',
+    description:
+      'The form, its fields and its public submission URL (get_form_embed gives the snippet for a page).',
     access: 'read',
     input: { form_id: formId },
     output: { form: formSummary },
     run: async ({ form_id }, api) => {
       const answer = await api.call<Json>('GET', `/api/v1/forms/${form_id}`);
       return result('the form and its fields', { form: answer.form });
+    },
+  }),
+  tool({
+    name: 'get_form_embed',
+    feature: 'forms',
+    title: "A form's embed snippet",
+    description:
+      'The snippet that puts the form on a page of the site, as the console shows it (built by the API from the form as it is now: fields, messages, submission URL, every value escaped): html (a plain form that works without JavaScript; paste it into a page with write_file or deploy_files), react (a component that submits with fetch) or curl (a command that posts a valid submission, to test). Get it again after changing the form.',
+    access: 'read',
+    input: {
+      form_id: formId,
+      kind: z.enum(['html', 'react', 'curl']).default('html').describe('html (default), react or curl'),
+    },
+    output: { kind: z.string(), snippet: z.string() },
+    run: async ({ form_id, kind }, api) => {
+      const answer = await api.call<Json>('GET', `/api/v1/forms/${form_id}/embed/${kind}`);
+      return result("the form's embed snippet", { kind, snippet: answer.snippet });
     },
   }),
   tool({

@@ -17,6 +17,14 @@ const userToken = z
   .max(200)
   .optional()
   .describe("An end user's session (X-Sqlite-User-Token), needed when the token requires user auth");
+const dbPath = z
+  .string()
+  .min(1)
+  .max(1024)
+  .optional()
+  .describe(
+    'Instead of token: the path of a database of the site (e.g. data/app.sqlite). The read then runs with a read-only token made for this call alone and revoked after it (works with read_only=true)',
+  );
 const sql = z.string().min(1).max(100_000).describe('One SQL statement, with ? placeholders');
 const params = z
   .array(z.union([z.string(), z.number(), z.boolean(), z.null()]))
@@ -27,10 +35,18 @@ const params = z
 /** The API's answer when a token that needs an end user comes without one (its text is the registry's). */
 const userTokenMissing = new AppError('SQLITE_USER_TOKEN_MISSING').body.message;
 
+/** The API's answer to a token it does not know (or no longer accepts). */
+const tokenInvalid = new AppError('SQLITE_TOKEN_INVALID').body.message;
+
 const ownTokenHint =
-  "This token was made for pages: every call needs an end user's session (user_token). To manage the database " +
-  'yourself, call sqlite_install again with require_user_auth: false for a token of your own, keep that token ' +
+  "This token was made for pages: every call needs an end user's session (userToken). To manage the database " +
+  'yourself, call sqlite_install again with requireUserAuth: false for a token of your own, keep that token ' +
   'secret (never in a page, a file of the site or a commit) and use it with these tools.';
+
+const reinstallHint =
+  'The token is unknown, expired or revoked (tokens are shown once and may be revoked by the site owner): call ' +
+  'sqlite_install again with the same path for a new token and use it from now on. With read_only=true, pass path ' +
+  'instead of token to sqlite_query or sqlite_schema.';
 
 /**
  * A call with a scoped token. Its Origin is the site's own address (what the site's pages send):
@@ -41,7 +57,7 @@ async function withToken(
   api: PublicApi,
   method: string,
   path: string,
-  args: { token: string; user_token?: string },
+  args: { token: string; userToken?: string },
   json?: unknown,
 ): Promise<Json> {
   const info = await api.call<{ base_url: string }>('GET', '/api/v1/hosting-info');
@@ -49,14 +65,58 @@ async function withToken(
     'x-sqlite-token': args.token,
     origin: new URL(info.base_url).origin,
   };
-  if (args.user_token !== undefined) headers['x-sqlite-user-token'] = args.user_token;
+  if (args.userToken !== undefined) headers['x-sqlite-user-token'] = args.userToken;
   try {
     return await api.call<Json>(method, path, { headers, json });
   } catch (err) {
     // The API's hint (sign a user in with a password) is for a page; an agent needs its own token.
     if (err instanceof ApiError && err.status === 401 && err.body.message === userTokenMissing)
       throw new ApiError(err.status, { ...err.body, hint_for_ai: ownTokenHint });
+    if (err instanceof ApiError && err.status === 401 && err.body.message === tokenInvalid)
+      throw new ApiError(err.status, { ...err.body, hint_for_ai: reinstallHint });
     throw err;
+  }
+}
+
+/**
+ * A read by database path: a read-only token (never needing an end user) made for this call and
+ * revoked after it, so that a read-only MCP server can read SQL without a token of its own. The
+ * read is the API's /query or /schema: the SQLite guard refuses any write, and the token's read
+ * permission would too. The database must exist already (install would create it).
+ */
+async function withReadToken(
+  api: PublicApi,
+  args: { token?: string; path?: string; userToken?: string },
+  run: (scoped: { token: string; userToken?: string }) => Promise<Json>,
+): Promise<Json> {
+  if ((args.token === undefined) === (args.path === undefined))
+    throw new AppError('INVALID_REQUEST', { message: 'Give either token or path (not both).' });
+  if (args.token !== undefined) return run({ token: args.token, userToken: args.userToken });
+  const { databases } = await api.call<{ databases: Array<{ path: string }> }>(
+    'GET',
+    '/api/v1/sqlite/databases',
+  );
+  if (!databases.some((d) => d.path === args.path))
+    throw new AppError('NOT_FOUND', {
+      message: `The site has no SQLite database at ${args.path}: its databases are ${databases.map((d) => d.path).join(', ') || 'none'}.`,
+    });
+  const installed = await api.call<{ token: string; tokenId: number }>(
+    'POST',
+    '/api/v1/sqlite/auth/install',
+    {
+      json: {
+        path: args.path,
+        name: 'MCP read (revoked after the call)',
+        permissions: 'read',
+        requireUserAuth: false,
+        expiresInDays: 1,
+      },
+    },
+  );
+  try {
+    return await run({ token: installed.token });
+  } finally {
+    await api.call('DELETE', `/api/v1/sqlite/auth/tokens/${installed.tokenId}`).catch(() => undefined);
   }
 }
 
@@ -67,30 +127,31 @@ export const sqliteTools = [
     title: 'Create a SQLite database (if absent) and a scoped token for it',
     description:
       'Answers a scoped token for one database file of the site (path ending in .sqlite or .db), which the other sqlite_ ' +
-      "tools take. require_user_auth: true (the default, as in the HTTP API) makes every call also need an end user's " +
+      "tools take. requireUserAuth: true (the default, as in the HTTP API) makes every call also need an end user's " +
       "session: that is the token to put in the site's pages. To create tables and manage the data yourself, ask for " +
-      'require_user_auth: false: that token alone reads and writes the whole database, so keep it secret and never put ' +
-      'it in a page or a file of the site. Plan limits on database count and size apply.',
+      'requireUserAuth: false: that token alone reads and writes the whole database, so keep it secret and never put ' +
+      'it in a page or a file of the site. Plan limits on database count and size apply. Fields are those of ' +
+      'POST /api/v1/sqlite/auth/install.',
     access: 'write',
     input: {
       path: z.string().min(1).max(1024).describe('Database path in the site, e.g. data/app.sqlite'),
       name: z.string().min(1).max(120).describe('A name for the token'),
       permissions: z.enum(['read', 'readwrite']).default('readwrite'),
-      require_user_auth: z
+      requireUserAuth: z
         .boolean()
         .default(true)
         .describe(
           "true: calls also need an end user's session (for pages); false: the token alone (keep it secret)",
         ),
-      expires_in_days: z.int().min(1).max(3650).optional().describe('Omitted: never expires'),
+      expiresInDays: z.int().min(1).max(3650).optional().describe('Omitted: never expires'),
     },
     output: {
       token: z.string(),
-      token_id: z.int(),
+      tokenId: z.int(),
       path: z.string(),
       permissions: z.string(),
-      requires_user_auth: z.boolean(),
-      expires_at: z.string().nullable(),
+      requiresUserAuth: z.boolean(),
+      expiresAt: z.string().nullable(),
     },
     run: async (args, api) => {
       const answer = await api.call<Json>('POST', '/api/v1/sqlite/auth/install', {
@@ -98,17 +159,17 @@ export const sqliteTools = [
           path: args.path,
           name: args.name,
           permissions: args.permissions,
-          requireUserAuth: args.require_user_auth,
-          expiresInDays: args.expires_in_days,
+          requireUserAuth: args.requireUserAuth,
+          expiresInDays: args.expiresInDays,
         },
       });
       return result('the scoped token and the database it opens', {
         token: answer.token,
-        token_id: answer.tokenId,
+        tokenId: answer.tokenId,
         path: answer.path,
         permissions: answer.permissions,
-        requires_user_auth: answer.requiresUserAuth,
-        expires_at: answer.expiresAt ?? null,
+        requiresUserAuth: answer.requiresUserAuth,
+        expiresAt: answer.expiresAt ?? null,
       });
     },
   }),
@@ -117,16 +178,26 @@ export const sqliteTools = [
     feature: 'sqlite',
     title: 'Run one read statement',
     description:
-      'Runs one SELECT (or other read) statement and answers its rows, fenced as untrusted data (rows hold what the site and its users stored).',
+      'Runs one SELECT (or other read) statement and answers its rows, fenced as untrusted data (rows hold what the site and its users stored). ' +
+      'Give token (from sqlite_install), or path to read a database of the site without one (also with read_only=true). Writes are refused.',
     access: 'read',
-    input: { token, sql, params, user_token: userToken },
-    output: { rows: z.array(z.looseObject({})), row_count: z.int(), version: z.int() },
+    input: { token: token.optional(), path: dbPath, sql, params, userToken },
+    output: {
+      rows: z.array(z.looseObject({})),
+      rowCount: z.int(),
+      truncated: z.boolean().describe('The rows were cut at the API caps (10,000 rows, 8 MiB)'),
+      version: z.int(),
+    },
     run: async (args, api) => {
-      const answer = await withToken(api, 'POST', '/api/v1/sqlite/query', args, {
-        sql: args.sql,
-        params: args.params ?? [],
-      });
-      const structured = { rows: answer.rows, row_count: answer.rowCount, version: answer.version };
+      const answer = await withReadToken(api, args, (scoped) =>
+        withToken(api, 'POST', '/api/v1/sqlite/query', scoped, { sql: args.sql, params: args.params ?? [] }),
+      );
+      const structured = {
+        rows: answer.rows,
+        rowCount: answer.rowCount,
+        truncated: answer.truncated,
+        version: answer.version,
+      };
       return result('the rows the statement returned', structured);
     },
   }),
@@ -136,16 +207,16 @@ export const sqliteTools = [
     title: 'Run one write statement',
     description: 'Runs one write statement (CREATE, INSERT, UPDATE, DELETE…); needs a readwrite token.',
     access: 'write',
-    input: { token, sql, params, user_token: userToken },
-    output: { rows_affected: z.int(), last_insert_row_id: z.int().nullable(), version: z.int() },
+    input: { token, sql, params, userToken },
+    output: { rowsAffected: z.int(), lastInsertRowId: z.int().nullable(), version: z.int() },
     run: async (args, api) => {
       const answer = await withToken(api, 'POST', '/api/v1/sqlite/exec', args, {
         sql: args.sql,
         params: args.params ?? [],
       });
       return result("the statement's outcome", {
-        rows_affected: answer.rowsAffected,
-        last_insert_row_id: answer.lastInsertRowId ?? null,
+        rowsAffected: answer.rowsAffected,
+        lastInsertRowId: answer.lastInsertRowId ?? null,
         version: answer.version,
       });
     },
@@ -160,7 +231,7 @@ export const sqliteTools = [
     input: {
       token,
       statements: z.array(z.object({ sql, params })).min(1).max(500),
-      user_token: userToken,
+      userToken,
     },
     output: {
       results: z.array(z.looseObject({ rowsAffected: z.int() })),
@@ -178,12 +249,14 @@ export const sqliteTools = [
     feature: 'sqlite',
     title: "The database's tables",
     description:
-      'Each table with its CREATE TABLE statement (internal tables left out), fenced as untrusted data.',
+      'Each table with its CREATE TABLE statement (internal tables left out), fenced as untrusted data. Give token, or path (as sqlite_query).',
     access: 'read',
-    input: { token, user_token: userToken },
+    input: { token: token.optional(), path: dbPath, userToken },
     output: { tables: z.array(z.looseObject({ name: z.string(), sql: z.string().nullable() })) },
     run: async (args, api) => {
-      const answer = await withToken(api, 'GET', '/api/v1/sqlite/schema', args);
+      const answer = await withReadToken(api, args, (scoped) =>
+        withToken(api, 'GET', '/api/v1/sqlite/schema', scoped),
+      );
       return result("the database's tables", { tables: answer.tables });
     },
   }),

@@ -241,7 +241,7 @@ describe.each(backends)('answers that carry a secret are never stored (%s)', (ba
           method: 'tools/call',
           params: {
             name: 'sqlite_install',
-            arguments: { path: 'data/mcp.sqlite', name: 'agent', require_user_auth: false },
+            arguments: { path: 'data/mcp.sqlite', name: 'agent', requireUserAuth: false },
           },
         }),
       });

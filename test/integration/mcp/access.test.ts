@@ -170,7 +170,7 @@ describe('MCP access', () => {
       const { token } = await ok(b, 'sqlite_install', {
         path: 'b.sqlite',
         name: 'b',
-        require_user_auth: false,
+        requireUserAuth: false,
       });
       const crossed = await fails(a, 'sqlite_query', { token, sql: 'select 1' });
       expect(crossed).toMatchObject({
@@ -253,15 +253,16 @@ describe('MCP access', () => {
       });
     });
 
-    it('bounds the body and refuses bad JSON in the API shape', async () => {
+    it('bounds the body in the API shape and refuses bad JSON as JSON-RPC does (-32700)', async () => {
       const big = await post('', {}, JSON.stringify({ ...initialize, pad: 'x'.repeat(21 * 1024 * 1024) }));
       expect(big.status).toBe(413);
       expect(((await big.json()) as Json).error).toBe('Payload Too Large');
       const bad = await post('', {}, '{not json');
       expect(bad.status).toBe(400);
       expect(await bad.json()).toEqual({
-        error: 'Bad Request',
-        message: 'The request body is not valid JSON.',
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32700, message: 'Parse error: the request body is not valid JSON.' },
       });
     });
   });

@@ -61,7 +61,10 @@ it('serves one client from two replicas in turn (postgres+s3)', async () => {
   const url = `http://127.0.0.1:${(proxy!.address() as AddressInfo).port}`;
   const client = await connect(url, { key: site.apiKey });
   for (let i = 1; i <= 3; i++) {
-    const deployed = await ok(client, 'deploy_files', { files: [{ path: 'index.html', content: `v${i}` }] });
+    const deployed = await ok(client, 'deploy_files', {
+      mode: 'replace',
+      files: [{ path: 'index.html', content: `v${i}` }],
+    });
     expect(deployed.deploy.live).toBe(true);
     const read = await ok(client, 'read_file', { path: 'index.html' });
     expect(read.content).toBe(`v${i}`);

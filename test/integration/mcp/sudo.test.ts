@@ -32,7 +32,7 @@ describe('MCP: sqlite_install with a temporary key needs its session in sudo mod
     });
     const client = await connect(hp.url, { key: minted.body.temp_api_key as string });
     try {
-      const args = { path: 'data/app.sqlite', name: 'agent', require_user_auth: false };
+      const args = { path: 'data/app.sqlite', name: 'agent', requireUserAuth: false };
       const refused = await fails(client, 'sqlite_install', args);
       expect(refused).toMatchObject({ status: 403, error: 'SUDO_REQUIRED' });
       expect(refused.hint_for_ai).toMatch(/password/i);

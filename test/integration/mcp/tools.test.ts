@@ -49,6 +49,7 @@ describe('MCP tools', () => {
 
     it('deploy_files puts a whole site live (text and base64) and answers its URL', async () => {
       first = await ok(client, 'deploy_files', {
+        mode: 'replace',
         files: [
           { path: 'index.html', content: '<h1>v1</h1>' },
           { path: 'img/dot.png', content: Buffer.from('PNG bytes').toString('base64'), encoding: 'base64' },
@@ -63,6 +64,7 @@ describe('MCP tools', () => {
 
     it('deploy_files with draft serves at the preview host only; publish_deploy makes it live', async () => {
       const draft = await ok(client, 'deploy_files', {
+        mode: 'replace',
         files: [{ path: 'index.html', content: '<h1>v2</h1>' }],
         draft: true,
       });
@@ -101,6 +103,7 @@ describe('MCP tools', () => {
 
     it('deploy_manifest asks only for missing contents; upload_blob and finalize_deploy complete it', async () => {
       const started = await ok(client, 'deploy_manifest', {
+        mode: 'replace',
         files: { 'index.html': sha('<h1>v1</h1>'), 'new.txt': sha('brand new') },
       });
       expect(started.required).toEqual([sha('brand new')]);
@@ -213,29 +216,29 @@ describe('MCP tools', () => {
     it('sqlite_install keeps the HTTP default: a token that needs an end user, unless the agent says false', async () => {
       const { tools } = await client.listTools();
       const install = tools.find((t) => t.name === 'sqlite_install')!;
-      expect(install.description).toMatch(/require_user_auth: false/);
+      expect(install.description).toMatch(/requireUserAuth: false/);
       expect(install.description).toMatch(/never .*page/i);
       const forPages = await ok(client, 'sqlite_install', { path: 'data/app.sqlite', name: 'pages' });
-      expect(forPages.requires_user_auth).toBe(true);
+      expect(forPages.requiresUserAuth).toBe(true);
       const refused = await fails(client, 'sqlite_exec', {
         token: forPages.token,
         sql: 'create table t (x)',
       });
       expect(refused).toMatchObject({ status: 401, error: 'Unauthorized' });
       // The agent is told how to get a token of its own, not to sign a user in with a password.
-      expect(refused.hint_for_ai).toMatch(/sqlite_install .*require_user_auth: false/);
+      expect(refused.hint_for_ai).toMatch(/sqlite_install .*requireUserAuth: false/);
     });
 
     it('sqlite_install, then exec, batch, query and schema with the scoped token', async () => {
       const installed = await ok(client, 'sqlite_install', {
         path: 'data/app.sqlite',
         name: 'agent',
-        require_user_auth: false,
+        requireUserAuth: false,
       });
       expect(installed).toMatchObject({
         path: 'data/app.sqlite',
         permissions: 'readwrite',
-        requires_user_auth: false,
+        requiresUserAuth: false,
       });
       const token = installed.token as string;
 
@@ -248,7 +251,7 @@ describe('MCP tools', () => {
         sql: 'insert into notes (body) values (?)',
         params: ['first'],
       });
-      expect(inserted).toMatchObject({ rows_affected: 1, last_insert_row_id: 1 });
+      expect(inserted).toMatchObject({ rowsAffected: 1, lastInsertRowId: 1 });
       const batch = await ok(client, 'sqlite_batch', {
         token,
         statements: [
@@ -259,7 +262,7 @@ describe('MCP tools', () => {
       expect(batch.results).toHaveLength(2);
 
       const rows = await call(client, 'sqlite_query', { token, sql: 'select body from notes order by id' });
-      expect((rows.structuredContent as Json).row_count).toBe(3);
+      expect((rows.structuredContent as Json).rowCount).toBe(3);
       expect((fenced(textOf(rows)).data as Json).rows).toEqual([
         { body: 'first' },
         { body: 'second' },
@@ -279,7 +282,7 @@ describe('MCP tools', () => {
         path: 'data/app.sqlite',
         name: 'r',
         permissions: 'read',
-        require_user_auth: false,
+        requireUserAuth: false,
       });
       const refused = await fails(client, 'sqlite_exec', { token: reader.token, sql: 'delete from notes' });
       expect(refused).toMatchObject({ status: 403, message: 'This token is read-only.' });

@@ -22,7 +22,7 @@ it('deploy_files sends 12 new files in one bulk request, none refused', async ()
   const partsBefore = await metric(/^hostplane_deploy_bulk_parts_total\{result="received"\}/);
   const client = await connect(hp.url, { key: site.apiKey });
   const files = Array.from({ length: 12 }, (_, i) => ({ path: `p${i}.html`, content: `<p>page ${i}</p>` }));
-  const done = await ok(client, 'deploy_files', { files });
+  const done = await ok(client, 'deploy_files', { mode: 'replace', files });
   expect(done.uploaded).toBe(12);
   expect(done.deploy.live).toBe(true);
   expect(await (await hp.request('/p11.html', { host: 'mcpcaps.localhost' })).text()).toBe('<p>page 11</p>');
@@ -69,6 +69,7 @@ it("waits out the site's share held by another client's upload, then deploys", a
 
   const client = await connect(hp.url, { key: site.apiKey });
   const deploying = ok(client, 'deploy_files', {
+    mode: 'replace',
     files: [
       { path: 'a.html', content: 'a, waited for' },
       { path: 'b.html', content: 'b, waited for' },

@@ -61,6 +61,9 @@ const samples: { [C in ErrorCode]: AppError<C> } = {
   INVALID_CONTENT: new AppError('INVALID_CONTENT', { message: 'bad base64' }),
   FILE_TOO_LARGE: new AppError('FILE_TOO_LARGE', { maxBytes: 10_485_760, what: 'file' }),
   VIDEO_TOO_LARGE: new AppError('VIDEO_TOO_LARGE', { maxBytes: 52_428_800 }),
+  DEPLOY_FILES_TOO_LARGE: new AppError('DEPLOY_FILES_TOO_LARGE', {
+    files: [{ path: 'a.pdf', size: 11_000_000, maxBytes: 10_485_760 }],
+  }),
   MISSING_PATH: new AppError('MISSING_PATH', { message: 'no path' }),
   NO_FILE: new AppError('NO_FILE', { message: 'no file' }),
   UPLOAD_ABORTED: new AppError('UPLOAD_ABORTED', { message: 'stopped' }),
