@@ -222,6 +222,13 @@ export class FolderDeploy {
       });
       this.finish('live');
     } catch (err) {
+      // A deploy that will not finish is cancelled rather than left to expire (the server
+      // refuses to cancel one that went live meanwhile).
+      const unfinished = this.deploy;
+      if (unfinished && this.phase !== 'live')
+        void send('DELETE', `/api/v1/deploys/${unfinished.id}`, { query: { site_id: this.siteId } }).catch(
+          () => undefined,
+        );
       if (signal.aborted) return this.finish('stopped');
       this.error = err instanceof Error ? err.message : String(err);
       this.finish('failed');
