@@ -47,6 +47,25 @@ export const bodyTimeoutsTotal = new client.Counter({
   registers: [registry],
 });
 
+/** Request bodies the body deadline watches now (counted by it; read at scrape time). */
+let bodiesWatchedNow = 0;
+export const bodiesWatched = {
+  add(): void {
+    bodiesWatchedNow++;
+  },
+  remove(): void {
+    bodiesWatchedNow--;
+  },
+};
+new client.Gauge({
+  name: 'hostplane_http_bodies_watched',
+  help: 'Request bodies being received that the body deadline watches now (each let go when its body has arrived).',
+  registers: [registry],
+  collect() {
+    this.set(bodiesWatchedNow);
+  },
+});
+
 export const dependencyUnavailableTotal = new client.Counter({
   name: 'hostplane_dependency_unavailable_total',
   help: 'Requests answered 503 because a dependency was unreachable, by dependency (database, blob store).',

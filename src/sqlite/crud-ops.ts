@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { z } from 'zod';
 import { AppError } from '../errors/index.js';
-import { tallyCounter, tallyHistogram, withSpan } from '../observability/index.js';
+import { tallyCounter, tallyHistogram, withSpanWhenTraced } from '../observability/index.js';
 import { isSqliteEngineError, type SqliteDatabase } from './engine/index.js';
 import type { Grant } from './grants.js';
 import type { LocalShard } from './local-shard.js';
@@ -29,7 +29,7 @@ const duration = Object.fromEntries(
 async function measured<T>(op: CrudOp, fn: () => Promise<T>): Promise<T> {
   const started = performance.now();
   try {
-    const result = await withSpan(`sqlite.${op}`, { 'sqlite.op': op }, fn);
+    const result = await withSpanWhenTraced(`sqlite.${op}`, { 'sqlite.op': op }, fn);
     okCount[op].inc();
     return result;
   } catch (err) {

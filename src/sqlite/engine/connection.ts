@@ -213,6 +213,7 @@ export class GuardedDatabase {
     // batch cannot hold its worker (and the other databases pinned to it) for 500 deadlines.
     let batchEnds = performance.now() + this.limits.batchTimeoutMs;
     let yielded = performance.now();
+    let sizeBytes = this.sizeBytes;
     this.internal.begin.run();
     try {
       if (this.reserved.adoptOutsideChanges()) this.statements.clear();
@@ -252,6 +253,9 @@ export class GuardedDatabase {
         throw new SqliteEngineError({ kind: 'internal', message: 'transaction lost' });
       if (this.reserved.checkAfterWrite()) this.statements.clear();
       const version = Number(this.internal.bump.get());
+      // The size the commit leaves, read in the transaction (its own pages are counted): outside
+      // it, each PRAGMA opened a read transaction of its own, a third of a single-row insert.
+      sizeBytes = this.measure();
       this.internal.commit.run();
       this.version = version;
     } catch (thrown) {
@@ -277,7 +281,7 @@ export class GuardedDatabase {
       }
       throw err;
     }
-    this.sizeBytes = this.measure();
+    this.sizeBytes = sizeBytes;
     if (this.maxBytes !== null && this.sizeBytes > this.maxBytes) throw this.sizeError(true);
     return results;
   }

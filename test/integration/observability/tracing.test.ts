@@ -12,6 +12,7 @@ import {
   type TestHostplane,
   type TestSite,
 } from '../../support/hostplane.js';
+import { sqliteApi } from '../../support/sqlite-api.js';
 
 // This file registers a global tracer provider; vitest runs each file in its own process.
 const exporter = new InMemorySpanExporter();
@@ -43,6 +44,20 @@ it('records a server span per request with database and blob spans nested in it'
     expect.arrayContaining(['db.authenticate_key', 'db.find_file', 'blob.get_buffer']),
   );
   expect(server!.attributes['http.response.status_code']).toBe(200);
+});
+
+it('records a SQLite call on the fast path with its engine span nested in the request span', async () => {
+  const sqlite = sqliteApi(hp, site);
+  const token = await sqlite.token({ path: 'data/traced.sqlite', name: 'traced', requireUserAuth: false });
+  exporter.reset();
+  const res = await sqlite.scoped(token, 'POST', '/api/v1/sqlite/query', { sql: 'SELECT 1 AS one' });
+  expect(res.status).toBe(200);
+  const spans = exporter.getFinishedSpans();
+  const server = spans.find((s) => s.name === 'POST /api/v1/sqlite/query');
+  expect(server, spans.map((s) => s.name).join(', ')).toBeDefined();
+  const engine = spans.find((s) => s.name === 'sqlite.query');
+  expect(engine?.spanContext().traceId).toBe(server!.spanContext().traceId);
+  expect(engine?.parentSpanContext?.spanId).toBe(server!.spanContext().spanId);
 });
 
 it('records a reconcile span per controller pass, with its inner spans and failures', async () => {
