@@ -41,9 +41,7 @@ export { DEPLOY_ID, type Deploy, type ManifestEntry, type PreviewRow } from './d
 
 const rowsOf = <R>(result: unknown): R[] => (result as { rows: R[] }).rows;
 
-/** A manifest holds at most this many files (and its body at most MAX_MANIFEST_BYTES). */
-export const MAX_DEPLOY_FILES = 100_000;
-export const MAX_MANIFEST_BYTES = 16 * 1024 * 1024;
+export { MAX_DEPLOY_FILES, MAX_MANIFEST_BYTES } from './limits.js';
 /** Unfinished deploys (uploading or ready) one site may hold at once. */
 export const MAX_OPEN_DEPLOYS = 20;
 /** Unfinished deploys older than this are deleted by the hourly sweep. */

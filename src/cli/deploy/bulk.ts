@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { MAX_BULK_BYTES, MAX_BULK_PARTS } from '../../files/index.js';
+import { MAX_BULK_BYTES, MAX_BULK_PARTS } from '../../files/client.js';
 import type { MultipartBody } from './api.js';
 import type { ManifestFile } from './hash.js';
 

@@ -8,7 +8,7 @@ import {
   normalizeSitePath,
   specFileTypes,
   type FileTypes,
-} from '../../files/index.js';
+} from '../../files/client.js';
 import { ApiRefused } from '../errors.js';
 import type { DeployApi } from './api.js';
 import type { LocalFile } from './walk.js';
