@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { existsSync, realpathSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -134,6 +134,33 @@ describe('hostplane deploy: what it loads, what it asks', () => {
       ]);
     } finally {
       await proxy.close();
+    }
+  });
+});
+
+describe('the compile cache', () => {
+  it("keeps V8's compiled code of the CLI's modules in the user's cache folder, and uses it", async () => {
+    // Node compiles every module of each short-lived CLI process again unless it keeps the code:
+    // module.enableCompileCache, in $XDG_CACHE_HOME/hostplane (~/.cache/hostplane), never a
+    // folder other users share.
+    const cache = await mkdtemp(path.join(os.tmpdir(), 'hostplane-xdg-'));
+    try {
+      const env = { ...process.env, XDG_CACHE_HOME: cache, NODE_COMPILE_CACHE: '' };
+      delete env.NODE_DISABLE_COMPILE_CACHE;
+      const first = await exec(process.execPath, [bin, '--version'], { env });
+      const kept = await readdir(path.join(cache, 'hostplane', 'node-compile-cache'), { recursive: true });
+      expect(kept.length).toBeGreaterThan(0);
+      const again = await exec(process.execPath, [bin, '--version'], { env });
+      expect(again.stdout).toBe(first.stdout);
+      // NODE_DISABLE_COMPILE_CACHE=1 turns it off (Node's own switch).
+      const off = await mkdtemp(path.join(os.tmpdir(), 'hostplane-xdg-'));
+      await exec(process.execPath, [bin, '--version'], {
+        env: { ...env, XDG_CACHE_HOME: off, NODE_DISABLE_COMPILE_CACHE: '1' },
+      });
+      expect(existsSync(path.join(off, 'hostplane'))).toBe(false);
+      await rm(off, { recursive: true, force: true });
+    } finally {
+      await rm(cache, { recursive: true, force: true });
     }
   });
 });
