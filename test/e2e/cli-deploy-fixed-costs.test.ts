@@ -145,7 +145,7 @@ describe('the compile cache', () => {
     // folder other users share.
     const cache = await mkdtemp(path.join(os.tmpdir(), 'hostplane-xdg-'));
     try {
-      const env = { ...process.env, XDG_CACHE_HOME: cache, NODE_COMPILE_CACHE: '' };
+      const env: NodeJS.ProcessEnv = { ...process.env, XDG_CACHE_HOME: cache, NODE_COMPILE_CACHE: '' };
       delete env.NODE_DISABLE_COMPILE_CACHE;
       const first = await exec(process.execPath, [bin, '--version'], { env });
       const kept = await readdir(path.join(cache, 'hostplane', 'node-compile-cache'), { recursive: true });
