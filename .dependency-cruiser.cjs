@@ -70,11 +70,17 @@ module.exports = {
       comment:
         "Another folder of src/ is used through its index.ts only, never its internals (a domain's " +
         "tables.ts may name another's table for a foreign key; the OpenTelemetry SDK's start-up is a " +
-        'second face, loaded on demand so that the SDK stays out of every other load path).',
+        'second face, loaded on demand so that the SDK stays out of every other load path; the files ' +
+        "domain's client.ts is a second face for the CLI, leaf modules only, so that a deploy loads no server).",
       from: { path: '^src/([^/]+)/', pathNot: '^src/[^/]+/tables\\.ts$' },
       to: {
         path: '^src/[^/]+/',
-        pathNot: ['^src/$1/', '^src/[^/]+/index\\.ts$', '^src/observability/otel\\.ts$'],
+        pathNot: [
+          '^src/$1/',
+          '^src/[^/]+/index\\.ts$',
+          '^src/observability/otel\\.ts$',
+          '^src/files/client\\.ts$',
+        ],
       },
     },
     {

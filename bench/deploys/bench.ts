@@ -7,7 +7,10 @@
 // or `--mode cli` runs one kind only. `--mode bulk` (in `all` too) is issue 29's comparison, on
 // the same server in alternating rounds: N single uploads one at a time (`POST /api/v1/files/upload`)
 // against `hostplane deploy` (whole process; small files go in bulk requests) of the same N files,
-// for each N of `--sizes` (300,3000), each reported as the ratio of their medians.
+// for each N of `--sizes` (300,3000), each reported as the ratio of their medians. `--mode redeploy`
+// (in `all` too): a 300-file site deployed once, then one file changed and `hostplane deploy` run
+// again, whole process, `--rounds` times (issue 29: ≤ 0.5 s). `--cpu-prof-dir DIR` profiles the
+// server (DIR/server, written when it stops) and every CLI run (DIR/cli) with Node's --cpu-prof.
 //
 //   make build
 //   scripts/node.sh exec npx tsx bench/deploys/bench.ts            # --files 300 --concurrency 8 --mode all --json
@@ -33,6 +36,7 @@ const { values } = parseArgs({
     // standalone: PGlite + a local folder (`hostplane serve` with no DATABASE_URL/S3), as on a laptop.
     backend: { type: 'string', default: 's3' },
     rounds: { type: 'string', default: '3' },
+    'cpu-prof-dir': { type: 'string' },
     json: { type: 'boolean', default: false },
   },
 });
@@ -42,7 +46,10 @@ const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 const execFileAsync = promisify(execFile);
 const MODE = values.mode;
-if (!['all', 'api', 'cli', 'bulk'].includes(MODE)) throw new Error('--mode is all, api, cli or bulk');
+if (!['all', 'api', 'cli', 'bulk', 'redeploy'].includes(MODE))
+  throw new Error('--mode is all, api, cli, bulk or redeploy');
+const PROF = values['cpu-prof-dir'] === undefined ? undefined : path.resolve(values['cpu-prof-dir']);
+const profArgs = (who: string) => (PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.join(PROF, who)}`] : []);
 const SIZES = values.sizes.split(',').map(Number);
 const ROUNDS = Number(values.rounds);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -87,6 +94,7 @@ async function main(): Promise<void> {
       HOSTPLANE_UPLOADS_MAX_SITE_INFLIGHT_MB: '4096',
     },
     localhostUrls: true,
+    nodeArgs: profArgs('server'),
   });
   let slugs = 0;
   const call = async (
@@ -158,7 +166,7 @@ async function main(): Promise<void> {
     const start = performance.now();
     const { stdout } = await execFileAsync(
       process.execPath,
-      [values.bin, 'deploy', dir, '--json', '--concurrency', String(concurrency)],
+      [...profArgs('cli'), values.bin, 'deploy', dir, '--json', '--concurrency', String(concurrency)],
       {
         env: { ...process.env, HOSTPLANE_API_KEY: key, HOSTPLANE_API_URL: `http://localhost:${server.port}` },
         maxBuffer: 1 << 24,
@@ -180,7 +188,7 @@ async function main(): Promise<void> {
   try {
     const results: Record<string, number | undefined> = {};
     for (const concurrency of [1, CONCURRENCY]) {
-      if (MODE === 'cli' || MODE === 'bulk') break;
+      if (MODE !== 'all' && MODE !== 'api') break;
       results[`uploads_c${concurrency}_ms`] = await uploads(concurrency);
       const key = await fresh();
       const files = site(`deploy-${concurrency}`);
@@ -227,6 +235,27 @@ async function main(): Promise<void> {
         results[`bulk_n${n}_cli_ms`] = median(clis);
         results[`bulk_n${n}_ratio`] = Math.round((median(singles) / median(clis)) * 10) / 10;
       }
+    }
+    if (MODE === 'all' || MODE === 'redeploy') {
+      // A 300-file site, then one file changed before each `hostplane deploy` (whole process).
+      const dir = await mkdtemp(path.join(os.tmpdir(), 'hostplane-bench-redeploy-'));
+      bulkDirs.push(dir);
+      for (const [rel, bytes] of site('redeploy')) {
+        await mkdir(path.dirname(path.join(dir, rel)), { recursive: true });
+        await writeFile(path.join(dir, rel), bytes);
+      }
+      const key = await fresh();
+      const first = await cliDeploy(key, dir, CONCURRENCY);
+      if (first.uploaded !== FILES) throw new Error(`the CLI uploaded ${first.uploaded} of ${FILES} files`);
+      const walls: number[] = [];
+      for (let round = 1; round <= ROUNDS; round++) {
+        await writeFile(path.join(dir, 'index.html'), `<!doctype html><title>changed ${round}</title>`);
+        const done = await cliDeploy(key, dir, CONCURRENCY);
+        if (done.uploaded !== 1) throw new Error(`the CLI uploaded ${done.uploaded} files, not 1`);
+        walls.push(done.wall);
+        if (!values.json) console.error(`  redeploy round ${round}: ${done.wall} ms (own ${done.own} ms)`);
+      }
+      results.redeploy_one_file_cli_ms = median(walls);
     }
     if (MODE === 'all' || MODE === 'cli') {
       // The same files on disk, once: each case deploys this folder to a fresh site.

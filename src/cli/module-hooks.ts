@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import module from 'node:module';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -33,6 +34,26 @@ export function installFastRelativeResolve(): void {
       return nextResolve(specifier, context);
     },
   });
+}
+
+/**
+ * Keeps V8's compiled code of the modules between runs (module.enableCompileCache, Node >= 22.1),
+ * so that a short-lived command (`hostplane deploy`) does not compile its modules again each time:
+ * ~30-50 ms of each run on 2 busy cores. The cache lives in the user's own cache folder,
+ * $XDG_CACHE_HOME/hostplane or ~/.cache/hostplane, never in a folder other users share (the
+ * default, os.tmpdir(), is one); NODE_COMPILE_CACHE and NODE_DISABLE_COMPILE_CACHE=1 are Node's
+ * own switches and win. Without a home or on a read-only disk, modules compile as before.
+ */
+export function enableCompileCache(): void {
+  const enable = (module as Partial<Pick<typeof module, 'enableCompileCache'>>).enableCompileCache;
+  if (!enable || process.env.NODE_COMPILE_CACHE) return;
+  try {
+    const xdg = process.env.XDG_CACHE_HOME;
+    const base = xdg && path.isAbsolute(xdg) ? xdg : path.join(os.homedir(), '.cache');
+    enable(path.join(base, 'hostplane', 'node-compile-cache'));
+  } catch {
+    // No home folder, or none writable: nothing is cached.
+  }
 }
 
 const typeByDir = new Map<string, string | undefined>();

@@ -1,4 +1,3 @@
-import { loadConfig } from '../config/index.js';
 import { AppError, isAppError } from '../errors/index.js';
 import {
   ApiUnavailable,
@@ -15,7 +14,8 @@ import { usages, version, type CommandName } from './usage.js';
 // Exit codes (see errors.ts): 0 done, 1 the command failed (one line and a hint on stderr), 2 the
 // command line (or the environment's configuration) is wrong, 3 to 5 for the API commands (key
 // refused, limit, unreachable). Heavy modules (the server, the
-// database) load only in the command that needs them, so --help and --version answer at once.
+// database, the configuration) load only in the command that needs them, so --help and --version
+// answer at once and the API commands (deploy…) load the client only.
 
 /** What the failure report needs to know about the command being run. */
 interface Context {
@@ -44,7 +44,10 @@ async function main(argv: string[], ctx: Context): Promise<number> {
     case 'serve': {
       ctx.command = 'serve';
       if (wantsHelp(rest)) return help('serve');
-      const { parseServeArgs, serve } = await import('./serve.js');
+      const [{ parseServeArgs, serve }, { loadConfig }] = await Promise.all([
+        import('./serve.js'),
+        import('../config/index.js'),
+      ]);
       const role = parseServeArgs(rest);
       return serve(loadConfig(), role);
     }
@@ -52,7 +55,10 @@ async function main(argv: string[], ctx: Context): Promise<number> {
       ctx.command = 'migrate';
       if (wantsHelp(rest)) return help('migrate');
       if (rest.length) throw usageError(`migrate takes no arguments (got "${rest.join(' ')}")`, 'migrate');
-      const { migrateCommand } = await import('./migrate.js');
+      const [{ migrateCommand }, { loadConfig }] = await Promise.all([
+        import('./migrate.js'),
+        import('../config/index.js'),
+      ]);
       return migrateCommand(loadConfig());
     }
     case 'admin': {
@@ -67,7 +73,10 @@ async function main(argv: string[], ctx: Context): Promise<number> {
       ctx.command = `admin ${sub}`;
       ctx.json = args.includes('--json');
       if (wantsHelp(args)) return help(ctx.command);
-      const { parseAdminArgs, runAdmin } = await import('./admin.js');
+      const [{ parseAdminArgs, runAdmin }, { loadConfig }] = await Promise.all([
+        import('./admin.js'),
+        import('../config/index.js'),
+      ]);
       return runAdmin(loadConfig(), parseAdminArgs(sub, args));
     }
     case 'deploy':

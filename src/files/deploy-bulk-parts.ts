@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { Request, Response } from 'express';
 import { AppError } from '../errors/index.js';
-import { MAX_VIDEO_BYTES } from './service.js';
+import { MAX_BULK_BYTES, MAX_BULK_PARTS, MAX_VIDEO_BYTES } from './limits.js';
 
 /*
  * The parts of a bulk upload's multipart body, one at a time and in order: busboy parses the body
@@ -11,10 +11,7 @@ import { MAX_VIDEO_BYTES } from './service.js';
  * holds the request back (backpressure) instead of piling parts up in memory.
  */
 
-/** Parts (blobs) one bulk request may carry. */
-export const MAX_BULK_PARTS = 1000;
-/** Bytes one bulk request may carry (the multipart framing included). */
-export const MAX_BULK_BYTES = 50 * 1024 * 1024;
+export { MAX_BULK_BYTES, MAX_BULK_PARTS } from './limits.js';
 
 export interface BulkPart {
   /** The part's field name (the blob's SHA-256, when the client follows the contract). */

@@ -11,11 +11,12 @@ import type { DeployClient } from './deploy-client.js';
 import { ancestors, extensionOf, normalizeSitePath } from './paths.js';
 import { assertPendingWithinStorage, assertWithinQuota } from './quota.js';
 import { maxBytesFor } from './upload-rules.js';
+import { MAX_DEPLOY_FILES } from './limits.js';
 
 const rowsOf = <R>(result: unknown): R[] => (result as { rows: R[] }).rows;
 
 /** A manifest holds at most this many files (and its body at most MAX_MANIFEST_BYTES). */
-export const MAX_DEPLOY_FILES = 100_000;
+export { MAX_DEPLOY_FILES } from './limits.js';
 /** How many refused paths a message names (the rest are counted). */
 const NAMED = 20;
 const BATCH = 2000;

@@ -43,7 +43,7 @@ export { DEPLOY_ID, type Deploy, type ManifestEntry, type PreviewRow } from './d
 
 const rowsOf = <R>(result: unknown): R[] => (result as { rows: R[] }).rows;
 
-export const MAX_MANIFEST_BYTES = 16 * 1024 * 1024;
+export { MAX_MANIFEST_BYTES } from './limits.js';
 /** The longest message a deploy keeps. */
 export const MAX_DEPLOY_MESSAGE = 500;
 

@@ -1,17 +1,9 @@
 import mime from 'mime-types';
 import { AppError } from '../errors/index.js';
+import { specFileTypes, uploadExtensions, videoExtensions, type FileTypes } from './extensions.js';
 import { extensionOf } from './paths.js';
 
-/** Extensions accepted by POST /api/v1/files/upload (spec 4.2): the default list. */
-export const uploadExtensions: ReadonlySet<string> = new Set([
-  'html', 'css', 'js', 'json', 'xml', 'txt',
-  'jpg', 'jpeg', 'png', 'gif', 'svg', 'webp', 'ico',
-  'pdf',
-  'woff', 'woff2', 'ttf', 'otf',
-]); // prettier-ignore
-
-/** Extensions accepted by POST /api/v1/videos/upload (spec 4.4). */
-export const videoExtensions: ReadonlySet<string> = new Set(['mp4', 'webm', 'ogg', 'mov']);
+export { specFileTypes, uploadExtensions, videoExtensions, type FileTypes } from './extensions.js';
 
 /**
  * The types an operator may add to the spec's list (HOSTPLANE_EXTRA_FILE_TYPES), each with the
@@ -35,18 +27,6 @@ export const EXTRA_FILE_TYPES: Readonly<Record<string, string>> = {
   md: 'text/markdown',
   mp3: 'audio/mpeg',
 };
-
-/** The file types one server accepts: the spec's lists and what its operator added. */
-export interface FileTypes {
-  /** What files/upload, file renames and a deploy's non-video paths accept. */
-  upload: ReadonlySet<string>;
-  /** What videos/upload accepts (a deploy's video paths: 50 MB each). */
-  video: ReadonlySet<string>;
-  /** The operator's additions to `upload`, in the order given. */
-  extra: readonly string[];
-}
-
-export const specFileTypes: FileTypes = { upload: uploadExtensions, video: videoExtensions, extra: [] };
 
 /**
  * The spec's lists with the operator's extra extensions (already lower-case, without dots: the

@@ -26,9 +26,9 @@ import { HIDDEN_FILE_NAME, listFiles } from './listing.js';
 export type { ListedEntry } from './listing.js';
 import { assertNoDatabaseIn, databaseRefusal, registerDatabaseFile } from './database-files.js';
 import { inFolder, moveFolderRows } from './folder-moves.js';
+import { MAX_FILE_BYTES } from './limits.js';
 
-export const MAX_FILE_BYTES = 10 * 1024 * 1024;
-export const MAX_VIDEO_BYTES = 50 * 1024 * 1024;
+export { MAX_FILE_BYTES, MAX_VIDEO_BYTES } from './limits.js';
 /** Uploads at least this big ask the blob store whether it has the bytes before writing them. */
 const HEAD_FIRST_MIN_BYTES = 256 * 1024;
 /** A commit that finds its blob re-claimed writes the bytes again, at most this many times in all. */

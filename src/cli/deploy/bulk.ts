@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { MAX_BULK_BYTES, MAX_BULK_PARTS } from '../../files/index.js';
+import { MAX_BULK_BYTES, MAX_BULK_PARTS } from '../../files/client.js';
 import type { MultipartBody } from './api.js';
 import type { ManifestFile } from './hash.js';
 
@@ -39,7 +39,7 @@ export function bucketsOf(files: ManifestFile[]): ManifestFile[][] {
   return buckets;
 }
 
-/** The bucket's multipart body: one file part per file, named by its hash (read from disk now). */
+/** The bucket's multipart body: one file part per file, named by its hash (the bytes hashed, or read now). */
 export async function multipartOf(files: ManifestFile[]): Promise<MultipartBody> {
   const boundary = `hostplane-${randomBytes(12).toString('hex')}`;
   const pieces: Buffer[] = [];
@@ -49,7 +49,7 @@ export async function multipartOf(files: ManifestFile[]): Promise<MultipartBody>
         `--${boundary}\r\nContent-Disposition: form-data; name="${file.hash}"; filename="${file.hash}"\r\n` +
           'Content-Type: application/octet-stream\r\n\r\n',
       ),
-      await readFile(file.absPath),
+      file.bytes ?? (await readFile(file.absPath)),
       Buffer.from('\r\n'),
     );
   }

@@ -1,7 +1,7 @@
 import { ApiRefused, EXIT, LocalRefusal } from '../errors.js';
 import type { DeployApi } from './api.js';
 import { dryRun } from './dry-run.js';
-import { checkFiles, hashAll, refusalError, serverFileTypes, type ManifestFile } from './hash.js';
+import { checkFiles, hashAll, hashSmall, refusalError, serverFileTypes, type ManifestFile } from './hash.js';
 import { formatBytes, plural, Progress } from './progress.js';
 import { changesLine, retryNote, type DeployJson, type HostingInfo, type Io } from './types.js';
 import { planUploads, uploadAll } from './upload.js';
@@ -29,9 +29,6 @@ const SKIP_REASONS: Record<Skipped['reason'], string> = {
  */
 export async function deployCommand(api: DeployApi, io: Io, options: DeployOptions): Promise<number> {
   const started = Date.now();
-  // Asked first: a refused key fails at once, before a large folder is hashed.
-  const site = (await api.get<HostingInfo>('/api/v1/hosting-info')).body;
-
   const timings: Record<string, number> = {};
   let mark = started;
   const phase = (name: string) => {
@@ -39,10 +36,23 @@ export async function deployCommand(api: DeployApi, io: Io, options: DeployOptio
     timings[name] = now - mark;
     mark = now;
   };
-  // The types this server accepts (its operator may add to the spec's list).
-  const types = await serverFileTypes(api);
-  phase('check_key');
-  const walked = await walk(options.dir);
+  // The key and the server's file types (its operator may add to the spec's list) are asked at
+  // once, and the folder is listed and hashed meanwhile; a refused key is still the first failure
+  // reported (the listing's own failure, if any, only after).
+  const asking = Promise.all([api.get<HostingInfo>('/api/v1/hosting-info'), serverFileTypes(api)]);
+  // Only small files are hashed ahead (a large one may be refused by the checks, which need the answer).
+  const listing = walk(options.dir).then(
+    async (walked) => ({ walked, ahead: await hashSmall(walked.files) }),
+    (err: unknown) => ({ err }),
+  );
+  const [{ body: site }, types] = await asking.catch(async (err: unknown) => {
+    void listing.catch(() => undefined);
+    throw err;
+  });
+  const listed = await listing;
+  phase('check_and_scan');
+  if ('err' in listed) throw listed.err;
+  const { walked } = listed;
   const { ok, refused } = checkFiles(walked.files, types);
   reportSkipped(io, walked.skipped);
   if (refused.length) {
@@ -58,8 +68,7 @@ export async function deployCommand(api: DeployApi, io: Io, options: DeployOptio
       `${options.dir} has no file to deploy${walked.ignored ? ` (${walked.ignored} ignored)` : ''}: a deploy replaces the whole site`,
       EXIT.failed,
     );
-  phase('scan');
-  const manifest = await hashAll(ok);
+  const manifest = await hashAll(ok, listed.ahead);
   phase('hash');
   const totalBytes = manifest.reduce((sum, f) => sum + f.size, 0);
   io.say(

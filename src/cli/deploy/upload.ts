@@ -102,7 +102,9 @@ export async function uploadAll(
     for (const file of unit.files)
       await api.put(
         `/api/v1/deploys/${deployId}/files/${file.hash}`,
-        file.size <= BULK_FILE_MAX_BYTES ? { bytes: await readFile(file.absPath) } : bodyOf(file),
+        file.size <= BULK_FILE_MAX_BYTES
+          ? { bytes: file.bytes ?? (await readFile(file.absPath)) }
+          : bodyOf(file),
       );
   };
 

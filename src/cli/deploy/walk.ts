@@ -2,7 +2,7 @@ import type { Dirent } from 'node:fs';
 import { readdir, readFile, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import ignore, { type Ignore } from 'ignore';
-import { namesDatabaseFile } from '../../files/index.js';
+import { namesDatabaseFile } from '../../files/client.js';
 
 /** The ignore file read from the root of the folder (gitignore syntax). */
 export const IGNORE_FILE = '.hostplaneignore';

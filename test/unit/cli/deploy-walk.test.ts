@@ -2,6 +2,7 @@ import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { multipartOf } from '../../../src/cli/deploy/bulk.js';
 import { checkFiles, hashAll } from '../../../src/cli/deploy/hash.js';
 import { walk } from '../../../src/cli/deploy/walk.js';
 import { sha256 } from '../../support/deploys-api.js';
@@ -90,5 +91,17 @@ describe('walk', () => {
     expect(refused.find((r) => r.relPath === 'notes.md')!.reason).toBe(
       '.md files are not served by Hostplane',
     );
+  });
+
+  it('a bucket carries the bytes that were hashed, not what the file holds by the time it is sent', async () => {
+    // Small files are read once: hashed, kept, sent. A file rewritten in between (a build still
+    // running) no longer makes the server refuse the bucket with 400 Hash mismatch.
+    const dir = await folder({ 'a.html': 'first', 'b.css': 'body{}' });
+    const hashed = await hashAll(checkFiles((await walk(dir)).files).ok);
+    await writeFile(path.join(dir, 'a.html'), 'second, longer');
+    const body = Buffer.from((await multipartOf(hashed)).multipart).toString();
+    expect(body).toContain(`name="${sha256('first')}"`);
+    expect(body).toContain('\r\n\r\nfirst\r\n');
+    expect(body).not.toContain('second');
   });
 });
