@@ -6,16 +6,21 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DeployApi, retryAfterMs } from '../../../src/cli/deploy/api.js';
 import type { ManifestFile } from '../../../src/cli/deploy/hash.js';
+import { BULK_FILE_MAX_BYTES } from '../../../src/cli/deploy/bulk.js';
 import { uploadAll } from '../../../src/cli/deploy/upload.js';
 import { ApiUnavailable } from '../../../src/cli/errors.js';
 
-// The upload pool against a loopback server that admits `cap` uploads at once and answers 429
-// (Retry-After: 0) beyond, as the files domain's upload slots do.
+// The upload pool's pacing of its PUTs (files over 1 MB; smaller ones go in bulk requests) against a
+// loopback server that admits `cap` uploads at once and answers 429 (Retry-After: 0) beyond, as
+// the server's per-site share of the upload byte budget does.
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0)) await c();
 });
+
+/** Each file's content: over BULK_FILE_MAX_BYTES, so each goes by its own PUT (small ones go in bulk). */
+const contentOf = (i: number) => `<p>${i}</p>`.padEnd(BULK_FILE_MAX_BYTES + 1, ' ');
 
 async function files(n: number): Promise<ManifestFile[]> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'hostplane-upload-'));
@@ -23,9 +28,9 @@ async function files(n: number): Promise<ManifestFile[]> {
   const out: ManifestFile[] = [];
   for (let i = 0; i < n; i++) {
     const absPath = path.join(dir, `f${i}.html`);
-    await writeFile(absPath, `<p>${i}</p>`);
+    await writeFile(absPath, contentOf(i));
     const hash = i.toString(16).padStart(64, '0');
-    out.push({ relPath: `f${i}.html`, sitePath: `f${i}.html`, absPath, size: `<p>${i}</p>`.length, hash });
+    out.push({ relPath: `f${i}.html`, sitePath: `f${i}.html`, absPath, size: contentOf(i).length, hash });
   }
   return out;
 }
@@ -95,7 +100,7 @@ describe('uploadAll', () => {
     expect(server.refused()).toBe(4);
     expect(server.maxInFlight()).toBe(2);
     expect(uploaded.sort()).toEqual(plan.map((f) => f.hash).sort());
-    for (const f of plan) expect(server.stored.get(f.hash)).toBe(`<p>${Number.parseInt(f.hash, 16)}</p>`);
+    for (const f of plan) expect(server.stored.get(f.hash)).toBe(contentOf(Number.parseInt(f.hash, 16)));
   });
 
   it('gives up on a file the server keeps refusing (ApiUnavailable: exit 5)', async () => {
