@@ -43,9 +43,7 @@ export { DEPLOY_ID, type Deploy, type ManifestEntry, type PreviewRow } from './d
 
 const rowsOf = <R>(result: unknown): R[] => (result as { rows: R[] }).rows;
 
-export { MAX_MANIFEST_BYTES } from './limits.js';
-/** The longest message a deploy keeps. */
-export const MAX_DEPLOY_MESSAGE = 500;
+export { MAX_DEPLOY_MESSAGE, MAX_MANIFEST_BYTES } from './limits.js';
 
 const notFound = (id: string) => new AppError('NOT_FOUND', { message: `Deploy ${id} not found` });
 

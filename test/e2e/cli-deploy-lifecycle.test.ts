@@ -25,7 +25,11 @@ async function uploadProxy(port: number, refuse?: { status: number; body: unknow
   let sawPut!: () => void;
   const puts = new Promise<void>((resolve) => (sawPut = resolve));
   const server = http.createServer((req, res) => {
-    if (req.method === 'PUT') {
+    // A blob upload: a PUT of one blob, or the bulk POST of many (POST /api/v1/deploys/{id}/files).
+    const upload =
+      req.method === 'PUT' ||
+      (req.method === 'POST' && /^\/api\/v1\/deploys\/[a-z2-7]{12}\/files(\?|$)/.test(req.url ?? ''));
+    if (upload) {
       sawPut();
       req.resume();
       if (refuse) {

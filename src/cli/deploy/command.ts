@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { MAX_DEPLOY_MESSAGE } from '../../files/index.js';
+import { MAX_DEPLOY_MESSAGE } from '../../files/client.js';
 import { usageError } from '../errors.js';
 import { DeployApi } from './api.js';
 import { deployCommand } from './deploy.js';
