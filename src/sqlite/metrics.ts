@@ -142,3 +142,19 @@ export const failoverSeconds = new client.Histogram({
   buckets: [5, 10, 15, 20, 25, 30, 40, 60, 120, 300],
   registers: [registry],
 });
+
+// What the failover sees, set by every shard's failover loop (src/sqlite/failover.ts) from
+// PostgreSQL, so every shard reports the same picture: alert on max by (namespace).
+export const shardsByState = new client.Gauge({
+  name: 'hostplane_sqlite_shards',
+  help: 'SQLite shards by state (live: heartbeat within two renewal rounds; lost: gone while databases are still placed on it, unserved until it returns or the failover moves them; left: gone, holding none)',
+  labelNames: ['state'] as const,
+  registers: [registry],
+});
+
+export const failoverBlockedDatabases = new client.Gauge({
+  name: 'hostplane_sqlite_failover_blocked_databases',
+  help: 'Databases of lost shards the failover cannot move, by reason (no_capacity: no live shard has room; no_replica: their only copy is on the lost shard)',
+  labelNames: ['reason'] as const,
+  registers: [registry],
+});

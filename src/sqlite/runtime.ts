@@ -105,7 +105,8 @@ export async function sqliteRuntime(deps: {
       stopUpkeep = await keepShardInLine({ store, shards, shard, ownership, logger });
       await openPlacedDatabases(shards, shard, dir, logger);
       // Every shard watches for lost ones; a round takes the placement lock, so one decides.
-      if (config.sqliteShard.failoverAfterMs > 0 && !failover)
+      // With the failover off (0) it still reports lost shards for the alerts.
+      if (!failover)
         failover = startFailover({
           db: store.db,
           afterMs: config.sqliteShard.failoverAfterMs,
