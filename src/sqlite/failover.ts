@@ -154,10 +154,14 @@ export async function refreshShardGauges(db: Db): Promise<void> {
     from sqlite_shards s group by 1`,
     )
     .then(rowsOf<{ state: string; n: number }>);
+  // A mark stays until its shard starts again or the database moves: count it while the shard is away.
   const blocked = await db
     .execute<{ reason: string; n: number }>(
-      sql`select failover_blocked as reason, count(*)::int as n from sqlite_databases
-      where failover_blocked is not null group by 1`,
+      sql`select d.failover_blocked as reason, count(*)::int as n
+      from sqlite_databases d join sqlite_shards s on s.name = d.shard
+      where d.failover_blocked is not null
+        and not (s.left_at is null and s.heartbeat_at > now() - ${`${SILENT_AT_LEAST_MS} milliseconds`}::interval)
+      group by 1`,
     )
     .then(rowsOf<{ reason: string; n: number }>);
   for (const state of ['live', 'lost', 'left'])

@@ -102,6 +102,14 @@ export const restoreFailures = new client.Counter({
   registers: [registry],
 });
 
+/**
+ * A shard's alerting counters at zero from its start, so a rule over them (increase(...) > 0)
+ * reads a series that exists before the first failure.
+ */
+export function initShardMetrics(): void {
+  for (const reason of ['register_failed', 'restore_failed', 'file_lost']) restoreFailures.inc({ reason }, 0);
+}
+
 export const restoreDuration = new client.Histogram({
   name: 'hostplane_sqlite_restore_duration_seconds',
   help: 'Time to restore a database from its replica (download, integrity check, rename)',

@@ -226,6 +226,8 @@ describe('SQLite failover of lost shards', () => {
     await shard('gone-empty', 60_000);
     await shard('stopped-recently', 60_000, { leftAgoMs: 2_000 }); // its database unserved already
     await place('live');
+    // A mark left from an outage its shard came through without a restart: not counted.
+    await place('live', { failoverBlocked: 'no_replica' });
     const held = await place('gone-holding');
     await place('stopped-recently');
     await store.db
