@@ -41,7 +41,10 @@ export async function buildImages(): Promise<BuiltImages> {
   const litestream = recipe.litestream.repository;
   const tag = process.env.IMAGE_TAG ?? 'dev';
   return {
-    hostplane: { archive: path.join(IMAGES, `hostplane-${tag}.tar`), ref: `docker.io/library/hostplane:${tag}` },
+    hostplane: {
+      archive: path.join(IMAGES, `hostplane-${tag}.tar`),
+      ref: `docker.io/library/hostplane:${tag}`,
+    },
     litestream: {
       archive: path.join(IMAGES, `${litestream}-${version}.tar`),
       ref: `docker.io/library/${litestream}:${version}`,
