@@ -8,22 +8,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../support/eventually.js';
 import { helm, valuesFile } from '../support/kube/helm.js';
-import { startNode } from '../support/kube/node.js';
-import { listMessages, readMessage, startMailpit } from '../support/mailpit.js';
-import { createBucket, startMinio } from '../support/minio.js';
-import { startPostgres } from '../support/postgres.js';
-import { buildImages } from './images.js';
-import {
-  API_HOST,
-  CHART,
-  MINUTES,
-  NS,
-  RELEASE,
-  SITES_DOMAIN,
-  seconds,
-  Story,
-  type Obj,
-} from './story/context.js';
+import { listMessages, readMessage } from '../support/mailpit.js';
+import { CHART, MINUTES, NS, RELEASE, seconds, Story, type Obj } from './story/context.js';
 import { loseShardForGood, shardReturns, type FailoverMeasurement } from './story/failover.js';
 import {
   dashboardEmptyPanels,
@@ -32,10 +18,11 @@ import {
   startNodePrometheus,
 } from './story/monitoring.js';
 import { databaseOutage } from './story/outage.js';
+import { setUpStory } from './story/setup.js';
 import { driveDashboardTraffic } from './story/traffic.js';
 
 /** The failover's wait in the story: short, so a lost shard's databases answer within 30 s. */
-const FAILOVER_AFTER_MS = 12_000;
+const FAILOVER_AFTER_MS = 15_000;
 
 describe('the chart on a real node', () => {
   const story = new Story();
@@ -49,8 +36,7 @@ describe('the chart on a real node', () => {
     list: story.list.bind(story),
   };
   const helmArgs = story.helmArgs.bind(story);
-  const nodeEnv = story.nodeEnv.bind(story);
-  /** When each step began, for the time the new steps add. */
+  /** How long each new step took, for the time they add to `make test-node`. */
   const stepSeconds: Record<string, number> = {};
   const timed = async <T>(name: string, run: () => Promise<T>): Promise<T> => {
     const t0 = Date.now();
@@ -63,68 +49,7 @@ describe('the chart on a real node', () => {
   };
 
   beforeAll(async () => {
-    story.node = await startNode();
-    const host = nodeEnv('HOST_IP');
-    [story.images, story.postgres, story.minio, story.mailpit] = await Promise.all([
-      buildImages(),
-      startPostgres({ host }),
-      startMinio({ host }),
-      startMailpit({ host }),
-    ]);
-    const { node, images, postgres, minio, mailpit } = story;
-    await node.importImage(images.hostplane.archive, images.hostplane.ref);
-    await node.importImage(images.litestream.archive, images.litestream.ref);
-    const bucket = await createBucket(minio);
-
-    const secret = (name: string, data: Record<string, string>) => ({
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name, namespace: NS },
-      stringData: data,
-    });
-    await story.freshNamespace();
-    for (const s of [
-      secret('hostplane-database', { DATABASE_URL: postgres.url }),
-      secret('hostplane-s3', {
-        AWS_ACCESS_KEY_ID: minio.accessKeyId,
-        AWS_SECRET_ACCESS_KEY: minio.secretAccessKey,
-      }),
-      secret('hostplane-smtp', { SMTP_URL: mailpit.smtpUrl }),
-    ]) {
-      const res = await kube('POST', `/api/v1/namespaces/${NS}/secrets`, s);
-      expect(res.status, JSON.stringify(res.body)).toBe(201);
-    }
-
-    const [repository, tag] = splitRef(images.hostplane.ref);
-    const [lsRepository, lsTag] = splitRef(images.litestream.ref);
-    const small = { requests: { cpu: '10m', memory: '64Mi' } };
-    story.values = {
-      image: { repository, tag, pullPolicy: 'Never' },
-      config: {
-        baseUrl: `http://${API_HOST}`,
-        sitesDomain: SITES_DOMAIN,
-        trustProxy: 'off',
-        resyncSeconds: 30,
-      },
-      s3: { bucket, endpoint: minio.endpoint, region: minio.region, forcePathStyle: true },
-      smtp: { existingSecret: 'hostplane-smtp' },
-      // No Ingress controller on this node: the test reaches the Services directly.
-      ingress: { enabled: false },
-      api: { replicaCount: 2, resources: small, preStopSleepSeconds: 1 },
-      edge: { replicaCount: 1, autoscaling: { enabled: false }, resources: small, preStopSleepSeconds: 1 },
-      controller: { replicaCount: 2, resources: small },
-      sqlite: {
-        // Two shards: one is lost for good in the failover step.
-        replicas: 2,
-        failoverAfterMs: FAILOVER_AFTER_MS,
-        resources: small,
-        persistence: { storageClassName: nodeEnv('STORAGE_CLASS'), size: '1Gi' },
-        litestream: {
-          image: { repository: lsRepository, tag: lsTag, pullPolicy: 'Never' },
-          caBundlePath: images.litestream.caBundlePath,
-        },
-      },
-    };
+    await setUpStory(story, { sqlite: { failoverAfterMs: FAILOVER_AFTER_MS } });
   }, 30 * MINUTES);
 
   afterAll(async () => {
@@ -441,8 +366,3 @@ describe('the chart on a real node', () => {
     10 * MINUTES,
   );
 });
-
-function splitRef(ref: string): [string, string] {
-  const at = ref.lastIndexOf(':');
-  return [ref.slice(0, at), ref.slice(at + 1)];
-}

@@ -8,7 +8,7 @@
 import { expect } from 'vitest';
 import { eventually } from '../../support/eventually.js';
 import { MINUTES, NS, RELEASE, seconds, type Story } from './context.js';
-import { alertResolved, alertWas, watchAlert } from './monitoring.js';
+import { alertResolved, alertWas, firstNonZeroAfterMs, watchAlert } from './monitoring.js';
 
 const LOST = `${RELEASE}-sqlite-1`;
 const KEPT = `${RELEASE}-sqlite-0`;
@@ -89,6 +89,11 @@ export async function loseShardForGood(story: Story): Promise<FailoverMeasuremen
     await eventually('writes acknowledged before the loss', () => load.every((w) => w.acked.length >= 10));
     const lossAt = Date.now();
     await story.scaleShards(1);
+    // Watched from now on: the alert fires while the databases wait for the failover.
+    const firing = watchAlert(prometheus, 'HostplaneSqliteShardLost', lossAt, 2 * MINUTES).then(
+      (seen) => ({ seen, err: undefined }),
+      (err: unknown) => ({ seen: undefined, err }),
+    );
     // Every database of the lost shard answers again, from the other one, with writes past the outage.
     await eventually(
       'every database of the lost shard written again after its outage',
@@ -117,12 +122,19 @@ export async function loseShardForGood(story: Story): Promise<FailoverMeasuremen
     expect(rtoMs).toBeLessThanOrEqual(30_000);
 
     // The shard-loss alert: pending, firing while the databases waited, resolved once they moved.
-    const { firingAfterMs } = await watchAlert(prometheus, 'HostplaneSqliteShardLost', lossAt, 2 * MINUTES);
+    const watched = await firing;
+    if (!watched.seen) throw watched.err;
+    const { firingAfterMs } = watched.seen;
     await alertResolved(prometheus, 'HostplaneSqliteShardLost', 2 * MINUTES);
     const alertResolvedAfterMs = (measured.alertResolvedAfterMs = Date.now() - lossAt);
     measured.alertFiringAfterMs = firingAfterMs;
     console.log(
       `[story] HostplaneSqliteShardLost firing ${seconds(firingAfterMs)} s and resolved ${seconds(alertResolvedAfterMs)} s after the scale-down`,
+    );
+    const at = async (selector: string) =>
+      seconds((await firstNonZeroAfterMs(prometheus, selector, lossAt)) ?? NaN);
+    console.log(
+      `[story] after the scale-down: lost gauge ${await at(`hostplane_sqlite_shards{state="lost", namespace="${NS}"}`)} s, pending ${await at(`ALERTS{alertname="HostplaneSqliteShardLost", alertstate="pending"}`)} s, firing ${await at(`ALERTS{alertname="HostplaneSqliteShardLost", alertstate="firing"}`)} s`,
     );
     expect(await alertWas(prometheus, 'HostplaneSqliteFailoverBlocked', 'pending', lossAt)).toBe(false);
   } finally {

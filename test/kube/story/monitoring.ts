@@ -119,6 +119,27 @@ export async function alertResolved(
   );
 }
 
+/**
+ * When a series first had a value other than 0 since `sinceMs` (ms after it), from Prometheus's
+ * samples: what the story reports of how the alert's inputs moved.
+ */
+export async function firstNonZeroAfterMs(
+  prometheus: PrometheusServer,
+  selector: string,
+  sinceMs: number,
+): Promise<number | undefined> {
+  const range = Math.ceil((Date.now() - sinceMs) / 1000) + INTERVAL_SECONDS;
+  const res = await fetch(
+    `${prometheus.url}/api/v1/query?query=${encodeURIComponent(`${selector}[${range}s]`)}`,
+  );
+  const body = (await res.json()) as { data?: { result: { values: [number, string][] }[] } };
+  const times = (body.data?.result ?? [])
+    .flatMap((r) => r.values)
+    .filter(([t, v]) => t * 1000 >= sinceMs && Number(v) !== 0)
+    .map(([t]) => t * 1000 - sinceMs);
+  return times.length > 0 ? Math.min(...times) : undefined;
+}
+
 /** Every panel's query returns at least one series; the empty ones are named when some do not. */
 export async function dashboardEmptyPanels(prometheus: PrometheusServer): Promise<string[]> {
   const empty: string[] = [];

@@ -25,7 +25,7 @@ export async function databaseOutage(
     while (!stop.now) {
       const started = Date.now();
       const { res } = await story
-        .api('/api/v1/files', { address: pod.ip })
+        .api('/api/v1/files/list', { address: pod.ip })
         .catch(() => ({ res: { status: 0 } }));
       statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
       const wait = CALL_EVERY_MS - (Date.now() - started);
@@ -36,6 +36,8 @@ export async function databaseOutage(
   let resolvedAfterMs = 0;
   try {
     await eventually('calls answered 200 before the outage', () => (statuses.get(200) ?? 0) >= 10);
+    // Quiet first: the failover's 503s (SQLite calls while their shard was away) may still be in the window.
+    await alertResolved(prometheus, 'HostplaneHighHttp5xxRatio', 3 * MINUTES);
     const downAt = Date.now();
     await story.postgres.halt('fast');
     try {
@@ -54,7 +56,7 @@ export async function databaseOutage(
     await eventually(
       'calls answered 200 again',
       async () => {
-        const { res } = await story.api('/api/v1/files', { address: pods[0]!.ip });
+        const { res } = await story.api('/api/v1/files/list', { address: pods[0]!.ip });
         return res.status === 200;
       },
       2 * MINUTES,
