@@ -1,10 +1,16 @@
 import { sql } from 'drizzle-orm';
 import type { Logger } from '../observability/index.js';
 import type { Db } from '../store/index.js';
-import { failoverDatabases, failoverSeconds, failoversTotal } from './metrics.js';
+import {
+  failoverBlockedDatabases,
+  failoverDatabases,
+  failoverSeconds,
+  failoversTotal,
+  shardsByState,
+} from './metrics.js';
 import { moveIn } from './replication/upkeep.js';
 import { LEASE_TTL_MS, PLACEMENT_LOCK_CLASS, RENEW_EVERY_MS } from './shards.js';
-import type { FailoverBlock } from './tables.js';
+import { FAILOVER_BLOCKS, type FailoverBlock } from './tables.js';
 
 /**
  * A shard that said no goodbye is judged lost only once it missed two heartbeats: by then it has
@@ -15,6 +21,8 @@ export const SILENT_AT_LEAST_MS = LEASE_TTL_MS - RENEW_EVERY_MS;
 export const FAILOVER_POLL_MS = 1_000;
 /** A database that could not move is looked at again this often (not at every poll). */
 const BLOCKED_RETRY_MS = 10_000;
+/** How often the gauges of shards by state and blocked databases are refreshed. */
+const GAUGES_EVERY_MS = 2_000;
 
 /** What one failover round did with one lost shard's databases. */
 export interface FailoverOutcome {
@@ -129,9 +137,44 @@ function leastLoaded(load: Map<string, number>, maxDatabases: number): string | 
 }
 
 /**
+ * Sets hostplane_sqlite_shards{state} and hostplane_sqlite_failover_blocked_databases{reason}
+ * from PostgreSQL. Live: a heartbeat within two renewal rounds and not stopped (what the failover
+ * places databases on). Lost: not live and still holding databases, which are unserved until it
+ * is back or the failover has moved them (then it holds none: left). Every shard reports the same.
+ */
+export async function refreshShardGauges(db: Db): Promise<void> {
+  const shards = await db
+    .execute<{ state: string; n: number }>(
+      sql`
+    select case
+        when s.left_at is null and s.heartbeat_at > now() - ${`${SILENT_AT_LEAST_MS} milliseconds`}::interval then 'live'
+        when exists (select 1 from sqlite_databases d where d.shard = s.name) then 'lost'
+        else 'left' end as state,
+      count(*)::int as n
+    from sqlite_shards s group by 1`,
+    )
+    .then(rowsOf<{ state: string; n: number }>);
+  // A mark stays until its shard starts again or the database moves: count it while the shard is away.
+  const blocked = await db
+    .execute<{ reason: string; n: number }>(
+      sql`select d.failover_blocked as reason, count(*)::int as n
+      from sqlite_databases d join sqlite_shards s on s.name = d.shard
+      where d.failover_blocked is not null
+        and not (s.left_at is null and s.heartbeat_at > now() - ${`${SILENT_AT_LEAST_MS} milliseconds`}::interval)
+      group by 1`,
+    )
+    .then(rowsOf<{ reason: string; n: number }>);
+  for (const state of ['live', 'lost', 'left'])
+    shardsByState.set({ state }, Number(shards.find((r) => r.state === state)?.n ?? 0));
+  for (const reason of FAILOVER_BLOCKS)
+    failoverBlockedDatabases.set({ reason }, Number(blocked.find((r) => r.reason === reason)?.n ?? 0));
+}
+
+/**
  * Runs the failover from a shard: every FAILOVER_POLL_MS a small query asks whether a lost shard
  * has a database whose lease ran out, and only then a round takes the placement lock. Errors are
- * logged and counted, never thrown: the next poll tries again.
+ * logged and counted, never thrown: the next poll tries again. Every GAUGES_EVERY_MS it refreshes
+ * the gauges of shards by state (also with `afterMs` 0, the failover off: then it only reports).
  */
 export function startFailover(deps: {
   db: Db;
@@ -144,7 +187,13 @@ export function startFailover(deps: {
   const { db, afterMs, logger } = deps;
   let running: Promise<unknown> | undefined;
   let blockedTriedAt = 0;
+  let gaugesAt = 0;
   const runOnce = async (): Promise<FailoverOutcome[]> => {
+    if (Date.now() - gaugesAt >= GAUGES_EVERY_MS) {
+      gaugesAt = Date.now();
+      await refreshShardGauges(db);
+    }
+    if (afterMs <= 0) return [];
     const retryBlocked = Date.now() - blockedTriedAt >= BLOCKED_RETRY_MS;
     const [due] = await db
       .execute<{ n: number }>(

@@ -19,4 +19,4 @@ export { LocalShard, localDatabaseFiles, type DatabaseFiles } from './local-shar
 export { Shards, LEASE_TTL_MS, type Shard } from './shards.js';
 export { sqliteRuntime, type SqliteRuntime } from './runtime.js';
 export { drainShard, type DrainResult } from './placement.js';
-export { failOverLostShards, startFailover, type FailoverOutcome } from './failover.js';
+export { failOverLostShards, refreshShardGauges, startFailover, type FailoverOutcome } from './failover.js';

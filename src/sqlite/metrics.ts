@@ -102,6 +102,14 @@ export const restoreFailures = new client.Counter({
   registers: [registry],
 });
 
+/**
+ * A shard's alerting counters at zero from its start, so a rule over them (increase(...) > 0)
+ * reads a series that exists before the first failure.
+ */
+export function initShardMetrics(): void {
+  for (const reason of ['register_failed', 'restore_failed', 'file_lost']) restoreFailures.inc({ reason }, 0);
+}
+
 export const restoreDuration = new client.Histogram({
   name: 'hostplane_sqlite_restore_duration_seconds',
   help: 'Time to restore a database from its replica (download, integrity check, rename)',
@@ -140,5 +148,21 @@ export const failoverSeconds = new client.Histogram({
   name: 'hostplane_sqlite_failover_seconds',
   help: 'Time from a shard’s last sign of life (its stop or last heartbeat) to its databases placed on another shard',
   buckets: [5, 10, 15, 20, 25, 30, 40, 60, 120, 300],
+  registers: [registry],
+});
+
+// What the failover sees, set by every shard's failover loop (src/sqlite/failover.ts) from
+// PostgreSQL, so every shard reports the same picture: alert on max by (namespace).
+export const shardsByState = new client.Gauge({
+  name: 'hostplane_sqlite_shards',
+  help: 'SQLite shards by state (live: heartbeat within two renewal rounds; lost: gone while databases are still placed on it, unserved until it returns or the failover moves them; left: gone, holding none)',
+  labelNames: ['state'] as const,
+  registers: [registry],
+});
+
+export const failoverBlockedDatabases = new client.Gauge({
+  name: 'hostplane_sqlite_failover_blocked_databases',
+  help: 'Databases of lost shards the failover cannot move, by reason (no_capacity: no live shard has room; no_replica: their only copy is on the lost shard)',
+  labelNames: ['reason'] as const,
   registers: [registry],
 });

@@ -12,6 +12,7 @@ import { LocalShard, localDatabaseFiles } from './local-shard.js';
 import { sqliteModule } from './module.js';
 import { Shards } from './shards.js';
 import { startFailover } from './failover.js';
+import { initShardMetrics } from './metrics.js';
 import { PointInTimeRestore } from './replication/point-in-time.js';
 import { startReplication } from './replication/replicator.js';
 import { keepShardInLine, shardOwnership } from './replication/upkeep.js';
@@ -94,6 +95,7 @@ export async function sqliteRuntime(deps: {
     }),
     async startShard(url) {
       self.url ||= url;
+      initShardMetrics();
       await mkdir(dir, { recursive: true });
       // Once, even when a start that lost PostgreSQL half-way is tried again.
       if (!replicating) {
@@ -105,7 +107,8 @@ export async function sqliteRuntime(deps: {
       stopUpkeep = await keepShardInLine({ store, shards, shard, ownership, logger });
       await openPlacedDatabases(shards, shard, dir, logger);
       // Every shard watches for lost ones; a round takes the placement lock, so one decides.
-      if (config.sqliteShard.failoverAfterMs > 0 && !failover)
+      // With the failover off (0) it still reports lost shards for the alerts.
+      if (!failover)
         failover = startFailover({
           db: store.db,
           afterMs: config.sqliteShard.failoverAfterMs,

@@ -7,198 +7,61 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../support/eventually.js';
-import { jsonRequest, rawRequest } from '../support/hostplane.js';
-import { helm, valuesFile, type Values } from '../support/kube/helm.js';
-import { startNode, type TestNode } from '../support/kube/node.js';
-import { listMessages, readMessage, startMailpit, type MailpitServer } from '../support/mailpit.js';
-import { createBucket, startMinio, type MinioServer } from '../support/minio.js';
-import { startPostgres, type PostgresServer } from '../support/postgres.js';
-import { buildImages, type BuiltImages } from './images.js';
+import { helm, valuesFile } from '../support/kube/helm.js';
+import { listMessages, readMessage } from '../support/mailpit.js';
+import { CHART, MINUTES, NS, RELEASE, seconds, Story, type Obj } from './story/context.js';
+import { loseShardForGood, shardReturns, type FailoverMeasurement } from './story/failover.js';
+import {
+  dashboardEmptyPanels,
+  everyPodScraped,
+  ruleMetricsMissing,
+  startNodePrometheus,
+} from './story/monitoring.js';
+import { databaseOutage } from './story/outage.js';
+import { setUpStory } from './story/setup.js';
+import { driveDashboardTraffic } from './story/traffic.js';
 
-const NS = 'hostplane';
-const RELEASE = 'hostplane';
-const API_HOST = 'api.hostplane.test';
-const SITES_DOMAIN = 'sites.hostplane.test';
-const CHART = 'charts/hostplane';
-const MINUTES = 60_000;
-
-interface Obj {
-  metadata: {
-    name: string;
-    uid?: string;
-    ownerReferences?: { uid: string }[];
-    labels?: Record<string, string>;
-  };
-  status?: Record<string, unknown>;
-  spec?: Record<string, unknown>;
-}
-interface List<T = Obj> {
-  items: T[];
-}
+/** The failover's wait in the story: short, so a lost shard's databases answer within 30 s. */
+const FAILOVER_AFTER_MS = 15_000;
 
 describe('the chart on a real node', () => {
-  let node: TestNode;
-  let postgres: PostgresServer;
-  let minio: MinioServer;
-  let mailpit: MailpitServer;
-  let images: BuiltImages;
-  let values: Values;
-  let apiKey = '';
-  let sqliteToken = '';
-
-  const nodeEnv = (key: string): string => {
-    const value = node.env[key];
-    if (!value) throw new Error(`node.env has no ${key}`);
-    return value;
+  const story = new Story();
+  const { api, site, sqlite, pods, kube, get, list } = {
+    api: story.api.bind(story),
+    site: story.site.bind(story),
+    sqlite: story.sqlite.bind(story),
+    pods: story.pods.bind(story),
+    kube: story.kube.bind(story),
+    get: story.get.bind(story),
+    list: story.list.bind(story),
   };
-  const kube = async <T = unknown>(method: string, urlPath: string, body?: unknown, contentType?: string) => {
-    const res = await node.request(method, urlPath, body, contentType);
-    return res as { status: number; body: T };
-  };
-  const get = async <T = Obj>(urlPath: string): Promise<T | undefined> => {
-    const res = await kube<T>('GET', urlPath);
-    if (res.status === 404) return undefined;
-    if (res.status !== 200) throw new Error(`GET ${urlPath} → ${res.status} ${JSON.stringify(res.body)}`);
-    return res.body;
-  };
-  const list = async <T = Obj>(urlPath: string): Promise<T[]> => (await get<List<T>>(urlPath))?.items ?? [];
-  const helmArgs = (...args: string[]) => [...args, '--kubeconfig', nodeEnv('KUBECONFIG'), '--namespace', NS];
-
-  /** A Service's ClusterIP (reached from the host through kube-proxy's rules). */
-  const clusterIp = async (service: string): Promise<string> => {
-    const svc = await get<{ spec: { clusterIP: string } }>(`/api/v1/namespaces/${NS}/services/${service}`);
-    if (!svc) throw new Error(`no Service ${service}`);
-    return svc.spec.clusterIP;
-  };
-  const api = async (
-    pathAndQuery: string,
-    init: { method?: string; json?: unknown; headers?: Record<string, string> } = {},
-  ) =>
-    jsonRequest(80, pathAndQuery, {
-      ...init,
-      host: API_HOST,
-      address: await clusterIp(`${RELEASE}-api`),
-      // An empty header value means: do not send it (e.g. no key on the public submission route).
-      headers: Object.fromEntries(
-        Object.entries({ 'x-api-key': apiKey, ...init.headers }).filter(([, v]) => v !== ''),
-      ),
-    });
-  const site = async (slug: string, pathAndQuery = '/') =>
-    rawRequest(80, pathAndQuery, {
-      address: await clusterIp(`${RELEASE}-edge`),
-      headers: { host: `${slug}.${SITES_DOMAIN}` },
-    });
-  const sqlite = (call: 'query' | 'exec', sql: string, params: unknown[] = []) =>
-    api(`/api/v1/sqlite/${call}`, {
-      method: 'POST',
-      json: { sql, params },
-      headers: { 'x-sqlite-token': sqliteToken, origin: `http://story.${SITES_DOMAIN}` },
-    });
-
-  /** Pods of one component, and whether each is Ready. */
-  const pods = async (component: string) =>
-    (
-      await list<Obj & { status: { phase: string; conditions?: { type: string; status: string }[] } }>(
-        `/api/v1/namespaces/${NS}/pods?labelSelector=${encodeURIComponent(`app.kubernetes.io/component=${component}`)}`,
-      )
-    ).map((p) => ({
-      name: p.metadata.name,
-      uid: p.metadata.uid ?? '',
-      ready: p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
-    }));
-
-  /** The release's namespace, new (a reused node may hold one from an earlier run: it goes first). */
-  const freshNamespace = async () => {
-    const namespace = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } };
-    if ((await kube('POST', '/api/v1/namespaces', namespace)).status === 201) return;
-    await helm(helmArgs('uninstall', RELEASE, '--ignore-not-found', '--wait'), { timeoutMs: 5 * MINUTES });
-    for (const plural of ['sites', 'forms', 'sqlitedatabases']) {
-      for (const o of await list(`/apis/hostplane.dev/v1alpha1/namespaces/${NS}/${plural}`)) {
-        const url = `/apis/hostplane.dev/v1alpha1/namespaces/${NS}/${plural}/${o.metadata.name}`;
-        await kube('PATCH', url, { metadata: { finalizers: null } }, 'application/merge-patch+json');
-      }
+  const helmArgs = story.helmArgs.bind(story);
+  /** How long each new step took, for the time they add to `make test-node`. */
+  const stepSeconds: Record<string, number> = {};
+  const timed = async <T>(name: string, run: () => Promise<T>): Promise<T> => {
+    const t0 = Date.now();
+    try {
+      return await run();
+    } finally {
+      stepSeconds[name] = seconds(Date.now() - t0);
+      console.log(`[story] step "${name}": ${stepSeconds[name]} s`);
     }
-    await kube('DELETE', `/api/v1/namespaces/${NS}`);
-    await eventually(
-      'the old namespace gone',
-      async () => ((await get(`/api/v1/namespaces/${NS}`)) ? undefined : true),
-      3 * MINUTES,
-    );
-    const res = await kube('POST', '/api/v1/namespaces', namespace);
-    expect(res.status, JSON.stringify(res.body)).toBe(201);
   };
 
   beforeAll(async () => {
-    node = await startNode();
-    const host = nodeEnv('HOST_IP');
-    [images, postgres, minio, mailpit] = await Promise.all([
-      buildImages(),
-      startPostgres({ host }),
-      startMinio({ host }),
-      startMailpit({ host }),
-    ]);
-    await node.importImage(images.hostplane.archive, images.hostplane.ref);
-    await node.importImage(images.litestream.archive, images.litestream.ref);
-    const bucket = await createBucket(minio);
-
-    const secret = (name: string, data: Record<string, string>) => ({
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name, namespace: NS },
-      stringData: data,
-    });
-    await freshNamespace();
-    for (const s of [
-      secret('hostplane-database', { DATABASE_URL: postgres.url }),
-      secret('hostplane-s3', {
-        AWS_ACCESS_KEY_ID: minio.accessKeyId,
-        AWS_SECRET_ACCESS_KEY: minio.secretAccessKey,
-      }),
-      secret('hostplane-smtp', { SMTP_URL: mailpit.smtpUrl }),
-    ]) {
-      const res = await kube('POST', `/api/v1/namespaces/${NS}/secrets`, s);
-      expect(res.status, JSON.stringify(res.body)).toBe(201);
-    }
-
-    const [repository, tag] = splitRef(images.hostplane.ref);
-    const [lsRepository, lsTag] = splitRef(images.litestream.ref);
-    const small = { requests: { cpu: '10m', memory: '64Mi' } };
-    values = {
-      image: { repository, tag, pullPolicy: 'Never' },
-      config: {
-        baseUrl: `http://${API_HOST}`,
-        sitesDomain: SITES_DOMAIN,
-        trustProxy: 'off',
-        resyncSeconds: 30,
-      },
-      s3: { bucket, endpoint: minio.endpoint, region: minio.region, forcePathStyle: true },
-      smtp: { existingSecret: 'hostplane-smtp' },
-      // No Ingress controller on this node: the test reaches the Services directly.
-      ingress: { enabled: false },
-      api: { replicaCount: 2, resources: small, preStopSleepSeconds: 1 },
-      edge: { replicaCount: 1, autoscaling: { enabled: false }, resources: small, preStopSleepSeconds: 1 },
-      controller: { replicaCount: 2, resources: small },
-      sqlite: {
-        replicas: 1,
-        resources: small,
-        persistence: { storageClassName: nodeEnv('STORAGE_CLASS'), size: '1Gi' },
-        litestream: {
-          image: { repository: lsRepository, tag: lsTag, pullPolicy: 'Never' },
-          caBundlePath: images.litestream.caBundlePath,
-        },
-      },
-    };
+    await setUpStory(story, { sqlite: { failoverAfterMs: FAILOVER_AFTER_MS } });
   }, 30 * MINUTES);
 
   afterAll(async () => {
-    await node?.stop();
-    await Promise.all([postgres?.stop(), minio?.stop(), mailpit?.close()]);
+    await story.prometheus?.stop();
+    await story.node?.stop();
+    await Promise.all([story.postgres?.stop(), story.minio?.stop(), story.mailpit?.close()]);
   }, 5 * MINUTES);
 
   it(
     'installs: the migrate Job completes and every pod becomes Ready through its real probes',
     async () => {
-      const { file, remove } = await valuesFile(values);
+      const { file, remove } = await valuesFile(story.values);
       try {
         await helm(helmArgs('install', RELEASE, CHART, '-f', file, '--wait', '--timeout', '10m'), {
           timeoutMs: 11 * MINUTES,
@@ -231,9 +94,22 @@ describe('the chart on a real node', () => {
   );
 
   it(
+    "a real Prometheus on the host scrapes every pod and Litestream through the ServiceMonitor, with the chart's rules loaded",
+    async () => {
+      await timed('prometheus', async () => {
+        story.prometheus = await startNodePrometheus(story);
+        const up = await everyPodScraped(story);
+        // api ×2, edge, controller ×2, sqlite ×2 on metrics; the two shards' Litestream.
+        expect(up.length).toBeGreaterThanOrEqual(9);
+      });
+    },
+    5 * MINUTES,
+  );
+
+  it(
     'adopts a Site applied with kubectl and serves a page uploaded through the API Service',
     async () => {
-      const applied = await node.kubectl(
+      const applied = await story.node.kubectl(
         ['apply', '-n', NS, '-f', '-'],
         JSON.stringify({
           apiVersion: 'hostplane.dev/v1alpha1',
@@ -256,8 +132,8 @@ describe('the chart on a real node', () => {
       const secret = await get<{ data: Record<string, string> }>(
         `/api/v1/namespaces/${NS}/secrets/${ready.status?.apiKeySecretName ?? ''}`,
       );
-      apiKey = Buffer.from(secret?.data.apiKey ?? '', 'base64').toString('utf8');
-      expect(apiKey).not.toBe('');
+      story.apiKey = Buffer.from(secret?.data.apiKey ?? '', 'base64').toString('utf8');
+      expect(story.apiKey).not.toBe('');
 
       const upload = await api('/api/v1/files/upload', {
         json: { path: 'index.html', content: '<h1>from a real node</h1>' },
@@ -283,13 +159,13 @@ describe('the chart on a real node', () => {
         },
       });
       expect(form.res.status, JSON.stringify(form.body)).toBe(201);
-      const uuid = (form.body.form as { uuid: string }).uuid;
+      const uuid = (story.formUuid = (form.body.form as { uuid: string }).uuid);
       // A new notification address follows its mailed confirmation link first.
       const confirmation = await eventually('the confirmation link in Mailpit', async () => {
-        const mails = await listMessages(mailpit, 'inbox@example.com');
+        const mails = await listMessages(story.mailpit, 'inbox@example.com');
         return mails.find((m) => m.Subject.startsWith('Confirm'));
       });
-      const token = (await readMessage(mailpit, confirmation.ID)).Text.match(/#token=([\w-]+)/)?.[1];
+      const token = (await readMessage(story.mailpit, confirmation.ID)).Text.match(/#token=([\w-]+)/)?.[1];
       const confirmed = await api('/api/v1/forms/notification-confirm', {
         json: { token },
         headers: { 'x-api-key': '' },
@@ -301,7 +177,7 @@ describe('the chart on a real node', () => {
       });
       expect([200, 201, 303], JSON.stringify(posted.body)).toContain(posted.res.status);
       await eventually('the notification in Mailpit', async () => {
-        const mails = await listMessages(mailpit, 'inbox@example.com');
+        const mails = await listMessages(story.mailpit, 'inbox@example.com');
         const notices = mails.filter((m) => m.Subject.startsWith('New submission'));
         return notices.length > 0 ? notices : undefined;
       });
@@ -316,7 +192,7 @@ describe('the chart on a real node', () => {
         json: { path: 'data/app.sqlite', name: 'app', requireUserAuth: false },
       });
       expect(install.res.status, JSON.stringify(install.body)).toBe(200);
-      sqliteToken = install.body.token as string;
+      story.sqliteToken = install.body.token as string;
       expect(
         (await sqlite('exec', 'CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT NOT NULL)')).res.status,
       ).toBe(200);
@@ -340,20 +216,26 @@ describe('the chart on a real node', () => {
   it(
     'brings a deleted shard back with a new volume, restores the database from MinIO and serves the data',
     async () => {
-      const [before] = await pods('sqlite');
-      if (!before) throw new Error('no sqlite pod');
+      // The shard that holds the story's database goes, with its volume.
+      const db = (await story.sqliteDatabases()).find((d) => d.spec.path === 'data/app.sqlite');
+      const before = (await pods('sqlite')).find((p) => p.name === db?.status?.shard);
+      if (!before) throw new Error(`no sqlite pod holds data/app.sqlite (${db?.status?.shard})`);
       const pvc = `data-${before.name}`;
       // The claim goes once its pod does; the StatefulSet then makes a new, empty one.
       await kube('DELETE', `/api/v1/namespaces/${NS}/persistentvolumeclaims/${pvc}`);
       await kube('DELETE', `/api/v1/namespaces/${NS}/pods/${before.name}`);
       await eventually(
-        'a new shard pod Ready',
+        'a new shard pod Ready beside the other',
         async () => {
-          const [now, ...more] = await pods('sqlite');
-          return now && more.length === 0 && now.uid !== before?.uid && now.ready ? now : undefined;
+          const now = await pods('sqlite');
+          const again = now.find((p) => p.name === before.name);
+          return now.length === 2 && again && again.uid !== before.uid && now.every((p) => p.ready)
+            ? now
+            : undefined;
         },
         5 * MINUTES,
       );
+      // Restored from MinIO: by the new shard, or by the other one if the failover's wait ran out first.
       const rows = await eventually('the restored row', async () => {
         const res = await sqlite('query', 'SELECT body FROM notes');
         return res.res.status === 200 ? res.body : undefined;
@@ -363,6 +245,48 @@ describe('the chart on a real node', () => {
     6 * MINUTES,
   );
 
+  let failover: FailoverMeasurement | undefined;
+  it(
+    'loses a shard for good under a write load: its databases answer from the other within 30 s, nothing acknowledged lost, HostplaneSqliteShardLost fires and resolves',
+    async () => {
+      failover = await timed('failover', () => loseShardForGood(story));
+      await timed('shard returns', () => shardReturns(story, failover!.databases));
+    },
+    15 * MINUTES,
+  );
+
+  it(
+    "every dashboard panel shows data and every alert rule reads series the node's Prometheus has",
+    async () => {
+      await timed('dashboard', async () => {
+        await driveDashboardTraffic(story);
+        const empty = await eventually(
+          'every dashboard query returning series',
+          async () => {
+            const missing = await dashboardEmptyPanels(story.prometheus!);
+            return missing.length === 0 ? missing : undefined;
+          },
+          3 * MINUTES,
+        ).catch(async (err: unknown) => {
+          throw new Error(
+            `${(err as Error).message}: ${(await dashboardEmptyPanels(story.prometheus!)).join('; ')}`,
+          );
+        });
+        expect(empty).toEqual([]);
+        expect(await ruleMetricsMissing(story.prometheus!)).toEqual([]);
+      });
+    },
+    5 * MINUTES,
+  );
+
+  it(
+    'HostplaneHighHttp5xxRatio fires while the host PostgreSQL is down under traffic, and resolves after it is back',
+    async () => {
+      await timed('5xx alert', () => databaseOutage(story));
+    },
+    10 * MINUTES,
+  );
+
   it(
     'rolls every pod on `helm upgrade` with a changed value, without losing data',
     async () => {
@@ -370,8 +294,8 @@ describe('the chart on a real node', () => {
         (await Promise.all(['api', 'edge', 'controller', 'sqlite'].map(pods))).flat().map((p) => p.uid),
       );
       const { file, remove } = await valuesFile({
-        ...values,
-        config: { ...(values.config as object), logLevel: 'debug' },
+        ...story.values,
+        config: { ...(story.values.config as object), logLevel: 'debug' },
       });
       try {
         await helm(helmArgs('upgrade', RELEASE, CHART, '-f', file, '--wait', '--timeout', '10m'), {
@@ -435,12 +359,10 @@ describe('the chart on a real node', () => {
         3 * MINUTES,
       );
       expect(left).toEqual([]);
+      console.log(
+        `[story] new steps (s): ${JSON.stringify(stepSeconds)}; failover ${JSON.stringify(failover)}`,
+      );
     },
     10 * MINUTES,
   );
 });
-
-function splitRef(ref: string): [string, string] {
-  const at = ref.lastIndexOf(':');
-  return [ref.slice(0, at), ref.slice(at + 1)];
-}

@@ -27,6 +27,7 @@ interface Recipe {
 /**
  * Builds the Hostplane image (hostplane:dev) and the Litestream image without Docker, with the
  * script `make image-oci` runs (cached layers: only the app layer is rebuilt after a code change).
+ * IMAGE_TAG names another Hostplane tag (e.g. a worktree's, beside main's dev in a shared cache).
  */
 export async function buildImages(): Promise<BuiltImages> {
   await run('bash', ['deploy/image/build.sh', 'all'], {
@@ -38,8 +39,12 @@ export async function buildImages(): Promise<BuiltImages> {
   const { stdout } = await run(path.join(REPO, '.cache/tools/litestream'), ['version']);
   const version = stdout.trim().replace(/^v/, '');
   const litestream = recipe.litestream.repository;
+  const tag = process.env.IMAGE_TAG ?? 'dev';
   return {
-    hostplane: { archive: path.join(IMAGES, 'hostplane-dev.tar'), ref: 'docker.io/library/hostplane:dev' },
+    hostplane: {
+      archive: path.join(IMAGES, `hostplane-${tag}.tar`),
+      ref: `docker.io/library/hostplane:${tag}`,
+    },
     litestream: {
       archive: path.join(IMAGES, `${litestream}-${version}.tar`),
       ref: `docker.io/library/${litestream}:${version}`,

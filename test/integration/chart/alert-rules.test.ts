@@ -97,6 +97,36 @@ describe("the chart's alert rules in promtool", () => {
     for (const c of cases) expect(alerts).toContain(c.alertname);
   });
 
+  it('take the range of every rate() from values (a short window resolves soon after the failure ends)', async () => {
+    const objects = await renderChart({
+      namespace: 'hostplane',
+      releaseName: 'hostplane',
+      values: {
+        monitoring: {
+          prometheusRule: {
+            enabled: true,
+            reconcileErrors: { window: '31s' },
+            http5xx: { window: '32s' },
+            edgeLatency: { window: '33s' },
+            litestreamSyncErrors: { window: '34s' },
+          },
+        },
+      },
+    });
+    const rules = findObject<{ kind: string; spec: { groups: RuleGroup[] } }>(objects, 'PrometheusRule')
+      .spec.groups.flatMap((g) => g.rules)
+      .filter((r) => r.expr.includes('rate('));
+    const windows = Object.fromEntries(
+      rules.map((r) => [r.alert, [...r.expr.matchAll(/\[(\w+)\]/g)].map((m) => m[1])]),
+    );
+    expect(windows).toEqual({
+      HostplaneControllerReconcileErrors: ['31s'],
+      HostplaneHighHttp5xxRatio: ['32s', '32s'],
+      HostplaneEdgeHighLatency: ['33s'],
+      HostplaneLitestreamSyncErrors: ['34s'],
+    });
+  });
+
   it('read only series Hostplane or the pinned Litestream export (no rule over a series that does not exist)', async () => {
     const known = new Set([...(await hostplaneMetricNames()), ...(await litestreamMetricNames())]);
     for (const rule of groups.flatMap((g) => g.rules))

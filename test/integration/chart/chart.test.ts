@@ -424,6 +424,8 @@ describe('helm template, validated by a real API server', () => {
       'HostplaneSqliteReplicationLag',
       'HostplaneSqliteRestoreFailed',
       'HostplaneLitestreamSyncErrors',
+      'HostplaneSqliteShardLost',
+      'HostplaneSqliteFailoverBlocked',
     ]);
     expect(alerts[0]?.expr).toContain('hostplane_controller_reconcile_total{result="error"');
     expect(alerts[1]?.expr).toContain('hostplane_http_requests_total{status=~"5.."');

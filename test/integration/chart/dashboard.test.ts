@@ -6,8 +6,14 @@ import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { requireTool } from '../../support/kube/envtest.js';
 import { PROMTOOL_BIN } from '../../support/prometheus.js';
-import { CHART_DIR, findObject, renderChart } from '../../support/kube/helm.js';
-import { family, hostplaneMetricNames, metricsRead } from './monitoring-support.js';
+import { findObject, renderChart } from '../../support/kube/helm.js';
+import {
+  DASHBOARD,
+  dashboardQueries,
+  family,
+  hostplaneMetricNames,
+  metricsRead,
+} from './monitoring-support.js';
 import { litestreamMetricNames } from './sqlite-support.js';
 
 // The Grafana dashboard the chart ships (files/dashboards/hostplane.json): a ConfigMap for
@@ -15,30 +21,11 @@ import { litestreamMetricNames } from './sqlite-support.js';
 // promtool. (The real node's story runs each query against its Prometheus.)
 
 const PROMTOOL = PROMTOOL_BIN;
-const DASHBOARD = path.join(CHART_DIR, 'files', 'dashboards', 'hostplane.json');
-
-interface Dashboard {
-  uid: string;
-  panels: { title: string; targets: { expr: string }[] }[];
-}
-
 type ConfigMap = {
   kind: string;
   metadata: { name: string; labels: Record<string, string> };
   data: Record<string, string>;
 };
-
-/** A panel's query as Prometheus would get it from Grafana (its variables filled in). */
-export function concreteQuery(expr: string, namespace: string): string {
-  return expr.replaceAll('$__rate_interval', '2m').replaceAll('$namespace', namespace);
-}
-
-export async function dashboardQueries(namespace: string): Promise<{ panel: string; expr: string }[]> {
-  const dashboard = JSON.parse(await readFile(DASHBOARD, 'utf8')) as Dashboard;
-  return dashboard.panels.flatMap((p) =>
-    p.targets.map((t) => ({ panel: p.title, expr: concreteQuery(t.expr, namespace) })),
-  );
-}
 
 describe('the Grafana dashboard', () => {
   it('is off by default; on, a ConfigMap with the sidecar label holds the repository file', async () => {

@@ -3,6 +3,26 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const repo = fileURLToPath(new URL('../../../', import.meta.url));
+/** The Grafana dashboard the chart ships. */
+export const DASHBOARD = path.join(repo, 'charts', 'hostplane', 'files', 'dashboards', 'hostplane.json');
+
+interface Dashboard {
+  uid: string;
+  panels: { title: string; targets: { expr: string }[] }[];
+}
+
+/** A panel's query as Prometheus would get it from Grafana (its variables filled in). */
+export function concreteQuery(expr: string, namespace: string): string {
+  return expr.replaceAll('$__rate_interval', '2m').replaceAll('$namespace', namespace);
+}
+
+/** Every panel's queries (the real node's story runs each against its Prometheus). */
+export async function dashboardQueries(namespace: string): Promise<{ panel: string; expr: string }[]> {
+  const dashboard = JSON.parse(await readFile(DASHBOARD, 'utf8')) as Dashboard;
+  return dashboard.panels.flatMap((p) =>
+    p.targets.map((t) => ({ panel: p.title, expr: concreteQuery(t.expr, namespace) })),
+  );
+}
 
 /** The `hostplane_*` metric families the code registers (every prom-client `name: '…'` in src/ and controllers/). */
 export async function hostplaneMetricNames(): Promise<Set<string>> {

@@ -321,7 +321,7 @@ describe('every alert has a runbook in the chart README', () => {
       sections.set(anchorOf((parts[i] ?? '').replace(/^#+ /, '')), parts[i + 1] ?? '');
     }
     const alerts = await alertsOf({});
-    expect(alerts).toHaveLength(6);
+    expect(alerts).toHaveLength(8);
     for (const { alert, annotations } of alerts) {
       const url = new URL(annotations.runbook_url ?? '');
       expect(url.pathname, alert).toMatch(/\/charts\/hostplane\/README\.md$/);

@@ -2,7 +2,7 @@ import { eq, inArray, sql } from 'drizzle-orm';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { registry } from '../../../src/observability/index.js';
 import { Platform } from '../../../src/platform/index.js';
-import { failOverLostShards, Shards, startFailover } from '../../../src/sqlite/index.js';
+import { failOverLostShards, refreshShardGauges, Shards, startFailover } from '../../../src/sqlite/index.js';
 import { sqliteDatabases, sqliteLeases, sqliteShards } from '../../../src/sqlite/tables.js';
 import { CHANNELS, migrate, openStore, type Store } from '../../../src/store/index.js';
 import { createLogger } from '../../../src/observability/index.js';
@@ -215,6 +215,39 @@ describe('SQLite failover of lost shards', () => {
     expect(await counter('hostplane_sqlite_failover_databases_total', { result: 'moved' })).toBe(
       before.moved,
     );
+  });
+
+  it('counts shards live, lost (gone while databases are placed on it) and left, and blocked databases, for the alerts', async () => {
+    const { store, place, shard, placement } = await cluster();
+    const gauge = (name: string, labels: Record<string, string>) => counter(name, labels);
+    await shard('live', 1_000);
+    await shard('silent-briefly', 12_000); // one heartbeat missed: still live
+    await shard('gone-holding', 60_000);
+    await shard('gone-empty', 60_000);
+    await shard('stopped-recently', 60_000, { leftAgoMs: 2_000 }); // its database unserved already
+    await place('live');
+    // A mark left from an outage its shard came through without a restart: not counted.
+    await place('live', { failoverBlocked: 'no_replica' });
+    const held = await place('gone-holding');
+    await place('stopped-recently');
+    await store.db
+      .update(sqliteDatabases)
+      .set({ failoverBlocked: 'no_capacity' })
+      .where(eq(sqliteDatabases.id, held));
+    await refreshShardGauges(store.db);
+    expect(await gauge('hostplane_sqlite_shards', { state: 'live' })).toBe(2);
+    expect(await gauge('hostplane_sqlite_shards', { state: 'lost' })).toBe(2);
+    expect(await gauge('hostplane_sqlite_shards', { state: 'left' })).toBe(1);
+    expect(await gauge('hostplane_sqlite_failover_blocked_databases', { reason: 'no_capacity' })).toBe(1);
+    expect(await gauge('hostplane_sqlite_failover_blocked_databases', { reason: 'no_replica' })).toBe(0);
+    // Its database moved: 'gone-holding' holds none (left), nothing is blocked; the recent stop
+    // waits for the failover's 20 s and stays lost.
+    await failOverLostShards(store.db, { afterMs: 20_000, maxDatabases: 10 });
+    expect((await placement([held])).get(held)).toMatchObject({ shard: 'silent-briefly', blocked: null });
+    await refreshShardGauges(store.db);
+    expect(await gauge('hostplane_sqlite_shards', { state: 'lost' })).toBe(1);
+    expect(await gauge('hostplane_sqlite_shards', { state: 'left' })).toBe(2);
+    expect(await gauge('hostplane_sqlite_failover_blocked_databases', { reason: 'no_capacity' })).toBe(0);
   });
 
   it('moves each database once when rounds race (several deciders at the same moment)', async () => {
