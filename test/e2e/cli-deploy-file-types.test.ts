@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bin, cli, newInstance, siteRequest, startServe, stopServe, type Instance } from '../support/cli.js';
-import { siteFolder } from '../support/deploy-folder.js';
+import { forward, siteFolder } from '../support/deploy-folder.js';
 
 // `hostplane deploy` checks a folder against the server's own list of file types (GET
 // /api/v1/files/types), so a stock MkDocs Material build deploys with no ignore file where the
@@ -57,20 +57,7 @@ async function olderServer(port: number) {
       res.writeHead(404, { 'content-type': 'application/json' });
       return res.end(JSON.stringify({ error: 'Not found', message: 'No such route' }));
     }
-    const upstream = http.request(
-      {
-        host: '127.0.0.1',
-        port,
-        method: req.method,
-        path: req.url,
-        headers: { ...req.headers, host: `localhost:${port}` },
-      },
-      (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      },
-    );
-    req.pipe(upstream);
+    forward(port, req, res);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {

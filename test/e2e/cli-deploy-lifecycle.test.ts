@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiRequest, bin, cli, newInstance, startServe, stopServe, type Instance } from '../support/cli.js';
-import { getOnHost, siteFolder } from '../support/deploy-folder.js';
+import { forward, getOnHost, siteFolder } from '../support/deploy-folder.js';
 import { eventually } from '../support/eventually.js';
 
 // `hostplane deploy` around failures (issue 30): the deploy it started is cancelled when it is
@@ -38,21 +38,7 @@ async function uploadProxy(port: number, refuse?: { status: number; body: unknow
       }
       return; // held: never answered
     }
-    const upstream = http.request(
-      {
-        host: '127.0.0.1',
-        port,
-        method: req.method,
-        path: req.url,
-        headers: { ...req.headers, host: `localhost:${port}` },
-      },
-      (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      },
-    );
-    upstream.on('error', () => res.destroy());
-    req.pipe(upstream);
+    forward(port, req, res);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {

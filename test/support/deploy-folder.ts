@@ -26,6 +26,25 @@ export async function getOnHost(port: number, host: string, pathAndQuery = '/') 
   return { status: res.status, text: await res.text() };
 }
 
+/** Forwards a request to the API on `port` on loopback and pipes its answer back. */
+export function forward(port: number, req: http.IncomingMessage, res: http.ServerResponse): void {
+  const upstream = http.request(
+    {
+      host: '127.0.0.1',
+      port,
+      method: req.method,
+      path: req.url,
+      headers: { ...req.headers, host: `localhost:${port}` },
+    },
+    (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    },
+  );
+  upstream.on('error', () => res.destroy());
+  req.pipe(upstream);
+}
+
 /**
  * A loopback proxy in front of the API on `port` that answers the first `failures` requests
  * matching `fails` with a 503 (Retry-After: 0) and forwards everything else. `failed` counts them.
@@ -46,21 +65,7 @@ export async function flakyProxy(
       );
       return;
     }
-    const upstream = http.request(
-      {
-        host: '127.0.0.1',
-        port,
-        method: req.method,
-        path: req.url,
-        headers: { ...req.headers, host: `localhost:${port}` },
-      },
-      (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      },
-    );
-    upstream.on('error', () => res.destroy());
-    req.pipe(upstream);
+    forward(port, req, res);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port: proxyPort } = server.address() as AddressInfo;
