@@ -1,3 +1,4 @@
+import { pipeline } from 'node:stream';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { trace } from '@opentelemetry/api';
 import rangeParser from 'range-parser';
@@ -222,13 +223,13 @@ async function stream(
     (await cache.disk.open(entry.hash, entry.size, range)) ?? (await cache.stream(entry.hash, range));
   if (!object) throw new Error(`blob ${entry.hash} is missing from the blob store`);
   span?.setAttribute('hostplane.edge.source', 'source' in object ? object.source : 'blob_store');
+  // The client may have left while the source was opened (a fill waits for the blob store): its
+  // 'close' has passed, so release the source now (a fill's reader, a file handle, an S3 socket).
+  if (res.destroyed || res.closed) {
+    object.body.destroy();
+    return status;
+  }
   res.writeHead(status, headers);
-  return new Promise<number>((resolve) => {
-    object.body.on('error', () => res.destroy());
-    res.on('close', () => {
-      object.body.destroy();
-      resolve(status);
-    });
-    object.body.pipe(res);
-  });
+  // pipeline destroys both sides whichever ends first: an error, the end, or the client leaving.
+  return new Promise<number>((resolve) => pipeline(object.body, res, () => resolve(status)));
 }

@@ -176,8 +176,11 @@ async function recordBatch(
         n as (select count(distinct hash)::int as hashes, coalesce(sum(size), 0)::bigint as bytes from updated),
         deploy as (
           update deploys set missing = missing - (select hashes from n), bytes = bytes + (select bytes from n),
-            state = case when state = 'uploading' and missing = (select hashes from n) then 'ready' else state end
-          where id = ${deploy.id} and (select hashes from n) > 0
+            state = case when state = 'uploading' and missing = (select hashes from n) then 'ready' else state end,
+            -- An upload is activity (the idle sweep and the cap's displacement read it), even one
+            -- whose blobs were all there already.
+            last_activity_at = now()
+          where id = ${deploy.id}
           returning state
         )
         select (select coalesce(json_agg(hash), '[]'::json) from kept) as kept, (select count(*) from deploy) as touched`),

@@ -126,7 +126,10 @@ export async function layOverLive(
     await tx.execute(sql`select path, blob_key as hash from site_files
       where site_id = ${siteId}::int and kind = 'file' order by path collate "C"`),
   );
-  const dropped = (p: string) => removed.some((r) => p === r || p.startsWith(`${r}/`));
+  // A set and each path's ancestors (at most 32 segments): linear in the live files, whatever
+  // the length of `removed` (up to MAX_DEPLOY_FILES), not live × removed.
+  const removedSet = new Set(removed);
+  const dropped = (p: string) => removedSet.has(p) || ancestors(p).some((a) => removedSet.has(a));
   const merged = new Map(manifest);
   for (const { path, hash } of live) if (!merged.has(path) && !dropped(path)) merged.set(path, hash);
   assertNoFileHoldsAnother(merged, (file) =>

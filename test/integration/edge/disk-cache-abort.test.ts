@@ -49,7 +49,11 @@ describe('review: a client gone while its fill starts', () => {
     const dir = path.join(hp.dataDir, 'edge-cache');
     const before = fdsInto(dir).length;
 
-    const req = http.request({ port: hp.port, path: '/big.pdf', headers: { host: `${site.slug}.localhost:8080` } });
+    const req = http.request({
+      port: hp.port,
+      path: '/big.pdf',
+      headers: { host: `${site.slug}.localhost:8080` },
+    });
     req.on('error', () => undefined);
     req.end();
     await askedP;
