@@ -21,7 +21,7 @@ const fdsInto = (dir: string) =>
     })
     .filter((target) => target.startsWith(dir));
 
-describe('review: a client gone while its fill starts', () => {
+describe('the edge disk cache: a client gone while its fill starts', () => {
   let hp: TestHostplane;
   afterAll(() => hp?.stop());
 

@@ -5,7 +5,7 @@ import { startHostplane, type TestHostplane } from '../../support/hostplane.js';
 
 const rowsOf = <R>(result: unknown) => (result as { rows: R[] }).rows;
 
-describe('review: a bulk upload is activity', () => {
+describe('a bulk upload is deploy activity', () => {
   let hp: TestHostplane;
   beforeAll(async () => {
     hp = await startHostplane('pglite+fs');
