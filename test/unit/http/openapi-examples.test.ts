@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { loadConfig } from '../../../src/config/index.js';
-import { filesModule } from '../../../src/files/index.js';
+import { filesModule, specFileTypes } from '../../../src/files/index.js';
 import { RouteRegistry, UploadAdmission, type DomainModule, type RouteDoc } from '../../../src/http/index.js';
 import { buildOpenApi, operationIdOf } from '../../../src/http/openapi.js';
 import { platformModule } from '../../../src/platform/index.js';
@@ -15,7 +15,8 @@ const modules: DomainModule[] = [
   filesModule({
     config,
     platform: stub,
-    files: stub,
+    // The routes' schemas name the server's file types.
+    files: { types: specFileTypes } as never,
     deploys: stub,
     uploads: new UploadAdmission(config.uploads),
   }),
