@@ -87,6 +87,7 @@ const EMAIL = /^[^\s@\u0000]+@[^\s@\u0000]+\.[^\s@\u0000]+$/;
 /** Trimmed, lower-cased, at most 254 characters and shaped like an address; else INVALID_EMAIL. */
 export function normalizeEmail(input: string): string {
   const email = input.trim().toLowerCase();
-  if ([...email].length > 254 || !EMAIL.test(email)) throw new AppError('INVALID_EMAIL');
+  // 254 code points as sent (the documents' maxLength counts the body before trimming).
+  if ([...input].length > 254 || !EMAIL.test(email)) throw new AppError('INVALID_EMAIL');
   return email;
 }

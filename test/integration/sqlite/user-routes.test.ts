@@ -70,6 +70,11 @@ describe.each(backends)('SQLite tokens and end users on %s', (backend) => {
       expect(res.status, JSON.stringify(json)).toBe(status);
       expect(res.body.error).toBe(error);
     }
+    // The document's maxLength (254 code points) holds for the body as sent, before trimming.
+    const padded = { email: `\n\t${'b'.repeat(240)}@x.io${' '.repeat(20)}`, password: 'long enough pw' };
+    expect((await api.scoped(token, 'POST', '/api/v1/sqlite/auth/register', padded, api.master)).status).toBe(
+      400,
+    );
     // Free plan: 3 users per database.
     const over = await api.register(token, 'fourth@example.com');
     expect(over.status).toBe(402);
