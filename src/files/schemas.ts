@@ -6,10 +6,15 @@ import { FORBIDDEN_PATH_CHARS } from './paths.js';
 // The path rules, written into the document so a generated client knows them. The server's
 // own checks (paths.ts, the extension check) stay the ones that answer, with their own error
 // texts ("Invalid path", "Invalid file type"); these patterns are documentation, a little
-// narrower than what is accepted (no segment starts with "." or whitespace).
+// narrower than what is accepted. A segment may start with "." (`.well-known`), not be "." or
+// "..", and neither start nor end with whitespace (the server refuses that).
 const F = FORBIDDEN_PATH_CHARS;
-// At most 255 characters a segment (the server's rule is 255 bytes: exact for ASCII names).
-const SEGMENT = `[^/\\s.${F}](?:[^/${F}]{0,253}[^/\\s${F}])?`;
+// At most 255 characters a segment (the server's rule is 255 bytes: exact for ASCII names): one
+// that does not start with a dot, or a dot and then not a dot, or two dots and then more.
+const SEGMENT =
+  `(?:[^/\\s.${F}](?:[^/${F}]{0,253}[^/\\s${F}])?` +
+  `|\\.[^/\\s.${F}](?:[^/${F}]{0,252}[^/\\s${F}])?` +
+  `|\\.\\.(?:[^/${F}]{0,252}[^/\\s${F}]))`;
 const anyCase = (ext: string) =>
   [...ext].map((c) => (/[a-z]/.test(c) ? `[${c}${c.toUpperCase()}]` : c)).join('');
 // A new folder may not be named like an SQLite database file (paths.ts: the edge never serves one).
@@ -17,7 +22,7 @@ const NOT_DATABASE_NAME = `(?![^/]*\\.(?:${anyCase('sqlite')}3?|${anyCase('db')}
 const NEW_SEGMENT = `${NOT_DATABASE_NAME}${SEGMENT}`;
 /** `existing`: a stored file's path, which may predate the database-name rule. */
 const filePattern = (extensions: ReadonlySet<string>, existing = false) =>
-  `^(?:${existing ? SEGMENT : NEW_SEGMENT}/){0,31}[^/\\s.${F}][^/${F}]{0,244}\\.(?:${[...extensions].map(anyCase).join('|')})$`;
+  `^(?:${existing ? SEGMENT : NEW_SEGMENT}/){0,31}\\.?[^/\\s.${F}][^/${F}]{0,243}\\.(?:${[...extensions].map(anyCase).join('|')})$`;
 const PATH_RULES =
   'Relative to the site root: no leading "/", no empty, "." or ".." segments, no control characters, ' +
   'line separators, invisible format characters or backslashes; at most 32 segments, 1024 bytes in all, 255 bytes a segment.';
