@@ -4,7 +4,7 @@ import path from 'node:path';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { sqliteDatabases } from '../../../src/sqlite/tables.js';
-import { CHANNELS, type Store } from '../../../src/store/index.js';
+import { CHANNELS } from '../../../src/store/index.js';
 import { eventually } from '../../support/eventually.js';
 import {
   metricValue,
@@ -16,6 +16,7 @@ import {
 } from '../../support/hostplane.js';
 import { createDatabase } from '../../support/postgres.js';
 import { sqliteApi } from '../../support/sqlite-api.js';
+import { heldChannel } from '../../support/held-channel.js';
 
 /**
  * Scoped tokens are resolved from memory after their first call (TokenGrants). Two replicas on
@@ -28,7 +29,7 @@ describe('SQLite grants in memory follow every change, on every replica', () => 
   let a: TestHostplane;
   let b: TestHostplane;
   // Each replica's session announcements, held back where a test says so.
-  const sessionNews = new Map<TestHostplane, HeldChannel>();
+  const sessionNews = new Map<TestHostplane, ReturnType<typeof heldChannel>>();
   const replica = async (name: string) => {
     const dir = await mkdtemp(path.join(os.tmpdir(), `hostplane-grants-${name}-`));
     dirs.push(dir);
@@ -277,37 +278,3 @@ describe('SQLite grants in memory follow every change, on every replica', () => 
       );
   });
 });
-
-interface HeldChannel {
-  wrap(store: Store): Store;
-  /** From now on, the channel's notifications wait… */
-  hold(): void;
-  /** …until this delivers them, in order. */
-  release(): void;
-}
-
-/** A store whose notifications on `channel` can be held back, as if PostgreSQL's NOTIFY were slow. */
-function heldChannel(channel: string): HeldChannel {
-  let held: Array<() => void> | undefined;
-  return {
-    wrap: (store) => ({
-      ...store,
-      listen: (name, onPayload, onReconnect) =>
-        store.listen(
-          name,
-          name !== channel
-            ? onPayload
-            : (payload) => (held ? held.push(() => onPayload(payload)) : onPayload(payload)),
-          onReconnect,
-        ),
-    }),
-    hold: () => {
-      held ??= [];
-    },
-    release: () => {
-      const due = held ?? [];
-      held = undefined;
-      for (const deliver of due) deliver();
-    },
-  };
-}
