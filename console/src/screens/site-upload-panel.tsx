@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { Alert, formatBytes } from '../ui/kit.js';
 import { asOneFolder, type DeployPlan } from './deploy-rules.js';
 import { FolderDeploy } from './site-deploy.js';
@@ -45,8 +45,9 @@ export function UploadPanel({
     [siteId],
   );
   // The log is the folder's: another folder starts with none (an upload under way stays shown).
+  // A layout effect, so the new folder's heading is never painted beside the old folder's log.
   const firstFolder = useRef(true);
-  useEffect(() => {
+  useLayoutEffect(() => {
     if (firstFolder.current) {
       firstFolder.current = false;
       return;
