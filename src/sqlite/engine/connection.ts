@@ -12,9 +12,7 @@ import type { NativeParts } from '../../config/index.js';
 import type {
   BatchResult,
   EngineLimits,
-  ExecCall,
   ExecResult,
-  GroupOutcome,
   OpenOptions,
   QueryResult,
   SchemaResult,
@@ -46,20 +44,20 @@ const YIELD_EVERY_MS = 20;
  * the secret only this object knows.
  */
 export class GuardedDatabase {
-  private readonly db: Db;
+  protected readonly db: Db;
   private readonly secret: string;
-  private readonly internal: EngineStatements;
+  protected readonly internal: EngineStatements;
   private readonly pageSize: number;
-  private maxBytes: number | null;
-  private version = 0;
-  private sizeBytes = 0;
+  protected maxBytes: number | null;
+  protected version = 0;
+  protected sizeBytes = 0;
   /** Objects with reserved names, all the platform's: a tenant write that adds one is undone. */
-  private readonly reserved: ReservedNames;
-  private readonly statements = new Map<string, Prepared>();
+  protected readonly reserved: ReservedNames;
+  protected readonly statements = new Map<string, Prepared>();
 
   // Plain fields, no parameter properties: the worker runs this file under Node's type stripping.
   readonly filePath: string;
-  private readonly limits: EngineLimits;
+  protected readonly limits: EngineLimits;
 
   constructor(filePath: string, options: OpenOptions, limits: EngineLimits, native: NativeParts) {
     this.filePath = filePath;
@@ -274,103 +272,8 @@ export class GuardedDatabase {
     return results;
   }
 
-  /**
-   * Exec calls of this database that were queued together, in one IMMEDIATE transaction with one
-   * COMMIT (group commit): each call runs in its own SAVEPOINT, so one that fails is rolled back
-   * alone and answered as it would have been alone; each applied call bumps the version by one and
-   * is answered with its own version and the size it left. Nothing is answered before the COMMIT
-   * (the worker replies after this returns). Takes calls until `budgetMs` has gone by since it
-   * began (at least one) and returns the outcomes of those it ran, in order; the worker queues the
-   * rest again. When the transaction itself is lost (SQLite rolls it back on an interrupted write,
-   * a full database or disk; a deferred foreign key fails the COMMIT), nothing of the group was
-   * committed: the calls are run again alone or in a smaller group, so each gets the answer it
-   * would have had without grouping.
-   */
-  execGroup(calls: ExecCall[], budgetMs = Infinity): GroupOutcome[] {
-    if (calls.length <= 1) return calls.map((call) => this.execAlone(call));
-    const started = performance.now();
-    const outcomes: (GroupOutcome | undefined)[] = [];
-    const applied: { at: number; outcome: WriteOutcome; version: number; sizeBytes: number }[] = [];
-    let sizeBytes = this.sizeBytes;
-    let lost: { at: number; error: unknown } | undefined;
-    try {
-      this.internal.begin.run();
-      if (this.reserved.adoptOutsideChanges()) this.statements.clear();
-      for (const call of calls) {
-        if (outcomes.length > 0 && performance.now() - started >= budgetMs) break;
-        const version = this.version + applied.length;
-        if (this.maxBytes !== null && sizeBytes > this.maxBytes && !freesSpace(call.sql)) {
-          outcomes.push({ ok: false, error: this.sizeError(false, undefined, sizeBytes, version) });
-          continue;
-        }
-        this.internal.savepoint.run();
-        try {
-          const outcome = this.runWrite(call.sql, decodeParams(call.params), this.limits.statementTimeoutMs);
-          if (this.reserved.checkAfterWrite()) this.statements.clear();
-          this.internal.release.run();
-          sizeBytes = this.measure();
-          applied.push({ at: outcomes.length, outcome, version: version + 1, sizeBytes });
-          outcomes.push(undefined); // answered after the COMMIT
-        } catch (err) {
-          if (!this.db.inTransaction || fullError(err)) {
-            lost = { at: outcomes.length, error: err };
-            break;
-          }
-          this.internal.rollbackTo.run();
-          this.internal.release.run();
-          // The call's own schema change, if any, is undone: prepared statements follow.
-          if (this.reserved.adoptOutsideChanges()) this.statements.clear();
-          outcomes.push({ ok: false, error: err });
-        }
-      }
-      if (!lost) {
-        if (applied.length > 0) this.internal.bumpBy.get(BigInt(applied.length));
-        this.internal.commit.run();
-      }
-    } catch {
-      // BEGIN, an engine statement or the COMMIT failed: nothing of the group was committed.
-      if (this.db.inTransaction) this.internal.rollback.run();
-      return calls.slice(0, Math.max(1, outcomes.length)).map((call) => this.execAlone(call));
-    }
-    if (lost) {
-      if (this.db.inTransaction) this.internal.rollback.run();
-      const before = this.execGroup(calls.slice(0, lost.at));
-      // An interrupted statement is not run twice: alone it would have run as long and failed so.
-      const timedOut = lost.error instanceof SqliteEngineError && lost.error.kind === 'timeout';
-      return [
-        ...before,
-        timedOut ? { ok: false, error: lost.error } : this.execAlone(calls[lost.at] as ExecCall),
-      ];
-    }
-    this.version += applied.length;
-    this.sizeBytes = sizeBytes;
-    for (const a of applied) {
-      outcomes[a.at] =
-        this.maxBytes !== null && a.sizeBytes > this.maxBytes
-          ? { ok: false, error: this.sizeError(true, undefined, a.sizeBytes, a.version) }
-          : {
-              ok: true,
-              value: {
-                rowsAffected: a.outcome.rowsAffected,
-                lastInsertRowId: a.outcome.lastInsertRowId ?? 0,
-                version: a.version,
-                sizeBytes: a.sizeBytes,
-              },
-            };
-    }
-    return outcomes as GroupOutcome[];
-  }
-
-  private execAlone(call: ExecCall): GroupOutcome {
-    try {
-      return { ok: true, value: this.exec(call.sql as string, call.params) };
-    } catch (error) {
-      return { ok: false, error };
-    }
-  }
-
   /** One tenant write statement (in the caller's transaction), back in engine mode after. */
-  private runWrite(sql: unknown, params: BindValue[], budgetMs: number): WriteOutcome {
+  protected runWrite(sql: unknown, params: BindValue[], budgetMs: number): WriteOutcome {
     const { stmt } = this.prepareTenant(sql, budgetMs, false);
     // A read that returns rows belongs to query. (Some statements without rows count as
     // read-only for SQLite, e.g. REINDEX or PRAGMA defer_foreign_keys = ON: they run here.)
@@ -478,7 +381,7 @@ export class GuardedDatabase {
     });
   }
 
-  private sizeError(
+  protected sizeError(
     applied: boolean,
     index?: number,
     sizeBytes = this.sizeBytes,
@@ -502,15 +405,9 @@ export class GuardedDatabase {
   }
 
   /** Bytes in use: (page_count − freelist_count) × page_size. */
-  private measure(): number {
+  protected measure(): number {
     return (Number(this.internal.pages.get()) - Number(this.internal.free.get())) * this.pageSize;
   }
-}
-
-/** SQLITE_FULL: a database at its max_page_count, a full disk or an exhausted counter. */
-function fullError(err: unknown): boolean {
-  if (err instanceof SqliteEngineError) return err.sqliteCode === 'SQLITE_FULL';
-  return err instanceof Database.SqliteError && err.code === 'SQLITE_FULL';
 }
 
 function withIndex(err: unknown, index: number): unknown {

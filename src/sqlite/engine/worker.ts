@@ -1,5 +1,5 @@
 import { parentPort, receiveMessageOnPort, workerData, type MessagePort } from 'node:worker_threads';
-import { GuardedDatabase } from './connection.js';
+import { GroupCommitDatabase } from './group-commit.js';
 import { SqliteEngineError } from './errors.js';
 import type { Request, Response, WorkerInit } from './protocol.js';
 import type { GroupOutcome } from './types.js';
@@ -14,12 +14,12 @@ import type { GroupOutcome } from './types.js';
  */
 const init = workerData as WorkerInit;
 const port = parentPort;
-const databases = new Map<number, GuardedDatabase>();
+const databases = new Map<number, GroupCommitDatabase>();
 
 function handle(request: Request): unknown {
   if (request.op === 'open') {
-    const [filePath, options] = request.args as ConstructorParameters<typeof GuardedDatabase>;
-    databases.set(request.dbId, new GuardedDatabase(filePath, options, init.limits, init.native));
+    const [filePath, options] = request.args as ConstructorParameters<typeof GroupCommitDatabase>;
+    databases.set(request.dbId, new GroupCommitDatabase(filePath, options, init.limits, init.native));
     return null;
   }
   const db = databases.get(request.dbId);
@@ -33,7 +33,7 @@ function handle(request: Request): unknown {
     case 'batch':
       // A batch served inside another batch's hook just runs: the hooks do not nest.
       return db.batch(
-        a as Parameters<GuardedDatabase['batch']>[0],
+        a as Parameters<GroupCommitDatabase['batch']>[0],
         yielding || !port ? undefined : () => othersTurn(port, request.dbId),
       );
     case 'schema':
@@ -96,7 +96,7 @@ const GROUP_MAX_MS = 5;
 
 /**
  * Serves the call at the head of a database's queue. When it is an exec and more execs of that
- * database follow it, they run as one group commit (GuardedDatabase.execGroup): one transaction,
+ * database follow it, they run as one group commit (GroupCommitDatabase.execGroup): one transaction,
  * one COMMIT, each call answered after it; the calls the group's time did not reach go back to
  * the head of the queue. Only a run of execs: a query or a batch between them keeps its place.
  */
