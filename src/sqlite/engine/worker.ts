@@ -73,7 +73,11 @@ function respond(
   outcome: { ok: true; value: unknown } | GroupOutcome,
   group?: number,
 ): Response {
-  const timing = { queueMs: Math.max(0, started - request.sentAt), runMs: now() - started, group };
+  const timing: Response['timing'] = {
+    queueMs: Math.max(0, started - request.sentAt),
+    runMs: now() - started,
+  };
+  if (group !== undefined) timing.group = group; // no field to clone on a call that ran alone
   const state = databases.get(request.dbId)?.state;
   if (outcome.ok) return { id: request.id, ok: true, value: outcome.value, state, timing };
   const err = outcome.error;
@@ -102,10 +106,11 @@ const GROUP_MAX_MS = 5;
  */
 function serveHead(port: MessagePort, queue: Request[]): void {
   const head = queue[0] as Request;
-  const db = databases.get(head.dbId);
   let count = 1;
-  while (count < queue.length && count < GROUP_MAX_CALLS && queue[count]?.op === 'exec') count++;
-  if (head.op !== 'exec' || count === 1 || !db) {
+  if (head.op === 'exec')
+    while (count < queue.length && count < GROUP_MAX_CALLS && queue[count]?.op === 'exec') count++;
+  const db = count > 1 ? databases.get(head.dbId) : undefined;
+  if (!db) {
     reply(port, answer(queue.shift() as Request));
     return;
   }
