@@ -31,6 +31,7 @@ export class GroupCommitDatabase extends GuardedDatabase {
     const applied: { at: number; outcome: WriteOutcome; version: number; sizeBytes: number }[] = [];
     let sizeBytes = this.sizeBytes;
     let lost: { at: number; error: unknown } | undefined;
+    let committed = this.version;
     try {
       this.internal.begin.run();
       if (this.reserved.adoptOutsideChanges()) this.statements.clear();
@@ -62,7 +63,8 @@ export class GroupCommitDatabase extends GuardedDatabase {
         }
       }
       if (!lost) {
-        if (applied.length > 0) this.internal.bumpBy.get(BigInt(applied.length));
+        // The counter as the file has it (as a single write reads it back), one step per applied call.
+        if (applied.length > 0) committed = Number(this.internal.bumpBy.get(BigInt(applied.length)));
         this.internal.commit.run();
       }
     } catch {
@@ -80,9 +82,13 @@ export class GroupCommitDatabase extends GuardedDatabase {
         timedOut ? { ok: false, error: lost.error } : this.execAlone(calls[lost.at] as ExecCall),
       ];
     }
-    this.version += applied.length;
+    // Each applied call's version, counted back from the committed counter (the same as the
+    // running count unless the file's counter moved apart from memory).
+    const shift = committed - this.version - applied.length;
+    this.version = committed;
     this.sizeBytes = sizeBytes;
     for (const a of applied) {
+      a.version += shift;
       outcomes[a.at] =
         this.maxBytes !== null && a.sizeBytes > this.maxBytes
           ? { ok: false, error: this.sizeError(true, undefined, a.sizeBytes, a.version) }
