@@ -4,7 +4,7 @@ import { AppError } from '../errors/index.js';
 import { tallyHistogram } from '../observability/index.js';
 import { SqlitePool, type CallEvent, type SqliteDatabase } from './engine/index.js';
 import type { SqliteDatabaseRow } from './tables.js';
-import { queueWait } from './metrics.js';
+import { queueWait, writeGroupSize } from './metrics.js';
 import { noReplication, type ReplicaOf, type Replicator } from './replication/replicator.js';
 import { DatabaseOpener, type LetGoOptions, type Ownership } from './replication/opener.js';
 
@@ -28,10 +28,12 @@ export function localDatabaseFiles(dir: string): DatabaseFiles {
 }
 
 const queueWaitOf = new Map<string, { observe(seconds: number): void }>();
+const groupSize = tallyHistogram(writeGroupSize, {});
 function recordCall(event: CallEvent): void {
   let wait = queueWaitOf.get(event.op);
   if (!wait) queueWaitOf.set(event.op, (wait = tallyHistogram(queueWait, { op: event.op })));
   wait.observe(event.queueMs / 1000);
+  if (event.op === 'exec') groupSize.observe(event.group ?? 1);
 }
 
 /** Every database is this process's, and nothing is recorded (tests of the engine alone). */

@@ -37,6 +37,14 @@ export const queueWait = new client.Histogram({
   registers: [registry],
 });
 
+export const writeGroupSize = new client.Histogram({
+  name: 'hostplane_sqlite_write_group_size',
+  collect: foldTallies,
+  help: 'SQLite exec calls by how many exec calls of their database shared their COMMIT (group commit; 1: alone)',
+  buckets: [1, 2, 4, 8, 16, 32, 64],
+  registers: [registry],
+});
+
 export const proxyHops = new client.Counter({
   name: 'hostplane_sqlite_proxy_hops_total',
   help: 'SQLite calls forwarded to the shard that owns the database, by outcome',

@@ -44,20 +44,20 @@ const YIELD_EVERY_MS = 20;
  * the secret only this object knows.
  */
 export class GuardedDatabase {
-  private readonly db: Db;
+  protected readonly db: Db;
   private readonly secret: string;
-  private readonly internal: EngineStatements;
+  protected readonly internal: EngineStatements;
   private readonly pageSize: number;
-  private maxBytes: number | null;
-  private version = 0;
-  private sizeBytes = 0;
+  protected maxBytes: number | null;
+  protected version = 0;
+  protected sizeBytes = 0;
   /** Objects with reserved names, all the platform's: a tenant write that adds one is undone. */
-  private readonly reserved: ReservedNames;
-  private readonly statements = new Map<string, Prepared>();
+  protected readonly reserved: ReservedNames;
+  protected readonly statements = new Map<string, Prepared>();
 
   // Plain fields, no parameter properties: the worker runs this file under Node's type stripping.
   readonly filePath: string;
-  private readonly limits: EngineLimits;
+  protected readonly limits: EngineLimits;
 
   constructor(filePath: string, options: OpenOptions, limits: EngineLimits, native: NativeParts) {
     this.filePath = filePath;
@@ -228,21 +228,7 @@ export class GuardedDatabase {
         try {
           const left = Math.floor(batchEnds - performance.now());
           if (left <= 0) throw this.timeoutError(this.limits.batchTimeoutMs, 'batch');
-          const { stmt } = this.prepareTenant(s.sql, Math.min(left, this.limits.statementTimeoutMs), false);
-          // A read that returns rows belongs to query. (Some statements without rows count as
-          // read-only for SQLite, e.g. REINDEX or PRAGMA defer_foreign_keys = ON: they run here.)
-          if (stmt.reader && stmt.readonly) {
-            throw new SqliteEngineError({
-              kind: 'statement',
-              message: 'exec and batch run write statements; send reads to query',
-            });
-          }
-          // Exact integers: the guard marks "inserted no row" with NO_ROWID (INT64_MIN), not a double.
-          const info = this.runTenant(stmt.safeIntegers(true), s.params);
-          results.push({
-            rowsAffected: info.changes,
-            lastInsertRowId: info.lastInsertRowid === NO_ROWID ? null : Number(info.lastInsertRowid),
-          });
+          results.push(this.runWrite(s.sql, s.params, Math.min(left, this.limits.statementTimeoutMs)));
         } catch (err) {
           this.engineMode();
           throw isBatch ? withIndex(err, index) : err;
@@ -284,6 +270,26 @@ export class GuardedDatabase {
     this.sizeBytes = sizeBytes;
     if (this.maxBytes !== null && this.sizeBytes > this.maxBytes) throw this.sizeError(true);
     return results;
+  }
+
+  /** One tenant write statement (in the caller's transaction), back in engine mode after. */
+  protected runWrite(sql: unknown, params: BindValue[], budgetMs: number): WriteOutcome {
+    const { stmt } = this.prepareTenant(sql, budgetMs, false);
+    // A read that returns rows belongs to query. (Some statements without rows count as
+    // read-only for SQLite, e.g. REINDEX or PRAGMA defer_foreign_keys = ON: they run here.)
+    if (stmt.reader && stmt.readonly) {
+      this.engineMode();
+      throw new SqliteEngineError({
+        kind: 'statement',
+        message: 'exec and batch run write statements; send reads to query',
+      });
+    }
+    // Exact integers: the guard marks "inserted no row" with NO_ROWID (INT64_MIN), not a double.
+    const info = this.runTenant(stmt.safeIntegers(true), params);
+    return {
+      rowsAffected: info.changes,
+      lastInsertRowId: info.lastInsertRowid === NO_ROWID ? null : Number(info.lastInsertRowid),
+    };
   }
 
   /**
@@ -375,16 +381,21 @@ export class GuardedDatabase {
     });
   }
 
-  private sizeError(applied: boolean, index?: number): SqliteEngineError {
+  protected sizeError(
+    applied: boolean,
+    index?: number,
+    sizeBytes = this.sizeBytes,
+    version = this.version,
+  ): SqliteEngineError {
     return new SqliteEngineError({
       kind: 'size',
       message: applied
-        ? `The database is now ${this.sizeBytes} bytes, over its ${this.maxBytes} byte limit: this write was applied; later writes are refused until DELETE or DROP frees space`
-        : `The database is ${this.sizeBytes} bytes, over its ${this.maxBytes} byte limit: only DELETE and DROP statements run until space is freed`,
-      sizeBytes: this.sizeBytes,
+        ? `The database is now ${sizeBytes} bytes, over its ${this.maxBytes} byte limit: this write was applied; later writes are refused until DELETE or DROP frees space`
+        : `The database is ${sizeBytes} bytes, over its ${this.maxBytes} byte limit: only DELETE and DROP statements run until space is freed`,
+      sizeBytes,
       limitBytes: this.maxBytes ?? undefined,
       applied,
-      version: this.version,
+      version,
       index,
     });
   }
@@ -394,7 +405,7 @@ export class GuardedDatabase {
   }
 
   /** Bytes in use: (page_count − freelist_count) × page_size. */
-  private measure(): number {
+  protected measure(): number {
     return (Number(this.internal.pages.get()) - Number(this.internal.free.get())) * this.pageSize;
   }
 }

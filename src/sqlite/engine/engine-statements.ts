@@ -17,6 +17,10 @@ export type EngineStatements = Record<
   | 'commit'
   | 'rollback'
   | 'bump'
+  | 'bumpBy'
+  | 'savepoint'
+  | 'release'
+  | 'rollbackTo'
   | 'pages'
   | 'free'
   | 'schemaVersion'
@@ -35,6 +39,11 @@ export function prepareEngineStatements(db: Database.Database): EngineStatements
     commit: prep('COMMIT'),
     rollback: prep('ROLLBACK'),
     bump: prep('UPDATE _meta SET version = version + 1 WHERE id = 1 RETURNING version').pluck(),
+    bumpBy: prep('UPDATE _meta SET version = version + ? WHERE id = 1 RETURNING version').pluck(),
+    // One call of a group commit (the guard refuses SAVEPOINT to tenant SQL: the name is ours).
+    savepoint: prep('SAVEPOINT _hp_call'),
+    release: prep('RELEASE _hp_call'),
+    rollbackTo: prep('ROLLBACK TO _hp_call'),
     pages: prep('PRAGMA page_count').pluck(),
     free: prep('PRAGMA freelist_count').pluck(),
     schemaVersion: prep('PRAGMA schema_version').pluck(),

@@ -28,6 +28,8 @@ export interface Request {
 export interface Timing {
   queueMs: number;
   runMs: number;
+  /** exec: how many calls shared its COMMIT (group commit; absent: 1). */
+  group?: number;
 }
 
 /** Every answer carries the database's version and size, which the pool keeps in memory. */

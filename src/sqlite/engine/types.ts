@@ -75,6 +75,15 @@ export interface ExecResult {
   sizeBytes: number;
 }
 
+/** One exec call of a group commit (connection.ts execGroup), as it came from the pool. */
+export interface ExecCall {
+  sql: unknown;
+  params: unknown;
+}
+
+/** What one call of a group commit is answered: its result, or what it throws when alone. */
+export type GroupOutcome = { ok: true; value: ExecResult } | { ok: false; error: unknown };
+
 export interface BatchResult {
   results: WriteOutcome[];
   version: number;

@@ -1,7 +1,8 @@
 import { parentPort, receiveMessageOnPort, workerData, type MessagePort } from 'node:worker_threads';
-import { GuardedDatabase } from './connection.js';
+import { GroupCommitDatabase } from './group-commit.js';
 import { SqliteEngineError } from './errors.js';
 import type { Request, Response, WorkerInit } from './protocol.js';
+import type { GroupOutcome } from './types.js';
 
 /**
  * A worker of the pool: owns the connections of the databases pinned to it and runs their SQL one
@@ -13,12 +14,12 @@ import type { Request, Response, WorkerInit } from './protocol.js';
  */
 const init = workerData as WorkerInit;
 const port = parentPort;
-const databases = new Map<number, GuardedDatabase>();
+const databases = new Map<number, GroupCommitDatabase>();
 
 function handle(request: Request): unknown {
   if (request.op === 'open') {
-    const [filePath, options] = request.args as ConstructorParameters<typeof GuardedDatabase>;
-    databases.set(request.dbId, new GuardedDatabase(filePath, options, init.limits, init.native));
+    const [filePath, options] = request.args as ConstructorParameters<typeof GroupCommitDatabase>;
+    databases.set(request.dbId, new GroupCommitDatabase(filePath, options, init.limits, init.native));
     return null;
   }
   const db = databases.get(request.dbId);
@@ -32,7 +33,7 @@ function handle(request: Request): unknown {
     case 'batch':
       // A batch served inside another batch's hook just runs: the hooks do not nest.
       return db.batch(
-        a as Parameters<GuardedDatabase['batch']>[0],
+        a as Parameters<GroupCommitDatabase['batch']>[0],
         yielding || !port ? undefined : () => othersTurn(port, request.dbId),
       );
     case 'schema':
@@ -58,24 +59,76 @@ const now = () => performance.timeOrigin + performance.now();
 
 function answer(request: Request): Response {
   const started = now();
-  const timing = () => ({ queueMs: Math.max(0, started - request.sentAt), runMs: now() - started });
   try {
-    const value = handle(request);
-    return { id: request.id, ok: true, value, state: databases.get(request.dbId)?.state, timing: timing() };
-  } catch (err) {
-    const code = (err as { code?: unknown } | null)?.code;
-    const error =
-      err instanceof SqliteEngineError
-        ? err
-        : new SqliteEngineError({
-            // e.g. opening a file that is not a database: SQLite's error; anything else is ours.
-            kind: typeof code === 'string' && code.startsWith('SQLITE_') ? 'sql' : 'internal',
-            message: err instanceof Error ? err.message : String(err),
-            sqliteCode: typeof code === 'string' ? code : undefined,
-          });
-    const state = databases.get(request.dbId)?.state;
-    return { id: request.id, ok: false, error: error.toData(), state, timing: timing() };
+    return respond(request, started, { ok: true, value: handle(request) });
+  } catch (error) {
+    return respond(request, started, { ok: false, error });
   }
+}
+
+/** A call's answer: its value, or its failure as the engine's typed error. */
+function respond(
+  request: Request,
+  started: number,
+  outcome: { ok: true; value: unknown } | GroupOutcome,
+  group?: number,
+): Response {
+  const timing: Response['timing'] = {
+    queueMs: Math.max(0, started - request.sentAt),
+    runMs: now() - started,
+  };
+  if (group !== undefined) timing.group = group; // no field to clone on a call that ran alone
+  const state = databases.get(request.dbId)?.state;
+  if (outcome.ok) return { id: request.id, ok: true, value: outcome.value, state, timing };
+  const err = outcome.error;
+  const code = (err as { code?: unknown } | null)?.code;
+  const error =
+    err instanceof SqliteEngineError
+      ? err
+      : new SqliteEngineError({
+          // e.g. opening a file that is not a database: SQLite's error; anything else is ours.
+          kind: typeof code === 'string' && code.startsWith('SQLITE_') ? 'sql' : 'internal',
+          message: err instanceof Error ? err.message : String(err),
+          sqliteCode: typeof code === 'string' ? code : undefined,
+        });
+  return { id: request.id, ok: false, error: error.toData(), state, timing };
+}
+
+/** Exec calls committed together at most (group commit), and how long a group keeps taking calls. */
+const GROUP_MAX_CALLS = 64;
+const GROUP_MAX_MS = 5;
+
+/**
+ * Serves the call at the head of a database's queue. When it is an exec and more execs of that
+ * database follow it, they run as one group commit (GroupCommitDatabase.execGroup): one transaction,
+ * one COMMIT, each call answered after it; the calls the group's time did not reach go back to
+ * the head of the queue. Only a run of execs: a query or a batch between them keeps its place.
+ */
+function serveHead(port: MessagePort, queue: Request[]): void {
+  const head = queue[0] as Request;
+  let count = 1;
+  if (head.op === 'exec')
+    while (count < queue.length && count < GROUP_MAX_CALLS && queue[count]?.op === 'exec') count++;
+  const db = count > 1 ? databases.get(head.dbId) : undefined;
+  if (!db) {
+    reply(port, answer(queue.shift() as Request));
+    return;
+  }
+  const group = queue.splice(0, count);
+  const started = now();
+  let outcomes: GroupOutcome[];
+  try {
+    outcomes = db.execGroup(
+      group.map((r) => ({ sql: r.args[0], params: r.args[1] })),
+      GROUP_MAX_MS,
+    );
+  } catch (error) {
+    outcomes = group.map(() => ({ ok: false, error }));
+  }
+  queue.unshift(...group.slice(outcomes.length));
+  outcomes.forEach((outcome, i) =>
+    reply(port, respond(group[i] as Request, started, outcome, outcomes.length)),
+  );
 }
 
 /** Calls waiting, per database in arrival order; `turns` holds the databases with some, in turn order. */
@@ -131,7 +184,7 @@ function serve(port: MessagePort): void {
     while (turns.length > 0) {
       const dbId = turns.shift() as number;
       const queue = queues.get(dbId) as Request[];
-      reply(port, answer(queue.shift() as Request));
+      serveHead(port, queue);
       const at = performance.now();
       if (at - drained >= DRAIN_EVERY_MS) {
         drain(port);
@@ -159,7 +212,7 @@ function othersTurn(port: MessagePort, batchDbId: number): void {
     for (const dbId of turns.filter((id) => id !== batchDbId)) {
       turns.splice(turns.indexOf(dbId), 1);
       const queue = queues.get(dbId) as Request[];
-      reply(port, answer(queue.shift() as Request));
+      serveHead(port, queue);
       drain(port);
       if (queue.length > 0) turns.push(dbId);
       else queues.delete(dbId);

@@ -185,4 +185,32 @@ describe('SQLite CRUD without Express: the same answers as the Express routes', 
     expect((await send('/api/v1/sqlite/query', query, true)).status).toBe(200);
     expect(await lookups()).toBe(before + 1);
   });
+
+  it('answers concurrent writes each with its own row and counts how many shared a COMMIT', async () => {
+    const read = async () => {
+      const text = await scrapeMetrics(hp);
+      return {
+        count: metricValue(text, 'hostplane_sqlite_write_group_size_count'),
+        sum: metricValue(text, 'hostplane_sqlite_write_group_size_sum'),
+      };
+    };
+    const before = await read();
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        send(
+          '/api/v1/sqlite/exec',
+          Buffer.from(JSON.stringify({ sql: 'INSERT INTO t VALUES (?)', params: [1000 + i] })),
+          false,
+        ),
+      ),
+    );
+    expect(answers.every((a) => a.status === 200 && a.body.rowsAffected === 1)).toBe(true);
+    const rowids = answers.map((a) => a.body.lastInsertRowId as number);
+    expect(new Set(rowids).size).toBe(20);
+    const versions = answers.map((a) => a.body.version as number);
+    expect(new Set(versions).size).toBe(20);
+    const after = await read();
+    expect(after.count - before.count).toBe(20);
+    expect(after.sum - before.sum).toBeGreaterThanOrEqual(20);
+  });
 });
