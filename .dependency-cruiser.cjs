@@ -6,8 +6,74 @@
 //   framework and infrastructure    http, store, blob, kube, observability, config, errors, passwords, version
 // Each layer imports only layers below it, no import runs in a circle, and a folder is imported by
 // others through its index.ts only (its public face).
+//
+// The console (console/src, a browser app built apart from the service), top to bottom:
+//   main.tsx                        the app: the shell, sign-in state, the route table put to use
+//   routes.tsx                      the route table: which screen answers which path
+//   screens/                        the screens and their helpers
+//   ui/, session.tsx                the kit of components, the signed-in account's context
+//   router.tsx                      navigation: history, <Link>, the current path
+//   links.ts, api.ts                the console's paths and href builders, the API client
+// Screens link through links.ts, never through the route table (which imports them all).
 const DOMAINS = '(platform|files|edge|publish|forms|sqlite|mail|ratelimit|console|mcp)';
 const FRAMEWORK = '(http|store|blob|kube|observability|config|errors|passwords)';
+
+/** The console's layers, top to bottom: [name, the files it holds]. */
+const CONSOLE_LAYERS = [
+  ['main', '^console/src/main\\.tsx$'],
+  ['routes', '^console/src/routes\\.tsx$'],
+  ['screens', '^console/src/screens/'],
+  ['kit', '^console/src/(ui/|session\\.tsx$)'],
+  ['router', '^console/src/router\\.tsx$'],
+  ['floor', '^console/src/(links|api)\\.ts$'],
+];
+
+/** Each console layer imports only the layers below it; the floor imports no console module. */
+function consoleRules() {
+  const above = (i) => CONSOLE_LAYERS.slice(0, i).map(([, path]) => path);
+  const layered = CONSOLE_LAYERS.slice(1, -1).map(([name, path], at) => ({
+    name: `console-${name}-import${name.endsWith('s') ? '' : 's'}-nothing-above`,
+    severity: 'error',
+    comment: `The console's ${name} import only the layers below them (see the top of this file).`,
+    from: { path },
+    to: { path: above(at + 1) },
+  }));
+  const [floorName, floor] = CONSOLE_LAYERS[CONSOLE_LAYERS.length - 1];
+  return [
+    ...layered,
+    {
+      name: `console-${floorName}-imports-no-console-module`,
+      severity: 'error',
+      comment: 'links.ts (paths only) and api.ts (the API client) are the floor: every layer may use them.',
+      from: { path: floor },
+      to: { path: '^console/src/' },
+    },
+    {
+      name: 'console-files-have-a-layer',
+      severity: 'error',
+      comment:
+        'Each console module is in a layer of CONSOLE_LAYERS, so that the rules above reach it (styles aside).',
+      from: { path: '^console/src/' },
+      to: { path: '^console/src/', pathNot: [...CONSOLE_LAYERS.map(([, path]) => path), '\\.css$'] },
+    },
+    {
+      name: 'console-and-service-are-apart',
+      severity: 'error',
+      comment:
+        'The console is a browser bundle built apart: it imports no service code, and the service none of it ' +
+        '(a rule both share is mirrored and held to its original by a test, as test/unit/console/deploy-rules does).',
+      from: { path: '^console/' },
+      to: { path: '^(src|controllers)/' },
+    },
+    {
+      name: 'service-and-console-are-apart',
+      severity: 'error',
+      comment: 'The service serves the console built (dist/console), never its sources.',
+      from: { path: '^(src|controllers)/' },
+      to: { path: '^console/' },
+    },
+  ];
+}
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -90,12 +156,13 @@ module.exports = {
       from: { path: '^controllers/' },
       to: { path: '^src/[^/]+/', pathNot: '^src/[^/]+/index\\.ts$' },
     },
+    ...consoleRules(),
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
     exclude: { path: '(^|/)(dist|node_modules|test|bench)/|\\.test\\.ts$' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
-    enhancedResolveOptions: { extensions: ['.ts', '.js'] },
+    enhancedResolveOptions: { extensions: ['.ts', '.tsx', '.js'] },
   },
 };

@@ -1,7 +1,8 @@
 import { render } from 'preact';
 import { useCallback, useEffect, useMemo, useState } from 'preact/hooks';
 import { messageOf } from './api.js';
-import { Link, match, navigate, usePath } from './router.js';
+import { match, to } from './links.js';
+import { Link, navigate, usePath } from './router.js';
 import { publicRoutes, signedInRoutes, type Route } from './routes.js';
 import { AccountContext, loadMe, signOut, type AccountState, type Me } from './session.js';
 import { watchTableScroll } from './ui/scroll-cue.js';
@@ -41,7 +42,7 @@ function App() {
         signOut: async () => {
           await signOut().catch(() => undefined);
           setMe(undefined);
-          navigate('/sign-in', { flash: 'You are signed out.' });
+          navigate(to.signIn(), { flash: 'You are signed out.' });
         },
       },
     [me, reload],
@@ -71,7 +72,7 @@ function App() {
   }
   if (!account) {
     // Not signed in: the sign-in screen, coming back here afterwards (with the query: `?folder=`…).
-    navigate(`/sign-in?next=${encodeURIComponent(path + location.search)}`, { replace: true });
+    navigate(to.signIn(path + location.search), { replace: true });
     return null;
   }
   const found = find(signedInRoutes, path);
@@ -82,13 +83,13 @@ function App() {
         Skip to content
       </a>
       <header class="topbar">
-        <Link href="/" class="brand">
+        <Link href={to.sites()} class="brand">
           Hostplane
         </Link>
         <nav aria-label="Console">
-          <Link href="/">Sites</Link>
-          <Link href="/account">Account</Link>
-          <Link href="/plans">Plans</Link>
+          <Link href={to.sites()}>Sites</Link>
+          <Link href={to.account()}>Account</Link>
+          <Link href={to.plans()}>Plans</Link>
           <a href="/docs">API docs</a>
         </nav>
         <span class="who">{account.me.email}</span>
@@ -109,7 +110,7 @@ function NotFound() {
     <section class="page">
       <h1>Not found</h1>
       <p>
-        There is no such page in the console. <Link href="/">Back to your sites</Link>.
+        There is no such page in the console. <Link href={to.sites()}>Back to your sites</Link>.
       </p>
     </section>
   );

@@ -56,20 +56,6 @@ function current(): string {
   return path === '' ? '/' : path.replace(/\/+$/, '') || '/';
 }
 
-/** `/sites/:id/files` against `/sites/4/files` → {id: '4'}; undefined when it does not match. */
-export function match(pattern: string, path: string): Record<string, string> | undefined {
-  const want = pattern.split('/');
-  const have = path.split('/');
-  if (want.length !== have.length) return undefined;
-  const params: Record<string, string> = {};
-  for (const [i, part] of want.entries()) {
-    const value = have[i] ?? '';
-    if (part.startsWith(':')) params[part.slice(1)] = decodeURIComponent(value);
-    else if (part !== value) return undefined;
-  }
-  return params;
-}
-
 /** A token passed in the URL's fragment by a mailed link (`#token=…`): never sent to a server. */
 export function fragmentParam(name: string): string | undefined {
   return new URLSearchParams(location.hash.slice(1)).get(name) ?? undefined;

@@ -1,4 +1,5 @@
 import type { FunctionComponent } from 'preact';
+import { paths } from './links.js';
 import { FormEditor } from './screens/forms/editor.js';
 import { FormEmbed } from './screens/forms/embed.js';
 import { FormsList } from './screens/forms/list.js';
@@ -9,6 +10,7 @@ import { ForgotPassword } from './screens/forgot.js';
 import { AcceptInvite } from './screens/invite.js';
 import { Plans } from './screens/plans.js';
 import { ResetPassword } from './screens/reset.js';
+import type { ScreenProps } from './screens/screen.js';
 import { SignIn } from './screens/sign-in.js';
 import { SiteDeploys } from './screens/site-deploys.js';
 import { SiteDomains } from './screens/site-domains.js';
@@ -24,47 +26,41 @@ import { SqliteUsers } from './screens/sqlite/users.js';
 import { Sites } from './screens/sites.js';
 import { VerifyEmail } from './screens/verify.js';
 
-export interface ScreenProps {
-  params: Record<string, string>;
-  /** Called after a screen signed the browser in (sign-in, invitation accepted). */
-  onSignedIn(): Promise<void>;
-}
-
 export interface Route {
-  /** Below /console, with `:name` segments. */
+  /** Below /console, with `:name` segments (links.ts holds them all, for the screens' links). */
   path: string;
   screen: FunctionComponent<ScreenProps>;
 }
 
 /** Screens for a visitor who is not signed in (mailed links land here). */
 export const publicRoutes: Route[] = [
-  { path: '/sign-in', screen: SignIn },
-  { path: '/invite', screen: AcceptInvite },
-  { path: '/verify', screen: VerifyEmail },
-  { path: '/forgot', screen: ForgotPassword },
-  { path: '/reset', screen: ResetPassword },
-  { path: '/sign-up', screen: SignUp },
-  { path: '/confirm-notification', screen: ConfirmNotification },
+  { path: paths.signIn, screen: SignIn },
+  { path: paths.invite, screen: AcceptInvite },
+  { path: paths.verify, screen: VerifyEmail },
+  { path: paths.forgot, screen: ForgotPassword },
+  { path: paths.reset, screen: ResetPassword },
+  { path: paths.signUp, screen: SignUp },
+  { path: paths.confirmNotification, screen: ConfirmNotification },
 ];
 
 /** Screens of the signed-in console. */
 export const signedInRoutes: Route[] = [
-  { path: '/', screen: Sites },
-  { path: '/plans', screen: Plans },
-  { path: '/account', screen: Account },
-  { path: '/sites/:siteId', screen: SiteFiles },
-  { path: '/sites/:siteId/files', screen: SiteFiles },
-  { path: '/sites/:siteId/keys', screen: SiteKeys },
-  { path: '/sites/:siteId/domains', screen: SiteDomains },
-  { path: '/sites/:siteId/settings', screen: SiteSettings },
-  { path: '/sites/:siteId/deploys', screen: SiteDeploys },
-  { path: '/sites/:siteId/forms', screen: FormsList },
-  { path: '/sites/:siteId/forms/:formId', screen: FormEditor },
-  { path: '/sites/:siteId/forms/:formId/embed', screen: FormEmbed },
-  { path: '/sites/:siteId/forms/:formId/submissions', screen: FormSubmissions },
-  { path: '/sites/:siteId/sqlite', screen: SqliteDatabases },
-  { path: '/sites/:siteId/sqlite/tokens', screen: SqliteTokens },
-  { path: '/sites/:siteId/sqlite/:db/tables', screen: SqliteTableBrowser },
-  { path: '/sites/:siteId/sqlite/:db/query', screen: SqliteQueryConsole },
-  { path: '/sites/:siteId/sqlite/:db/users', screen: SqliteUsers },
+  { path: paths.sites, screen: Sites },
+  { path: paths.plans, screen: Plans },
+  { path: paths.account, screen: Account },
+  { path: paths.site, screen: SiteFiles },
+  { path: paths.siteFiles, screen: SiteFiles },
+  { path: paths.siteKeys, screen: SiteKeys },
+  { path: paths.siteDomains, screen: SiteDomains },
+  { path: paths.siteSettings, screen: SiteSettings },
+  { path: paths.siteDeploys, screen: SiteDeploys },
+  { path: paths.forms, screen: FormsList },
+  { path: paths.form, screen: FormEditor },
+  { path: paths.formEmbed, screen: FormEmbed },
+  { path: paths.formSubmissions, screen: FormSubmissions },
+  { path: paths.sqlite, screen: SqliteDatabases },
+  { path: paths.sqliteTokens, screen: SqliteTokens },
+  { path: paths.databaseTables, screen: SqliteTableBrowser },
+  { path: paths.databaseQuery, screen: SqliteQueryConsole },
+  { path: paths.databaseUsers, screen: SqliteUsers },
 ];

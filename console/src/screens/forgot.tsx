@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { call } from '../api.js';
+import { to } from '../links.js';
 import { Link } from '../router.js';
 import { Alert, Field, Page, useAction, useLoad } from '../ui/kit.js';
 import { loadServerInfo, MAIL_OFF } from './sign-up.js';
@@ -52,7 +53,7 @@ export function ForgotPassword() {
           </form>
         )}
         <p>
-          <Link href="/sign-in">Back to sign-in</Link>
+          <Link href={to.signIn()}>Back to sign-in</Link>
         </p>
       </Page>
     </div>

@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
 import { call, setCsrfToken } from '../api.js';
+import { to } from '../links.js';
 import { Link, navigate } from '../router.js';
-import type { ScreenProps } from '../routes.js';
+import type { ScreenProps } from './screen.js';
 import { Alert, Field, Page, useAction } from '../ui/kit.js';
 import { useMailedToken } from './mailed-token.js';
 
@@ -25,7 +26,7 @@ export function AcceptInvite({ onSignedIn }: ScreenProps) {
     });
     if (!done) return;
     await onSignedIn();
-    navigate('/', { replace: true });
+    navigate(to.sites(), { replace: true });
   };
 
   return (
@@ -63,7 +64,7 @@ export function MissingToken({ what }: { what: string }) {
   return (
     <p class="alert alert-error" role="alert">
       This {what} link is incomplete: open the whole link from the mail, or ask for a new one.{' '}
-      <Link href="/sign-in">Sign in</Link>
+      <Link href={to.signIn()}>Sign in</Link>
     </p>
   );
 }

@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { call } from '../api.js';
+import { to } from '../links.js';
 import { Link } from '../router.js';
 import { Alert, Field, Page, useAction } from '../ui/kit.js';
 import { MissingToken, PASSWORD_HINT } from './invite.js';
@@ -30,7 +31,7 @@ export function ResetPassword() {
               {done} Every other session of the account has ended.
             </p>
             <p>
-              <Link href="/sign-in">Sign in</Link>
+              <Link href={to.signIn()}>Sign in</Link>
             </p>
           </>
         )}

@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
 import { call, setCsrfToken } from '../api.js';
+import { to } from '../links.js';
 import { Link, navigate, takeFlash } from '../router.js';
-import type { ScreenProps } from '../routes.js';
+import type { ScreenProps } from './screen.js';
 import { Alert, Field, Page, useAction, useLoad } from '../ui/kit.js';
 import { loadSignupMode } from './sign-up.js';
 
@@ -74,11 +75,11 @@ export function SignIn({ onSignedIn }: ScreenProps) {
           </button>
         </form>
         <p>
-          <Link href="/forgot">Forgot your password?</Link>
+          <Link href={to.forgot()}>Forgot your password?</Link>
         </p>
         {mode.data === 'open' && (
           <p>
-            New here? <Link href="/sign-up">Create an account</Link>
+            New here? <Link href={to.signUp()}>Create an account</Link>
           </p>
         )}
       </Page>

@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { call } from '../api.js';
+import { to } from '../links.js';
 import { Link } from '../router.js';
 import { Alert, Field, Page, useAction, useLoad } from '../ui/kit.js';
 import { PASSWORD_HINT } from './invite.js';
@@ -81,7 +82,7 @@ export function SignUp() {
           </form>
         )}
         <p>
-          Already have an account? <Link href="/sign-in">Sign in</Link>
+          Already have an account? <Link href={to.signIn()}>Sign in</Link>
         </p>
       </Page>
     </div>

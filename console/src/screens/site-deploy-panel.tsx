@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { to } from '../links.js';
 import { Link } from '../router.js';
 import { formatBytes } from '../ui/kit.js';
 import { call } from '../api.js';
@@ -215,7 +216,7 @@ export function DeployProgress({ siteId, run }: { siteId: number; run: FolderDep
                   Open {site.data.url}
                 </a>
               )}
-              <Link href={`/sites/${siteId}/deploys`}>See it in Deploys</Link>
+              <Link href={to.siteDeploys(siteId)}>See it in Deploys</Link>
             </p>
           </div>
         )}

@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
 import { siteCall } from '../api.js';
+import { to } from '../links.js';
 import { Link } from '../router.js';
-import type { ScreenProps } from '../routes.js';
+import type { ScreenProps } from './screen.js';
 import { Alert, formatBytes, formatDate, useAction, useLoad } from '../ui/kit.js';
 import { SiteFrame } from './site-nav.js';
 import './site.css';
@@ -223,11 +224,11 @@ function NoDeploys({ siteId }: { siteId: number }) {
       <ul>
         <li>
           In the console: drop your built site folder (the one holding index.html) on the{' '}
-          <Link href={`/sites/${siteId}/files`}>Files</Link> tab, or pick it with “Upload a folder”.
+          <Link href={to.siteFiles(siteId)}>Files</Link> tab, or pick it with “Upload a folder”.
         </li>
         <li>
           From a terminal or CI: <code>hostplane deploy ./dist</code> with one of this site’s API keys in{' '}
-          <code>HOSTPLANE_API_KEY</code> (<Link href={`/sites/${siteId}/keys`}>API keys</Link>).
+          <code>HOSTPLANE_API_KEY</code> (<Link href={to.siteKeys(siteId)}>API keys</Link>).
         </li>
         <li>
           From an AI agent: the MCP tool <code>deploy_files</code> at <code>/mcp</code> with the same key.

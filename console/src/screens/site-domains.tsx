@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { call } from '../api.js';
-import type { ScreenProps } from '../routes.js';
+import type { ScreenProps } from './screen.js';
 import { Alert, Field, Secret, useAction, useLoad } from '../ui/kit.js';
 import { SiteFrame, useSite } from './site-nav.js';
 import './site.css';

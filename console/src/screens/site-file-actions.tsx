@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { siteCall } from '../api.js';
 import { Alert, useAction } from '../ui/kit.js';
-import type { Entry } from './site-files.js';
+import type { Entry } from './site-entry.js';
 
 /** A new folder inside the current one (spec 4.3 create-folder). */
 export function CreateFolder({

@@ -1,24 +1,17 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { siteCall } from '../api.js';
+import { to } from '../links.js';
 import { Link, useQueryParam } from '../router.js';
-import type { ScreenProps } from '../routes.js';
+import type { ScreenProps } from './screen.js';
 import { Alert, formatBytes, UsageBar, useLoad } from '../ui/kit.js';
 import { CreateFolder, EntryActions, RenameForm } from './site-file-actions.js';
-import { databaseHref, listDatabases, type DatabaseRecord } from './sqlite/sqlite-api.js';
+import type { Entry } from './site-entry.js';
+import { listDatabases, type DatabaseRecord } from './sqlite/sqlite-api.js';
 import { SiteFrame } from './site-nav.js';
 import { UploadPanel } from './site-upload-panel.js';
 import './site.css';
 
 /** A listed entry (spec 2.1). */
-export interface Entry {
-  path: string;
-  name: string;
-  type: 'file' | 'folder';
-  size: number;
-  url: string | null;
-  parent: string | null;
-}
-
 interface ListPage {
   pagination: { total_pages: number; total_items: number };
   files: Entry[];
@@ -65,7 +58,7 @@ async function listAll(siteId: number): Promise<Entry[]> {
 /** The folder shown, from `?folder=` (so back and forward, and the Files tab, move between folders). */
 function useFolder(siteId: string): [string, (folder: string) => string] {
   const folder = (useQueryParam('folder') ?? '').replace(/^\/+|\/+$/g, '');
-  const href = (to: string) => `/sites/${siteId}/files${to ? `?folder=${encodeURIComponent(to)}` : ''}`;
+  const href = (folder: string) => to.siteFiles(siteId, folder);
   return [folder, href];
 }
 
@@ -229,7 +222,7 @@ export function SiteFiles({ params }: ScreenProps) {
 
 /** A database's row: its real size and a link to its SQLite screens; no rename, move or delete here. */
 function DatabaseRow({ siteId, entry, record }: { siteId: number; entry: Entry; record?: DatabaseRecord }) {
-  const href = databaseHref(siteId, entry.path, 'tables');
+  const href = to.database(siteId, entry.path, 'tables');
   return (
     <tr data-path={entry.path} class="database-row">
       <td class="file-name">

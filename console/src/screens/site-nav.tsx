@@ -1,5 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import { call } from '../api.js';
+import { to } from '../links.js';
 import { Link, usePath } from '../router.js';
 import { Alert, Page, useLoad } from '../ui/kit.js';
 import type { Site } from './sites.js';
@@ -50,9 +51,9 @@ export function SiteFrame({
       )}
       <nav class="tabs" aria-label="Site sections">
         {TABS.map(([tab, label]) => {
-          const href = `/sites/${siteId}/${tab}`;
+          const href = to.siteTab(siteId, tab);
           const current =
-            path === href || path.startsWith(href + '/') || (tab === 'files' && path === `/sites/${siteId}`);
+            path === href || path.startsWith(href + '/') || (tab === 'files' && path === to.site(siteId));
           return (
             <Link key={tab} href={href} aria-current={current ? 'page' : undefined}>
               {label}

@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
 import { call } from '../api.js';
+import { to } from '../links.js';
 import { Link, navigate } from '../router.js';
-import type { ScreenProps } from '../routes.js';
+import type { ScreenProps } from './screen.js';
 import { useAccount } from '../session.js';
 import { Alert, formatDate, useAction, useLoad } from '../ui/kit.js';
 import { SiteFrame, useSite } from './site-nav.js';
@@ -69,7 +70,7 @@ export function SiteSettings({ params }: ScreenProps) {
                       {d.status === 'pending' && ' (pending: waiting for its DNS record)'}
                     </span>
                   ))}{' '}
-                  · <Link href={`/sites/${siteId}/domains`}>Manage domains</Link>
+                  · <Link href={to.siteDomains(siteId)}>Manage domains</Link>
                 </>
               )}
             </dd>

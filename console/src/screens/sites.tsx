@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { call } from '../api.js';
+import { to } from '../links.js';
 import { Link, takeFlash } from '../router.js';
 import { useAccount } from '../session.js';
 import { Alert, Field, formatBytes, Page, Secret, UsageBar, useAction, useLoad } from '../ui/kit.js';
@@ -53,7 +54,7 @@ export function Sites() {
           />
         </div>
         <p>
-          <Link href="/plans">Compare plans</Link>
+          <Link href={to.plans()}>Compare plans</Link>
         </p>
       </section>
       <CreateSite
@@ -67,7 +68,7 @@ export function Sites() {
         {sites.data?.map((site) => (
           <li key={site.id} class="card">
             <h2>
-              <Link href={`/sites/${site.id}`}>{site.name}</Link>
+              <Link href={to.site(site.id)}>{site.name}</Link>
             </h2>
             <p>
               <a href={site.url} target="_blank" rel="noopener">
@@ -127,8 +128,8 @@ function CreateSite({ onCreated }: { onCreated(): Promise<void> }) {
           </p>
           <Secret label="API key" value={created.key} />
           <p class="next-step">
-            Next, put it online: <Link href={`/sites/${created.id}/files`}>upload your site</Link> (drop the
-            built folder that holds index.html; it becomes the site in one deploy).
+            Next, put it online: <Link href={to.siteFiles(created.id)}>upload your site</Link> (drop the built
+            folder that holds index.html; it becomes the site in one deploy).
           </p>
         </div>
       )}

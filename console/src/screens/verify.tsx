@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { call, messageOf } from '../api.js';
+import { to } from '../links.js';
 import { Link } from '../router.js';
 import { Page } from '../ui/kit.js';
 import { MissingToken } from './invite.js';
@@ -33,7 +34,7 @@ export function VerifyEmail() {
         )}
         {state.done && (
           <p>
-            <Link href="/">Go to your sites</Link>
+            <Link href={to.sites()}>Go to your sites</Link>
           </p>
         )}
       </Page>

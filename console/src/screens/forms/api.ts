@@ -80,6 +80,9 @@ export interface SubmissionStats {
   legitimate: number;
 }
 
+/** The three lists of a form's submissions (the console's tabs over them). */
+export type SubmissionView = 'inbox' | 'archived' | 'spam';
+
 export interface SubmissionPage {
   submissions: Submission[];
   pagination: { current_page: number; per_page: number; total_items: number; total_pages: number };

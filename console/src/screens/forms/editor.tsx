@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
 import { call } from '../../api.js';
+import { to } from '../../links.js';
 import { navigate } from '../../router.js';
-import type { ScreenProps } from '../../routes.js';
+import type { ScreenProps } from '../screen.js';
 import { useAccount } from '../../session.js';
 import { Alert, Field, useAction, useLoad } from '../../ui/kit.js';
 import { formPath, formsCall, type Form } from './api.js';
@@ -24,7 +25,7 @@ export function FormEditor({ params }: ScreenProps) {
     if (!confirm(`Delete the form "${name}" and every submission it received? This cannot be undone.`))
       return;
     const ok = await run(() => formsCall(siteId, 'DELETE', formPath(params.formId!)));
-    if (ok) navigate(`/sites/${siteId}/forms`);
+    if (ok) navigate(to.forms(siteId));
   };
   const actions = form.data && (
     <>

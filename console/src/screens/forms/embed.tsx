@@ -1,4 +1,4 @@
-import type { ScreenProps } from '../../routes.js';
+import type { ScreenProps } from '../screen.js';
 import { Alert, Secret, useLoad } from '../../ui/kit.js';
 import { formPath, formsCall } from './api.js';
 import { FormFrame, useForm } from './form-frame.js';

@@ -1,4 +1,5 @@
 import type { ComponentChildren } from 'preact';
+import { to } from '../../links.js';
 import { Link, usePath } from '../../router.js';
 import { Alert, useLoad, type Loaded } from '../../ui/kit.js';
 import { SiteFrame } from '../site-nav.js';
@@ -24,17 +25,17 @@ export function FormFrame({
   actions?: ComponentChildren;
 }) {
   const path = usePath();
-  const base = `/sites/${siteId}/forms/${form.data?.id ?? ''}`;
+  const formId = form.data?.id ?? '';
   const sections = [
-    [base, 'Fields and settings'],
-    [`${base}/embed`, 'Embed'],
-    [`${base}/submissions`, 'Submissions'],
+    [to.form(siteId, formId), 'Fields and settings'],
+    [to.formEmbed(siteId, formId), 'Embed'],
+    [to.formSubmissions(siteId, formId), 'Submissions'],
   ] as const;
   const name = form.data?.name ?? '…';
   return (
     <SiteFrame siteId={siteId} title={`${name} (${section})`} actions={actions}>
       <p class="back">
-        <Link href={`/sites/${siteId}/forms`}>All forms of the site</Link>
+        <Link href={to.forms(siteId)}>All forms of the site</Link>
       </p>
       <Alert error={form.error} />
       {form.data && (

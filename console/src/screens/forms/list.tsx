@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
+import { to } from '../../links.js';
 import { Link, navigate } from '../../router.js';
-import type { ScreenProps } from '../../routes.js';
+import type { ScreenProps } from '../screen.js';
 import { Alert, formatDate, UsageBar, useAction, useLoad } from '../../ui/kit.js';
 import { SiteFrame } from '../site-nav.js';
 import { formsCall, type Form, type FormSummary, type FormsUsage, type SubmissionPage } from './api.js';
@@ -79,11 +80,11 @@ export function FormsList({ params }: ScreenProps) {
                 {listed.map((form) => (
                   <tr key={form.id}>
                     <td>
-                      <Link href={`/sites/${siteId}/forms/${form.id}`}>{form.name}</Link>
+                      <Link href={to.form(siteId, form.id)}>{form.name}</Link>
                     </td>
                     <td>{form.is_active ? 'Active' : 'Inactive'}</td>
                     <td>
-                      <Link href={`/sites/${siteId}/forms/${form.id}/submissions`}>
+                      <Link href={to.formSubmissions(siteId, form.id)}>
                         {form.submission_count}
                         <span class="visually-hidden"> submissions of {form.name}</span>
                       </Link>
@@ -119,7 +120,7 @@ function CreateForm({ siteId }: { siteId: string }) {
         },
       }),
     );
-    if (answer) navigate(`/sites/${siteId}/forms/${answer.form.id}`);
+    if (answer) navigate(to.form(siteId, answer.form.id));
   };
   const change = (i: number, next: FieldDraft) => setFields(fields.map((f, j) => (j === i ? next : f)));
   const add = () => {

@@ -1,7 +1,13 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { Alert, formatDate, useAction, useLoad } from '../../ui/kit.js';
-import { formPath, formsCall, SPAM_REASONS, type Form, type SubmissionDetail } from './api.js';
-import type { View } from './submissions.js';
+import {
+  formPath,
+  formsCall,
+  SPAM_REASONS,
+  type Form,
+  type SubmissionDetail,
+  type SubmissionView,
+} from './api.js';
 
 type Marks = Partial<Pick<SubmissionDetail, 'is_read' | 'is_archived' | 'is_spam'>>;
 
@@ -20,7 +26,7 @@ export function SubmissionDetailPanel({
   siteId: string;
   form: Form;
   uuid: string;
-  view: View;
+  view: SubmissionView;
   onChanged(): Promise<void>;
   onClose(): void;
 }) {

@@ -1,11 +1,19 @@
 import { useEffect, useState } from 'preact/hooks';
-import type { ScreenProps } from '../../routes.js';
+import type { ScreenProps } from '../screen.js';
 import { Alert, formatDate, useAction, useLoad } from '../../ui/kit.js';
-import { formPath, formsCall, formsSend, type Form, type Submission, type SubmissionPage } from './api.js';
+import {
+  formPath,
+  formsCall,
+  formsSend,
+  type Form,
+  type Submission,
+  type SubmissionPage,
+  type SubmissionView,
+} from './api.js';
 import { FormFrame, useForm } from './form-frame.js';
 import { SubmissionDetailPanel } from './submission-detail.js';
 
-export type View = 'inbox' | 'archived' | 'spam';
+type View = SubmissionView;
 const VIEWS: Array<[View, string]> = [
   ['inbox', 'Inbox'],
   ['archived', 'Archived'],

@@ -1,11 +1,12 @@
 import { useState } from 'preact/hooks';
-import type { ScreenProps } from '../../routes.js';
+import type { ScreenProps } from '../screen.js';
+import { to } from '../../links.js';
 import { Link } from '../../router.js';
 import { useAccount } from '../../session.js';
 import { Alert, formatBytes, formatDate, UsageBar, useAction, useLoad } from '../../ui/kit.js';
 import { SqliteFrame } from './frame.js';
 import { RequiredMark } from './install-form.js';
-import { createDatabase, databaseHref, listDatabases } from './sqlite-api.js';
+import { createDatabase, listDatabases } from './sqlite-api.js';
 
 const databasesWord = (n: number) => `${n} SQLite ${n === 1 ? 'database' : 'databases'}`;
 
@@ -38,7 +39,7 @@ export function SqliteDatabases({ params }: ScreenProps) {
         {databases.map((db) => (
           <li key={db.path} class="card stack database">
             <h2>
-              <Link href={databaseHref(siteId, db.path, 'tables')}>{db.path}</Link>
+              <Link href={to.database(siteId, db.path, 'tables')}>{db.path}</Link>
             </h2>
             <UsageBar label="Size" used={db.sizeBytes} limit={db.maxSizeBytes} format={formatBytes} />
             <UsageBar label="End users" used={db.users} limit={db.maxUsers} />
@@ -51,12 +52,10 @@ export function SqliteDatabases({ params }: ScreenProps) {
               <dd>{formatDate(db.createdAt)}</dd>
             </dl>
             <p class="links">
-              <Link href={databaseHref(siteId, db.path, 'tables')}>Tables</Link>
-              <Link href={databaseHref(siteId, db.path, 'query')}>Query</Link>
-              <Link href={databaseHref(siteId, db.path, 'users')}>End users</Link>
-              <Link href={`/sites/${siteId}/sqlite/tokens?db=${encodeURIComponent(db.path)}`}>
-                Create a token
-              </Link>
+              <Link href={to.database(siteId, db.path, 'tables')}>Tables</Link>
+              <Link href={to.database(siteId, db.path, 'query')}>Query</Link>
+              <Link href={to.database(siteId, db.path, 'users')}>End users</Link>
+              <Link href={to.sqliteTokens(siteId, db.path)}>Create a token</Link>
             </p>
           </li>
         ))}
@@ -64,7 +63,7 @@ export function SqliteDatabases({ params }: ScreenProps) {
       {full ? (
         <p class="alert alert-info database-limit" role="status">
           Your {account.me.plan.name} plan allows {databasesWord(limit)} and your account has {used} (across
-          all your sites), so no new one can be created here. <Link href="/plans">See the plans</Link> for
+          all your sites), so no new one can be created here. <Link href={to.plans()}>See the plans</Link> for
           more room.
         </p>
       ) : (
@@ -79,10 +78,7 @@ export function SqliteDatabases({ params }: ScreenProps) {
       {created && (
         <p class="alert alert-success" role="status">
           Database <code>{created}</code> created. Your pages reach it with a token:{' '}
-          <Link href={`/sites/${siteId}/sqlite/tokens?db=${encodeURIComponent(created)}`}>
-            create a token
-          </Link>
-          .
+          <Link href={to.sqliteTokens(siteId, created)}>create a token</Link>.
         </p>
       )}
     </SqliteFrame>

@@ -1,7 +1,7 @@
 import type { ComponentChildren } from 'preact';
+import { to } from '../../links.js';
 import { Link, usePath } from '../../router.js';
 import { SiteFrame } from '../site-nav.js';
-import { databaseHref } from './sqlite-api.js';
 import './sqlite.css';
 
 /** The SQLite tab of a site: its databases and tokens, one link each. */
@@ -16,8 +16,8 @@ export function SqliteFrame({
 }) {
   const path = usePath();
   const links = [
-    [`/sites/${siteId}/sqlite`, 'Databases'],
-    [`/sites/${siteId}/sqlite/tokens`, 'Tokens'],
+    [to.sqlite(siteId), 'Databases'],
+    [to.sqliteTokens(siteId), 'Tokens'],
   ] as const;
   return (
     <SiteFrame siteId={siteId} title={title}>
@@ -54,11 +54,11 @@ export function DatabaseFrame({
   return (
     <SiteFrame siteId={siteId} title={`${title} · ${dbPath}`}>
       <p class="crumbs">
-        <Link href={`/sites/${siteId}/sqlite`}>SQLite databases</Link> › <code>{dbPath}</code>
+        <Link href={to.sqlite(siteId)}>SQLite databases</Link> › <code>{dbPath}</code>
       </p>
       <nav class="subnav" aria-label={`Database ${dbPath}`}>
         {tabs.map(([tab, label]) => {
-          const href = databaseHref(siteId, dbPath, tab);
+          const href = to.database(siteId, dbPath, tab);
           return (
             <Link key={tab} href={href} aria-current={path === href ? 'page' : undefined}>
               {label}

@@ -1,6 +1,6 @@
 import { useRef, useState } from 'preact/hooks';
 import { ApiError } from '../../api.js';
-import type { ScreenProps } from '../../routes.js';
+import type { ScreenProps } from '../screen.js';
 import { Alert, useAction } from '../../ui/kit.js';
 import { RowsTable } from './cells.js';
 import { DatabaseFrame } from './frame.js';

@@ -207,7 +207,3 @@ export const confirmWrites = (path: string) => confirm(`Allow this console to ch
 
 /** `"name"` for SQL, whatever the name holds. */
 export const quoteIdent = (name: string) => `"${name.replace(/"/g, '""')}"`;
-
-/** The database's address in the console (its path is one URL segment). */
-export const databaseHref = (siteId: number | string, path: string, tab: 'tables' | 'query' | 'users') =>
-  `/sites/${siteId}/sqlite/${encodeURIComponent(path)}/${tab}`;

@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { ScreenProps } from '../../routes.js';
+import type { ScreenProps } from '../screen.js';
 import { Alert, useAction, useLoad } from '../../ui/kit.js';
 import { Cell } from './cells.js';
 import { DatabaseFrame } from './frame.js';

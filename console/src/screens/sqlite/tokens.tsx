@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
+import { to } from '../../links.js';
 import { Link, useQueryParam } from '../../router.js';
-import type { ScreenProps } from '../../routes.js';
+import type { ScreenProps } from '../screen.js';
 import { Alert, formatDate, useAction, useLoad } from '../../ui/kit.js';
 import { SqliteFrame } from './frame.js';
 import { TokenForm } from './install-form.js';
@@ -61,7 +62,7 @@ export function SqliteTokens({ params }: ScreenProps) {
       )}
       {databases.data && databases.data.databases.length === 0 && (
         <p>
-          A token is for a database: <Link href={`/sites/${siteId}/sqlite`}>create a database</Link> first.
+          A token is for a database: <Link href={to.sqlite(siteId)}>create a database</Link> first.
         </p>
       )}
       {databases.data && databases.data.databases.length > 0 && (

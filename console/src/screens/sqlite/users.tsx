@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { ScreenProps } from '../../routes.js';
+import type { ScreenProps } from '../screen.js';
 import { Alert, Field, formatDate, useAction, useLoad } from '../../ui/kit.js';
 import { DatabaseFrame } from './frame.js';
 import { databaseCall, type EndUser } from './sqlite-api.js';
