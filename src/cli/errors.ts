@@ -67,7 +67,7 @@ export function errorKind(err: unknown): string {
 }
 
 /**
- * Exit codes (listed in `hostplane help` and the README): 0 done; 1 the command failed (the server
+ * Exit codes (listed in `hostplane help` and docs/developers/cli.md): 0 done; 1 the command failed (the server
  * or a local check refused it); 2 the command line (or the environment's configuration) is wrong;
  * 3 the API key was refused; 4 a limit refused it (plan quota, file size); 5 the API could not be
  * reached, or kept failing, after retries. Every registry code not named here exits 1.

@@ -36,7 +36,7 @@ Exit codes:
   130, 143  deploy interrupted by SIGINT or SIGTERM (the deploy it started was cancelled)
 
 Configuration comes from environment variables (HOSTPLANE_DATA_DIR, DATABASE_URL, PORT, ...);
-see the README.`,
+see docs/operators/configuration.md.`,
 
   serve: `Usage: hostplane serve [--role all|api|edge|sqlite|controller]
 

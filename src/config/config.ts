@@ -157,7 +157,7 @@ export const configSchema = z.object({
   // died without a goodbye is waited for until its lease ends: the switch then takes the window).
   HOSTPLANE_EDGE_LEASE_MS: z.coerce.number().int().min(200).max(600_000).default(5000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  // Cluster mode: Site custom resources are applied and reconciled (see the README's cluster section).
+  // Cluster mode: Site custom resources are applied and reconciled (see docs/operators/resources.md).
   HOSTPLANE_KUBERNETES: booleanFromEnv.default(false),
   HOSTPLANE_NAMESPACE: z.string().regex(dnsLabel, 'must be a namespace name').optional(),
   HOSTPLANE_POD_NAME: z.string().max(253).optional(),

@@ -30,7 +30,7 @@ export function accountAuthRoutes(deps: {
   const { platform, hooks, cookie, registry, logger } = deps;
   const accounts = platform.accounts;
   const router = Router();
-  // JSON only: a cross-site page cannot send it without a preflight (README "Account API").
+  // JSON only: a cross-site page cannot send it without a preflight (docs/developers/account-api.md).
   const body = [requireJsonType, jsonBody('16kb')];
 
   const startSession = sessionStarter(accounts, cookie);

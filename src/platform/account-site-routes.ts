@@ -38,7 +38,7 @@ export function accountSiteRoutes(deps: {
 }): Router {
   const { platform, hooks, registry, siteUrl, logger } = deps;
   const router = Router();
-  // JSON only: a cross-site page cannot send it without a preflight (README "Account API").
+  // JSON only: a cross-site page cannot send it without a preflight (docs/developers/account-api.md).
   const body = [requireJsonType, jsonBody('16kb')];
 
   const ownSite = ownSiteOf(platform);

@@ -10,7 +10,7 @@ export const accountSignInsTotal = new client.Counter({
 });
 
 /**
- * Sign-ins that presented a device cookie (README "Sign-in attempts and lockout"): `trusted`
+ * Sign-ins that presented a device cookie (docs/developers/security.md "Sign-in attempts and lockout"): `trusted`
  * (counted against the device's own budget), `locked` (the device's budget is spent: counted
  * against the email's) or `invalid` (forged, damaged or another account's).
  */

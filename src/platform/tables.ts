@@ -88,7 +88,7 @@ export const apiKeys = pgTable(
     lastUsedAt: timestamp('last_used_at', { withTimezone: true }),
     // Temporary keys only (and always): the session that minted the key. The key dies with it:
     // every way a session ends deletes its row, and this cascade deletes its keys in the same
-    // statement (README "Temporary keys and the session that minted them").
+    // statement (docs/developers/security.md "Temporary keys and the session that minted them").
     sessionId: integer('session_id').references((): AnyPgColumn => accountSessions.id, {
       onDelete: 'cascade',
     }),

@@ -100,7 +100,7 @@ export function tokenRoutes(deps: {
       },
     },
     handler: async ({ req, res, body }) => {
-      // The token outlives a temporary key: its session must be in sudo mode (README "Sudo mode").
+      // The token outlives a temporary key: its session must be in sudo mode (docs/developers/security.md "Sudo mode").
       requireSudoForLastingCredential(req.principal);
       const site = await siteForRequest(req, platform);
       const path = normalizeDatabasePath(body.path);

@@ -7,7 +7,7 @@ import type { TestSite } from '../support/hostplane.js';
 // Issue 28: the console's temporary key carries its session's sudo mode, and installing a
 // database or adding an end user with it makes a credential that outlives the key. When the
 // session's confirmation is older than 15 minutes, the console asks for the password in its sudo
-// dialog and retries (README "Sudo mode").
+// dialog and retries (docs/developers/security.md "Sudo mode").
 describe('console: SQLite credentials ask for the password when the confirmation is old (Chromium)', () => {
   let rig: ConsoleRig;
   let site: TestSite;

@@ -70,7 +70,7 @@ export async function browserSignIn(
     port: options.port,
   });
   if (res.status !== 200) throw new Error(`sign-in: ${res.status} ${JSON.stringify(res.body)}`);
-  // The session cookie (the answer also sets the device cookie, README "Sign-in attempts and lockout").
+  // The session cookie (the answer also sets the device cookie, docs/developers/security.md "Sign-in attempts and lockout").
   const setCookie = res.headers.getSetCookie().find((c) => /^(__Host-)?hp_session=/.test(c)) ?? '';
   const pair = setCookie.split(';')[0]!;
   return { cookie: pair, value: pair.split('=')[1]!, csrf: res.body.csrf_token as string, setCookie };

@@ -143,7 +143,7 @@ export const sqliteErrors = {
     status: 409,
     error: 'Conflict',
     message: () =>
-      'This database is not replicated, so it has no restore points: point-in-time restore needs replication to S3 (see the README, SQLite replication).',
+      'This database is not replicated, so it has no restore points: point-in-time restore needs replication to S3 (see docs/operators/backup-and-restore.md).',
     description: 'Point-in-time restore or its window asked of a database that is not replicated',
   }),
   SQLITE_RESTORE_WINDOW: define<{ timestamp: string; earliest: string | null; latest: string | null }>({

@@ -19,7 +19,7 @@ export const startupErrors = {
   CONFIG_INVALID: define<WithMessage>({
     ...FAILED,
     message: (p) => p.message,
-    hint: () => 'The settings are listed in the README (Configuration).',
+    hint: () => 'The settings are listed in docs/operators/configuration.md.',
     description: 'An environment variable is missing, malformed or contradicts another',
   }),
   DATA_DIR_LOCKED: define<{ pid: number; dir: string }>({

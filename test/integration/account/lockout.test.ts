@@ -8,7 +8,7 @@ import {
 } from '../../support/hostplane.js';
 import { browserSignIn, call, invitedOwner, PASSWORD, type Answer } from '../../support/account-api.js';
 
-// Lockout as a weapon (README "Sign-in attempts and lockout"): only failures count against an
+// Lockout as a weapon (docs/developers/security.md "Sign-in attempts and lockout"): only failures count against an
 // email's budget, and a browser that signed in to the account before (its device cookie) keeps
 // its own budget while the address is under attack.
 

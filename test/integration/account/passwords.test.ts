@@ -10,7 +10,7 @@ import {
 import { call, PASSWORD, tokenOf, type Answer } from '../../support/account-api.js';
 import { sqliteApi } from '../../support/sqlite-api.js';
 
-// README "Passwords": NIST SP 800-63B's repetitive, sequential and context-specific passwords are
+// docs/developers/security.md "Passwords": NIST SP 800-63B's repetitive, sequential and context-specific passwords are
 // refused wherever a password is set, for accounts and for SQLite end users.
 
 const refused = (answer: Answer, rule: RegExp) => {

@@ -12,7 +12,7 @@ import { enableTotp, totpCode, wrongCode } from '../../support/totp.js';
 import { hashSecret } from '../../../src/platform/secrets.js';
 
 // Sudo mode (issue 28): deleting a site and creating a permanent key need the password (or a TOTP
-// code) proven in the session within the last 15 minutes (README "Sudo mode").
+// code) proven in the session within the last 15 minutes (docs/developers/security.md "Sudo mode").
 describe.each(backends)('sudo mode on %s', (backend) => {
   let hp: TestHostplane;
   const tag = backend.replace(/\W/g, '');

@@ -8,7 +8,7 @@ import { hashSecret } from '../../../src/platform/secrets.js';
 import { MAX_TEMP_KEYS_PER_SITE } from '../../../src/platform/keys.js';
 
 // Finding 2 of issue 28: a temporary key dies with the session that minted it, and the owner sees
-// and revokes the live ones (README "Temporary keys and the session that minted them").
+// and revokes the live ones (docs/developers/security.md "Temporary keys and the session that minted them").
 describe.each(backends)('temporary keys bound to their session on %s', (backend) => {
   let hp: TestHostplane;
   const tag = backend.replace(/\W/g, '');

@@ -26,7 +26,7 @@ import { eventually } from '../../support/eventually.js';
 
 // The chart's operations items against the real helm and a real kube-apiserver: the CRDs as
 // templates (upgraded by `helm upgrade`, kept by `helm uninstall`), the required values, the
-// scheduling of the migrate Job and the test Pod, and a runbook in the README for every alert.
+// scheduling of the migrate Job and the test Pod, and a runbook page in docs/sre/runbooks/ for every alert.
 
 const NAMESPACE = 'hostplane-ops';
 const REPO_CRDS_DIR = path.join(CHART_DIR, '..', '..', 'crds');
@@ -292,15 +292,7 @@ describe('scheduling of the migrate Job and the test Pod', () => {
   });
 });
 
-/** GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens. */
-const anchorOf = (heading: string) =>
-  heading
-    .trim()
-    .toLowerCase()
-    .replace(/[^\p{L}\p{N}\s_-]/gu, '')
-    .replace(/\s/g, '-');
-
-describe('every alert has a runbook in the chart README', () => {
+describe('every alert has a runbook page in docs/sre/runbooks/', () => {
   type Rule = KubernetesObject & {
     spec: { groups: { rules: { alert: string; annotations: Record<string, string> }[] }[] };
   };
@@ -311,33 +303,26 @@ describe('every alert has a runbook in the chart README', () => {
     });
     return findObject<Rule>(objects, 'PrometheusRule').spec.groups.flatMap((g) => g.rules);
   };
+  const DOCS = path.resolve(CHART_DIR, '../../docs');
 
-  it('runbook_url points at an anchor of the README whose section says what, check and do', async () => {
-    const readme = await readFile(path.join(CHART_DIR, 'README.md'), 'utf8');
-    // Sections by heading: anchor -> the text up to the next heading.
-    const sections = new Map<string, string>();
-    const parts = readme.split(/^(#{1,6} .*)$/m);
-    for (let i = 1; i < parts.length; i += 2) {
-      sections.set(anchorOf((parts[i] ?? '').replace(/^#+ /, '')), parts[i + 1] ?? '');
-    }
+  it("runbook_url points at the alert's own runbook page, which says what, check and do", async () => {
     const alerts = await alertsOf({});
     expect(alerts).toHaveLength(8);
     for (const { alert, annotations } of alerts) {
-      const url = new URL(annotations.runbook_url ?? '');
-      expect(url.pathname, alert).toMatch(/\/charts\/hostplane\/README\.md$/);
-      const anchor = url.hash.slice(1);
-      expect(anchor).toBe(alert.toLowerCase());
-      expect([...sections.keys()], alert).toContain(anchor);
-      const section = sections.get(anchor) ?? '';
-      for (const part of ['What it means', 'What to check', 'What to do'])
-        expect(section, `${alert}: ${part}`).toContain(part);
+      expect(annotations.runbook_url, alert).toBe(
+        `https://github.com/hostplane/hostplane/blob/main/docs/sre/runbooks/${alert}.md`,
+      );
+      const page = await readFile(path.join(DOCS, 'sre/runbooks', `${alert}.md`), 'utf8');
+      expect(page.split('\n')[0], alert).toBe(`# ${alert}`);
+      for (const part of ['## What it means', '## What to check', '## What to do'])
+        expect(page, `${alert}: ${part}`).toContain(part);
     }
   });
 
-  it('runbookBaseUrl moves every link (a mirrored chart)', async () => {
-    const base = 'https://git.example.internal/ops/hostplane/-/blob/main/charts/hostplane/README.md';
-    for (const { alert, annotations } of await alertsOf({ runbookBaseUrl: base })) {
-      expect(annotations.runbook_url).toBe(`${base}#${alert.toLowerCase()}`);
+  it('docsBaseUrl moves every link (a mirrored chart or documentation)', async () => {
+    const base = 'https://git.example.internal/ops/hostplane/-/blob/main/docs';
+    for (const { alert, annotations } of await alertsOf({ docsBaseUrl: base })) {
+      expect(annotations.runbook_url).toBe(`${base}/sre/runbooks/${alert}.md`);
     }
   });
 });

@@ -1,5 +1,5 @@
 import { AuthorizationV1Api, type KubernetesObject } from '@kubernetes/client-node';
-import { readFile } from 'node:fs/promises';
+import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
@@ -137,7 +137,12 @@ describe('network, monitoring and permissions of the shards', () => {
       values: { monitoring: { prometheusRule: { enabled: true } } },
     });
     const exprs = JSON.stringify(findObject(objects, 'PrometheusRule'));
-    const readme = await readFile(path.join(CHART_DIR, 'README.md'), 'utf8');
+    // The chart README and the runbooks (docs/sre/runbooks/) name Litestream's metrics to check.
+    const runbooks = path.resolve(CHART_DIR, '../../docs/sre/runbooks');
+    const pages = (await readdir(runbooks)).map((file) => path.join(runbooks, file));
+    const readme = (
+      await Promise.all([path.join(CHART_DIR, 'README.md'), ...pages].map((file) => readFile(file, 'utf8')))
+    ).join('\n');
     const named = (text: string) => [...new Set(text.match(/\blitestream_[a-z_]+/g) ?? [])];
     expect(named(exprs)).toEqual(['litestream_sync_error_count']);
     for (const metric of named(exprs)) expect(exported, metric).toContain(metric);

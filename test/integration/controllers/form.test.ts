@@ -265,7 +265,7 @@ describe('a Form applied with kubectl', () => {
     expect((await submit(adopted.status ?? {}, { message: 'mail me' })).status).toBe(201);
     const source = `form:${formId}`;
     // The first submission's mail was never queued: the resource's news@example.com was not
-    // confirmed (README "Form notification addresses"); this one goes to the account's address.
+    // confirmed (docs/developers/security.md "Form notification addresses"); this one goes to the account's address.
     expect(await countRows(sql`select count(*) as n from mail_outbox where source = ${source}`)).toBe(1);
     expect(await countRows(sql`select count(*) as n from form_submissions where form_id = ${formId}`)).toBe(
       3,

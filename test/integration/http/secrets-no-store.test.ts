@@ -139,7 +139,7 @@ describe.each(backends)('answers that carry a secret are never stored (%s)', (ba
       expect(cookie.body.csrf_token).toBeTypeOf('string');
       noStore(cookie);
       const me = await call(hp, 'GET', '/api/v1/account', {
-        // The session's cookie, not the device cookie set beside it (README "Sign-in attempts and lockout").
+        // The session's cookie, not the device cookie set beside it (docs/developers/security.md "Sign-in attempts and lockout").
         headers: {
           cookie: cookie.headers
             .getSetCookie()

@@ -7,7 +7,7 @@ import { connect, fails, ok } from './support.js';
 
 // Issue 28: the MCP tools run the public API in-process, so sqlite_install with a temporary key
 // whose session is not in sudo mode gets the API's 403 SUDO_REQUIRED, with a hint that tells the
-// agent what the user must do (README "Sudo mode").
+// agent what the user must do (docs/developers/security.md "Sudo mode").
 describe('MCP: sqlite_install with a temporary key needs its session in sudo mode', () => {
   let hp: TestHostplane;
   beforeAll(async () => {

@@ -9,7 +9,7 @@ import { sqliteApi } from '../../support/sqlite-api.js';
 // session that minted it, and the SQLite routes that mint a lasting credential (install's scoped
 // token, an end user registered or given a password with the master key) refuse it with 403
 // SUDO_REQUIRED while that session is not in sudo mode, so a stolen session cannot turn its
-// short-lived key into a credential that outlives it (README "Sudo mode").
+// short-lived key into a credential that outlives it (docs/developers/security.md "Sudo mode").
 describe.each(backends)('SQLite credentials minted with a temporary key on %s', (backend) => {
   let hp: TestHostplane;
   const tag = backend.replace(/\W/g, '');
