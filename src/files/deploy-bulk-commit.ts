@@ -50,10 +50,7 @@ export async function hashInfo(db: Db, deploy: Deploy, hashes: string[]): Promis
   const rows = rowsOf<{ hash: string; path: string; size: string | null }>(
     await db.execute(sql`select hash, path, size::text from deploy_files
       where site_id = ${deploy.siteId}::int and deploy_id = ${deploy.id}
-        and hash in (${sql.join(
-          hashes.map((h) => sql`${h}`),
-          sql`, `,
-        )})
+        and hash = any(${sql.param(hashes)}::text[])
       order by path collate "C"`),
   );
   for (const r of rows) {
@@ -187,16 +184,14 @@ async function recordBatch(
   parts: VerifiedPart[],
   generations: Map<string, number>,
 ): Promise<string[]> {
-  const input = sql.join(
-    parts.map(
-      (p) => sql`(${p.hash}::text, ${p.bytes.length}::bigint, ${generations.get(p.hash) ?? 0}::bigint)`,
-    ),
-    sql`, `,
-  );
+  // Array parameters, not a VALUES list of a parameter per field (see deploy-create.ts's BATCH).
+  const input = sql`select * from unnest(${sql.param(parts.map((p) => p.hash))}::text[],
+    ${sql.param(parts.map((p) => p.bytes.length))}::bigint[],
+    ${sql.param(parts.map((p) => generations.get(p.hash) ?? 0))}::bigint[])`;
   const [row] = rowsOf<{ kept: string[] | null }>(
     await dbOp('commit_deploy_blobs', () =>
       db.execute(sql`
-        with input (hash, size, generation) as (values ${input}),
+        with input (hash, size, generation) as (${input}),
         claim as (
           insert into blob_claims (hash) select hash from input order by hash
           on conflict (hash) do update set claimed_until = blob_claims.claimed_until
@@ -234,10 +229,7 @@ async function unclaimedGenerations(db: Db, hashes: string[]): Promise<Map<strin
       await db.execute(sql`
         select v.hash, coalesce(c.generation, 0)::text as generation,
           coalesce(c.claimed_until > now(), false) as claimed
-        from (values ${sql.join(
-          hashes.map((h) => sql`(${h}::text)`),
-          sql`, `,
-        )}) as v (hash) left join blob_claims c on c.hash = v.hash`),
+        from unnest(${sql.param(hashes)}::text[]) as v (hash) left join blob_claims c on c.hash = v.hash`),
     );
     if (!rows.some((r) => r.claimed)) return new Map(rows.map((r) => [r.hash, Number(r.generation)]));
     blobClaimEventsTotal.inc({ event: 'upload_waited' });
