@@ -1,15 +1,37 @@
-import { createReadStream, createWriteStream } from 'node:fs';
-import { copyFile, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import {
+  copyFile,
+  mkdir,
+  open,
+  readdir,
+  readFile,
+  rename,
+  rm,
+  stat,
+  writeFile,
+  type FileHandle,
+} from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { randomUUID } from 'node:crypto';
 import type { BlobListing, BlobObject, BlobStore, ByteRange } from './blob-store.js';
 
-/** Blob store on a local folder: the embedded default. Writes go to a temp file, then rename. */
+/**
+ * Blob store on a local folder: the embedded default. Writes go to a temp file, then rename, so a
+ * reader never sees a partial object under its key (no fsync: a machine that loses power may lose
+ * the last writes, as PGlite's own; a process that crashes loses none).
+ *
+ * A put is four round trips to the thread pool (open, write and close the temp file, rename it)
+ * when the folders exist: the temp folder is made once per store (again if a write finds it
+ * gone), a key's folder only when the rename finds it missing. A deploy's bulk upload writes
+ * hundreds of small blobs, each of which paid two more round trips for folders already there.
+ */
 export class FsBlobStore implements BlobStore {
   readonly kind = 'fs' as const;
   private readonly tmpDir: string;
+  /** The temp folder was made (or found) by this store; retried when a write finds it gone. */
+  private tmpReady = false;
 
   constructor(private readonly root: string) {
     this.tmpDir = path.join(root, '.tmp');
@@ -23,31 +45,65 @@ export class FsBlobStore implements BlobStore {
   }
 
   private async tempFile(): Promise<string> {
-    await mkdir(this.tmpDir, { recursive: true });
+    if (!this.tmpReady) {
+      await mkdir(this.tmpDir, { recursive: true });
+      this.tmpReady = true;
+    }
     return path.join(this.tmpDir, randomUUID());
+  }
+
+  /** Runs `write` on a new temp file's path, making the temp folder again if it went away. */
+  private async inTemp(write: (tmp: string) => Promise<unknown>): Promise<string> {
+    const tmp = await this.tempFile();
+    try {
+      await write(tmp);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      this.tmpReady = false;
+      await this.tempFile();
+      await write(tmp);
+    }
+    return tmp;
+  }
+
+  /** Renames a written temp file to `target`, making its folder when the rename finds none. */
+  private async publish(tmp: string, target: string): Promise<void> {
+    try {
+      await rename(tmp, target);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') {
+        await rm(tmp, { force: true });
+        throw err;
+      }
+      try {
+        await mkdir(path.dirname(target), { recursive: true });
+        await rename(tmp, target);
+      } catch (again) {
+        await rm(tmp, { force: true });
+        throw again;
+      }
+    }
   }
 
   async put(key: string, body: Buffer): Promise<void> {
     const target = this.file(key);
-    const tmp = await this.tempFile();
-    await writeFile(tmp, body);
-    await mkdir(path.dirname(target), { recursive: true });
-    await rename(tmp, target);
+    await this.publish(await this.inTemp((tmp) => writeFile(tmp, body)), target);
   }
 
   async putStream(key: string, body: Readable): Promise<number> {
     const target = this.file(key);
-    const tmp = await this.tempFile();
+    // Opened before the body is read: a missing temp folder is made again while nothing is lost.
+    let handle: FileHandle | undefined;
+    const tmp = await this.inTemp(async (path) => (handle = await open(path, 'w')));
     let size = 0;
     body.on('data', (chunk: Buffer) => (size += chunk.length));
     try {
-      await pipeline(body, createWriteStream(tmp));
+      await pipeline(body, handle!.createWriteStream());
     } catch (err) {
       await rm(tmp, { force: true });
       throw err;
     }
-    await mkdir(path.dirname(target), { recursive: true });
-    await rename(tmp, target);
+    await this.publish(tmp, target);
     return size;
   }
 
@@ -79,11 +135,8 @@ export class FsBlobStore implements BlobStore {
 
   async copy(from: string, to: string): Promise<void> {
     // Through a temp file and a rename, so a reader never sees a half-copied object.
-    const tmp = await this.tempFile();
-    await copyFile(this.file(from), tmp);
-    const target = this.file(to);
-    await mkdir(path.dirname(target), { recursive: true });
-    await rename(tmp, target);
+    const tmp = await this.inTemp((tmp) => copyFile(this.file(from), tmp));
+    await this.publish(tmp, this.file(to));
   }
 
   async delete(key: string, signal?: AbortSignal): Promise<void> {

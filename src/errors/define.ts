@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import type { z } from 'zod';
 
 /**
  * One code's definition: the HTTP status, the spec's `error` text (section 7), a message built
@@ -12,8 +12,11 @@ export interface Definition<P> {
   message: (params: P) => string;
   /** Extra body fields beside `error` and `message`. */
   extra?: (params: P) => Record<string, unknown>;
-  /** Schema of the extra fields, for the OpenAPI document. */
-  extraSchema?: z.ZodRawShape;
+  /**
+   * Schema of the extra fields, for the OpenAPI document: built from the zod it is given, so that
+   * the registry loads no zod (the CLI, which only throws and prints codes, never pays for it).
+   */
+  extraSchema?: (zod: typeof z) => z.ZodRawShape;
   /** What the code means, for the OpenAPI document. */
   description: string;
   /** Headers every answer with this code carries (Retry-After, Allow): fixed, or built from the params. */
@@ -40,8 +43,8 @@ export type WithMessage = { message: string };
 export type PlanParams = { plan: string; upgradeUrl: string };
 
 /** The fields every plan-limit body shares (files, folders, storage, forms): schema, then values. */
-export const quotaCommon = {
-  current_plan: z.string().describe('The plan type of the account'),
-  upgrade_url: z.url().describe('Where the account owner can upgrade'),
-};
+export const quotaCommon = (zod: typeof z) => ({
+  current_plan: zod.string().describe('The plan type of the account'),
+  upgrade_url: zod.url().describe('Where the account owner can upgrade'),
+});
 export const quotaCommonOf = (p: PlanParams) => ({ current_plan: p.plan, upgrade_url: p.upgradeUrl });

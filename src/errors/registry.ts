@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import type { z } from 'zod';
 import { accountErrors } from './codes/accounts.js';
 import { coreErrors } from './codes/core.js';
 import { fileErrors } from './codes/files.js';
@@ -109,14 +109,14 @@ export function isAppError<C extends ErrorCode>(err: unknown, code?: C): err is 
   return err instanceof AppError && (code === undefined || err.code === code);
 }
 
-/** The schema of a code's body, for the OpenAPI document. */
-export function errorBodySchema(code: ErrorCode): z.ZodObject {
+/** The schema of a code's body, for the OpenAPI document (built with the caller's zod). */
+export function errorBodySchema(code: ErrorCode, zod: typeof z): z.ZodObject {
   const definition: Definition<never> = errorDefinitions[code];
-  return z
+  return zod
     .object({
-      error: z.literal(definition.error),
-      message: z.string().describe('What went wrong, in words'),
-      ...definition.extraSchema,
+      error: zod.literal(definition.error),
+      message: zod.string().describe('What went wrong, in words'),
+      ...definition.extraSchema?.(zod),
     })
     .describe(`${code}: ${definition.description}`);
 }

@@ -26,6 +26,8 @@ const MAX_COMMIT_ATTEMPTS = 3;
 const HEAD_FIRST_MIN_BYTES = 256 * 1024;
 /** Blob store writes of one group at once. */
 const WRITES_AT_ONCE = 16;
+/** Blobs recorded by one statement: the next ones are written meanwhile. */
+const RECORD_CHUNK = 64;
 
 /** What the manifest says of one hash: the limit of its narrowest path, and whether it is received. */
 export interface HashInfo {
@@ -48,10 +50,7 @@ export async function hashInfo(db: Db, deploy: Deploy, hashes: string[]): Promis
   const rows = rowsOf<{ hash: string; path: string; size: string | null }>(
     await db.execute(sql`select hash, path, size::text from deploy_files
       where site_id = ${deploy.siteId}::int and deploy_id = ${deploy.id}
-        and hash in (${sql.join(
-          hashes.map((h) => sql`${h}`),
-          sql`, `,
-        )})
+        and hash = any(${sql.param(hashes)}::text[])
       order by path collate "C"`),
   );
   for (const r of rows) {
@@ -116,8 +115,7 @@ async function commitBatch(db: Db, blobs: BlobStore, deploy: Deploy, parts: Veri
       db,
       todo.map((p) => p.hash),
     );
-    await writeAll(blobs, todo);
-    const kept = new Set(await recordBatch(db, deploy, todo, generations));
+    const kept = new Set(await writeAndRecord(db, blobs, deploy, todo, generations));
     recorded.push(...todo.filter((p) => kept.has(p.hash)).map((p) => p.hash));
     todo = todo.filter((p) => !kept.has(p.hash));
   }
@@ -125,15 +123,52 @@ async function commitBatch(db: Db, blobs: BlobStore, deploy: Deploy, parts: Veri
   return recorded;
 }
 
-async function writeAll(blobs: BlobStore, parts: VerifiedPart[]): Promise<void> {
-  const queue = [...parts];
-  const worker = async () => {
-    for (let p = queue.shift(); p !== undefined; p = queue.shift()) {
+/**
+ * Writes the blobs (WRITES_AT_ONCE at a time, in order) and records them RECORD_CHUNK at a time,
+ * each chunk once its own writes are done: the statement of one chunk runs while the next
+ * chunk's bytes are being written, instead of after every write. Returns the hashes recorded.
+ */
+async function writeAndRecord(
+  db: Db,
+  blobs: BlobStore,
+  deploy: Deploy,
+  parts: VerifiedPart[],
+  generations: Map<string, number>,
+): Promise<string[]> {
+  const written = writeAll(blobs, parts);
+  const kept: string[] = [];
+  try {
+    for (let i = 0; i < parts.length; i += RECORD_CHUNK) {
+      await Promise.all(written.slice(i, i + RECORD_CHUNK));
+      kept.push(...(await recordBatch(db, deploy, parts.slice(i, i + RECORD_CHUNK), generations)));
+    }
+  } finally {
+    // A failure stops the recording; the writes under way end before the request answers.
+    await Promise.allSettled(written);
+  }
+  return kept;
+}
+
+/**
+ * Starts every write, at most WRITES_AT_ONCE at a time and in order: one promise per part, each
+ * already handled (a failure is seen where the caller awaits it, never as an unhandled rejection).
+ */
+function writeAll(blobs: BlobStore, parts: VerifiedPart[]): Promise<void>[] {
+  let active = 0;
+  const waiting: (() => void)[] = [];
+  const written = parts.map(async (p) => {
+    if (active >= WRITES_AT_ONCE) await new Promise<void>((resolve) => waiting.push(resolve));
+    active++;
+    try {
       const key = blobKeyForHash(p.hash);
       if (!(p.bytes.length >= HEAD_FIRST_MIN_BYTES && (await blobs.head(key)))) await blobs.put(key, p.bytes);
+    } finally {
+      active--;
+      waiting.shift()?.();
     }
-  };
-  await Promise.all(Array.from({ length: Math.min(WRITES_AT_ONCE, queue.length) }, worker));
+  });
+  for (const w of written) w.catch(() => undefined);
+  return written;
 }
 
 /**
@@ -149,16 +184,14 @@ async function recordBatch(
   parts: VerifiedPart[],
   generations: Map<string, number>,
 ): Promise<string[]> {
-  const input = sql.join(
-    parts.map(
-      (p) => sql`(${p.hash}::text, ${p.bytes.length}::bigint, ${generations.get(p.hash) ?? 0}::bigint)`,
-    ),
-    sql`, `,
-  );
+  // Array parameters, not a VALUES list of a parameter per field (see deploy-create.ts's BATCH).
+  const input = sql`select * from unnest(${sql.param(parts.map((p) => p.hash))}::text[],
+    ${sql.param(parts.map((p) => p.bytes.length))}::bigint[],
+    ${sql.param(parts.map((p) => generations.get(p.hash) ?? 0))}::bigint[])`;
   const [row] = rowsOf<{ kept: string[] | null }>(
     await dbOp('commit_deploy_blobs', () =>
       db.execute(sql`
-        with input (hash, size, generation) as (values ${input}),
+        with input (hash, size, generation) as (${input}),
         claim as (
           insert into blob_claims (hash) select hash from input order by hash
           on conflict (hash) do update set claimed_until = blob_claims.claimed_until
@@ -196,10 +229,7 @@ async function unclaimedGenerations(db: Db, hashes: string[]): Promise<Map<strin
       await db.execute(sql`
         select v.hash, coalesce(c.generation, 0)::text as generation,
           coalesce(c.claimed_until > now(), false) as claimed
-        from (values ${sql.join(
-          hashes.map((h) => sql`(${h}::text)`),
-          sql`, `,
-        )}) as v (hash) left join blob_claims c on c.hash = v.hash`),
+        from unnest(${sql.param(hashes)}::text[]) as v (hash) left join blob_claims c on c.hash = v.hash`),
     );
     if (!rows.some((r) => r.claimed)) return new Map(rows.map((r) => [r.hash, Number(r.generation)]));
     blobClaimEventsTotal.inc({ event: 'upload_waited' });

@@ -24,6 +24,16 @@ const partsOf = (p: SQL) => sql`
   nullif(array_to_string((string_to_array(${p}, '/'))[1:cardinality(string_to_array(${p}, '/')) - 1], '/'), '') as parent,
   cardinality(string_to_array(${p}, '/')) - 1 as depth`;
 
+/** The folders a deploy's files and the site's databases need: path, name, parent and depth. */
+const wantedFolders = (siteId: number, deployId: string) => sql`
+  select distinct array_to_string(p[1:i], '/') as path, p[i] as name,
+    nullif(array_to_string(p[1:i - 1], '/'), '') as parent, i - 1 as depth
+  from (
+    select string_to_array(path, '/') as p from deploy_files where deploy_id = ${deployId}
+    union all
+    select string_to_array(path, '/') from site_files where site_id = ${siteId}::int and kind = 'database'
+  ) x cross join lateral generate_series(1, cardinality(p) - 1) as i`;
+
 /**
  * Refuses a deploy with a path over its own type's size limit (10 MB, 50 MB for videos): a blob
  * named by a video and by a page must fit the page's limit too. Checked where sizes become known
@@ -109,49 +119,40 @@ export async function switchLiveSet(
           ? `${clash.path} is a SQLite database of the site: a deploy never replaces one`
           : `${clash.path} is a folder holding the SQLite database ${clash.database}: a deploy cannot put a file there`,
     });
-  await tx.execute(sql`delete from site_files where site_id = ${siteId}::int and kind <> 'database'`);
-  const [files] = rowsOf<{ files: number; bytes: string; hidden: number }>(
+  // Only what differs is written: a file whose path, blob and type stay keeps its row (and its
+  // Last-Modified); the others go, then the deploy's new files and the folders they need come in.
+  await tx.execute(sql`
+    delete from site_files s where s.site_id = ${siteId}::int and s.kind = 'file'
+      and not exists (select 1 from deploy_files f where f.deploy_id = ${deployId} and f.path = s.path
+        and f.hash = s.blob_key and f.size = s.size and f.content_type is not distinct from s.content_type)`);
+  await tx.execute(sql`
+    with wanted as (${wantedFolders(siteId, deployId)})
+    delete from site_files s where s.site_id = ${siteId}::int and s.kind = 'folder'
+      and not exists (select 1 from wanted w where w.path = s.path)`);
+  await tx.execute(sql`
+    insert into site_files (site_id, path, kind, name, parent, depth, size, blob_key, content_type)
+    select ${siteId}::int, m.path, 'file', m.name, m.parent, m.depth, m.size, m.hash, m.content_type
+    from (select ${partsOf(sql`path`)}, size, hash, content_type from deploy_files f where f.deploy_id = ${deployId}
+      and not exists (select 1 from site_files s where s.site_id = ${siteId}::int and s.path = f.path)) m`);
+  await tx.execute(sql`
+    insert into site_files (site_id, path, kind, name, parent, depth)
+    select ${siteId}::int, path, 'folder', name, parent, depth from (${wantedFolders(siteId, deployId)}) w
+    on conflict do nothing`);
+  const [set] = rowsOf<{ files: number; bytes: string; hidden: number; folders: number; databases: number }>(
     await tx.execute(sql`
-      with inserted as (
-        insert into site_files (site_id, path, kind, name, parent, depth, size, blob_key, content_type)
-        select ${siteId}::int, m.path, 'file', m.name, m.parent, m.depth, m.size, m.hash, m.content_type
-        from (select ${partsOf(sql`path`)}, size, hash, content_type from deploy_files where deploy_id = ${deployId}) m
-        returning name, size
-      )
-      select count(*)::int as files, coalesce(sum(size), 0)::text as bytes,
-        count(*) filter (where name = ${HIDDEN_FILE_NAME})::int as hidden
-      from inserted`),
-  );
-  const [folders] = rowsOf<{ folders: number }>(
-    await tx.execute(sql`
-      with wanted as (
-        select distinct array_to_string(p[1:i], '/') as path, p[i] as name,
-          nullif(array_to_string(p[1:i - 1], '/'), '') as parent, i - 1 as depth
-        from (
-          select string_to_array(path, '/') as p from deploy_files where deploy_id = ${deployId}
-          union all
-          select string_to_array(path, '/') from site_files where site_id = ${siteId}::int and kind = 'database'
-        ) x cross join lateral generate_series(1, cardinality(p) - 1) as i
-      ),
-      inserted as (
-        insert into site_files (site_id, path, kind, name, parent, depth)
-        select ${siteId}::int, path, 'folder', name, parent, depth from wanted
-        on conflict do nothing
-        returning 1
-      )
-      select count(*)::int as folders from inserted`),
-  );
-  const [databases] = rowsOf<{ n: number }>(
-    await tx.execute(
-      sql`select count(*)::int as n from site_files where site_id = ${siteId}::int and kind = 'database'`,
-    ),
+      select count(*) filter (where kind = 'file')::int as files,
+        coalesce(sum(size) filter (where kind = 'file'), 0)::text as bytes,
+        count(*) filter (where kind = 'file' and name = ${HIDDEN_FILE_NAME})::int as hidden,
+        count(*) filter (where kind = 'folder')::int as folders,
+        count(*) filter (where kind = 'database')::int as databases
+      from site_files where site_id = ${siteId}::int`),
   );
   const { site } = usage;
   const change = {
-    files: files!.files + databases!.n - site.fileCount,
-    bytes: Number(files!.bytes) - site.storageBytes,
-    folders: folders!.folders - site.folderCount,
-    hiddenFiles: files!.hidden - site.hiddenFileCount,
+    files: set!.files + set!.databases - site.fileCount,
+    bytes: Number(set!.bytes) - site.storageBytes,
+    folders: set!.folders - site.folderCount,
+    hiddenFiles: set!.hidden - site.hiddenFileCount,
   };
   // Shrinking is always allowed (a site over a lowered limit may still deploy fewer files).
   assertWithinQuota(usage, upgradeUrl, change.files, change.bytes);

@@ -94,7 +94,7 @@ function errorResponses(route: RouteDoc, components: JsonSchema): Record<string,
   for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
     const refs = codes.map((code) => {
       const id = `${code}_error`;
-      components[id] ??= toSchema(errorBodySchema(code), 'output', components);
+      components[id] ??= toSchema(errorBodySchema(code, z), 'output', components);
       return { $ref: `#/components/schemas/${id}` };
     });
     const headers =

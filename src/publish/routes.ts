@@ -296,7 +296,7 @@ export function publishRoutes(deps: {
       404: { description: 'No such page, or expired', contentType: 'text/html' },
       503: {
         description: 'The database is unreachable for now (see Retry-After)',
-        schema: errorBodySchema('DEPENDENCY_UNAVAILABLE'),
+        schema: errorBodySchema('DEPENDENCY_UNAVAILABLE', z),
       },
     },
     handler: async ({ req, res }) => {

@@ -1,7 +1,9 @@
+import type { Readable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { ErrorBody } from '../../errors/index.js';
 import { packageVersion } from '../../version.js';
 import { ApiRefused, ApiUnavailable } from '../errors.js';
+import { exchange, type Answered, type Exchange } from './http.js';
 
 const USER_AGENT = `hostplane-cli/${packageVersion()}`;
 
@@ -37,7 +39,7 @@ export interface Answer<T> {
 }
 
 /** What a request sends: JSON, or a fresh stream per attempt (a retry re-reads the file). */
-export type BlobBody = { bytes: Uint8Array } | { stream: () => ReadableStream<Uint8Array>; length: number };
+export type BlobBody = { bytes: Uint8Array } | { stream: () => Readable; length: number };
 /** A multipart body built whole (a bucket of blobs, see bulk.ts). */
 export interface MultipartBody {
   multipart: Uint8Array;
@@ -93,11 +95,12 @@ export class DeployApi {
     const what = `${method} ${url.pathname}`;
     const maxAttempts = limits.maxAttempts ?? MAX_ATTEMPTS;
     for (let attempt = 1; ; attempt++) {
-      let res: Response;
+      let res: Answered;
       try {
-        const request = init(this.options.apiKey, method, body);
-        if (limits.timeoutMs !== undefined) request.signal = AbortSignal.timeout(limits.timeoutMs);
-        res = await fetch(url, request);
+        res = await exchange(url, {
+          ...init(this.options.apiKey, method, body),
+          timeoutMs: limits.timeoutMs,
+        });
       } catch (err) {
         const reason = networkReason(err);
         // A name that does not resolve will not resolve on the next attempt either (EAI_AGAIN, a
@@ -113,16 +116,20 @@ export class DeployApi {
         await this.backOff(what, attempt, undefined, reason);
         continue;
       }
-      const text = await res.text().catch(() => '');
+      const { text } = res;
       const parsed = parseJson(text);
-      if (res.ok) {
+      if (res.status >= 200 && res.status < 300) {
         if (res.status === 204) return { body: undefined as T, attempts: attempt };
         if (parsed === undefined) throw new ApiUnavailable(`${what}: the answer is not JSON`);
         return { body: parsed as T, attempts: attempt };
       }
+      if (res.status >= 300 && res.status < 400)
+        throw new ApiUnavailable(
+          `${what}: the server answered ${res.status}, a redirect to ${res.header('location') ?? 'elsewhere'}: set --api or HOSTPLANE_API_URL to the API's own address`,
+        );
       const errorBody = asErrorBody(parsed, res.status, text);
       if (RETRY_STATUSES.has(res.status)) {
-        const waitMs = retryAfterMs(res.headers.get('retry-after'));
+        const waitMs = retryAfterMs(res.header('retry-after'));
         const reason = `${res.status} ${errorBody.message}`;
         if (throwThrottled && res.status === 429) throw new Throttled(reason, waitMs ?? BASE_DELAY_MS);
         if (attempt >= maxAttempts || (waitMs !== undefined && waitMs > MAX_RETRY_AFTER_MS))
@@ -145,7 +152,7 @@ export class DeployApi {
   }
 }
 
-function init(apiKey: string, method: string, body: Body | undefined): RequestInit {
+function init(apiKey: string, method: string, body: Body | undefined): Exchange {
   const headers: Record<string, string> = {
     'x-api-key': apiKey,
     accept: 'application/json',
@@ -153,18 +160,23 @@ function init(apiKey: string, method: string, body: Body | undefined): RequestIn
     'user-agent': USER_AGENT,
   };
   if (body === undefined) return { method, headers };
+  let bytes: Uint8Array;
   if ('json' in body) {
     headers['content-type'] = 'application/json';
-    return { method, headers, body: JSON.stringify(body.json) };
-  }
-  if ('multipart' in body) {
+    bytes = Buffer.from(JSON.stringify(body.json));
+  } else if ('multipart' in body) {
     headers['content-type'] = body.contentType;
-    return { method, headers, body: body.multipart as Uint8Array<ArrayBuffer> };
+    bytes = body.multipart;
+  } else {
+    headers['content-type'] = 'application/octet-stream';
+    if (!('bytes' in body)) {
+      headers['content-length'] = String(body.length);
+      return { method, headers, body: body.stream };
+    }
+    bytes = body.bytes;
   }
-  headers['content-type'] = 'application/octet-stream';
-  if ('bytes' in body) return { method, headers, body: body.bytes as Uint8Array<ArrayBuffer> };
-  headers['content-length'] = String(body.length);
-  return { method, headers, body: body.stream(), duplex: 'half' } as RequestInit;
+  headers['content-length'] = String(bytes.byteLength);
+  return { method, headers, body: bytes };
 }
 
 /** Seconds or an HTTP date, in ms; undefined when absent or unreadable. */
@@ -193,8 +205,8 @@ function asErrorBody(parsed: unknown, status: number, text: string): ErrorBody {
   return { error: `HTTP ${status}`, message: snippet || `the server answered ${status}` };
 }
 
-/** fetch reports a refused connection as `TypeError: fetch failed` with the cause inside. */
+/** The network's reason: the error's code (ECONNREFUSED, ENOTFOUND, ETIMEDOUT…), or its message. */
 function networkReason(err: unknown): string {
-  const e = err as { message?: string; cause?: { code?: string; message?: string } };
-  return e.cause?.code ?? e.cause?.message ?? e.message ?? String(err);
+  const e = err as { code?: string; message?: string; cause?: { code?: string; message?: string } };
+  return e.code ?? e.cause?.code ?? e.cause?.message ?? e.message ?? String(err);
 }

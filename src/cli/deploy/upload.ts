@@ -1,6 +1,5 @@
 import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { Readable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import { ApiRefused, ApiUnavailable } from '../errors.js';
 import { Throttled, type BlobBody, type DeployApi } from './api.js';
@@ -30,7 +29,7 @@ export function planUploads(manifest: ManifestFile[], required: string[]): Uploa
 /** Files sent by their own PUT (over BULK_FILE_MAX_BYTES) stream from disk. */
 function bodyOf(file: ManifestFile): BlobBody {
   return {
-    stream: () => Readable.toWeb(createReadStream(file.absPath)) as ReadableStream<Uint8Array>,
+    stream: () => createReadStream(file.absPath),
     length: file.size,
   };
 }

@@ -1,4 +1,4 @@
-import type { Dirent } from 'node:fs';
+import { statSync, type Dirent } from 'node:fs';
 import { readdir, readFile, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import ignore, { type Ignore } from 'ignore';
@@ -92,7 +92,10 @@ async function kindOf(entry: Dirent, absPath: string, inside: (real: string) => 
     return target.isFile() ? { type: 'file', size: target.size } : { type: 'special' };
   }
   if (entry.isDirectory()) return { type: 'dir', real: await realpath(absPath) };
-  if (entry.isFile()) return { type: 'file', size: (await stat(absPath)).size };
+  // A regular file's size, read synchronously: one system call of a few µs, where the promise
+  // costs a round trip to the thread pool (300 files one after the other: ~15 ms, more on a busy
+  // machine), as hash.ts reads small files.
+  if (entry.isFile()) return { type: 'file', size: statSync(absPath).size };
   return { type: 'special' };
 }
 

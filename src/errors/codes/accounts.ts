@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import { define } from '../define.js';
 
 /** Codes of the account area (/api/v1/account/…): sign-up, sign-in, one-time tokens, domains. */
@@ -85,7 +84,7 @@ export const accountErrors = {
     error: 'LIMIT_REACHED',
     message: (p) => p.message,
     extra: (p) => ({ limit: p.limit }),
-    extraSchema: { limit: z.int().describe('How many the account or site may have') },
+    extraSchema: (z) => ({ limit: z.int().describe('How many the account or site may have') }),
     description:
       'The account has as many sites (or notification addresses waiting for confirmation), or the site as many permanent or temporary keys or custom domains, as allowed',
   }),

@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import { define, retryAfter, type WithMessage } from '../define.js';
 
 /**
@@ -23,9 +22,9 @@ export const coreErrors = {
     error: 'Unauthorized',
     message: (p) => p.message,
     extra: (p) => ({ hint_for_ai: p.hint }),
-    extraSchema: {
+    extraSchema: (z) => ({
       hint_for_ai: z.string().describe('What an AI agent should do next (ask the user for a key, …)'),
-    },
+    }),
     description: 'The credential is missing, empty, unknown, expired or revoked',
   }),
   KEY_SCOPE: define({
@@ -94,7 +93,7 @@ export const coreErrors = {
     error: 'Too Many Requests',
     message: (p) => p.message,
     extra: (p) => ({ retry_after: p.retryAfterSeconds }),
-    extraSchema: { retry_after: z.int().describe('Seconds until a new attempt can succeed') },
+    extraSchema: (z) => ({ retry_after: z.int().describe('Seconds until a new attempt can succeed') }),
     description: 'Too many requests from this address; see Retry-After',
     headers: retryAfter,
   }),
@@ -103,7 +102,7 @@ export const coreErrors = {
     error: 'Service Unavailable',
     message: (p) => p.message,
     extra: (p) => ({ retry_after: p.retryAfterSeconds }),
-    extraSchema: { retry_after: z.int().describe('Seconds until a new attempt may succeed') },
+    extraSchema: (z) => ({ retry_after: z.int().describe('Seconds until a new attempt may succeed') }),
     description: 'A platform-wide capacity limit is reached for now; see Retry-After',
     headers: retryAfter,
   }),
@@ -112,7 +111,7 @@ export const coreErrors = {
     error: 'Service Unavailable',
     message: (p) => `The ${p.dependency} is not reachable right now; try again shortly.`,
     extra: (p) => ({ retry_after: p.retryAfterSeconds }),
-    extraSchema: { retry_after: z.int().describe('Seconds until a new attempt may succeed') },
+    extraSchema: (z) => ({ retry_after: z.int().describe('Seconds until a new attempt may succeed') }),
     description:
       'A dependency (the database or the blob store) is unreachable for now; nothing was changed; see Retry-After',
     headers: retryAfter,

@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import { define, type WithMessage } from '../define.js';
 
 /**
@@ -34,7 +33,7 @@ export const fileErrors = {
           ? `${p.path} is not a video: files can be at most ${p.maxBytes} bytes (10 MB), whatever other path names the same bytes.`
           : `Files can be at most ${p.maxBytes} bytes (10 MB).`,
     extra: (p) => ({ max_size_bytes: p.maxBytes }),
-    extraSchema: { max_size_bytes: z.int().describe('The largest size accepted, in bytes') },
+    extraSchema: (z) => ({ max_size_bytes: z.int().describe('The largest size accepted, in bytes') }),
     description: 'The file is over the size limit (10 MB)',
   }),
   DEPLOY_FILES_TOO_LARGE: define<{ files: Array<{ path: string; size: number; maxBytes: number }> }>({
@@ -50,11 +49,11 @@ export const fileErrors = {
     extra: (p) => ({
       files: p.files.map((f) => ({ path: f.path, size: f.size, max_size_bytes: f.maxBytes })),
     }),
-    extraSchema: {
+    extraSchema: (z) => ({
       files: z
         .array(z.object({ path: z.string(), size: z.int(), max_size_bytes: z.int() }))
         .describe('Every file over its limit (10 MB; 50 MB for a video), by path'),
-    },
+    }),
     description: "A deploy's declared sizes name files over their type's limit (10 MB, 50 MB for videos)",
   }),
   VIDEO_TOO_LARGE: define<{ maxBytes: number }>({
@@ -62,7 +61,7 @@ export const fileErrors = {
     error: 'File too large',
     message: (p) => `Videos can be at most ${p.maxBytes} bytes (50 MB).`,
     extra: (p) => ({ max_size: p.maxBytes }),
-    extraSchema: { max_size: z.int().describe('The largest video accepted, in bytes') },
+    extraSchema: (z) => ({ max_size: z.int().describe('The largest video accepted, in bytes') }),
     description: 'The video is over 50 MB',
   }),
   MISSING_PATH: define<WithMessage>({
@@ -95,14 +94,14 @@ export const fileErrors = {
       actual: p.actual,
       ...(p.received === undefined ? {} : { received: p.received }),
     }),
-    extraSchema: {
+    extraSchema: (z) => ({
       expected: z.string().describe("The hash in the URL (a bulk upload: the part's name)"),
       actual: z.string().describe('The SHA-256 of the bytes received'),
       received: z
         .array(z.string())
         .optional()
         .describe('A bulk upload: the blobs this request stored before the refused part'),
-    },
+    }),
     description: 'A deploy blob whose bytes do not hash to the SHA-256 it was sent under',
   }),
   UPLOAD_FAILED: define({

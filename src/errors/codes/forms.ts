@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import { define, quotaCommon, quotaCommonOf, type PlanParams } from '../define.js';
 
 /**
@@ -15,11 +14,11 @@ export const formErrors = {
       form_limit: p.limit,
       ...quotaCommonOf(p),
     }),
-    extraSchema: {
+    extraSchema: (z) => ({
       current_form_count: z.int().describe('Forms the account has'),
       form_limit: z.int().describe('Forms the plan allows'),
-      ...quotaCommon,
-    },
+      ...quotaCommon(z),
+    }),
     description: 'The account already has as many forms as its plan allows',
   }),
   SUBMISSION_LIMIT: define<{ used: number; limit: number; plan: string; resetsAt: string }>({
@@ -28,11 +27,11 @@ export const formErrors = {
     message: (p) =>
       `This form's account has used its ${p.limit} submissions for this month (${p.plan} plan); submissions are accepted again from ${p.resetsAt}.`,
     extra: (p) => ({ submissions_this_month: p.used, submission_limit: p.limit, resets_at: p.resetsAt }),
-    extraSchema: {
+    extraSchema: (z) => ({
       submissions_this_month: z.int().describe('Accepted submissions this calendar month (UTC)'),
       submission_limit: z.int().describe('Submissions per month the plan allows'),
       resets_at: z.iso.datetime().describe('When the monthly counter resets (the 1st of next month, UTC)'),
-    },
+    }),
     description: 'The account has used its monthly submissions; new ones are refused until the 1st (UTC)',
   }),
   FORM_INACTIVE: define({
@@ -55,9 +54,9 @@ export const formErrors = {
         .map(([name, problem]) => `${name}: ${problem}`)
         .join('; '),
     extra: (p) => ({ fields: p.fields }),
-    extraSchema: {
+    extraSchema: (z) => ({
       fields: z.record(z.string(), z.string()).describe('What is wrong with each field, by field name'),
-    },
+    }),
     description:
       'A submitted value does not fit its field (required, email, url, tel, number, select option)',
   }),
@@ -67,11 +66,11 @@ export const formErrors = {
     error: 'INVALID_TOKEN',
     message: (p) => p.message,
     extra: (p) => ({ reason: p.why }),
-    extraSchema: {
+    extraSchema: (z) => ({
       reason: z
         .enum(['unknown', 'used', 'expired'])
         .describe('unknown: no such link (or a newer one replaced it); used: already followed; expired'),
-    },
+    }),
     description: 'A notification address confirmation link that is unknown, already used or expired',
   }),
   NOTIFICATION_MAIL_OFF: define({

@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import { define, quotaCommon, quotaCommonOf, type PlanParams, type WithMessage } from '../define.js';
 
 /** A limit on a count (files, folders): what the account has and what its plan allows. */
@@ -18,11 +17,11 @@ export const quotaErrors = {
       file_limit: p.limit,
       ...quotaCommonOf(p),
     }),
-    extraSchema: {
+    extraSchema: (z) => ({
       current_file_count: z.int(),
       file_limit: z.int(),
-      ...quotaCommon,
-    },
+      ...quotaCommon(z),
+    }),
     description: "The plan's file limit would be exceeded",
   }),
   FOLDER_LIMIT: define<CountLimit>({
@@ -34,7 +33,7 @@ export const quotaErrors = {
       folder_limit: p.limit,
       ...quotaCommonOf(p),
     }),
-    extraSchema: { current_folder_count: z.int(), folder_limit: z.int(), ...quotaCommon },
+    extraSchema: (z) => ({ current_folder_count: z.int(), folder_limit: z.int(), ...quotaCommon(z) }),
     description: "Folders are capped at the plan's file limit",
   }),
   STORAGE_LIMIT: define<
@@ -60,15 +59,15 @@ export const quotaErrors = {
       available_storage_formatted: p.availableFormatted,
       ...quotaCommonOf(p),
     }),
-    extraSchema: {
+    extraSchema: (z) => ({
       current_storage: z.int(),
       storage_limit: z.int(),
       storage_limit_formatted: z.string(),
       current_storage_formatted: z.string(),
       available_storage: z.int(),
       available_storage_formatted: z.string(),
-      ...quotaCommon,
-    },
+      ...quotaCommon(z),
+    }),
     description: "The plan's storage limit would be exceeded",
   }),
 } as const;

@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import { define, retryAfter, type WithMessage } from '../define.js';
 
 /**
@@ -30,7 +29,7 @@ export const sqliteErrors = {
       hint_for_ai:
         'Sign the user in with POST /api/v1/sqlite/auth/login (email and password) and send the returned userToken as X-Sqlite-User-Token.',
     }),
-    extraSchema: { hint_for_ai: z.string().describe('What an agent should do next') },
+    extraSchema: (z) => ({ hint_for_ai: z.string().describe('What an agent should do next') }),
     description: 'The scoped token requires user auth and no X-Sqlite-User-Token was sent',
   }),
   SQLITE_SESSION_INVALID: define({
@@ -69,7 +68,7 @@ export const sqliteErrors = {
     error: 'USER_POOL_LIMIT_REACHED',
     message: (p) => `This database already has the ${p.limit} users the ${p.plan} plan allows.`,
     extra: (p) => ({ user_limit: p.limit, current_plan: p.plan }),
-    extraSchema: { user_limit: z.int(), current_plan: z.string() },
+    extraSchema: (z) => ({ user_limit: z.int(), current_plan: z.string() }),
     description: 'Registering beyond the plan’s users per database',
   }),
   SQLITE_FORBIDDEN: define<{ message: string; code?: string }>({
@@ -77,12 +76,12 @@ export const sqliteErrors = {
     error: 'Forbidden',
     message: (p) => p.message,
     extra: (p) => (p.code ? { code: p.code } : {}),
-    extraSchema: {
+    extraSchema: (z) => ({
       code: z
         .enum(['CANNOT_CHANGE_OWN_ROLE', 'CANNOT_DISABLE_SELF', 'CANNOT_DELETE_SELF', 'LAST_ADMIN'])
         .optional()
         .describe('Which guard rail refused the change'),
-    },
+    }),
     description:
       'Read-only token on a write, origin not allowed, admin role required, non-admin vacuum, register without the right to, or a guard rail',
   }),
@@ -98,7 +97,7 @@ export const sqliteErrors = {
     message: (p) =>
       `The ${p.plan} plan allows ${p.limit} SQLite ${p.limit === 1 ? 'database' : 'databases'} and this account has ${p.current}.`,
     extra: (p) => ({ current_count: p.current, limit: p.limit, current_plan: p.plan }),
-    extraSchema: { current_count: z.int(), limit: z.int(), current_plan: z.string() },
+    extraSchema: (z) => ({ current_count: z.int(), limit: z.int(), current_plan: z.string() }),
     description: 'Installing a database beyond the plan’s count (per account)',
   }),
   EMAIL_ALREADY_REGISTERED: define({
@@ -115,11 +114,11 @@ export const sqliteErrors = {
         ? `This write was applied and took the database to ${p.sizeBytes} bytes, over its ${p.limitBytes}-byte cap: later writes are refused until rows are deleted (then vacuum).`
         : `The database holds ${p.sizeBytes} bytes, over its ${p.limitBytes}-byte cap: delete rows (then vacuum) to write again.`,
     extra: (p) => ({ sizeBytes: p.sizeBytes, limitBytes: p.limitBytes, applied: p.applied }),
-    extraSchema: {
+    extraSchema: (z) => ({
       sizeBytes: z.int(),
       limitBytes: z.int(),
       applied: z.boolean().describe('True for the write that crossed the cap: it was applied and stored'),
-    },
+    }),
     description: 'The database is over its plan’s size cap; the write that crossed it was applied',
   }),
   SQLITE_DATABASE_UNAVAILABLE: define<{
@@ -130,10 +129,10 @@ export const sqliteErrors = {
     error: 'Service Unavailable',
     message: (p) => UNAVAILABLE_MESSAGES[p.reason],
     extra: (p) => ({ reason: p.reason, retry_after: p.retryAfterSeconds }),
-    extraSchema: {
+    extraSchema: (z) => ({
       reason: z.enum(['restore_failed', 'replication_failed', 'file_lost']).describe('Why it is not served'),
       retry_after: z.int().describe('Seconds until a new attempt may succeed'),
-    },
+    }),
     description:
       'The database is not served: its replica could not be restored, replication could not start, or its file is lost with no replica; nothing was changed',
     headers: retryAfter,
@@ -154,13 +153,13 @@ export const sqliteErrors = {
         ? `This database has no restore points yet, so it cannot be restored to ${p.timestamp}.`
         : `${p.timestamp} is outside this database's restore window: from ${p.earliest} to now (latest change replicated at ${p.latest}).`,
     extra: (p) => ({ earliest: p.earliest, latest: p.latest }),
-    extraSchema: {
+    extraSchema: (z) => ({
       earliest: z
         .string()
         .nullable()
         .describe('The earliest time a restore can reach (null: no restore points yet)'),
       latest: z.string().nullable().describe('The time of the latest replicated change'),
-    },
+    }),
     description: 'The timestamp is before the database’s earliest restore point or in the future',
   }),
   SQLITE_BOOKMARK_INVALID: define<WithMessage>({
@@ -175,7 +174,7 @@ export const sqliteErrors = {
     message: () =>
       'The database could not be restored from its replica right now; nothing was changed. Try again shortly.',
     extra: (p) => ({ retry_after: p.retryAfterSeconds }),
-    extraSchema: { retry_after: z.int().describe('Seconds until a new attempt may succeed') },
+    extraSchema: (z) => ({ retry_after: z.int().describe('Seconds until a new attempt may succeed') }),
     description:
       'The replica could not be read or restored (storage unreachable, integrity check); nothing was changed',
     headers: retryAfter,
@@ -188,10 +187,10 @@ export const sqliteErrors = {
       ...(p.sqliteCode ? { code: p.sqliteCode } : {}),
       ...(p.statementIndex !== undefined ? { statementIndex: p.statementIndex } : {}),
     }),
-    extraSchema: {
+    extraSchema: (z) => ({
       code: z.string().optional().describe('The SQLite result code, e.g. SQLITE_CONSTRAINT_UNIQUE'),
       statementIndex: z.int().optional().describe('In a batch: the 0-based index of the failing statement'),
-    },
+    }),
     description: 'The statement failed or is not allowed; the message carries the database error text',
   }),
 } as const;

@@ -297,6 +297,29 @@ describe.each(implementations)('$kind blob store', ({ kind, open }) => {
   });
 });
 
+describe('FsBlobStore', () => {
+  it('makes its folders again when they were removed under it (it makes each only once otherwise)', async () => {
+    const root = await mkdtemp(path.join(tmpdir(), 'hostplane-blobs-'));
+    try {
+      const store = new FsBlobStore(root);
+      await store.put('blobs/a', Buffer.from('a'));
+      await rm(root, { recursive: true, force: true });
+      await store.put('blobs/b', Buffer.from('b'));
+      expect((await store.getBuffer('blobs/b'))?.toString()).toBe('b');
+      await rm(path.join(root, '.tmp'), { recursive: true, force: true });
+      expect(await store.putStream('blobs/c', Readable.from([Buffer.from('c')]))).toBe(1);
+      await rm(path.join(root, 'blobs'), { recursive: true, force: true });
+      await store.copy('blobs/c', 'blobs/d').catch(() => undefined); // its source went with the folder
+      await store.put('blobs/e', Buffer.from('e'));
+      await store.copy('blobs/e', 'copies/e');
+      expect((await store.getBuffer('copies/e'))?.toString()).toBe('e');
+      expect((await store.getBuffer('blobs/e'))?.toString()).toBe('e');
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('S3BlobStore.ensureBucket', () => {
   it('creates a missing bucket, and is idempotent', async () => {
     const store = s3Store(`ensure-${randomBytes(6).toString('hex')}`);

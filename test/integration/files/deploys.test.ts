@@ -90,6 +90,37 @@ describe.each(backends)('deploys (%s)', (backend) => {
     expect(await claims(sha256('kept bytes'))).toBe(1);
   });
 
+  it('rewrites only what a redeploy changes: the files it keeps keep their rows and Last-Modified', async () => {
+    const [site, api] = await siteWithClient('dep-diff');
+    const host = `${site.slug}.localhost:8080`;
+    await api.deploy({ 'a.html': 'a one', 'docs/b.html': 'b stays', 'old/c.html': 'c goes' });
+    const rows = async () =>
+      Object.fromEntries(
+        (
+          (await hp.services.store.db.execute(
+            sql`select path, kind, updated_at::text as at from site_files where site_id = ${site.siteId}::int`,
+          )) as unknown as { rows: Array<{ path: string; kind: string; at: string }> }
+        ).rows.map((r) => [r.path, `${r.kind} ${r.at}`]),
+      );
+    const before = await rows();
+    await api.deploy({ 'a.html': 'a two', 'docs/b.html': 'b stays', 'new/d.html': 'd comes' });
+    const after = await rows();
+    expect(Object.keys(after).sort()).toEqual(['a.html', 'docs', 'docs/b.html', 'new', 'new/d.html']);
+    expect(after['docs/b.html']).toBe(before['docs/b.html']);
+    expect(after.docs).toBe(before.docs);
+    expect(after['a.html']).not.toBe(before['a.html']);
+    expect(await page(host, '/a.html')).toEqual({ status: 200, text: 'a two' });
+    expect(await page(host, '/docs/b.html')).toEqual({ status: 200, text: 'b stays' });
+    expect((await page(host, '/old/c.html')).status).toBe(404);
+    // The site's counters match its set: 3 files of 5 + 7 + 7 bytes, 2 folders.
+    const [counters] = (
+      (await hp.services.store.db.execute(
+        sql`select file_count, folder_count, storage_bytes::int as bytes from sites where id = ${site.siteId}::int`,
+      )) as unknown as { rows: Array<Record<string, number>> }
+    ).rows;
+    expect(counters).toEqual({ file_count: 3, folder_count: 2, bytes: 19 });
+  });
+
   it('counts concurrent uploads of a deploy exactly, the same blob twice included', async () => {
     const [, api] = await siteWithClient('dep-concurrent');
     const contents = Array.from({ length: 20 }, (_, i) => `blob ${i}`);

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import {
   AppError,
   errorBodySchema,
@@ -156,7 +157,7 @@ describe('the error registry', () => {
   // but the schema does not name (or names otherwise) would be undocumented.
   it.each(Object.entries(samples))('%s: the body is exactly what its documented schema says', (code, err) => {
     expect(err.code).toBe(code);
-    expect(errorBodySchema(err.code).strict().safeParse(err.body).error).toBeUndefined();
+    expect(errorBodySchema(err.code, z).strict().safeParse(err.body).error).toBeUndefined();
     expect(err.body.message).toBe(err.message);
     expect(err.status).toBe(statusOf(err.code));
     expect(err.status).toBeGreaterThanOrEqual(400);
