@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { z } from 'zod';
 import { AppError } from '../errors/index.js';
+import { JsonText } from '../http/index.js';
 import { tallyCounter, tallyHistogram, withSpanWhenTraced } from '../observability/index.js';
 import { isSqliteEngineError, type SqliteDatabase } from './engine/index.js';
 import type { Grant } from './grants.js';
@@ -94,7 +95,7 @@ export async function runCrud(
   grant: Grant,
   headers: IncomingHttpHeaders,
   body: unknown,
-): Promise<Record<string, unknown>> {
+): Promise<Record<string, unknown> | JsonText> {
   const access = ACCESS[op];
   if (access !== 'read' && grant.token.permissions === 'read')
     throw new AppError('SQLITE_FORBIDDEN', { message: 'This token is read-only.' });
@@ -113,18 +114,21 @@ export async function runCrud(
   return deps.shard.use(grant.database, grant.plan.maxSqliteBytes, (db) => runOn(db, op, body));
 }
 
-async function runOn(db: SqliteDatabase, op: CrudOp, body: unknown): Promise<Record<string, unknown>> {
+async function runOn(
+  db: SqliteDatabase,
+  op: CrudOp,
+  body: unknown,
+): Promise<Record<string, unknown> | JsonText> {
   switch (op) {
     case 'query': {
       const { sql, params } = body as z.infer<typeof s.statementBody>;
-      const r = await measured(op, () => db.query(sql, params));
-      return {
-        success: true,
-        rows: r.rows,
-        rowCount: r.rowCount,
-        version: r.version,
-        truncated: r.truncated,
-      };
+      // The rows come as JSON text from the worker: neither cloned as objects to this thread nor
+      // serialized again here. The text is what JSON.stringify makes of
+      // {success, rows, rowCount, version, truncated} (integers and booleans write the same).
+      const r = await measured(op, () => db.queryJson(sql, params));
+      return new JsonText(
+        `{"success":true,"rows":${r.rowsJson},"rowCount":${r.rowCount},"version":${r.version},"truncated":${r.truncated}}`,
+      );
     }
     case 'exec': {
       const { sql, params } = body as z.infer<typeof s.statementBody>;

@@ -28,6 +28,10 @@ function handle(request: Request): unknown {
   switch (request.op) {
     case 'query':
       return db.query(a as string, b);
+    case 'queryJson': {
+      const { rows, ...rest } = db.query(a as string, b);
+      return { ...rest, rowsJson: JSON.stringify(rows) };
+    }
     case 'exec':
       return db.exec(a as string, b);
     case 'batch':
