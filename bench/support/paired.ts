@@ -208,6 +208,8 @@ async function main() {
       p?: Result;
       aToP?: number;
       bToP?: number;
+      cpuPToA?: number;
+      cpuPToB?: number;
     }> = [];
     for (let r = 1; r <= ROUNDS; r++) {
       const pair = r % 2 ? [a, b] : [b, a];
@@ -227,6 +229,9 @@ async function main() {
           p: got.p,
           aToP: Number((got.a!.reqPerSec / got.p.reqPerSec).toFixed(3)),
           bToP: Number((got.b!.reqPerSec / got.p.reqPerSec).toFixed(3)),
+          // How many times A's and B's CPU per request PocketBase spends (the steadier measure).
+          cpuPToA: Number((got.p.cpuUsPerRequest / got.a!.cpuUsPerRequest).toFixed(3)),
+          cpuPToB: Number((got.p.cpuUsPerRequest / got.b!.cpuUsPerRequest).toFixed(3)),
         }),
       };
       rounds.push(round);
@@ -234,7 +239,7 @@ async function main() {
     }
     const ratios = rounds.map((r) => r.ratio);
     const cpuRatios = rounds.map((r) => r.cpuRatio);
-    const toP = (key: 'aToP' | 'bToP') => {
+    const toP = (key: 'aToP' | 'bToP' | 'cpuPToA' | 'cpuPToB') => {
       const xs = rounds.flatMap((r) => (r[key] === undefined ? [] : [r[key]]));
       return xs.length ? { median: median(xs), min: Math.min(...xs), max: Math.max(...xs) } : undefined;
     };
@@ -254,6 +259,8 @@ async function main() {
       pocketbase: p && {
         aToP: toP('aToP'),
         bToP: toP('bToP'),
+        cpuPToA: toP('cpuPToA'),
+        cpuPToB: toP('cpuPToB'),
         medianReqPerSec: median(rounds.map((r) => r.p!.reqPerSec)),
       },
       cpuPerRequestRatio: {
@@ -281,10 +288,12 @@ async function main() {
           `CPU per request: median ${report.cpuPerRequestRatio.median}, rounds ${report.cpuPerRequestRatio.min}–${report.cpuPerRequestRatio.max}`,
       );
       const pb = report.pocketbase;
-      if (pb?.aToP && pb.bToP)
+      const span = (x?: { median: number; min: number; max: number }) =>
+        x ? `median ${x.median} (${x.min}–${x.max})` : '-';
+      if (pb)
         console.log(
-          `against PocketBase (req/s): A median ${pb.aToP.median} (${pb.aToP.min}–${pb.aToP.max}), ` +
-            `B median ${pb.bToP.median} (${pb.bToP.min}–${pb.bToP.max})`,
+          `against PocketBase, req/s: A ${span(pb.aToP)}, B ${span(pb.bToP)}; ` +
+            `PocketBase's CPU per request ÷ the build's: A ${span(pb.cpuPToA)}, B ${span(pb.cpuPToB)}`,
         );
     }
   } finally {
