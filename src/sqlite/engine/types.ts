@@ -66,8 +66,7 @@ export interface QueryResult {
  * rows as objects (a structured clone) and serializing them again.
  */
 export interface QueryJsonResult {
-  columns: string[];
-  /** JSON.stringify of QueryResult's `rows`. */
+  /** JSON.stringify of QueryResult's `rows` (the column names are not sent: the rows carry them). */
   rowsJson: string;
   rowCount: number;
   truncated: boolean;

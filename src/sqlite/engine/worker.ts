@@ -29,8 +29,8 @@ function handle(request: Request): unknown {
     case 'query':
       return db.query(a as string, b);
     case 'queryJson': {
-      const { rows, ...rest } = db.query(a as string, b);
-      return { ...rest, rowsJson: JSON.stringify(rows) };
+      const { rows, rowCount, truncated, version } = db.query(a as string, b);
+      return { rowsJson: JSON.stringify(rows), rowCount, truncated, version };
     }
     case 'exec':
       return db.exec(a as string, b);
