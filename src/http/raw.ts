@@ -73,7 +73,8 @@ export function readJsonBody(req: IncomingMessage, limitBytes: number): Promise<
 
 /** A whole body as JSON, by body-parser's rules (see readJsonBody); refusals thrown as AppError. */
 function parseJsonBody(buf: Buffer): unknown {
-  if (!isUtf8(buf)) throw new AppError('INVALID_REQUEST', { message: 'The request body is not valid UTF-8.' });
+  if (!isUtf8(buf))
+    throw new AppError('INVALID_REQUEST', { message: 'The request body is not valid UTF-8.' });
   // As body-parser: a leading BOM is dropped, only an empty body is {}, and the first
   // character after JSON's own whitespace must open an object or an array.
   if (buf.length === 0) return {};
@@ -92,7 +93,8 @@ const notJson = () => new AppError('INVALID_REQUEST', { message: 'The request bo
 
 /**
  * A JSON answer serialized already (the SQLite worker writes a query's rows as JSON text): sent
- * as it is, where any other body is serialized first (`sendJson`, `sendJsonOn`).
+ * as it is by `sendJson` (and by the SQLite routes on Express), where any other body is
+ * serialized first.
  */
 export class JsonText {
   readonly text: string;
