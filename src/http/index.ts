@@ -5,7 +5,7 @@ export * from './route.js';
 export * from './module.js';
 export * from './body.js';
 export { bodyRefusal, errorHandler, errorResponse, notFoundHandler, toAppError } from './errors.js';
-export { plainJsonBody, rawRoute, readJsonBody, sendJson, type RawAnswer } from './raw.js';
+export { JsonText, plainJsonBody, rawRoute, readJsonBody, sendJson, type RawAnswer } from './raw.js';
 export { rawDispatch } from './raw-dispatch.js';
 export {
   lifecycleHandler,

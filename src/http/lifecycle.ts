@@ -12,7 +12,7 @@ import {
   type Span,
 } from '@opentelemetry/api';
 import type { RequestHandler } from 'express';
-import { boundRequestMetrics, tracer, type Logger } from '../observability/index.js';
+import { boundRequestMetrics, tracer, tracingRegistered, type Logger } from '../observability/index.js';
 
 // What every request goes through, whichever way it is served (Express, a raw fast-path route,
 // the edge): a request id echoed as X-Request-Id, a server span, then on its answer the route's
@@ -63,7 +63,8 @@ function bindLifecycle(options: LifecycleOptions) {
 
   /** The request's span (`path`: its url.path attribute, by default the path of its target). */
   const startSpan = (req: IncomingMessage, path?: string): SampledSpan | undefined => {
-    if (spans === 'off') return undefined;
+    // No provider registered: the span would be a no-op, its context one more allocation.
+    if (spans === 'off' || !tracingRegistered()) return undefined;
     const method = req.method ?? 'GET';
     const name = fixedRoute === undefined ? `HTTP ${method}` : `${method} ${fixedRoute}`;
     if (spans === 'all') {

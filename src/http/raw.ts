@@ -28,12 +28,23 @@ export function plainJsonBody(req: IncomingMessage): boolean {
  * an object or array at the top, an empty body as `{}`; refusals are the same registry codes.
  */
 export function readJsonBody(req: IncomingMessage, limitBytes: number): Promise<unknown> {
-  return new Promise((resolve, reject) => {
-    const declared = Number(req.headers['content-length']);
-    if (declared > limitBytes) {
-      req.resume();
-      return reject(new AppError('PAYLOAD_TOO_LARGE'));
+  const declared = Number(req.headers['content-length']);
+  if (declared > limitBytes) {
+    req.resume();
+    return Promise.reject(new AppError('PAYLOAD_TOO_LARGE'));
+  }
+  // The body came whole with its headers (a small call) and nothing has read it: it is buffered
+  // in the request, taken at once, without listeners and the stream's ticks to deliver it.
+  if (req.complete && req.readableFlowing === null && !req.readableDidRead) {
+    const buf = (req.read() as Buffer | null) ?? Buffer.alloc(0);
+    if (buf.length > limitBytes) return Promise.reject(new AppError('PAYLOAD_TOO_LARGE'));
+    try {
+      return Promise.resolve(parseJsonBody(buf));
+    } catch (err) {
+      return Promise.reject(err as Error);
     }
+  }
+  return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     req.on('data', (chunk: Buffer) => {
@@ -51,31 +62,50 @@ export function readJsonBody(req: IncomingMessage, limitBytes: number): Promise<
     req.on('close', () => req.complete || aborted());
     req.on('end', () => {
       if (size > limitBytes) return;
-      const buf = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
-      if (!isUtf8(buf))
-        return reject(new AppError('INVALID_REQUEST', { message: 'The request body is not valid UTF-8.' }));
-      // As body-parser: a leading BOM is dropped, only an empty body is {}, and the first
-      // character after JSON's own whitespace must open an object or an array.
-      const text = buf.toString('utf8').replace(/^\uFEFF/, '');
-      if (buf.length === 0) return resolve({});
-      if (jsonNestsDeeper(buf))
-        return reject(new AppError('INVALID_REQUEST', { message: jsonTooDeepMessage }));
-      const first = /^[ \t\n\r]*(.)/s.exec(text)?.[1];
-      if (first !== '{' && first !== '[') return reject(notJson());
       try {
-        resolve(JSON.parse(text));
-      } catch {
-        reject(notJson());
+        resolve(parseJsonBody(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
+      } catch (err) {
+        reject(err as Error);
       }
     });
   });
 }
 
+/** A whole body as JSON, by body-parser's rules (see readJsonBody); refusals thrown as AppError. */
+function parseJsonBody(buf: Buffer): unknown {
+  if (!isUtf8(buf))
+    throw new AppError('INVALID_REQUEST', { message: 'The request body is not valid UTF-8.' });
+  // As body-parser: a leading BOM is dropped, only an empty body is {}, and the first
+  // character after JSON's own whitespace must open an object or an array.
+  if (buf.length === 0) return {};
+  const text = buf.toString('utf8').replace(/^\uFEFF/, '');
+  if (jsonNestsDeeper(buf)) throw new AppError('INVALID_REQUEST', { message: jsonTooDeepMessage });
+  const first = /^[ \t\n\r]*(.)/s.exec(text)?.[1];
+  if (first !== '{' && first !== '[') throw notJson();
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw notJson();
+  }
+}
+
 const notJson = () => new AppError('INVALID_REQUEST', { message: 'The request body is not valid JSON.' });
+
+/**
+ * A JSON answer serialized already (the SQLite worker writes a query's rows as JSON text): sent
+ * as it is by `sendJson` (and by the SQLite routes on Express), where any other body is
+ * serialized first.
+ */
+export class JsonText {
+  readonly text: string;
+  constructor(text: string) {
+    this.text = text;
+  }
+}
 
 /** Answers a JSON body (headers set before on `res`, e.g. CORS, are kept). */
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
+  const text = body instanceof JsonText ? body.text : JSON.stringify(body);
   res.writeHead(status, {
     'Content-Type': 'application/json; charset=utf-8',
     'Content-Length': Buffer.byteLength(text),

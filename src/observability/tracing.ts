@@ -1,6 +1,19 @@
-import { SpanStatusCode, trace, type Attributes } from '@opentelemetry/api';
+import { ProxyTracerProvider, SpanStatusCode, trace, type Attributes } from '@opentelemetry/api';
 
 export const tracer = trace.getTracer('hostplane');
+
+/** What the global provider delegates to while none is registered. */
+const NOOP_PROVIDER = new ProxyTracerProvider().getDelegate();
+
+/**
+ * Whether a tracer provider is registered (startTracing, or a test's): without one every span is
+ * a no-op, so a hot path need not start one nor enter a context for it (a few per cent of a
+ * SQLite point read's main thread).
+ */
+export function tracingRegistered(): boolean {
+  const provider = trace.getTracerProvider();
+  return !(provider instanceof ProxyTracerProvider) || provider.getDelegate() !== NOOP_PROVIDER;
+}
 
 /** Runs `fn` inside an active span; records failures on the span and rethrows. */
 export async function withSpan<T>(name: string, attributes: Attributes, fn: () => Promise<T>): Promise<T> {

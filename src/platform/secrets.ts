@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** A new random credential with a readable prefix, e.g. `hp_live_…`. 256 bits of entropy. */
 export function newSecret(prefix: string): string {
@@ -7,10 +7,11 @@ export function newSecret(prefix: string): string {
 
 /**
  * Credentials are high-entropy random strings, so a fast hash is enough: it stores nothing
- * reusable and lets the lookup use an index.
+ * reusable and lets the lookup use an index. The one-shot `hash` (the same hex SHA-256 as
+ * createHash…digest) builds no Hash object: it runs on every call of a scoped SQLite token.
  */
 export function hashSecret(secret: string): string {
-  return createHash('sha256').update(secret, 'utf8').digest('hex');
+  return hash('sha256', secret, 'hex');
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { z } from 'zod';
 import { AppError } from '../errors/index.js';
+import { JsonText } from '../http/index.js';
 import { tallyCounter, tallyHistogram, withSpanWhenTraced } from '../observability/index.js';
 import { isSqliteEngineError, type SqliteDatabase } from './engine/index.js';
 import type { Grant } from './grants.js';
@@ -25,22 +26,34 @@ const duration = Object.fromEntries(
   OPS.map((op) => [op, tallyHistogram(statementDuration, { op })]),
 ) as Record<CrudOp, { observe(seconds: number): void }>;
 
-/** Runs one engine call with its metrics and span; engine failures become registry codes. */
-async function measured<T>(op: CrudOp, fn: () => Promise<T>): Promise<T> {
+/**
+ * Runs one engine call with its metrics and span; engine failures become registry codes. Written
+ * with `then` rather than async/await: one microtask turn per call instead of several.
+ */
+function measured<T>(op: CrudOp, fn: () => Promise<T>): Promise<T> {
   const started = performance.now();
+  const timed = () => duration[op].observe((performance.now() - started) / 1000);
+  let running: Promise<T>;
   try {
-    const result = await withSpanWhenTraced(`sqlite.${op}`, { 'sqlite.op': op }, fn);
-    okCount[op].inc();
-    return result;
+    running = withSpanWhenTraced(`sqlite.${op}`, { 'sqlite.op': op }, fn);
   } catch (err) {
-    const kind = isSqliteEngineError(err) ? err.kind : 'error';
-    statementsTotal.inc({ op, outcome: kind === 'closed' || kind === 'internal' ? 'error' : kind });
-    if (isSqliteEngineError(err) && err.kind === 'denied')
-      guardRefusals.inc({ reason: err.reasonClass ?? 'other' });
-    throw engineError(err);
-  } finally {
-    duration[op].observe((performance.now() - started) / 1000);
+    running = Promise.reject(err as Error);
   }
+  return running.then(
+    (result) => {
+      okCount[op].inc();
+      timed();
+      return result;
+    },
+    (err: unknown) => {
+      const kind = isSqliteEngineError(err) ? err.kind : 'error';
+      statementsTotal.inc({ op, outcome: kind === 'closed' || kind === 'internal' ? 'error' : kind });
+      if (isSqliteEngineError(err) && err.kind === 'denied')
+        guardRefusals.inc({ reason: err.reasonClass ?? 'other' });
+      timed();
+      throw engineError(err);
+    },
+  );
 }
 
 /**
@@ -88,68 +101,85 @@ const ACCESS: Record<CrudOp, 'read' | 'write' | 'vacuum'> = {
  * forwarded to this owner): the user check its token asks for (writes need readwrite, vacuum an
  * admin when users sign in), then the engine on this shard. Returns the answer's body.
  */
-export async function runCrud(
+export function runCrud(
   deps: { sessions: SessionCache; shard: LocalShard },
   op: CrudOp,
   grant: Grant,
   headers: IncomingHttpHeaders,
   body: unknown,
-): Promise<Record<string, unknown>> {
+): Promise<Record<string, unknown> | JsonText> {
   const access = ACCESS[op];
   if (access !== 'read' && grant.token.permissions === 'read')
-    throw new AppError('SQLITE_FORBIDDEN', { message: 'This token is read-only.' });
-  if (grant.token.requiresUserAuth) {
-    const userToken = headers['x-sqlite-user-token'];
-    if (typeof userToken !== 'string' || userToken === '') throw new AppError('SQLITE_USER_TOKEN_MISSING');
-    // Forwarded by a replica that changed this pool lately (a logout, a new role): its client must
-    // see the change at once, before its NOTIFY reaches this replica. Only the hop, whose secret
-    // was checked, can say so, and it can only make the check stricter (a read of PostgreSQL).
-    const fresh = headers[SESSIONS_CHANGED_HEADER] === '1' && headers[SHARD_SECRET_HEADER] !== undefined;
-    const me = await deps.sessions.authenticate(grant.database, userToken, fresh);
-    if (access === 'vacuum' && me.user.role !== 'admin')
-      throw new AppError('SQLITE_FORBIDDEN', { message: 'VACUUM requires an admin user.' });
-  }
+    return Promise.reject(new AppError('SQLITE_FORBIDDEN', { message: 'This token is read-only.' }));
   // Counted while it runs: a database let go (moved, the shard stopping) waits for it.
-  return deps.shard.use(grant.database, grant.plan.maxSqliteBytes, (db) => runOn(db, op, body));
+  const run = () => deps.shard.use(grant.database, grant.plan.maxSqliteBytes, (db) => runOn(db, op, body));
+  return grant.token.requiresUserAuth ? checkUser(deps, access, grant, headers).then(run) : run();
 }
 
-async function runOn(db: SqliteDatabase, op: CrudOp, body: unknown): Promise<Record<string, unknown>> {
+/** The signed-in user a token with `requiresUserAuth` asks for (and an admin for vacuum). */
+async function checkUser(
+  deps: { sessions: SessionCache },
+  access: (typeof ACCESS)[CrudOp],
+  grant: Grant,
+  headers: IncomingHttpHeaders,
+): Promise<void> {
+  const userToken = headers['x-sqlite-user-token'];
+  if (typeof userToken !== 'string' || userToken === '') throw new AppError('SQLITE_USER_TOKEN_MISSING');
+  // Forwarded by a replica that changed this pool lately (a logout, a new role): its client must
+  // see the change at once, before its NOTIFY reaches this replica. Only the hop, whose secret
+  // was checked, can say so, and it can only make the check stricter (a read of PostgreSQL).
+  const fresh = headers[SESSIONS_CHANGED_HEADER] === '1' && headers[SHARD_SECRET_HEADER] !== undefined;
+  const me = await deps.sessions.authenticate(grant.database, userToken, fresh);
+  if (access === 'vacuum' && me.user.role !== 'admin')
+    throw new AppError('SQLITE_FORBIDDEN', { message: 'VACUUM requires an admin user.' });
+}
+
+/** The engine call of `op` and its answer's body (`then`, not await: fewer microtask turns). */
+function runOn(db: SqliteDatabase, op: CrudOp, body: unknown): Promise<Record<string, unknown> | JsonText> {
   switch (op) {
     case 'query': {
       const { sql, params } = body as z.infer<typeof s.statementBody>;
-      const r = await measured(op, () => db.query(sql, params));
-      return {
-        success: true,
-        rows: r.rows,
-        rowCount: r.rowCount,
-        version: r.version,
-        truncated: r.truncated,
-      };
+      // The rows come as JSON text from the worker: neither cloned as objects to this thread nor
+      // serialized again here. The text is what JSON.stringify makes of
+      // {success, rows, rowCount, version, truncated} (integers and booleans write the same).
+      return measured(op, () => db.queryJson(sql, params)).then(
+        (r) =>
+          new JsonText(
+            `{"success":true,"rows":${r.rowsJson},"rowCount":${r.rowCount},"version":${r.version},"truncated":${r.truncated}}`,
+          ),
+      );
     }
     case 'exec': {
       const { sql, params } = body as z.infer<typeof s.statementBody>;
-      const r = await measured(op, () => db.exec(sql, params));
-      return {
+      return measured(op, () => db.exec(sql, params)).then((r) => ({
         success: true,
         rowsAffected: r.rowsAffected,
         lastInsertRowId: r.lastInsertRowId,
         version: r.version,
-      };
+      }));
     }
     case 'batch': {
       const { statements } = body as z.infer<typeof s.batchBody>;
-      const r = await measured(op, () => db.batch(statements));
-      return { success: true, results: r.results, version: r.version };
+      return measured(op, () => db.batch(statements)).then((r) => ({
+        success: true,
+        results: r.results,
+        version: r.version,
+      }));
     }
-    case 'version': {
-      const r = await measured(op, () => db.version());
-      return { success: true, version: r.version, sizeBytes: r.sizeBytes };
-    }
-    case 'schema': {
-      const r = await measured(op, () => db.schema());
-      return { success: true, tables: r.tables, views: r.views, triggers: r.triggers };
-    }
+    case 'version':
+      return measured(op, () => db.version()).then((r) => ({
+        success: true,
+        version: r.version,
+        sizeBytes: r.sizeBytes,
+      }));
+    case 'schema':
+      return measured(op, () => db.schema()).then((r) => ({
+        success: true,
+        tables: r.tables,
+        views: r.views,
+        triggers: r.triggers,
+      }));
     case 'vacuum':
-      return { success: true, ...(await measured(op, () => db.vacuum())) };
+      return measured(op, () => db.vacuum()).then((r) => ({ success: true, ...r }));
   }
 }

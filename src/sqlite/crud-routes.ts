@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { Router, type Request, type Response } from 'express';
 import type { ErrorCode } from '../errors/index.js';
-import { jsonBody, type RawServing, type RouteRegistry } from '../http/index.js';
+import { JsonText, jsonBody, type RawServing, type RouteRegistry } from '../http/index.js';
 import { grantOf, scopedToken } from './access.js';
 import { runCrud, type CrudOp } from './crud-ops.js';
 import { scopedGate } from './fast-path.js';
@@ -52,7 +52,10 @@ export function crudRoutes(deps: {
       runCrud({ sessions, shard }, op, grant, req.headers, body);
     const raw: RawServing<Grant, unknown> = { gate, bodyLimit, handler: serve };
     const handler = async ({ req, res, body }: { req: Request; res: Response; body: unknown }) => {
-      res.json(await serve(grantOf(req), body, req));
+      const answer = await serve(grantOf(req), body, req);
+      // What res.json does with the text it makes (Content-Type with its charset, then send).
+      if (answer instanceof JsonText) res.set('Content-Type', 'application/json').send(answer.text);
+      else res.json(answer);
     };
     return { raw, handler };
   };

@@ -24,6 +24,7 @@ export {
   type OpenOptions,
   type StatementInput,
   type QueryResult,
+  type QueryJsonResult,
   type WriteOutcome,
   type ExecResult,
   type BatchResult,

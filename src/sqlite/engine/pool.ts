@@ -10,6 +10,7 @@ import {
   type EngineLimits,
   type ExecResult,
   type OpenOptions,
+  type QueryJsonResult,
   type QueryResult,
   type SchemaResult,
   type StatementInput,
@@ -162,7 +163,7 @@ export class SqlitePool {
     if (response.state && db) db.remember(response.state);
     try {
       this.onCall?.({
-        op: pending.op,
+        op: pending.op === 'queryJson' ? 'query' : pending.op, // one label for both forms
         outcome: response.ok ? 'ok' : response.error.kind,
         ...response.timing,
       });
@@ -216,6 +217,11 @@ export class SqliteDatabase {
   /** One read-only statement that returns rows. */
   query(sql: string, params?: unknown[]): Promise<QueryResult> {
     return this.call('query', [sql, params]) as Promise<QueryResult>;
+  }
+
+  /** `query` with the rows as JSON text, serialized by the worker (for an answer sent as it is). */
+  queryJson(sql: string, params?: unknown[]): Promise<QueryJsonResult> {
+    return this.call('queryJson', [sql, params]) as Promise<QueryJsonResult>;
   }
 
   /** One write statement, in its own transaction (the version goes up by one). */

@@ -6,6 +6,7 @@ import type { EngineLimits, VersionResult } from './types.js';
 export type Operation =
   | 'open'
   | 'query'
+  | 'queryJson'
   | 'exec'
   | 'batch'
   | 'schema'

@@ -12,7 +12,7 @@ export interface Pending {
 }
 
 /** The calls that a queue bound may refuse: tenant work (open, close and the rest always pass). */
-const BOUNDED = new Set<Operation>(['query', 'exec', 'batch', 'schema', 'vacuum']);
+const BOUNDED = new Set<Operation>(['query', 'queryJson', 'exec', 'batch', 'schema', 'vacuum']);
 
 /** One worker thread and what is pinned to it. */
 export class Slot {

@@ -60,6 +60,19 @@ export interface QueryResult {
   version: number;
 }
 
+/**
+ * A query's answer with its rows already as JSON text (the `rows` of QueryResult, serialized by
+ * the worker): the main thread writes it into the HTTP answer as it is, instead of receiving the
+ * rows as objects (a structured clone) and serializing them again.
+ */
+export interface QueryJsonResult {
+  /** JSON.stringify of QueryResult's `rows` (the column names are not sent: the rows carry them). */
+  rowsJson: string;
+  rowCount: number;
+  truncated: boolean;
+  version: number;
+}
+
 /** One statement of a batch. */
 export interface WriteOutcome {
   rowsAffected: number;

@@ -28,6 +28,10 @@ function handle(request: Request): unknown {
   switch (request.op) {
     case 'query':
       return db.query(a as string, b);
+    case 'queryJson': {
+      const { rows, rowCount, truncated, version } = db.query(a as string, b);
+      return { rowsJson: JSON.stringify(rows), rowCount, truncated, version };
+    }
     case 'exec':
       return db.exec(a as string, b);
     case 'batch':

@@ -87,6 +87,53 @@ describe('SQLite CRUD without Express: the same answers as the Express routes', 
     }
   });
 
+  it('answers a query with the text JSON.stringify makes of its answer, alike on both paths', async () => {
+    // The worker writes the rows as JSON text and the answer is assembled around it: the bytes
+    // must be those of JSON.stringify({success, rows, rowCount, version, truncated}).
+    const sql =
+      "SELECT 1 AS i, -2.5 AS f, 'é \"q\" \\ \u2028' AS s, NULL AS z, X'00ff' AS b, " +
+      "9007199254740993 AS big, 1e300 AS e UNION ALL SELECT 2, 0.1, '', NULL, X'', -9007199254740993, -0.0";
+    const bytes = Buffer.from(JSON.stringify({ sql }));
+    const raw = async (gzip: boolean) => {
+      const res = await hp.request('/api/v1/sqlite/query', {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'x-sqlite-token': token,
+          origin: api.origin,
+          ...(gzip ? { 'content-encoding': 'gzip' } : {}),
+        },
+        body: gzip ? gzipSync(bytes) : bytes,
+      } as RequestInit);
+      expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      return { status: res.status, text: await res.text() };
+    };
+    const plain = await raw(false);
+    expect(plain.status).toBe(200);
+    const answer = JSON.parse(plain.text) as { version: number };
+    expect(plain.text).toBe(
+      JSON.stringify({
+        success: true,
+        rows: [
+          {
+            i: 1,
+            f: -2.5,
+            s: 'é "q" \\ \u2028',
+            z: null,
+            b: { $base64: 'AP8=' },
+            big: { $bigint: '9007199254740993' },
+            e: 1e300,
+          },
+          { i: 2, f: 0.1, s: '', z: null, b: { $base64: '' }, big: { $bigint: '-9007199254740993' }, e: 0 },
+        ],
+        rowCount: 2,
+        version: answer.version,
+        truncated: false,
+      }),
+    );
+    expect(await raw(true)).toEqual(plain);
+  });
+
   it('keeps the request id, CORS and the request metrics of the route', async () => {
     const labels = { role: 'all', method: 'POST', route: '/api/v1/sqlite/exec', status: '200' };
     const before = metricValue(await scrapeMetrics(hp), 'hostplane_http_requests_total', labels);
