@@ -255,7 +255,7 @@ describe('fair turns between databases', () => {
   });
 
   it('does not count the time it lets other databases have against the batch’s own deadline', async () => {
-    const pool = newPool({ size: 1, limits: { statementTimeoutMs: 600, batchTimeoutMs: 3_000 } });
+    const pool = newPool({ size: 1, limits: { statementTimeoutMs: 1_000, batchTimeoutMs: 3_000 } });
     const noisy = await pool.open(file(), { maxBytes: null });
     const quiet = await pool.open(file(), { maxBytes: null });
     await noisy.exec('CREATE TABLE t (a)');
@@ -263,10 +263,10 @@ describe('fair turns between databases', () => {
       `WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT ${limit}) SELECT max(x) FROM c`;
     const started = performance.now();
     await noisy.query(count(150_000));
-    const limit = Math.max(10_000, Math.round((150_000 * 250) / (performance.now() - started)));
-    // Five statements of about 250 ms (1.25 s of the batch's 3 s: room for a loaded machine), and
-    // four of another database's calls served between them, 600 ms each (its deadline): 3.7 s in
-    // all, past the batch's 3 s, and the batch commits.
+    const limit = Math.max(10_000, Math.round((150_000 * 200) / (performance.now() - started)));
+    // Five statements of about 200 ms (1 s of the batch's 3 s, each a fifth of its own 1 s
+    // deadline: room for a loaded machine), and four of another database's calls served between
+    // them, 1 s each (their deadline): 5 s in all, past the batch's 3 s, and the batch commits.
     const batch = noisy
       .batch(Array.from({ length: 5 }, () => ({ sql: `INSERT INTO t (a) ${count(limit)}` })))
       .catch((e: unknown) => e);
