@@ -58,7 +58,19 @@ function leftovers(stateDir: string): Record<string, string[]> {
       ? ['/sys/fs/cgroup/kubepods']
       : [];
   const paths = hostPaths.filter((p) => existsSync(p) && !hostPathsBefore.includes(p));
-  return { mounts, links, chains, netns, cgroups, paths };
+  // Every process the node started names its state dir (the host processes Pebble and
+  // pebble-challtestsrv, kubelet, containerd and its shims, ...).
+  const processes = readdirSync('/proc')
+    .filter((pid) => /^\d+$/.test(pid) && Number(pid) !== process.pid)
+    .map((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ').trim();
+      } catch {
+        return '';
+      }
+    })
+    .filter((cmd) => cmd.includes(`${stateDir}/`));
+  return { mounts, links, chains, netns, cgroups, paths, processes };
 }
 
 interface Named {
@@ -270,7 +282,7 @@ describe('the test node (kubelet, containerd, CNI, kube-proxy, CoreDNS)', () => 
     expect(left.split(' ').filter((name) => name === ns)).toEqual([]);
   }, 300_000);
 
-  it('down.sh stops everything and leaves no mounts, interfaces, iptables chains, netns, cgroups or host paths', async () => {
+  it('down.sh stops everything and leaves no mounts, interfaces, iptables chains, netns, cgroups, host paths or processes', async () => {
     await node.stop();
     expect(leftovers(node.stateDir)).toEqual({
       mounts: [],
@@ -279,6 +291,7 @@ describe('the test node (kubelet, containerd, CNI, kube-proxy, CoreDNS)', () => 
       netns: [],
       cgroups: [],
       paths: [],
+      processes: [],
     });
     // Idempotent: a second run finds nothing to do.
     await node.stop();

@@ -10,13 +10,14 @@
 # is Ready and CoreDNS answers. Needs root and `bash test/tools/build.sh`. Stop with down.sh.
 # The steps live in up/, one file per concern: host.sh (preflight, ownership), network.sh (kernel
 # settings, interfaces, CNI, kube-proxy), certs.sh, control-plane.sh, node.sh (containerd, images,
-# kubelet), addons.sh (CoreDNS, storage, node.env).
+# kubelet), addons.sh (CoreDNS, storage, node.env); what a platform team adds beside Hostplane:
+# acme.sh (Pebble and its DNS), ingress.sh (Traefik, Gateway API CRDs), cert-manager.sh.
 set -euo pipefail
 # shellcheck source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # shellcheck source=images.sh
 source "$node_dir/images.sh"
-for part in host network certs control-plane node addons; do
+for part in host network certs control-plane node addons acme ingress cert-manager; do
   # shellcheck source=/dev/null
   source "$node_dir/up/$part.sh"
 done
@@ -56,7 +57,14 @@ step "kube-proxy started" start_kube_proxy
 wait_up kubelet 90 "node $NODE_NAME Ready" node_ready
 log "node $NODE_NAME Ready ($((SECONDS - started))s)"
 step "CoreDNS and the storage applied" apply_addons
+step "Pebble and pebble-challtestsrv on $NODE_IP" start_acme
+step "Traefik and the Gateway API CRDs applied" start_ingress
+step "cert-manager applied" start_cert_manager
 wait_up kube-proxy 120 "CoreDNS answering on $DNS_SERVICE_IP" dns_answers
-for name in kube-controller-manager kube-scheduler containerd kube-apiserver etcd; do alive "$name"; done
+wait_up kubelet 120 "Traefik answering on $NODE_IP:80 and :443" ingress_answers
+wait_up kube-apiserver 120 "cert-manager's webhook admitting the ClusterIssuer" apply_cluster_issuer
+wait_up pebble 60 "ClusterIssuer $CLUSTER_ISSUER Ready (its account at Pebble)" cluster_issuer_ready
+log "add-ons ready ($((SECONDS - started))s)"
+for name in kube-controller-manager kube-scheduler containerd kube-apiserver etcd pebble challtestsrv; do alive "$name"; done
 write_env
 log "up in $((SECONDS - started))s: source $state/node.env (KUBECONFIG=$state/kubeconfig)"

@@ -2,10 +2,19 @@
 # Sourced by up.sh (after lib.sh and images.sh); uses its $state and the paths of state_paths.
 # shellcheck shell=bash
 
+# A manifest with its ${NAME}s replaced by the shell variables of those names (all of them set).
+render() { # <manifest file>
+  local text name
+  text="$(cat "$1")"
+  for name in $(grep -o '\${[A-Z_][A-Z0-9_]*}' "$1" | sort -u | tr -d '${}'); do
+    [ -n "${!name+x}" ] || die "render $1: \$$name is not set"
+    text="${text//\$\{$name\}/${!name}}"
+  done
+  printf '%s\n' "$text"
+}
+
 apply_addons() {
-  sed -e "s|\${COREDNS_IMAGE}|$COREDNS_IMAGE|g" -e "s|\${DNS_SERVICE_IP}|$DNS_SERVICE_IP|g" \
-    -e "s|\${CLUSTER_DOMAIN}|$CLUSTER_DOMAIN|g" "$node_dir/manifests/coredns.yaml" |
-    kubectl_admin apply -f - >/dev/null
+  render "$node_dir/manifests/coredns.yaml" | kubectl_admin apply -f - >/dev/null
   local i pvs="$state/persistent-volumes.yaml"
   printf '' >"$pvs"
   for i in $(seq -w 1 "$PV_COUNT"); do
@@ -43,6 +52,20 @@ STORAGE_CLASS=$STORAGE_CLASS
 PAUSE_IMAGE=$PAUSE_IMAGE
 BUSYBOX_IMAGE=$BUSYBOX_IMAGE
 COREDNS_IMAGE=$COREDNS_IMAGE
+# The add-ons: Traefik's IngressClass and GatewayClass, cert-manager's ClusterIssuer (ACME from
+# Pebble), Pebble's management endpoint (its roots: /roots/0), challtestsrv's (TXT records:
+# POST /set-txt), the zone CoreDNS forwards to challtestsrv, and the CA that signed Pebble's endpoints.
+INGRESS_CLASS=$INGRESS_CLASS
+GATEWAY_CLASS=$GATEWAY_CLASS
+INGRESS_NAMESPACE=$INGRESS_NAMESPACE
+CERT_MANAGER_NAMESPACE=$CERT_MANAGER_NAMESPACE
+CLUSTER_ISSUER=$CLUSTER_ISSUER
+ACME_DIRECTORY=https://$NODE_IP:$PEBBLE_PORT/dir
+PEBBLE_MANAGEMENT=https://$NODE_IP:$PEBBLE_MANAGEMENT_PORT
+CHALLTESTSRV_MANAGEMENT=http://$NODE_IP:$CHALLTESTSRV_MANAGEMENT_PORT
+ACME_ZONE=$ACME_ZONE
+ACME_DNS=$ACME_DNS
+NODE_CA=$certs/ca.crt
 EOF
   mv "$state/node.env.tmp" "$state/node.env"
 }

@@ -6,11 +6,13 @@
 preflight() {
   [ "$(id -u)" -eq 0 ] || die "the node needs root (network interfaces, mounts, cgroups, iptables)"
   local bin missing=()
-  for bin in etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl coredns; do
+  for bin in etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl coredns \
+    traefik cert-manager-controller cert-manager-webhook cert-manager-acmesolver; do
     [ -x "$tools_dir/$bin" ] || missing+=("$bin")
   done
   [ "${#missing[@]}" -eq 0 ] || die "missing in .cache/tools: ${missing[*]} (run: bash test/tools/build.sh)"
-  for bin in containerd ctr runc iptables ip6tables conntrack socat umoci gcc ip openssl jq mount umount; do
+  for bin in containerd ctr runc iptables ip6tables conntrack socat umoci gcc ip openssl jq mount umount \
+    pebble pebble-challtestsrv curl; do
     command -v "$bin" >/dev/null 2>&1 || missing+=("$bin")
   done
   for bin in bridge host-local portmap loopback; do
