@@ -167,6 +167,19 @@ export const configSchema = z.object({
   HOSTPLANE_CLUSTER_OWNER_EMAIL: z.email().optional(),
   HOSTPLANE_LEASE_NAME: z.string().regex(dnsLabel, 'must be a Lease name').default('hostplane-controller'),
   HOSTPLANE_RESYNC_SECONDS: z.coerce.number().int().min(5).max(86_400).default(300),
+  // Site TLS (controllers/site/certificates.ts): a cert-manager issuer for the custom domains'
+  // Certificates ('' = none: no Certificates), and the operator's Secret for *.<sites domain>.
+  HOSTPLANE_TLS_ISSUER_NAME: z.string().max(253).default(''),
+  HOSTPLANE_TLS_ISSUER_KIND: z.enum(['ClusterIssuer', 'Issuer']).default('ClusterIssuer'),
+  HOSTPLANE_TLS_WILDCARD_SECRET: z.string().max(253).default(''),
+  // How sites reach the world: an Ingress per Site, or an HTTPRoute per Site on a Gateway.
+  HOSTPLANE_ROUTING_MODE: z.enum(['ingress', 'gateway']).default('ingress'),
+  HOSTPLANE_GATEWAY_NAME: z.string().max(253).default(''),
+  HOSTPLANE_GATEWAY_NAMESPACE: z.string().max(63).default(''),
+  HOSTPLANE_GATEWAY_SECTION: z.string().max(253).default(''),
+  // The controller adds one HTTPS listener per custom domain to that Gateway (on this port).
+  HOSTPLANE_GATEWAY_LISTENERS: booleanFromEnv.default(false),
+  HOSTPLANE_GATEWAY_HTTPS_PORT: z.coerce.number().int().min(1).max(65535).default(443),
   // Deadline of one Kubernetes API call (watches excepted): a hung call cannot stall a reconcile.
   HOSTPLANE_KUBE_REQUEST_TIMEOUT_SECONDS: z.coerce.number().min(1).max(300).default(15),
 });
@@ -291,7 +304,31 @@ export interface KubernetesConfig {
   resyncMs: number;
   /** Deadline of one Kubernetes API call. */
   requestTimeoutMs: number;
+  /** Site TLS; absent fields: none. */
+  tls?: SiteTlsConfig;
+  /** Default: an Ingress per Site. */
+  routing?: RoutingConfig;
 }
+
+export interface SiteTlsConfig {
+  /** The cert-manager issuer of the custom domains' Certificates (a Site's spec.tls overrides it). */
+  issuer?: { kind: 'ClusterIssuer' | 'Issuer'; name: string };
+  /** A kubernetes.io/tls Secret for `*.<sites domain>`, served on every slug host. */
+  wildcardSecret?: string;
+}
+
+export type RoutingConfig =
+  | { mode: 'ingress' }
+  | {
+      mode: 'gateway';
+      /** The Gateway (or one listener of it, sectionName) every Site's HTTPRoute attaches to. */
+      parentRef: { name: string; namespace: string; sectionName?: string };
+      /**
+       * Set when the controller adds one HTTPS listener per custom domain to that Gateway (each
+       * with its domain's certificate), on this port; the Site's HTTPRoute attaches to them too.
+       */
+      listeners?: { httpsPort: number };
+    };
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = configSchema.safeParse(env);
@@ -410,9 +447,40 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
           leaseName: c.HOSTPLANE_LEASE_NAME,
           resyncMs: c.HOSTPLANE_RESYNC_SECONDS * 1000,
           requestTimeoutMs: c.HOSTPLANE_KUBE_REQUEST_TIMEOUT_SECONDS * 1000,
+          ...siteRouting(c),
         }
       : undefined,
   };
+}
+
+/** The Site TLS and routing settings; only those set (so a config without them is unchanged). */
+function siteRouting(c: RawConfig): Pick<KubernetesConfig, 'tls' | 'routing'> {
+  const tls: SiteTlsConfig = {
+    ...(c.HOSTPLANE_TLS_ISSUER_NAME
+      ? { issuer: { kind: c.HOSTPLANE_TLS_ISSUER_KIND, name: c.HOSTPLANE_TLS_ISSUER_NAME } }
+      : {}),
+    ...(c.HOSTPLANE_TLS_WILDCARD_SECRET ? { wildcardSecret: c.HOSTPLANE_TLS_WILDCARD_SECRET } : {}),
+  };
+  const out: Pick<KubernetesConfig, 'tls' | 'routing'> = Object.keys(tls).length > 0 ? { tls } : {};
+  if (c.HOSTPLANE_ROUTING_MODE === 'gateway') {
+    if (!c.HOSTPLANE_GATEWAY_NAME) {
+      throw new AppError('CONFIG_INVALID', {
+        message:
+          'invalid configuration:\n  HOSTPLANE_GATEWAY_NAME: required when HOSTPLANE_ROUTING_MODE=gateway',
+      });
+    }
+    out.routing = {
+      mode: 'gateway',
+      parentRef: {
+        name: c.HOSTPLANE_GATEWAY_NAME,
+        namespace:
+          c.HOSTPLANE_GATEWAY_NAMESPACE || (c.HOSTPLANE_NAMESPACE ?? inClusterNamespace() ?? 'default'),
+        ...(c.HOSTPLANE_GATEWAY_SECTION ? { sectionName: c.HOSTPLANE_GATEWAY_SECTION } : {}),
+      },
+      ...(c.HOSTPLANE_GATEWAY_LISTENERS ? { listeners: { httpsPort: c.HOSTPLANE_GATEWAY_HTTPS_PORT } } : {}),
+    };
+  }
+  return out;
 }
 
 /** The namespace a pod runs in, from its service-account mount. */
