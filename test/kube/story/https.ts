@@ -216,6 +216,15 @@ export async function switchToGateway(story: Story): Promise<void> {
   } finally {
     await remove();
   }
+  // The other mode's objects are the operator's to delete (docs/operators/ingress-and-tls.md).
+  await story.node.kubectl([
+    'delete',
+    'ingress',
+    '-n',
+    NS,
+    '-l',
+    'app.kubernetes.io/managed-by=hostplane-controller',
+  ]);
   type Gateway = { status?: { conditions?: { type: string; status: string }[] } };
   await eventually(
     `Gateway ${gateway} programmed by Traefik`,
