@@ -367,6 +367,9 @@ describe('the chart on a real node', () => {
         '/api/v1/namespaces/hostplane/services',
         '/apis/discovery.k8s.io/v1/namespaces/hostplane/endpointslices',
         '/apis/networking.k8s.io/v1/namespaces/hostplane/ingresses',
+        '/apis/gateway.networking.k8s.io/v1/namespaces/hostplane/gateways',
+        '/apis/gateway.networking.k8s.io/v1/namespaces/hostplane/httproutes',
+        '/apis/cert-manager.io/v1/namespaces/hostplane/certificates',
         '/apis/rbac.authorization.k8s.io/v1/namespaces/hostplane/roles',
       ];
       const left = await eventually(
