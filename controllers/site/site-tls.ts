@@ -6,6 +6,7 @@ import {
 } from './certificate-status.js';
 import { CertificateApiMissing, issuerFor, syncCertificates, wantedCertificates } from './certificates.js';
 import type { SiteContext, SiteHosts } from './context.js';
+import { trackSiteCertificates } from './metrics.js';
 
 /** The Site's hosts with their TLS Secrets, and how its Certificates stand. */
 export interface SiteTls {
@@ -46,6 +47,10 @@ export async function reconcileSiteTls(
     };
   }
   recordCertificateTransitions(context, site, slugHost, states);
+  trackSiteCertificates(
+    site.metadata.uid ?? site.metadata.name,
+    [...states.values()].map((s) => s.state),
+  );
   return { hosts: { slugHost, domains, secrets }, certificates: { hosts: states } };
 }
 

@@ -1,6 +1,7 @@
 import { CustomObjectsApi, type V1Ingress } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiStatus } from '../../../src/kube/client.js';
+import { registry } from '../../../src/observability/index.js';
 import type { SiteResource, SiteSpec } from '../../../src/kube/resources.js';
 import type { RunningController } from '../../../src/server/index.js';
 import { eventually, startClusterFixture, type ClusterFixture } from '../../support/kube/cluster.js';
@@ -131,6 +132,12 @@ async function secretExists(name: string): Promise<boolean> {
   }
 }
 
+/** hostplane_site_certificates by state, from the controller's registry (same process). */
+async function certificateGauge(): Promise<Record<string, number>> {
+  const metric = await registry.getSingleMetric('hostplane_site_certificates')?.get();
+  return Object.fromEntries((metric?.values ?? []).map((v) => [String(v.labels.state), v.value]));
+}
+
 const now = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
 
 describe('without cert-manager’s CRD', () => {
@@ -239,6 +246,8 @@ describe('a Site with a verified custom domain', () => {
       status: 'True',
       reason: 'CertificatesIssued',
     });
+    // early.example.net is still being issued.
+    expect(await certificateGauge()).toEqual({ ready: 1, pending: 1, failed: 0 });
     await eventually(
       'the CertificateIssued Event',
       async () => (await events('shop', 'CertificateIssued')).length === 1,
@@ -284,6 +293,7 @@ describe('a Site with a verified custom domain', () => {
     expect(conditionOf(failed, 'CertificatesReady')?.message).toContain('shop.example.com');
     // Routing is not held back by a certificate: Ready stays True.
     expect(conditionOf(failed, 'Ready')?.status).toBe('True');
+    expect(await certificateGauge()).toEqual({ ready: 0, pending: 1, failed: 1 });
     await eventually(
       'the CertificateFailed Event',
       async () => (await events('shop', 'CertificateFailed')).length === 1,
