@@ -9,6 +9,7 @@
 #     packages it runs on (containerd, runc, CNI plugins, iptables, ...), installed when missing;
 #   - the PostgreSQL server binaries (initdb, postgres), installed with apt-get when missing;
 #   - Prometheus and promtool (test/tools/prometheus/go.mod) for the alert-rule tests and the node;
+#   - cert-manager's and the Gateway API's CRDs (test/tools/crds/go.mod) in the Go module cache;
 #   - mmdebstrap and umoci for the images without Docker (deploy/image/build.sh), with the node's packages.
 # Idempotent: a second run only checks and returns in well under a second.
 set -euo pipefail
@@ -123,6 +124,19 @@ ensure_litestream() {
 # CoreDNS: the cluster DNS of the test node (test/kube/node/), packed into an image by up.sh.
 ensure_coredns() {
   ensure_go_tool coredns "$here/coredns" github.com/coredns/coredns github.com/coredns/coredns
+}
+
+# cert-manager's and the Gateway API's CRDs for the Site controller's tests: their modules, pinned
+# in test/tools/crds, into the Go module cache (nothing is built; test/support/kube/external-crds.ts
+# reads the YAML from there). Cached: a second run makes no network call.
+ensure_crd_modules() {
+  if ! command -v go >/dev/null 2>&1; then
+    log "no Go on PATH: the CRD modules of test/tools/crds are fetched when a test first needs them"
+    return
+  fi
+  (cd "$here/crds" && go mod download github.com/cert-manager/cert-manager sigs.k8s.io/gateway-api) ||
+    die "go mod download in test/tools/crds failed"
+  log "cert-manager and Gateway API CRD modules in the Go module cache"
 }
 
 # --- PostgreSQL ------------------------------------------------------------------------------
@@ -265,6 +279,7 @@ ensure_mailpit
 ensure_litestream
 ensure_prometheus
 ensure_coredns
+ensure_crd_modules
 ensure_postgres
 ensure_chromium
 ensure_node_packages
