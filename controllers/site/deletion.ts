@@ -10,6 +10,7 @@ import { DEPENDENTS_RETRY_MS, keySecretNameFor, type SiteContext } from './conte
 import { deleteSiteCertificates } from './certificates.js';
 import { deleteSiteHttpRoute } from './httproute.js';
 import { deleteSiteIngress } from './ingress.js';
+import { trackSiteCertificates } from './metrics.js';
 
 /**
  * Behind the finalizer of a deleted Site: stop routing first (Ingress or HTTPRoute and its Gateway
@@ -24,6 +25,7 @@ export async function cleanUpSite(context: SiteContext, site: SiteResource): Pro
   if (context.config.kubernetes.routing?.mode === 'gateway') await deleteSiteHttpRoute(context, site);
   else await deleteSiteIngress(context, site);
   await deleteSiteCertificates(context, site);
+  trackSiteCertificates(site.metadata.uid ?? site.metadata.name, []);
 
   const controlled = await platform.siteRoutingOfResource(site.metadata.uid ?? '');
   if (controlled && policy === 'Delete') {

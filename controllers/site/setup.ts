@@ -14,6 +14,7 @@ import { CONTROLLER_NAME, type ControllerContext, type ControllerRegistration } 
 import { CERTIFICATE_API_VERSION } from './certificates.js';
 import type { CertificateObject } from './context.js';
 import { GATEWAY_API_VERSION } from './httproute.js';
+import { forgetSiteCertificates } from './metrics.js';
 import { owningSiteName } from './owned.js';
 import { siteReconciler } from './reconciler.js';
 import { createMissingSiteResources } from './resync.js';
@@ -79,6 +80,7 @@ export function setupSiteController(context: ControllerContext): ControllerRegis
   return {
     controller,
     primary: sites,
+    stop: forgetSiteCertificates,
     async resync(stopped) {
       const created = await createMissingSiteResources(platform, clients.sites, () => sites.list(), stopped);
       if (created > 0) logger.info({ created }, 'resync created Site resources for database sites');

@@ -6,6 +6,7 @@ import {
 } from './certificate-status.js';
 import { CertificateApiMissing, issuerFor, syncCertificates, wantedCertificates } from './certificates.js';
 import type { SiteContext, SiteHosts } from './context.js';
+import { trackSiteCertificates } from './metrics.js';
 
 /** The Site's hosts with their TLS Secrets, and how its Certificates stand. */
 export interface SiteTls {
@@ -17,7 +18,7 @@ export interface SiteTls {
  * The TLS half of a pass: the Certificates the Site's hosts need are made (and those it no longer
  * needs removed), their states read from what the API server answered, Events recorded for the
  * states that changed; each host is given its Secret: the wildcard Secret for the slug host, a
- * Certificate's Secret for the others. Without cert-manager's CRD the Site is routed all the same,
+ * Certificate's Secret for the others once it is issued. Without cert-manager's CRD the Site is routed all the same,
  * without those Secrets, and its CertificatesReady condition says why.
  */
 export async function reconcileSiteTls(
@@ -35,8 +36,14 @@ export async function reconcileSiteTls(
   try {
     const applied = await syncCertificates(context, site, wanted, issuer);
     for (const certificate of wanted) {
-      states.set(certificate.host, certificateState(certificate, applied.get(certificate.host)));
-      secrets.set(certificate.host, certificate.secretName);
+      const object = applied.get(certificate.host);
+      const state = certificateState(certificate, object);
+      states.set(certificate.host, state);
+      // Only once its Secret holds a certificate (Ready, or issued before: a failed renewal still
+      // serves the old one): Traefik drops a whole Ingress whose tls names a missing Secret, and a
+      // Gateway listener with one is invalid.
+      if (state.state === 'Ready' || object?.status?.notAfter)
+        secrets.set(certificate.host, certificate.secretName);
     }
   } catch (err) {
     if (!(err instanceof CertificateApiMissing)) throw err;
@@ -46,6 +53,10 @@ export async function reconcileSiteTls(
     };
   }
   recordCertificateTransitions(context, site, slugHost, states);
+  trackSiteCertificates(
+    site.metadata.uid ?? site.metadata.name,
+    [...states.values()].map((s) => s.state),
+  );
   return { hosts: { slugHost, domains, secrets }, certificates: { hosts: states } };
 }
 

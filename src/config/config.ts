@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { AppError } from '../errors/index.js';
+import { siteRouting, type RoutingConfig, type SiteTlsConfig } from './site-routing.js';
 
 const booleanFromEnv = z
   .enum(['true', 'false', '1', '0', 'yes', 'no', ''])
@@ -291,6 +292,8 @@ export interface MailConfig {
   retryBaseMs: number;
 }
 
+export type { RoutingConfig, SiteTlsConfig } from './site-routing.js';
+
 export interface KubernetesConfig {
   /** Namespace of the Site/Form/SqliteDatabase resources, their Ingresses and the controller's Lease. */
   namespace: string;
@@ -309,26 +312,6 @@ export interface KubernetesConfig {
   /** Default: an Ingress per Site. */
   routing?: RoutingConfig;
 }
-
-export interface SiteTlsConfig {
-  /** The cert-manager issuer of the custom domains' Certificates (a Site's spec.tls overrides it). */
-  issuer?: { kind: 'ClusterIssuer' | 'Issuer'; name: string };
-  /** A kubernetes.io/tls Secret for `*.<sites domain>`, served on every slug host. */
-  wildcardSecret?: string;
-}
-
-export type RoutingConfig =
-  | { mode: 'ingress' }
-  | {
-      mode: 'gateway';
-      /** The Gateway (or one listener of it, sectionName) every Site's HTTPRoute attaches to. */
-      parentRef: { name: string; namespace: string; sectionName?: string };
-      /**
-       * Set when the controller adds one HTTPS listener per custom domain to that Gateway (each
-       * with its domain's certificate), on this port; the Site's HTTPRoute attaches to them too.
-       */
-      listeners?: { httpsPort: number };
-    };
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = configSchema.safeParse(env);
@@ -447,40 +430,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
           leaseName: c.HOSTPLANE_LEASE_NAME,
           resyncMs: c.HOSTPLANE_RESYNC_SECONDS * 1000,
           requestTimeoutMs: c.HOSTPLANE_KUBE_REQUEST_TIMEOUT_SECONDS * 1000,
-          ...siteRouting(c),
+          ...siteRouting(c, c.HOSTPLANE_NAMESPACE ?? inClusterNamespace() ?? 'default'),
         }
       : undefined,
   };
-}
-
-/** The Site TLS and routing settings; only those set (so a config without them is unchanged). */
-function siteRouting(c: RawConfig): Pick<KubernetesConfig, 'tls' | 'routing'> {
-  const tls: SiteTlsConfig = {
-    ...(c.HOSTPLANE_TLS_ISSUER_NAME
-      ? { issuer: { kind: c.HOSTPLANE_TLS_ISSUER_KIND, name: c.HOSTPLANE_TLS_ISSUER_NAME } }
-      : {}),
-    ...(c.HOSTPLANE_TLS_WILDCARD_SECRET ? { wildcardSecret: c.HOSTPLANE_TLS_WILDCARD_SECRET } : {}),
-  };
-  const out: Pick<KubernetesConfig, 'tls' | 'routing'> = Object.keys(tls).length > 0 ? { tls } : {};
-  if (c.HOSTPLANE_ROUTING_MODE === 'gateway') {
-    if (!c.HOSTPLANE_GATEWAY_NAME) {
-      throw new AppError('CONFIG_INVALID', {
-        message:
-          'invalid configuration:\n  HOSTPLANE_GATEWAY_NAME: required when HOSTPLANE_ROUTING_MODE=gateway',
-      });
-    }
-    out.routing = {
-      mode: 'gateway',
-      parentRef: {
-        name: c.HOSTPLANE_GATEWAY_NAME,
-        namespace:
-          c.HOSTPLANE_GATEWAY_NAMESPACE || (c.HOSTPLANE_NAMESPACE ?? inClusterNamespace() ?? 'default'),
-        ...(c.HOSTPLANE_GATEWAY_SECTION ? { sectionName: c.HOSTPLANE_GATEWAY_SECTION } : {}),
-      },
-      ...(c.HOSTPLANE_GATEWAY_LISTENERS ? { listeners: { httpsPort: c.HOSTPLANE_GATEWAY_HTTPS_PORT } } : {}),
-    };
-  }
-  return out;
 }
 
 /** The namespace a pod runs in, from its service-account mount. */

@@ -9,6 +9,7 @@
 #     packages it runs on (containerd, runc, CNI plugins, iptables, ...), installed when missing;
 #   - the PostgreSQL server binaries (initdb, postgres), installed with apt-get when missing;
 #   - Prometheus and promtool (test/tools/prometheus/go.mod) for the alert-rule tests and the node;
+#   - cert-manager's and the Gateway API's CRDs (test/tools/crds/go.mod) in the Go module cache;
 #   - mmdebstrap and umoci for the images without Docker (deploy/image/build.sh), with the node's packages.
 #   - for the node's ingress and TLS: Traefik (test/tools/traefik), cert-manager's controller, webhook
 #     and acmesolver (test/tools/cert-manager), the cert-manager and Gateway API CRDs (module cache)
@@ -129,6 +130,19 @@ ensure_coredns() {
   ensure_go_tool coredns "$here/coredns" github.com/coredns/coredns github.com/coredns/coredns
 }
 
+# cert-manager's and the Gateway API's CRDs for the Site controller's tests: their modules, pinned
+# in test/tools/crds, into the Go module cache (nothing is built; test/support/kube/external-crds.ts
+# reads the YAML from there). Cached: a second run makes no network call.
+ensure_crd_modules() {
+  if ! command -v go >/dev/null 2>&1; then
+    log "no Go on PATH: the CRD modules of test/tools/crds are fetched when a test first needs them"
+    return
+  fi
+  (cd "$here/crds" && go mod download github.com/cert-manager/cert-manager sigs.k8s.io/gateway-api) ||
+    die "go mod download in test/tools/crds failed"
+  log "cert-manager and Gateway API CRD modules in the Go module cache"
+}
+
 # --- What a platform team installs beside Hostplane, for the test node --------------------------
 # Traefik (Ingress and the Gateway API) and cert-manager's controller, webhook and HTTP-01 solver
 # (no cainjector: up.sh puts the webhook's CA into its configurations). The node packs each binary
@@ -150,9 +164,11 @@ ensure_cert_manager() {
   done
 }
 
-# CRDs the node applies, copied from the module cache at the pinned version into .cache/tools/crds/<name>.
-ensure_crds() { # <name> <wrapper dir> <module> <directory in the module>
+# CRDs the node applies, copied from the module cache at the version test/tools/crds pins (the one
+# the Site controller's tests read too) into .cache/tools/crds/<name>.
+ensure_crds() { # <name> <module> <directory in the module>
   local out="$tools_dir/crds/$1" version dir
+  set -- "$1" "$here/crds" "$2" "$3"
   version="$(pinned_version "$2" "$3")"
   if [ "$(cat "$out/.version" 2>/dev/null)" = "$version" ]; then
     log "$1 CRDs $version present (.cache/tools/crds/$1)"
@@ -171,8 +187,8 @@ ensure_crds() { # <name> <wrapper dir> <module> <directory in the module>
 ensure_ingress_tools() {
   ensure_traefik
   ensure_cert_manager
-  ensure_crds cert-manager "$here/cert-manager/controller" github.com/cert-manager/cert-manager deploy/crds
-  ensure_crds gateway-api "$here/gateway-api" sigs.k8s.io/gateway-api config/crd/standard
+  ensure_crds cert-manager github.com/cert-manager/cert-manager deploy/crds
+  ensure_crds gateway-api sigs.k8s.io/gateway-api config/crd/standard
 }
 
 # --- PostgreSQL ------------------------------------------------------------------------------
@@ -321,6 +337,7 @@ ensure_mailpit
 ensure_litestream
 ensure_prometheus
 ensure_coredns
+ensure_crd_modules
 ensure_ingress_tools
 ensure_postgres
 ensure_chromium

@@ -1,6 +1,7 @@
 import { CustomObjectsApi, type V1Ingress } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiStatus } from '../../../src/kube/client.js';
+import { registry } from '../../../src/observability/index.js';
 import type { SiteResource, SiteSpec } from '../../../src/kube/resources.js';
 import type { RunningController } from '../../../src/server/index.js';
 import { eventually, startClusterFixture, type ClusterFixture } from '../../support/kube/cluster.js';
@@ -131,6 +132,12 @@ async function secretExists(name: string): Promise<boolean> {
   }
 }
 
+/** hostplane_site_certificates by state, from the controller's registry (same process). */
+async function certificateGauge(): Promise<Record<string, number>> {
+  const metric = await registry.getSingleMetric('hostplane_site_certificates')?.get();
+  return Object.fromEntries((metric?.values ?? []).map((v) => [String(v.labels.state), v.value]));
+}
+
 const now = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
 
 describe('without cert-manager’s CRD', () => {
@@ -186,15 +193,11 @@ describe('a Site with a verified custom domain', () => {
     expect(certificate.metadata.ownerReferences).toMatchObject([{ kind: 'Site', name: 'shop' }]);
   });
 
-  it('is on the Ingress: a tls entry per host (wildcard Secret for the slug host), and no cert-manager annotation', async () => {
-    const ingress = await eventually('the Ingress of shop', async () => {
-      const found = await ingressOf('shop');
-      return (found.spec?.tls?.length ?? 0) === 2 ? found : undefined;
-    });
-    expect(ingress.spec?.tls).toEqual([
-      { hosts: ['shop.localhost'], secretName: WILDCARD },
-      { hosts: ['shop.example.com'], secretName: certificate.spec.secretName },
-    ]);
+  it('is on the Ingress once issued: until then no tls entry names its empty Secret (wildcard Secret for the slug host), no cert-manager annotation', async () => {
+    // Traefik, for one, drops a whole Ingress whose tls names a Secret that does not exist.
+    const ingress = await ingressOf('shop');
+    expect(ingress.spec?.rules?.map((r) => r.host)).toEqual(['shop.localhost', 'shop.example.com']);
+    expect(ingress.spec?.tls).toEqual([{ hosts: ['shop.localhost'], secretName: WILDCARD }]);
     expect(
       Object.keys(ingress.metadata?.annotations ?? {}).filter((k) => k.startsWith('cert-manager.io')),
     ).toEqual([]);
@@ -239,6 +242,19 @@ describe('a Site with a verified custom domain', () => {
       status: 'True',
       reason: 'CertificatesIssued',
     });
+    // Issued: its Secret is on the Ingress.
+    await eventually('the tls entry of shop.example.com', async () => {
+      const tls = (await ingressOf('shop')).spec?.tls ?? [];
+      return (
+        JSON.stringify(tls) ===
+        JSON.stringify([
+          { hosts: ['shop.localhost'], secretName: WILDCARD },
+          { hosts: ['shop.example.com'], secretName: certificate.spec.secretName },
+        ])
+      );
+    });
+    // early.example.net is still being issued.
+    expect(await certificateGauge()).toEqual({ ready: 1, pending: 1, failed: 0 });
     await eventually(
       'the CertificateIssued Event',
       async () => (await events('shop', 'CertificateIssued')).length === 1,
@@ -284,6 +300,7 @@ describe('a Site with a verified custom domain', () => {
     expect(conditionOf(failed, 'CertificatesReady')?.message).toContain('shop.example.com');
     // Routing is not held back by a certificate: Ready stays True.
     expect(conditionOf(failed, 'Ready')?.status).toBe('True');
+    expect(await certificateGauge()).toEqual({ ready: 0, pending: 1, failed: 1 });
     await eventually(
       'the CertificateFailed Event',
       async () => (await events('shop', 'CertificateFailed')).length === 1,

@@ -19,6 +19,7 @@ const ISSUER = { kind: 'ClusterIssuer' as const, name: 'pebble' };
 const WILDCARD = 'sites-wildcard-tls';
 const GATEWAY = 'hostplane-sites';
 const gw = { group: 'gateway.networking.k8s.io', version: 'v1' };
+const cm = { group: 'cert-manager.io', version: 'v1', plural: 'certificates' };
 
 let fx: ClusterFixture;
 let custom: CustomObjectsApi;
@@ -116,13 +117,54 @@ async function routeOf(site: string): Promise<HttpRoute | undefined> {
 
 async function certificateSecrets(site: string): Promise<Map<string, string>> {
   const list = (await custom.listNamespacedCustomObject({
-    group: 'cert-manager.io',
-    version: 'v1',
-    plural: 'certificates',
+    ...cm,
     namespace: fx.namespace,
     labelSelector: `hostplane.dev/site=${site}`,
   })) as { items: { spec: { dnsNames: string[]; secretName: string } }[] };
   return new Map(list.items.map((c) => [c.spec.dnsNames[0]!, c.spec.secretName]));
+}
+
+async function certificateNames(site: string): Promise<string[]> {
+  const list = (await custom.listNamespacedCustomObject({
+    ...cm,
+    namespace: fx.namespace,
+    labelSelector: `hostplane.dev/site=${site}`,
+  })) as { items: { metadata: { name: string } }[] };
+  return list.items.map((c) => c.metadata.name);
+}
+
+/** cert-manager's part: the Certificate is issued (Ready). */
+async function markIssued(name: string): Promise<void> {
+  for (;;) {
+    const current = (await custom.getNamespacedCustomObject({
+      ...cm,
+      namespace: fx.namespace,
+      name,
+    })) as object;
+    const status = {
+      conditions: [
+        {
+          type: 'Ready',
+          status: 'True',
+          reason: 'Ready',
+          message: 'Certificate is up to date and has not expired',
+          lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+        },
+      ],
+      notAfter: '2027-02-26T07:00:00Z',
+    };
+    try {
+      await custom.replaceNamespacedCustomObjectStatus({
+        ...cm,
+        namespace: fx.namespace,
+        name,
+        body: { ...current, status },
+      });
+      return;
+    } catch (err) {
+      if (apiStatus(err) !== 409) throw err;
+    }
+  }
 }
 
 const domainListeners = async () =>
@@ -159,8 +201,15 @@ describe('routing.mode=gateway', () => {
     );
   });
 
-  it('a verified custom domain gets its own HTTPS listener with its certificate, and the route attaches to it', async () => {
+  it('a verified custom domain gets its own HTTPS listener with its certificate once issued, and the route attaches to it', async () => {
     await applySite('shop', { slug: 'shop', customDomains: ['shop.example.com'] });
+    // Not before its certificate is issued: a listener naming a missing Secret is invalid.
+    const [name] = await eventually('the Certificate of shop.example.com', async () => {
+      const names = await certificateNames('shop');
+      return names.length === 1 ? names : undefined;
+    });
+    expect(await domainListeners()).toEqual([]);
+    await markIssued(name!);
     const listener = await eventually('the listener of shop.example.com', async () =>
       (await domainListeners()).find((l) => l.hostname === 'shop.example.com'),
     );
@@ -184,6 +233,11 @@ describe('routing.mode=gateway', () => {
 
   it('two Sites keep their own listeners; a removed domain takes its listener, route host and Certificate', async () => {
     await applySite('blog', { slug: 'blog', customDomains: ['blog.example.org'] });
+    const [name] = await eventually('the Certificate of blog.example.org', async () => {
+      const names = await certificateNames('blog');
+      return names.length === 1 ? names : undefined;
+    });
+    await markIssued(name!);
     await eventually('both listeners', async () => (await domainListeners()).length === 2);
     await updateSpec('shop', (spec) => ({ ...spec, customDomains: [] }));
     await eventually('shop.example.com’s listener gone', async () => {
