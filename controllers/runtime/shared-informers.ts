@@ -23,6 +23,7 @@ export interface SharedInformersOptions {
  */
 export class SharedInformers {
   private readonly informers = new Map<string, Informer<KubeObject>>();
+  private readonly optional: Informer<KubeObject>[] = [];
   private started = false;
 
   constructor(private readonly options: SharedInformersOptions) {}
@@ -53,10 +54,25 @@ export class SharedInformers {
     return informer as unknown as Informer<T>;
   }
 
+  /**
+   * An informer of a collection that may not be served (a CRD of another project, e.g.
+   * cert-manager's): started with the others, but nothing waits for it to fill, hasSynced() does
+   * not count it, and a list that fails is retried with back-off (and logged) until it is served.
+   * Its own hasSynced() tells whether its cache can be trusted.
+   */
+  forOptionalPath<T extends KubeObject>(name: string, path: string, labelSelector?: string): Informer<T> {
+    if (this.started) throw new Error(`informer ${name} asked for after the shared informers started`);
+    const informer = new Informer<KubeObject>({ ...this.options, name, path, labelSelector });
+    this.optional.push(informer);
+    // The cache holds whatever the path lists; T is the caller's name for it.
+    return informer as unknown as Informer<T>;
+  }
+
   /** Starts every informer; resolves once all caches are filled (or stop() was called). */
   async start(): Promise<void> {
     if (this.started) throw new Error('shared informers already started');
     this.started = true;
+    for (const informer of this.optional) void informer.start();
     await Promise.all([...this.informers.values()].map((informer) => informer.start()));
   }
 
@@ -65,6 +81,6 @@ export class SharedInformers {
   }
 
   async stop(): Promise<void> {
-    await Promise.all([...this.informers.values()].map((informer) => informer.stop()));
+    await Promise.all([...this.informers.values(), ...this.optional].map((informer) => informer.stop()));
   }
 }

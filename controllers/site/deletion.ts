@@ -7,10 +7,14 @@ import {
 } from '../../src/kube/index.js';
 import type { Cleanup } from '../runtime/reconcile.js';
 import { DEPENDENTS_RETRY_MS, keySecretNameFor, type SiteContext } from './context.js';
+import { deleteSiteCertificates } from './certificates.js';
+import { deleteSiteHttpRoute } from './httproute.js';
 import { deleteSiteIngress } from './ingress.js';
+import { trackSiteCertificates } from './metrics.js';
 
 /**
- * Behind the finalizer of a deleted Site: stop routing first (Ingress), then the data. Retain
+ * Behind the finalizer of a deleted Site: stop routing first (Ingress or HTTPRoute and its Gateway
+ * listeners), then its Certificates with their Secrets, then the data. Retain
  * detaches the site (routing only); Delete removes the site with its files, forms and databases.
  * Only the site this resource controls is touched; a refused resource (taken slug, claimed site)
  * owns nothing.
@@ -18,7 +22,10 @@ import { deleteSiteIngress } from './ingress.js';
 export async function cleanUpSite(context: SiteContext, site: SiteResource): Promise<Cleanup<SiteResource>> {
   const { platform, clients, events } = context;
   const policy = site.spec.deletionPolicy ?? 'Retain';
-  await deleteSiteIngress(context, site);
+  if (context.config.kubernetes.routing?.mode === 'gateway') await deleteSiteHttpRoute(context, site);
+  else await deleteSiteIngress(context, site);
+  await deleteSiteCertificates(context, site);
+  trackSiteCertificates(site.metadata.uid ?? site.metadata.name, []);
 
   const controlled = await platform.siteRoutingOfResource(site.metadata.uid ?? '');
   if (controlled && policy === 'Delete') {

@@ -3,14 +3,17 @@ import type { ReconcileResult } from '../runtime/controller.js';
 import { isRefusal, WAITING_RETRY_MS, type RefusedOn } from '../runtime/reconcile.js';
 import type { SiteContext } from './context.js';
 import { linkSite } from './database-link.js';
+import { applySiteHttpRoute } from './httproute.js';
 import { applySiteIngress } from './ingress.js';
+import { certificatesNeedPolling, reconcileSiteTls } from './site-tls.js';
 import { writeRoutedStatus } from './status.js';
 
 /**
  * A live Site with a valid spec, one concern per module: the site exists in the database
  * (database-link.ts: adopted with a first API key when the resource came first), the database
- * routes its slug and custom domains, one Ingress owned by the Site routes them to the edge
- * (ingress.ts), and the status says how that went (status.ts).
+ * routes its slug and custom domains, cert-manager Certificates cover the hosts that need one
+ * (site-tls.ts, certificates.ts), one Ingress (ingress.ts) or HTTPRoute (httproute.ts) owned by
+ * the Site routes them to the edge, and the status says how that went (status.ts).
  */
 export async function orchestrateSite(
   context: SiteContext,
@@ -33,19 +36,26 @@ export async function orchestrateSite(
     );
   }
 
-  const ingress = await applySiteIngress(context, site, spec, routing);
-  if (isRefusal(ingress)) return { ...ingress, resource: site };
+  const slugHost = `${routing.slug}.${context.config.sitesDomain}`;
+  const routed = routing.domains.filter((d) => d.routed).map((d) => d.hostname);
+  const tls = await reconcileSiteTls(context, site, spec, slugHost, routed);
+  const gateway = context.config.kubernetes.routing?.mode === 'gateway';
+  const route = gateway
+    ? await applySiteHttpRoute(context, site, tls.hosts)
+    : await applySiteIngress(context, site, tls.hosts);
+  if (isRefusal(route)) return { ...route, resource: site };
 
   const notReady = await writeRoutedStatus(context, site, {
     siteId: linked.siteId,
     spec,
     routing,
     rejectedDomains,
-    ingressName: ingress.name,
+    ...(gateway ? { httpRouteName: route.name } : { ingressName: route.name }),
     apiKeySecretName: linked.apiKeySecretName,
+    tls,
   });
   // A taken slug or domain may be released later: look again without waiting for the resync.
-  return notReady ? { requeueAfterMs: WAITING_RETRY_MS } : undefined;
+  return notReady || certificatesNeedPolling(context, tls) ? { requeueAfterMs: WAITING_RETRY_MS } : undefined;
 }
 
 /** The API host, the sites domain and `<anything>.<sites domain>` are the platform's own. */

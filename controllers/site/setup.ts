@@ -1,6 +1,6 @@
-import type { V1Ingress } from '@kubernetes/client-node';
 import { MANAGED_BY_LABEL, type SiteResource } from '../../src/kube/index.js';
 import { Controller } from '../runtime/controller.js';
+import type { KubernetesObject } from '@kubernetes/client-node';
 import {
   annotationsChanged,
   anyOf,
@@ -11,7 +11,11 @@ import {
   when,
 } from '../runtime/predicates.js';
 import { CONTROLLER_NAME, type ControllerContext, type ControllerRegistration } from '../runtime/setup.js';
-import { owningSiteName } from './ingress.js';
+import { CERTIFICATE_API_VERSION } from './certificates.js';
+import type { CertificateObject } from './context.js';
+import { GATEWAY_API_VERSION } from './httproute.js';
+import { forgetSiteCertificates } from './metrics.js';
+import { owningSiteName } from './owned.js';
 import { siteReconciler } from './reconciler.js';
 import { createMissingSiteResources } from './resync.js';
 
@@ -21,37 +25,62 @@ import { createMissingSiteResources } from './resync.js';
  */
 const siteChanged = anyOf<SiteResource>(generationChanged, deletionOrFinalizersChanged, annotationsChanged);
 
-/** An Ingress edited by hand (spec, labels or annotations), not the status its ingress controller writes. */
-const ingressEdited = anyOf<V1Ingress>(generationChanged, labelsChanged, annotationsChanged);
+/** A routing object edited by hand (spec, labels or annotations), not the status its controller writes. */
+const routeEdited = anyOf<KubernetesObject>(generationChanged, labelsChanged, annotationsChanged);
 
 /**
- * The Site controller: reconciles on every Site change but a status write, and on changes to the
- * Ingresses it made (a hand edit or deletion brings their Site back in line); its resync also
- * gives every database site without a Site resource one.
+ * The Site controller: reconciles on every Site change but a status write, on changes to the
+ * Ingresses (or HTTPRoutes) it made (a hand edit or deletion brings their Site back in line), and
+ * on every change of its Certificates (their status says when a certificate is issued); its resync
+ * also gives every database site without a Site resource one.
  */
 export function setupSiteController(context: ControllerContext): ControllerRegistration {
-  const { clients, informers, logger, platform } = context;
+  const { clients, informers, logger, platform, config } = context;
+  const kube = config.kubernetes;
+  const managed = `${MANAGED_BY_LABEL}=${CONTROLLER_NAME}`;
   const sites = informers.forKind('Site');
-  // Only the Ingresses this controller made.
-  const ingresses = informers.forPath<V1Ingress>(
-    'ingresses',
-    `/apis/networking.k8s.io/v1/namespaces/${clients.namespace}/ingresses`,
-    `${MANAGED_BY_LABEL}=${CONTROLLER_NAME}`,
-  );
-  const reconciler = siteReconciler({ ...context, sites, ingresses });
+  // Only the routing objects this controller made: the chart grants the kind of its mode only.
+  const routes =
+    kube.routing?.mode === 'gateway'
+      ? informers.forPath<KubernetesObject>(
+          'httproutes',
+          `/apis/${GATEWAY_API_VERSION}/namespaces/${clients.namespace}/httproutes`,
+          managed,
+        )
+      : informers.forPath<KubernetesObject>(
+          'ingresses',
+          `/apis/networking.k8s.io/v1/namespaces/${clients.namespace}/ingresses`,
+          managed,
+        );
+  // Certificates, when an issuer is configured, as an optional informer: without cert-manager's
+  // CRD its list fails (logged, retried with back-off) and nothing else waits for it.
+  const certificates = kube.tls?.issuer
+    ? informers.forOptionalPath<CertificateObject>(
+        'certificates',
+        `/apis/${CERTIFICATE_API_VERSION}/namespaces/${clients.namespace}/certificates`,
+        managed,
+      )
+    : undefined;
+  const reconciler = siteReconciler({ ...context, sites, routes, certificates });
   const controller = new Controller({ name: 'site', reconciler, workers: context.workers, logger });
 
   watchPrimary(sites, controller, siteChanged);
-  const enqueueOwner = (ingress: V1Ingress): void => {
-    const owner = owningSiteName(ingress);
+  const enqueueOwner = (object: KubernetesObject): void => {
+    const owner = owningSiteName(object);
     if (owner) controller.enqueue(`${clients.namespace}/${owner}`);
   };
-  ingresses.on('update', when(ingressEdited, enqueueOwner));
-  ingresses.on('delete', enqueueOwner);
+  routes.on('update', when(routeEdited, enqueueOwner));
+  routes.on('delete', enqueueOwner);
+  if (certificates) {
+    certificates.on('add', enqueueOwner);
+    certificates.on('update', enqueueOwner);
+    certificates.on('delete', enqueueOwner);
+  }
 
   return {
     controller,
     primary: sites,
+    stop: forgetSiteCertificates,
     async resync(stopped) {
       const created = await createMissingSiteResources(platform, clients.sites, () => sites.list(), stopped);
       if (created > 0) logger.info({ created }, 'resync created Site resources for database sites');

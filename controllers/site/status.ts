@@ -2,17 +2,26 @@ import { siteUrl } from '../../src/config/index.js';
 import type { DomainStatus, SiteResource, SiteSpec, SiteStatus } from '../../src/kube/index.js';
 import type { RoutingResult } from '../../src/platform/index.js';
 import { condition, READY, writeStatusIfChanged } from '../runtime/reconcile-helpers.js';
+import { certificatesCondition } from './certificate-status.js';
 import type { SiteContext } from './context.js';
+import type { SiteTls } from './site-tls.js';
 
-/** What a routed Site reports: its site, URL, Ingress, key Secret and each domain's state. */
+/**
+ * What a routed Site reports: its site, URL, Ingress (or HTTPRoute), key Secret, each domain's
+ * state with its certificate's, and the CertificatesReady condition beside Ready (Ready is about
+ * routing: a site whose certificate is still being issued is served, over HTTP meanwhile).
+ */
 export interface RoutedSite {
   siteId: number;
   spec: SiteSpec;
   routing: RoutingResult;
   /** Custom domains refused because they are the platform's own hosts. */
   rejectedDomains: string[];
-  ingressName: string;
+  /** The Ingress, or with Gateway API routing the HTTPRoute. */
+  ingressName?: string;
+  httpRouteName?: string;
   apiKeySecretName: string | undefined;
+  tls: SiteTls;
 }
 
 /**
@@ -24,11 +33,16 @@ export async function writeRoutedStatus(
   site: SiteResource,
   routed: RoutedSite,
 ): Promise<string | undefined> {
-  const { routing, spec } = routed;
+  const { routing, spec, tls } = routed;
+  const certificates = tls.certificates.hosts;
+  const certificateOf = (hostname: string) => {
+    const certificate = certificates.get(hostname);
+    return certificate ? { certificate } : {};
+  };
   const domains: DomainStatus[] = [
     ...routing.domains.map((d) =>
       d.routed
-        ? { hostname: d.hostname, ready: true }
+        ? { hostname: d.hostname, ready: true, ...certificateOf(d.hostname) }
         : {
             hostname: d.hostname,
             ready: false,
@@ -51,11 +65,15 @@ export async function writeRoutedStatus(
   const ready = reason
     ? condition(site, READY, 'False', reason, problems.join('; '))
     : condition(site, READY, 'True', 'Reconciled', 'the site is routed to the edge');
+  const certificatesReady = certificatesCondition(site, tls.certificates);
+  const slugHost = tls.hosts.slugHost;
   const status: Omit<SiteStatus, 'observedGeneration'> = {
-    conditions: [ready],
+    conditions: certificatesReady ? [ready, certificatesReady] : [ready],
     siteId: routed.siteId,
-    url: siteUrlFor(context, routing.slug, spec.tls !== undefined),
+    url: siteUrlFor(context, routing.slug, tls.hosts.secrets.has(slugHost)),
     ingressName: routed.ingressName,
+    httpRouteName: routed.httpRouteName,
+    certificate: certificates.get(slugHost),
     apiKeySecretName: routed.apiKeySecretName ?? site.status?.apiKeySecretName,
     domains,
   };

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { AppError } from '../errors/index.js';
+import { siteRouting, type RoutingConfig, type SiteTlsConfig } from './site-routing.js';
 
 const booleanFromEnv = z
   .enum(['true', 'false', '1', '0', 'yes', 'no', ''])
@@ -167,6 +168,19 @@ export const configSchema = z.object({
   HOSTPLANE_CLUSTER_OWNER_EMAIL: z.email().optional(),
   HOSTPLANE_LEASE_NAME: z.string().regex(dnsLabel, 'must be a Lease name').default('hostplane-controller'),
   HOSTPLANE_RESYNC_SECONDS: z.coerce.number().int().min(5).max(86_400).default(300),
+  // Site TLS (controllers/site/certificates.ts): a cert-manager issuer for the custom domains'
+  // Certificates ('' = none: no Certificates), and the operator's Secret for *.<sites domain>.
+  HOSTPLANE_TLS_ISSUER_NAME: z.string().max(253).default(''),
+  HOSTPLANE_TLS_ISSUER_KIND: z.enum(['ClusterIssuer', 'Issuer']).default('ClusterIssuer'),
+  HOSTPLANE_TLS_WILDCARD_SECRET: z.string().max(253).default(''),
+  // How sites reach the world: an Ingress per Site, or an HTTPRoute per Site on a Gateway.
+  HOSTPLANE_ROUTING_MODE: z.enum(['ingress', 'gateway']).default('ingress'),
+  HOSTPLANE_GATEWAY_NAME: z.string().max(253).default(''),
+  HOSTPLANE_GATEWAY_NAMESPACE: z.string().max(63).default(''),
+  HOSTPLANE_GATEWAY_SECTION: z.string().max(253).default(''),
+  // The controller adds one HTTPS listener per custom domain to that Gateway (on this port).
+  HOSTPLANE_GATEWAY_LISTENERS: booleanFromEnv.default(false),
+  HOSTPLANE_GATEWAY_HTTPS_PORT: z.coerce.number().int().min(1).max(65535).default(443),
   // Deadline of one Kubernetes API call (watches excepted): a hung call cannot stall a reconcile.
   HOSTPLANE_KUBE_REQUEST_TIMEOUT_SECONDS: z.coerce.number().min(1).max(300).default(15),
 });
@@ -278,6 +292,8 @@ export interface MailConfig {
   retryBaseMs: number;
 }
 
+export type { RoutingConfig, SiteTlsConfig } from './site-routing.js';
+
 export interface KubernetesConfig {
   /** Namespace of the Site/Form/SqliteDatabase resources, their Ingresses and the controller's Lease. */
   namespace: string;
@@ -291,6 +307,10 @@ export interface KubernetesConfig {
   resyncMs: number;
   /** Deadline of one Kubernetes API call. */
   requestTimeoutMs: number;
+  /** Site TLS; absent fields: none. */
+  tls?: SiteTlsConfig;
+  /** Default: an Ingress per Site. */
+  routing?: RoutingConfig;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -410,6 +430,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
           leaseName: c.HOSTPLANE_LEASE_NAME,
           resyncMs: c.HOSTPLANE_RESYNC_SECONDS * 1000,
           requestTimeoutMs: c.HOSTPLANE_KUBE_REQUEST_TIMEOUT_SECONDS * 1000,
+          ...siteRouting(c, c.HOSTPLANE_NAMESPACE ?? inClusterNamespace() ?? 'default'),
         }
       : undefined,
   };

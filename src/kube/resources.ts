@@ -98,7 +98,10 @@ export const siteSpecSchema = z
       })
       .strict()
       .optional()
-      .meta({ description: 'Serve HTTPS with a certificate from cert-manager; omit for plain HTTP.' }),
+      .meta({
+        description:
+          "The cert-manager issuer of this Site's custom-domain Certificates, overriding the controller's (HOSTPLANE_TLS_ISSUER_NAME); omit to use that one.",
+      }),
     deletionPolicy: z.enum(['Retain', 'Delete']).default('Retain').meta({
       description:
         'Retain: deleting the Site removes routing only and keeps files, forms and databases. Delete: removes them too.',
@@ -117,12 +120,28 @@ export const siteSpecSchema = z
   })
   .strict();
 
+/** A host's cert-manager Certificate, as its Ready (and Issuing) conditions tell. */
+export const certificateStatusSchema = z
+  .object({
+    state: z.enum(['Ready', 'Pending', 'Failed']).meta({
+      description:
+        'Ready: issued and valid. Pending: being issued. Failed: the last issuance failed (retried).',
+    }),
+    name: z.string().meta({ description: 'The cert-manager Certificate (owned by the Site).' }),
+    secretName: z.string().meta({ description: 'The kubernetes.io/tls Secret it fills.' }),
+    reason: z.string().optional().meta({ description: "cert-manager's reason, when not Ready." }),
+    message: z.string().optional().meta({ description: "cert-manager's message, when not Ready." }),
+    notAfter: z.string().optional().meta({ format: 'date-time' }),
+  })
+  .strict();
+
 export const domainStatusSchema = z
   .object({
     hostname: z.string(),
     ready: z.boolean(),
     reason: z.string().optional(),
     message: z.string().optional(),
+    certificate: certificateStatusSchema.optional(),
   })
   .strict();
 
@@ -132,10 +151,18 @@ export const siteStatusSchema = z
     siteId: z.int().min(1).optional().meta({ description: 'The site in the control-plane database.' }),
     url: z.string().optional(),
     ingressName: z.string().optional(),
+    httpRouteName: z
+      .string()
+      .optional()
+      .meta({ description: 'The HTTPRoute of the Site (HOSTPLANE_ROUTING_MODE=gateway).' }),
     apiKeySecretName: z
       .string()
       .optional()
       .meta({ description: 'Secret holding the first API key of a site adopted from this resource.' }),
+    certificate: certificateStatusSchema.optional().meta({
+      description:
+        "The slug host's own Certificate: only without a wildcard Secret (HOSTPLANE_TLS_WILDCARD_SECRET) and with an issuer.",
+    }),
     domains: z
       .array(domainStatusSchema)
       .optional()
@@ -146,6 +173,7 @@ export const siteStatusSchema = z
 export type SiteSpec = z.output<typeof siteSpecSchema>;
 export type SiteStatus = z.output<typeof siteStatusSchema>;
 export type DomainStatus = z.output<typeof domainStatusSchema>;
+export type CertificateStatus = z.output<typeof certificateStatusSchema>;
 
 // ---- Form -----------------------------------------------------------------------------------
 

@@ -19,6 +19,7 @@ import {
 } from './story/monitoring.js';
 import { databaseOutage } from './story/outage.js';
 import { setUpStory } from './story/setup.js';
+import { customDomainIssued, customDomainRemoved, slugOverHttps, switchToGateway } from './story/https.js';
 import { driveDashboardTraffic } from './story/traffic.js';
 
 /** The failover's wait in the story: short, so a lost shard's databases answer within 30 s. */
@@ -147,6 +148,28 @@ describe('the chart on a real node', () => {
     },
     5 * MINUTES,
   );
+
+  for (const mode of ['ingress', 'gateway'] as const) {
+    it(
+      `${mode === 'ingress' ? 'Ingress' : 'Gateway API'}: the site through Traefik on the node's address over HTTPS with the wildcard certificate, HTTP redirected to HTTPS`,
+      async () => {
+        if (mode === 'gateway')
+          await timed('gateway: helm upgrade to routing.mode=gateway', () => switchToGateway(story));
+        await timed(`${mode}: slug host over HTTPS`, () => slugOverHttps(story, story.operatorCa, 'story'));
+      },
+      14 * MINUTES,
+    );
+
+    it(
+      `${mode === 'ingress' ? 'Ingress' : 'Gateway API'}: a custom domain verified through the account API gets its certificate from Pebble through cert-manager and is served on it over HTTPS; removed, its certificate and route go`,
+      async () => {
+        const domain = `${mode}.${story.nodeEnv('ACME_ZONE')}`;
+        await timed(`${mode}: custom domain issued`, () => customDomainIssued(story, 'story', domain));
+        await timed(`${mode}: custom domain removed`, () => customDomainRemoved(story, 'story', domain));
+      },
+      10 * MINUTES,
+    );
+  }
 
   it(
     'takes a form submission and mails the notification through the SMTP Secret',
@@ -344,6 +367,9 @@ describe('the chart on a real node', () => {
         '/api/v1/namespaces/hostplane/services',
         '/apis/discovery.k8s.io/v1/namespaces/hostplane/endpointslices',
         '/apis/networking.k8s.io/v1/namespaces/hostplane/ingresses',
+        '/apis/gateway.networking.k8s.io/v1/namespaces/hostplane/gateways',
+        '/apis/gateway.networking.k8s.io/v1/namespaces/hostplane/httproutes',
+        '/apis/cert-manager.io/v1/namespaces/hostplane/certificates',
         '/apis/rbac.authorization.k8s.io/v1/namespaces/hostplane/roles',
       ];
       const left = await eventually(

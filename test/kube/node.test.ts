@@ -34,7 +34,7 @@ const hostPaths = [
 let hostPathsBefore: string[] = [];
 
 /** What the node leaves on the machine: all empty after down.sh. */
-function leftovers(stateDir: string): Record<string, string[]> {
+function leftovers(stateDir: string, nodeIp: string): Record<string, string[]> {
   const mounts = readFileSync('/proc/self/mountinfo', 'utf8')
     .split('\n')
     .map((line) => line.split(' ')[4] ?? '')
@@ -58,7 +58,19 @@ function leftovers(stateDir: string): Record<string, string[]> {
       ? ['/sys/fs/cgroup/kubepods']
       : [];
   const paths = hostPaths.filter((p) => existsSync(p) && !hostPathsBefore.includes(p));
-  return { mounts, links, chains, netns, cgroups, paths };
+  // Every process the node started names its state dir or the node's address (the host processes
+  // Pebble and pebble-challtestsrv, kubelet, containerd and its shims, ...).
+  const processes = readdirSync('/proc')
+    .filter((pid) => /^\d+$/.test(pid) && Number(pid) !== process.pid)
+    .map((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ').trim();
+      } catch {
+        return '';
+      }
+    })
+    .filter((cmd) => cmd.includes(`${stateDir}/`) || cmd.includes(nodeIp));
+  return { mounts, links, chains, netns, cgroups, paths, processes };
 }
 
 interface Named {
@@ -270,15 +282,16 @@ describe('the test node (kubelet, containerd, CNI, kube-proxy, CoreDNS)', () => 
     expect(left.split(' ').filter((name) => name === ns)).toEqual([]);
   }, 300_000);
 
-  it('down.sh stops everything and leaves no mounts, interfaces, iptables chains, netns, cgroups or host paths', async () => {
+  it('down.sh stops everything and leaves no mounts, interfaces, iptables chains, netns, cgroups, host paths or processes', async () => {
     await node.stop();
-    expect(leftovers(node.stateDir)).toEqual({
+    expect(leftovers(node.stateDir, node.env.NODE_IP ?? '10.200.0.1')).toEqual({
       mounts: [],
       links: [],
       chains: [],
       netns: [],
       cgroups: [],
       paths: [],
+      processes: [],
     });
     // Idempotent: a second run finds nothing to do.
     await node.stop();

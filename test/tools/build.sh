@@ -9,7 +9,11 @@
 #     packages it runs on (containerd, runc, CNI plugins, iptables, ...), installed when missing;
 #   - the PostgreSQL server binaries (initdb, postgres), installed with apt-get when missing;
 #   - Prometheus and promtool (test/tools/prometheus/go.mod) for the alert-rule tests and the node;
+#   - cert-manager's and the Gateway API's CRDs (test/tools/crds/go.mod) in the Go module cache;
 #   - mmdebstrap and umoci for the images without Docker (deploy/image/build.sh), with the node's packages.
+#   - for the node's ingress and TLS: Traefik (test/tools/traefik), cert-manager's controller, webhook
+#     and acmesolver (test/tools/cert-manager), the cert-manager and Gateway API CRDs (module cache)
+#     and Debian's pebble (the ACME server and its DNS).
 # Idempotent: a second run only checks and returns in well under a second.
 set -euo pipefail
 
@@ -34,9 +38,10 @@ pinned_version() { # <wrapper dir> <module>
   awk -v m="$2" '($1 == m || ($1 == "require" && $2 == m)) { for (i = 1; i <= NF; i++) if ($i ~ /^v[0-9]/) { print $i; exit } }' "$1/go.mod"
 }
 
-# The version of <module> a built binary carries in its build info ("mod <module> vX ...").
+# The version of <module> a built binary carries in its build info ("mod <module> vX ...", or
+# "dep <module> vX ..." when the main package is the wrapper's own, as cert-manager's are).
 built_version() { # <binary> <module>
-  go version -m "$1" 2>/dev/null | awk -v m="$2" '$1 == "mod" && $2 == m { print $3; exit }'
+  go version -m "$1" 2>/dev/null | awk -v m="$2" '($1 == "mod" || $1 == "dep") && $2 == m { print $3; exit }'
 }
 
 # ensure_go_tool <name> <wrapper dir> <module> <package> [ldflags...]
@@ -125,6 +130,67 @@ ensure_coredns() {
   ensure_go_tool coredns "$here/coredns" github.com/coredns/coredns github.com/coredns/coredns
 }
 
+# cert-manager's and the Gateway API's CRDs for the Site controller's tests: their modules, pinned
+# in test/tools/crds, into the Go module cache (nothing is built; test/support/kube/external-crds.ts
+# reads the YAML from there). Cached: a second run makes no network call.
+ensure_crd_modules() {
+  if ! command -v go >/dev/null 2>&1; then
+    log "no Go on PATH: the CRD modules of test/tools/crds are fetched when a test first needs them"
+    return
+  fi
+  (cd "$here/crds" && go mod download github.com/cert-manager/cert-manager sigs.k8s.io/gateway-api) ||
+    die "go mod download in test/tools/crds failed"
+  log "cert-manager and Gateway API CRD modules in the Go module cache"
+}
+
+# --- What a platform team installs beside Hostplane, for the test node --------------------------
+# Traefik (Ingress and the Gateway API) and cert-manager's controller, webhook and HTTP-01 solver
+# (no cainjector: up.sh puts the webhook's CA into its configurations). The node packs each binary
+# into an image. Pebble, the ACME server, is Debian's package (a node package below).
+
+ensure_traefik() {
+  local version
+  version="$(pinned_version "$here/traefik" github.com/traefik/traefik/v3)"
+  ensure_go_tool traefik "$here/traefik" github.com/traefik/traefik/v3 github.com/traefik/traefik/v3/cmd/traefik \
+    "-X github.com/traefik/traefik/v3/pkg/version.Version=$version"
+}
+
+ensure_cert_manager() {
+  local component version
+  for component in controller webhook acmesolver; do
+    version="$(pinned_version "$here/cert-manager/$component" github.com/cert-manager/cert-manager)"
+    ensure_go_tool "cert-manager-$component" "$here/cert-manager/$component" github.com/cert-manager/cert-manager . \
+      "-X github.com/cert-manager/cert-manager/pkg/util.AppVersion=$version"
+  done
+}
+
+# CRDs the node applies, copied from the module cache at the version test/tools/crds pins (the one
+# the Site controller's tests read too) into .cache/tools/crds/<name>.
+ensure_crds() { # <name> <module> <directory in the module>
+  local out="$tools_dir/crds/$1" version dir
+  set -- "$1" "$here/crds" "$2" "$3"
+  version="$(pinned_version "$2" "$3")"
+  if [ "$(cat "$out/.version" 2>/dev/null)" = "$version" ]; then
+    log "$1 CRDs $version present (.cache/tools/crds/$1)"
+    return
+  fi
+  command -v go >/dev/null 2>&1 || die "Go is not installed (needed to download the $1 CRDs)"
+  dir="$(cd "$2" && GOTOOLCHAIN=local GOFLAGS=-mod=mod go mod download -json "$3@$version" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')"
+  [ -d "$dir/$4" ] || die "no $4 in $3@$version (module cache: ${dir:-none})"
+  rm -rf "$out" && mkdir -p "$out"
+  find "$dir/$4" -maxdepth 1 -name '*.yaml' ! -name 'kustomization.yaml' ! -name '*vap*' -exec cp {} "$out/" \;
+  chmod u+w "$out"/*.yaml
+  echo "$version" >"$out/.version"
+  log "$1 CRDs $version copied into .cache/tools/crds/$1"
+}
+
+ensure_ingress_tools() {
+  ensure_traefik
+  ensure_cert_manager
+  ensure_crds cert-manager github.com/cert-manager/cert-manager deploy/crds
+  ensure_crds gateway-api sigs.k8s.io/gateway-api config/crd/standard
+}
+
 # --- PostgreSQL ------------------------------------------------------------------------------
 
 find_initdb() {
@@ -193,7 +259,10 @@ ensure_chromium() {
 # its own setting. CNI plugins (bridge, host-local, portmap, loopback), iptables for kube-proxy,
 # conntrack and socat for kubelet/kube-proxy, umoci and gcc to make the pause and CoreDNS images
 # (mmdebstrap and umoci also make the Hostplane and Litestream images: deploy/image/build.sh),
-# busybox-static for the test image (sh, wget, nslookup, httpd), jq for the scripts.
+# busybox-static for the test image (sh, wget, nslookup, httpd), jq and curl for the scripts, and
+# Pebble, Let's Encrypt's test ACME server, with pebble-challtestsrv (its DNS): Debian's 2.4.0 serves
+# what cert-manager needs (ACME, HTTP-01 through the ingress, a management endpoint for its roots)
+# and installs in seconds, where a build from the Go proxy would add minutes to a cold CI.
 # "<package>:<file that proves it is installed>"
 node_packages=(
   containerd:/usr/bin/containerd
@@ -209,6 +278,9 @@ node_packages=(
   gcc:/usr/bin/gcc
   libc6-dev:/usr/include/stdio.h
   jq:/usr/bin/jq
+  curl:/usr/bin/curl
+  pebble:/usr/bin/pebble
+  pebble:/usr/bin/pebble-challtestsrv
 )
 
 # --- Prometheus and promtool ------------------------------------------------------------------
@@ -265,6 +337,8 @@ ensure_mailpit
 ensure_litestream
 ensure_prometheus
 ensure_coredns
+ensure_crd_modules
+ensure_ingress_tools
 ensure_postgres
 ensure_chromium
 ensure_node_packages

@@ -190,6 +190,59 @@ include "hostplane.env.commonIn" (list . "/var/lib/hostplane")
   value: {{ include "hostplane.leaseName" . | quote }}
 - name: HOSTPLANE_RESYNC_SECONDS
   value: {{ .Values.config.resyncSeconds | toString | quote }}
+{{- with .Values.sites.tls.issuer.name }}
+- name: HOSTPLANE_TLS_ISSUER_NAME
+  value: {{ . | quote }}
+- name: HOSTPLANE_TLS_ISSUER_KIND
+  value: {{ $.Values.sites.tls.issuer.kind | quote }}
+{{- end }}
+{{- with .Values.sites.tls.wildcardSecret }}
+- name: HOSTPLANE_TLS_WILDCARD_SECRET
+  value: {{ . | quote }}
+{{- end }}
+- name: HOSTPLANE_ROUTING_MODE
+  value: {{ .Values.routing.mode | quote }}
+{{- if eq .Values.routing.mode "gateway" }}
+{{- $ref := include "hostplane.gatewayParentRef" . | fromYaml }}
+- name: HOSTPLANE_GATEWAY_NAME
+  value: {{ $ref.name | quote }}
+- name: HOSTPLANE_GATEWAY_NAMESPACE
+  value: {{ $ref.namespace | quote }}
+{{- with $ref.sectionName }}
+- name: HOSTPLANE_GATEWAY_SECTION
+  value: {{ . | quote }}
+{{- end }}
+{{- if .Values.gateway.create }}
+- name: HOSTPLANE_GATEWAY_LISTENERS
+  value: "true"
+- name: HOSTPLANE_GATEWAY_HTTPS_PORT
+  value: {{ .Values.gateway.listeners.https.port | toString | quote }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* The chart's Gateway for site hosts (gateway.create). */}}
+{{- define "hostplane.gatewayName" -}}
+{{- include "hostplane.componentName" (list . "sites") }}
+{{- end }}
+
+{{/*
+Where the Site HTTPRoutes attach, as YAML {name, namespace, sectionName}: gateway.parentRef, its
+empty fields filled from the chart's Gateway (its https listener when there is a wildcard Secret to
+serve it with, else its http listener).
+*/}}
+{{- define "hostplane.gatewayParentRef" -}}
+{{- $ref := .Values.gateway.parentRef }}
+{{- if and (not $ref.name) (not .Values.gateway.create) }}
+{{- fail "gateway.parentRef.name is required when gateway.create is false (routing.mode=gateway)" }}
+{{- end }}
+name: {{ default (include "hostplane.gatewayName" .) $ref.name | quote }}
+namespace: {{ default .Release.Namespace $ref.namespace | quote }}
+{{- if $ref.sectionName }}
+sectionName: {{ $ref.sectionName | quote }}
+{{- else if and .Values.gateway.create (not $ref.name) }}
+sectionName: {{ ternary "https" "http" (not (empty .Values.sites.tls.wildcardSecret)) | quote }}
+{{- end }}
 {{- end }}
 
 {{/* Pod pieces shared by every Hostplane pod ---------------------------------------------- */}}

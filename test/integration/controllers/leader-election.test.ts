@@ -138,7 +138,7 @@ describe('a status write from a stale cache', () => {
         // The reconciler reads only `get` and `list` of its Site cache.
         sites: { get, list: () => [live] },
         // No Ingress cached: the reconciler reads it from the API server.
-        ingresses: { get: () => undefined },
+        routes: { get: () => undefined },
       });
 
     // The API server answers the stale write with 409; the pass asks to be requeued shortly

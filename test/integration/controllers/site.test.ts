@@ -225,29 +225,30 @@ describe('a Site applied with kubectl', () => {
     expect(renamed.status?.url).toBe('http://journal.localhost:8080');
   });
 
-  it('adds a TLS section and the cert-manager annotation when TLS is set', async () => {
+  it('spec.tls names the issuer of its Certificates: without cert-manager’s CRD, CertificatesReady says so (no ingress-shim annotation)', async () => {
     await updateSpec('blog', (spec) => ({
       ...spec,
       tls: { issuerName: 'letsencrypt', issuerKind: 'ClusterIssuer' },
     }));
-    const ingress = await eventually('the Ingress to get TLS', async () => {
-      const i = await ingressOf('blog');
-      return i?.spec?.tls ? i : undefined;
-    });
-    expect(ingress.metadata?.annotations?.['cert-manager.io/cluster-issuer']).toBe('letsencrypt');
-    expect(ingress.spec?.tls).toEqual(
-      [{ hosts: hostsOf(ingress).sort(), secretName: 'site-blog-tls' }].map((t) => ({
-        ...t,
-        hosts: expect.arrayContaining(t.hosts),
-      })),
+    const certificatesReady = (site: SiteResource | undefined) =>
+      site?.status?.observedGeneration === site?.metadata.generation
+        ? site?.status?.conditions?.find((c) => c.type === 'CertificatesReady')
+        : undefined;
+    const missing = await eventually('CertificatesReady', async () =>
+      certificatesReady(await fx.sites.get('blog')),
     );
-    expect((await waitReady('blog')).status?.url).toBe('https://journal.localhost:8080');
+    expect(missing).toMatchObject({ status: 'False', reason: 'CertManagerMissing' });
+    // Routed all the same, over HTTP: no tls entry names a Secret nobody will fill.
+    const ingress = await ingressOf('blog');
+    expect(ingress?.metadata?.annotations?.['cert-manager.io/cluster-issuer']).toBeUndefined();
+    expect(ingress?.spec?.tls).toBeUndefined();
+    expect((await waitReady('blog')).status?.url).toBe('http://journal.localhost:8080');
 
     await updateSpec('blog', (spec) => ({ ...spec, tls: undefined }));
-    await eventually('the Ingress to lose TLS', async () => !(await ingressOf('blog'))?.spec?.tls);
-    expect(
-      (await ingressOf('blog'))?.metadata?.annotations?.['cert-manager.io/cluster-issuer'],
-    ).toBeUndefined();
+    await eventually('CertificatesReady to go', async () => {
+      const site = await fx.sites.get('blog');
+      return site?.status?.observedGeneration === site?.metadata.generation && !certificatesReady(site);
+    });
   });
 
   it('puts its Ingress back when someone edits it', async () => {

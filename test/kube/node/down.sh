@@ -201,8 +201,8 @@ if [ -e "$state/node.owner" ] && { [ ! -e "$owner_file" ] || [ "$(cat "$owner_fi
 fi
 
 mkdir -p "$logs"
-# The control loops first, so nothing restarts what is being stopped.
-stop 10 kube-proxy kubelet kube-scheduler kube-controller-manager
+# The control loops first, so nothing restarts what is being stopped; Pebble and its DNS (host processes).
+stop 10 kube-proxy kubelet kube-scheduler kube-controller-manager pebble challtestsrv
 stop_containers
 stop 10 containerd
 stop_shims

@@ -27,6 +27,25 @@ PV_SIZE=10Gi
 PAUSE_IMAGE=hostplane.test/pause:1
 COREDNS_IMAGE=hostplane.test/coredns:1
 BUSYBOX_IMAGE=hostplane.test/busybox:1
+# The add-ons a platform team installs beside Hostplane (up/ingress.sh, up/cert-manager.sh, up/acme.sh):
+# Traefik (Ingress and Gateway API) on the node's address, cert-manager, and Pebble (a test ACME
+# server) with pebble-challtestsrv (its DNS: every name is the node's address, TXT records set
+# through its management API; CoreDNS forwards ACME_ZONE to it).
+INGRESS_NAMESPACE=traefik
+INGRESS_CLASS=traefik
+GATEWAY_CLASS=traefik
+TRAEFIK_IMAGE=hostplane.test/traefik:1
+CERT_MANAGER_NAMESPACE=cert-manager
+CERT_MANAGER_CONTROLLER_IMAGE=hostplane.test/cert-manager-controller:1
+CERT_MANAGER_WEBHOOK_IMAGE=hostplane.test/cert-manager-webhook:1
+CERT_MANAGER_ACMESOLVER_IMAGE=hostplane.test/cert-manager-acmesolver:1
+CLUSTER_ISSUER=pebble
+PEBBLE_PORT=14000
+PEBBLE_MANAGEMENT_PORT=15000
+CHALLTESTSRV_DNS_PORT=8053
+CHALLTESTSRV_MANAGEMENT_PORT=8055
+ACME_ZONE=customer.test
+ACME_DNS="$NODE_IP:$CHALLTESTSRV_DNS_PORT"
 
 log() { printf '[node %s] %s\n' "$(date -u +%H:%M:%S)" "$*"; }
 die() {

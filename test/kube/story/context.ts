@@ -55,6 +55,8 @@ export class Story {
   apiKey = '';
   sqliteToken = '';
   formUuid = '';
+  /** The CA of the operator's wildcard certificate for the slug hosts (story/tls.ts). */
+  operatorCa = '';
 
   nodeEnv(key: string): string {
     const value = this.node.env[key];

@@ -10,6 +10,7 @@ import { createBucket, startMinio } from '../../support/minio.js';
 import { startPostgres } from '../../support/postgres.js';
 import { buildImages } from '../images.js';
 import { API_HOST, NS, SITES_DOMAIN, type Story } from './context.js';
+import { createWildcardSecret, WILDCARD_SECRET } from './tls.js';
 
 export async function setUpStory(story: Story, extra: { sqlite: Record<string, unknown> }): Promise<void> {
   story.node = await startNode();
@@ -43,6 +44,8 @@ export async function setUpStory(story: Story, extra: { sqlite: Record<string, u
     const res = await story.kube('POST', `/api/v1/namespaces/${NS}/secrets`, s);
     expect(res.status, JSON.stringify(res.body)).toBe(201);
   }
+  // The operator's certificate for *.<sites domain>, from a CA of the story's own.
+  story.operatorCa = await createWildcardSecret(story);
 
   const [repository, tag] = splitRef(images.hostplane.ref);
   const [lsRepository, lsTag] = splitRef(images.litestream.ref);
@@ -57,8 +60,18 @@ export async function setUpStory(story: Story, extra: { sqlite: Record<string, u
     },
     s3: { bucket, endpoint: minio.endpoint, region: minio.region, forcePathStyle: true },
     smtp: { existingSecret: 'hostplane-smtp' },
-    // No Ingress controller on this node: the test reaches the Services directly.
+    // The API host is reached through its Service; the site hosts through Traefik on the node's
+    // address (their Ingresses: the slug hosts with the wildcard Secret, each verified custom domain
+    // with a certificate cert-manager gets from the node's ClusterIssuer, Pebble).
     ingress: { enabled: false },
+    sites: {
+      ingressClassName: story.nodeEnv('INGRESS_CLASS'),
+      tls: {
+        wildcardSecret: WILDCARD_SECRET,
+        issuer: { kind: 'ClusterIssuer', name: story.nodeEnv('CLUSTER_ISSUER') },
+      },
+    },
+    routing: { mode: 'ingress' },
     api: { replicaCount: 2, resources: small, preStopSleepSeconds: 1 },
     edge: { replicaCount: 1, autoscaling: { enabled: false }, resources: small, preStopSleepSeconds: 1 },
     controller: { replicaCount: 2, resources: small },

@@ -44,6 +44,46 @@ describe('configuration', () => {
     });
   });
 
+  it('reads the site TLS and Gateway API routing settings (none unless set)', () => {
+    const cluster = { HOSTPLANE_KUBERNETES: 'true', HOSTPLANE_NAMESPACE: 'hosting' };
+    expect(loadConfig(cluster).kubernetes).not.toHaveProperty('tls');
+    expect(loadConfig(cluster).kubernetes).not.toHaveProperty('routing');
+    const config = loadConfig({
+      ...cluster,
+      HOSTPLANE_TLS_ISSUER_NAME: 'pebble',
+      HOSTPLANE_TLS_ISSUER_KIND: 'Issuer',
+      HOSTPLANE_TLS_WILDCARD_SECRET: 'sites-wildcard',
+      HOSTPLANE_ROUTING_MODE: 'gateway',
+      HOSTPLANE_GATEWAY_NAME: 'hostplane-sites',
+      HOSTPLANE_GATEWAY_SECTION: 'https',
+      HOSTPLANE_GATEWAY_LISTENERS: 'true',
+      HOSTPLANE_GATEWAY_HTTPS_PORT: '8443',
+    });
+    expect(config.kubernetes).toMatchObject({
+      tls: { issuer: { kind: 'Issuer', name: 'pebble' }, wildcardSecret: 'sites-wildcard' },
+      routing: {
+        mode: 'gateway',
+        parentRef: { name: 'hostplane-sites', namespace: 'hosting', sectionName: 'https' },
+        listeners: { httpsPort: 8443 },
+      },
+    });
+    // A Gateway of another namespace, no listeners of the controller's.
+    expect(
+      loadConfig({
+        ...cluster,
+        HOSTPLANE_ROUTING_MODE: 'gateway',
+        HOSTPLANE_GATEWAY_NAME: 'shared',
+        HOSTPLANE_GATEWAY_NAMESPACE: 'infra',
+      }).kubernetes?.routing,
+    ).toEqual({ mode: 'gateway', parentRef: { name: 'shared', namespace: 'infra' } });
+    // Gateway mode needs its Gateway; the mode and the issuer kind are closed lists.
+    expect(() => loadConfig({ ...cluster, HOSTPLANE_ROUTING_MODE: 'gateway' })).toThrow(
+      /HOSTPLANE_GATEWAY_NAME/,
+    );
+    expect(() => loadConfig({ ...cluster, HOSTPLANE_ROUTING_MODE: 'istio' })).toThrow(configInvalid);
+    expect(() => loadConfig({ ...cluster, HOSTPLANE_TLS_ISSUER_KIND: 'Vault' })).toThrow(configInvalid);
+  });
+
   it('refuses cluster settings that are not Kubernetes names', () => {
     expect(() =>
       loadConfig({ HOSTPLANE_KUBERNETES: 'true', HOSTPLANE_EDGE_SERVICE: 'Edge_Service' }),

@@ -1,0 +1,260 @@
+import { CustomObjectsApi } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiStatus } from '../../../src/kube/client.js';
+import type { SiteResource, SiteSpec } from '../../../src/kube/resources.js';
+import {
+  EDGE_SERVICE,
+  eventually,
+  startClusterFixture,
+  type ClusterFixture,
+} from '../../support/kube/cluster.js';
+import { certManagerCrds, gatewayApiCrds } from '../../support/kube/external-crds.js';
+import { applyOrThrow, installChartRbac, installCrds, renderChart } from '../../support/kube/helm.js';
+
+// routing.mode=gateway against a real kube-apiserver with the Gateway API's own CRDs: the chart's
+// Gateway is applied for real, the controller (as the chart's ServiceAccount) gives every Site an
+// HTTPRoute and every verified custom domain an HTTPS listener on that Gateway with its certificate.
+
+const ISSUER = { kind: 'ClusterIssuer' as const, name: 'pebble' };
+const WILDCARD = 'sites-wildcard-tls';
+const GATEWAY = 'hostplane-sites';
+const gw = { group: 'gateway.networking.k8s.io', version: 'v1' };
+const cm = { group: 'cert-manager.io', version: 'v1', plural: 'certificates' };
+
+let fx: ClusterFixture;
+let custom: CustomObjectsApi;
+
+interface Listener {
+  name: string;
+  hostname?: string;
+  port: number;
+  protocol: string;
+  tls?: { certificateRefs?: { name: string }[] };
+}
+interface Gateway {
+  metadata: { managedFields?: { manager?: string }[] };
+  spec: { listeners: Listener[] };
+}
+interface HttpRoute {
+  metadata: { ownerReferences?: { kind: string; name: string }[] };
+  spec: {
+    hostnames: string[];
+    parentRefs: { name: string; namespace?: string; sectionName?: string }[];
+    rules: { backendRefs: { name: string; port: number }[] }[];
+  };
+}
+
+beforeAll(async () => {
+  fx = await startClusterFixture('hp-gateway');
+  await installCrds(fx.env, [...(await gatewayApiCrds()), ...(await certManagerCrds())]);
+  const values = {
+    routing: { mode: 'gateway' },
+    gateway: { className: 'traefik' },
+    sites: { tls: { issuer: ISSUER, wildcardSecret: WILDCARD } },
+  };
+  // The chart's Gateway and redirect route, applied for real (the CRDs validate them).
+  const rendered = await renderChart({ namespace: fx.namespace, values });
+  await applyOrThrow(
+    fx.env,
+    rendered.filter((o) => o.apiVersion?.startsWith('gateway.networking.k8s.io/')),
+  );
+  const rbac = await installChartRbac(fx.env, fx.namespace, values);
+  custom = fx.env.kubeConfig().makeApiClient(CustomObjectsApi);
+  await fx.startController({
+    token: rbac.controllerToken,
+    kubernetes: {
+      tls: { issuer: ISSUER, wildcardSecret: WILDCARD },
+      routing: {
+        mode: 'gateway',
+        parentRef: { name: GATEWAY, namespace: fx.namespace, sectionName: 'https' },
+        listeners: { httpsPort: 443 },
+      },
+    },
+  });
+}, 180_000);
+
+afterAll(async () => {
+  await fx?.stop();
+});
+
+const applySite = (name: string, spec: Partial<SiteSpec> & { slug: string }) =>
+  fx.sites.create({ metadata: { name }, spec: spec as SiteSpec });
+
+async function updateSpec(name: string, change: (spec: SiteSpec) => SiteSpec): Promise<void> {
+  for (;;) {
+    const site = await fx.sites.get(name);
+    if (!site) throw new Error(`no Site ${name}`);
+    try {
+      await fx.sites.replace({ ...site, spec: change(site.spec) });
+      return;
+    } catch (err) {
+      if (apiStatus(err) !== 409) throw err;
+    }
+  }
+}
+
+const gateway = async (): Promise<Gateway> =>
+  (await custom.getNamespacedCustomObject({
+    ...gw,
+    plural: 'gateways',
+    namespace: fx.namespace,
+    name: GATEWAY,
+  })) as Gateway;
+
+async function routeOf(site: string): Promise<HttpRoute | undefined> {
+  try {
+    return (await custom.getNamespacedCustomObject({
+      ...gw,
+      plural: 'httproutes',
+      namespace: fx.namespace,
+      name: `site-${site}`,
+    })) as HttpRoute;
+  } catch (err) {
+    if (apiStatus(err) === 404) return undefined;
+    throw err;
+  }
+}
+
+async function certificateSecrets(site: string): Promise<Map<string, string>> {
+  const list = (await custom.listNamespacedCustomObject({
+    ...cm,
+    namespace: fx.namespace,
+    labelSelector: `hostplane.dev/site=${site}`,
+  })) as { items: { spec: { dnsNames: string[]; secretName: string } }[] };
+  return new Map(list.items.map((c) => [c.spec.dnsNames[0]!, c.spec.secretName]));
+}
+
+async function certificateNames(site: string): Promise<string[]> {
+  const list = (await custom.listNamespacedCustomObject({
+    ...cm,
+    namespace: fx.namespace,
+    labelSelector: `hostplane.dev/site=${site}`,
+  })) as { items: { metadata: { name: string } }[] };
+  return list.items.map((c) => c.metadata.name);
+}
+
+/** cert-manager's part: the Certificate is issued (Ready). */
+async function markIssued(name: string): Promise<void> {
+  for (;;) {
+    const current = (await custom.getNamespacedCustomObject({
+      ...cm,
+      namespace: fx.namespace,
+      name,
+    })) as object;
+    const status = {
+      conditions: [
+        {
+          type: 'Ready',
+          status: 'True',
+          reason: 'Ready',
+          message: 'Certificate is up to date and has not expired',
+          lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+        },
+      ],
+      notAfter: '2027-02-26T07:00:00Z',
+    };
+    try {
+      await custom.replaceNamespacedCustomObjectStatus({
+        ...cm,
+        namespace: fx.namespace,
+        name,
+        body: { ...current, status },
+      });
+      return;
+    } catch (err) {
+      if (apiStatus(err) !== 409) throw err;
+    }
+  }
+}
+
+const domainListeners = async () =>
+  (await gateway()).spec.listeners.filter((l) => l.name.startsWith('domain-'));
+
+const readySite = (name: string) =>
+  eventually(`Site ${name} Ready`, async () => {
+    const site = await fx.sites.get(name);
+    return site?.status?.observedGeneration === site?.metadata.generation &&
+      site?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')
+      ? (site as SiteResource)
+      : undefined;
+  });
+
+describe('routing.mode=gateway', () => {
+  it('a Site without custom domains gets an HTTPRoute on the https listener, no Ingress, and no Gateway listener', async () => {
+    await applySite('docs', { slug: 'docs' });
+    const site = await readySite('docs');
+    expect(site.status?.httpRouteName).toBe('site-docs');
+    const route = await routeOf('docs');
+    expect(route?.spec.hostnames).toEqual(['docs.localhost']);
+    expect(route?.spec.parentRefs).toMatchObject([
+      { name: GATEWAY, namespace: fx.namespace, sectionName: 'https' },
+    ]);
+    expect(route?.spec.rules[0]?.backendRefs).toMatchObject([
+      { name: EDGE_SERVICE.name, port: EDGE_SERVICE.port },
+    ]);
+    expect(route?.metadata.ownerReferences).toMatchObject([{ kind: 'Site', name: 'docs' }]);
+    const ingresses = await fx.networking.listNamespacedIngress({ namespace: fx.namespace });
+    expect(ingresses.items).toEqual([]);
+    expect(await domainListeners()).toEqual([]);
+    expect((await gateway()).metadata.managedFields?.map((f) => f.manager)).not.toContain(
+      'hostplane-controller-site-docs',
+    );
+  });
+
+  it('a verified custom domain gets its own HTTPS listener with its certificate once issued, and the route attaches to it', async () => {
+    await applySite('shop', { slug: 'shop', customDomains: ['shop.example.com'] });
+    // Not before its certificate is issued: a listener naming a missing Secret is invalid.
+    const [name] = await eventually('the Certificate of shop.example.com', async () => {
+      const names = await certificateNames('shop');
+      return names.length === 1 ? names : undefined;
+    });
+    expect(await domainListeners()).toEqual([]);
+    await markIssued(name!);
+    const listener = await eventually('the listener of shop.example.com', async () =>
+      (await domainListeners()).find((l) => l.hostname === 'shop.example.com'),
+    );
+    const secrets = await certificateSecrets('shop');
+    expect(listener).toMatchObject({
+      port: 443,
+      protocol: 'HTTPS',
+      tls: { certificateRefs: [{ name: secrets.get('shop.example.com') }] },
+    });
+    // The chart's own listeners are untouched.
+    expect((await gateway()).spec.listeners.map((l) => l.name)).toEqual(
+      expect.arrayContaining(['http', 'https', listener.name]),
+    );
+    const route = await eventually('the route on the listener', async () => {
+      const found = await routeOf('shop');
+      return found?.spec.parentRefs.length === 2 ? found : undefined;
+    });
+    expect(route.spec.hostnames).toEqual(['shop.localhost', 'shop.example.com']);
+    expect(route.spec.parentRefs.map((p) => p.sectionName)).toEqual(['https', listener.name]);
+  });
+
+  it('two Sites keep their own listeners; a removed domain takes its listener, route host and Certificate', async () => {
+    await applySite('blog', { slug: 'blog', customDomains: ['blog.example.org'] });
+    const [name] = await eventually('the Certificate of blog.example.org', async () => {
+      const names = await certificateNames('blog');
+      return names.length === 1 ? names : undefined;
+    });
+    await markIssued(name!);
+    await eventually('both listeners', async () => (await domainListeners()).length === 2);
+    await updateSpec('shop', (spec) => ({ ...spec, customDomains: [] }));
+    await eventually('shop.example.com’s listener gone', async () => {
+      const hosts = (await domainListeners()).map((l) => l.hostname);
+      return hosts.length === 1 && hosts[0] === 'blog.example.org';
+    });
+    await eventually('its route host gone', async () => (await routeOf('shop'))?.spec.hostnames.length === 1);
+    expect((await routeOf('shop'))?.spec.parentRefs.map((p) => p.sectionName)).toEqual(['https']);
+    expect((await certificateSecrets('shop')).size).toBe(0);
+  });
+
+  it('a deleted Site takes its HTTPRoute and its listeners', async () => {
+    expect((await routeOf('blog'))?.spec.hostnames).toEqual(['blog.localhost', 'blog.example.org']);
+    await fx.sites.delete('blog');
+    await eventually('the Site gone', async () => (await fx.sites.get('blog')) === undefined);
+    expect(await routeOf('blog')).toBeUndefined();
+    expect(await domainListeners()).toEqual([]);
+    expect((await gateway()).spec.listeners.map((l) => l.name)).toEqual(['http', 'https']);
+  });
+});
