@@ -25,7 +25,7 @@ export async function serve(config: Config, role: Role): Promise<number> {
   const stopTracing = process.env.OTEL_EXPORTER_OTLP_ENDPOINT
     ? (await import('../observability/otel.js')).startTracing(role)
     : undefined;
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel, undefined, config.logFormat);
   // Signals are handled from the start: before start-up is over (a pod waiting for its schema,
   // a port that already answers /healthz) there is nothing to drain, so the process just ends.
   let started = false;

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { AppError } from '../errors/index.js';
+import { logFormatSchema, type LogFormatSetting } from './logging.js';
 import { siteRouting, type RoutingConfig, type SiteTlsConfig } from './site-routing.js';
 
 const booleanFromEnv = z
@@ -158,6 +159,8 @@ export const configSchema = z.object({
   // died without a goodbye is waited for until its lease ends: the switch then takes the window).
   HOSTPLANE_EDGE_LEASE_MS: z.coerce.number().int().min(200).max(600_000).default(5000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  // auto | json | pretty (src/config/logging.ts): auto is readable on a terminal, JSON otherwise.
+  HOSTPLANE_LOG_FORMAT: logFormatSchema,
   // Cluster mode: Site custom resources are applied and reconciled (see docs/operators/resources.md).
   HOSTPLANE_KUBERNETES: booleanFromEnv.default(false),
   HOSTPLANE_NAMESPACE: z.string().regex(dnsLabel, 'must be a namespace name').optional(),
@@ -201,6 +204,8 @@ export interface Config {
   /** Express's `trust proxy` value: false, 'loopback', a hop count, or an IP/CIDR list. */
   trustProxy: false | string | number;
   logLevel: RawConfig['LOG_LEVEL'];
+  /** How log lines are written: auto (pretty on a terminal, else JSON), json or pretty. */
+  logFormat: LogFormatSetting;
   /** Notification mail: SMTP (none: logged, kept in the outbox), sender, retries. */
   mail: MailConfig;
   /** The account area: invite-only or open sign-up; custom domains proven by DNS or not at all. */
@@ -365,6 +370,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
           ? Number(c.HOSTPLANE_TRUST_PROXY)
           : c.HOSTPLANE_TRUST_PROXY,
     logLevel: c.LOG_LEVEL,
+    logFormat: c.HOSTPLANE_LOG_FORMAT,
     accounts: {
       signup: c.HOSTPLANE_SIGNUP,
       domainVerification: c.HOSTPLANE_DOMAIN_VERIFICATION,

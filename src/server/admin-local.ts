@@ -16,7 +16,7 @@ export async function runAdminLocally<C extends AdminCommand>(
   input: AdminInput<C>,
 ): Promise<Record<string, unknown>> {
   // stderr: stdout carries the command's (JSON) output.
-  const logger = createLogger(config.logLevel, process.stderr);
+  const logger = createLogger(config.logLevel, process.stderr, config.logFormat);
   // PostgreSQL: the schema must be current (`hostplane migrate` first); PGlite migrates itself.
   const store = await openStoreForRole(config, { policy: 'check', logger });
   try {

@@ -32,7 +32,7 @@ export async function startController(
     throw new AppError('CONFIG_INVALID', {
       message: 'the controller role needs cluster mode: set HOSTPLANE_KUBERNETES=true',
     });
-  const logger = options.logger ?? createLogger(config.logLevel);
+  const logger = options.logger ?? createLogger(config.logLevel, undefined, config.logFormat);
   const ownsStore = !options.store;
   const store = await openStoreForRole(config, {
     policy: 'wait',

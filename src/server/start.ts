@@ -74,7 +74,7 @@ export interface StartOptions {
 /** Wires the services for a role and starts listening. */
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   const role = options.role ?? 'all';
-  const logger = options.logger ?? createLogger(config.logLevel);
+  const logger = options.logger ?? createLogger(config.logLevel, undefined, config.logFormat);
   const ownsStore = !options.store;
   // Checked before anything starts: an extension the server cannot serve is a configuration error.
   const fileTypes = fileTypesWith(config.extraFileTypes);

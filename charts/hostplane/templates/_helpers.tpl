@@ -126,6 +126,9 @@ include "hostplane.env.commonIn" (list . "/var/lib/hostplane")
   value: {{ $dataDir }}
 - name: LOG_LEVEL
   value: {{ $root.Values.config.logLevel | quote }}
+{{- /* Always JSON in the cluster (the log collector reads it), even in a container given a TTY. */}}
+- name: HOSTPLANE_LOG_FORMAT
+  value: "json"
 - name: DATABASE_URL
   valueFrom:
     secretKeyRef:
