@@ -3,7 +3,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { ErrorBody } from '../../errors/index.js';
 import { packageVersion } from '../../version.js';
 import { ApiRefused, ApiUnavailable } from '../errors.js';
-import { exchange, type Answered, type Exchange } from './http.js';
+import { exchange, IdleTimeout, type Answered, type Exchange } from './http.js';
 
 const USER_AGENT = `hostplane-cli/${packageVersion()}`;
 
@@ -14,12 +14,16 @@ const BASE_DELAY_MS = 500;
 const MAX_DELAY_MS = 10_000;
 /** A Retry-After longer than this is not waited for: the call fails (exit 5) instead. */
 const MAX_RETRY_AFTER_MS = 60_000;
+/** A request with no byte sent or received for this long is abandoned (and retried, when repeatable). */
+export const IDLE_TIMEOUT_MS = 120_000;
 
 export type OnRetry = (what: string, attempt: number, waitMs: number, reason: string) => void;
 
 export interface ApiOptions {
   baseUrl: string;
   apiKey: string;
+  /** Inactivity timeout of each request (IDLE_TIMEOUT_MS unless set; tests set it short). */
+  idleTimeoutMs?: number;
 }
 
 /** A 429 the caller paces itself for (uploads: see upload.ts) instead of the retries here. */
@@ -47,7 +51,7 @@ export interface MultipartBody {
 }
 type Body = { json: unknown } | BlobBody | MultipartBody;
 
-/** The deploy API over fetch, with retries of transient failures (backoff, Retry-After honoured). */
+/** The deploy API over node:http(s) (http.ts), with retries of transient failures (backoff, Retry-After honoured). */
 export class DeployApi {
   /** Called before each retry (a note for the user; the progress display takes it over). */
   onRetry: OnRetry | undefined;
@@ -62,8 +66,14 @@ export class DeployApi {
     return this.request<T>('GET', path);
   }
 
-  post<T>(path: string, json?: unknown): Promise<Answer<T>> {
-    return this.request<T>('POST', path, json === undefined ? undefined : { json });
+  /**
+   * A POST. `repeatable: false` for one whose repeat would do it twice (creating a deploy): a
+   * request abandoned for silence is then not sent again, since the server may have acted on it.
+   */
+  post<T>(path: string, json?: unknown, options: { repeatable?: boolean } = {}): Promise<Answer<T>> {
+    return this.request<T>('POST', path, json === undefined ? undefined : { json }, false, {
+      repeatable: options.repeatable,
+    });
   }
 
   /**
@@ -89,7 +99,7 @@ export class DeployApi {
     path: string,
     body?: Body,
     throwThrottled = false,
-    limits: { maxAttempts?: number; timeoutMs?: number } = {},
+    limits: { maxAttempts?: number; timeoutMs?: number; repeatable?: boolean } = {},
   ): Promise<Answer<T>> {
     const url = new URL(`${this.options.baseUrl}${path}`);
     const what = `${method} ${url.pathname}`;
@@ -100,6 +110,7 @@ export class DeployApi {
         res = await exchange(url, {
           ...init(this.options.apiKey, method, body),
           timeoutMs: limits.timeoutMs,
+          idleMs: this.options.idleTimeoutMs ?? IDLE_TIMEOUT_MS,
         });
       } catch (err) {
         const reason = networkReason(err);
@@ -108,6 +119,10 @@ export class DeployApi {
         if (reason === 'ENOTFOUND')
           throw new ApiUnavailable(
             `${what}: ENOTFOUND (1 attempt: the host name ${url.hostname} does not resolve; check --api or HOSTPLANE_API_URL)`,
+          );
+        if (err instanceof IdleTimeout && limits.repeatable === false)
+          throw new ApiUnavailable(
+            `${what}: ${reason} (not sent again: the server may have acted on it; ${this.options.baseUrl} not answering)`,
           );
         if (attempt >= maxAttempts)
           throw new ApiUnavailable(
@@ -152,7 +167,7 @@ export class DeployApi {
   }
 }
 
-function init(apiKey: string, method: string, body: Body | undefined): Exchange {
+function init(apiKey: string, method: string, body: Body | undefined): Omit<Exchange, 'idleMs'> {
   const headers: Record<string, string> = {
     'x-api-key': apiKey,
     accept: 'application/json',
@@ -207,6 +222,7 @@ function asErrorBody(parsed: unknown, status: number, text: string): ErrorBody {
 
 /** The network's reason: the error's code (ECONNREFUSED, ENOTFOUND, ETIMEDOUT…), or its message. */
 function networkReason(err: unknown): string {
+  if (err instanceof IdleTimeout) return err.message;
   const e = err as { code?: string; message?: string; cause?: { code?: string; message?: string } };
   return e.code ?? e.cause?.code ?? e.cause?.message ?? e.message ?? String(err);
 }

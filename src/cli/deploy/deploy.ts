@@ -84,12 +84,16 @@ export async function deployCommand(api: DeployApi, io: Io, options: DeployOptio
   // already; the storage left is the server's to know).
   const sizes = Object.fromEntries(manifest.map((f) => [f.sitePath, f.size]));
   const created = (
-    await api.post<DeployJson & { required: string[] }>('/api/v1/deploys', {
-      files,
-      sizes,
-      ...(options.draft ? { draft: true } : {}),
-      ...(options.message === undefined ? {} : { message: options.message }),
-    })
+    await api.post<DeployJson & { required: string[] }>(
+      '/api/v1/deploys',
+      {
+        files,
+        sizes,
+        ...(options.draft ? { draft: true } : {}),
+        ...(options.message === undefined ? {} : { message: options.message }),
+      },
+      { repeatable: false },
+    )
   ).body;
   phase('create');
   const plan = planUploads(manifest, created.required);

@@ -19,6 +19,21 @@ export interface Exchange {
   body?: Uint8Array | (() => Readable);
   /** The whole exchange is cut after this long (an `ETIMEDOUT` error). */
   timeoutMs?: number;
+  /**
+   * The exchange fails (IdleTimeout) once no byte has been sent or received for this long, from
+   * the connection on: a server or proxy that accepts and never answers, or a reused keep-alive
+   * socket dropped on the way, does not hang the command. Not a deadline: a large upload that keeps
+   * moving is never cut.
+   */
+  idleMs: number;
+}
+
+/** No byte either way for `idleMs` (the request has been abandoned; the server may have acted on it). */
+export class IdleTimeout extends Error {
+  readonly code = 'ETIMEDOUT';
+  constructor(readonly idleMs: number) {
+    super(`ETIMEDOUT: nothing sent or received for ${idleMs / 1000} s`);
+  }
 }
 
 export interface Answered {
@@ -62,6 +77,13 @@ export function exchange(url: URL, sent: Exchange): Promise<Answered> {
     // write's own failure after it (EPIPE, ECONNRESET) is not the outcome.
     req.on('error', (err) => {
       if (!answered) fail(err);
+    });
+    // The socket's own inactivity timer: reads and writes both reset it, connecting included.
+    req.setTimeout(sent.idleMs, () => {
+      const err = new IdleTimeout(sent.idleMs);
+      // Also while the answer's body is read: a body cut short by it is the timeout, not an answer.
+      fail(err);
+      req.destroy(err);
     });
     if (sent.timeoutMs !== undefined)
       timer = setTimeout(
