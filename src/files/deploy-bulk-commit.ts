@@ -135,16 +135,20 @@ async function writeAndRecord(
   parts: VerifiedPart[],
   generations: Map<string, number>,
 ): Promise<string[]> {
-  const written = writeAll(blobs, parts);
+  const writes = writeAll(blobs, parts);
   const kept: string[] = [];
   try {
     for (let i = 0; i < parts.length; i += RECORD_CHUNK) {
-      await Promise.all(written.slice(i, i + RECORD_CHUNK));
+      await Promise.all(writes.written.slice(i, i + RECORD_CHUNK));
       kept.push(...(await recordBatch(db, deploy, parts.slice(i, i + RECORD_CHUNK), generations)));
     }
+  } catch (err) {
+    // No blob written from here on would be recorded: the writes not started yet are skipped.
+    writes.stopped = true;
+    throw err;
   } finally {
-    // A failure stops the recording; the writes under way end before the request answers.
-    await Promise.allSettled(written);
+    // The writes under way end before the request answers (none left behind).
+    await Promise.allSettled(writes.written);
   }
   return kept;
 }
@@ -152,23 +156,35 @@ async function writeAndRecord(
 /**
  * Starts every write, at most WRITES_AT_ONCE at a time and in order: one promise per part, each
  * already handled (a failure is seen where the caller awaits it, never as an unhandled rejection).
+ * The first failed write, or the caller setting `stopped` (a failed record), stops the writes not
+ * started yet: they reject without writing (else they would write blobs nobody records, for the
+ * sweep to remove, and hold the error's answer back until they end).
  */
-function writeAll(blobs: BlobStore, parts: VerifiedPart[]): Promise<void>[] {
+function writeAll(blobs: BlobStore, parts: VerifiedPart[]): { written: Promise<void>[]; stopped: boolean } {
   let active = 0;
   const waiting: (() => void)[] = [];
-  const written = parts.map(async (p) => {
+  const writes = { written: [] as Promise<void>[], stopped: false };
+  writes.written = parts.map(async (p) => {
     if (active >= WRITES_AT_ONCE) await new Promise<void>((resolve) => waiting.push(resolve));
+    if (writes.stopped) {
+      waiting.shift()?.();
+      // Rejected, not resolved: a blob not written is never recorded, whoever awaits it.
+      throw new Error(`blob ${p.hash} not written: an earlier write or record of the batch failed`);
+    }
     active++;
     try {
       const key = blobKeyForHash(p.hash);
       if (!(p.bytes.length >= HEAD_FIRST_MIN_BYTES && (await blobs.head(key)))) await blobs.put(key, p.bytes);
+    } catch (err) {
+      writes.stopped = true;
+      throw err;
     } finally {
       active--;
       waiting.shift()?.();
     }
   });
-  for (const w of written) w.catch(() => undefined);
-  return written;
+  for (const w of writes.written) w.catch(() => undefined);
+  return writes;
 }
 
 /**
