@@ -124,6 +124,9 @@ describe('routing.mode=gateway', () => {
       spec: { parentRefs: { name: string; sectionName: string }[]; rules: { filters: unknown[] }[] };
     })[];
     expect(redirect?.spec.parentRefs).toEqual([{ name: 'hostplane-sites', sectionName: 'http' }]);
+    // It names no host: a pending custom domain's own route on the http listener (exact host
+    // name) takes precedence, so that domain is served over HTTP until its listener exists.
+    expect(redirect?.spec).not.toHaveProperty('hostnames');
     expect(redirect?.spec.rules[0]?.filters).toEqual([
       { type: 'RequestRedirect', requestRedirect: { scheme: 'https', statusCode: 301 } },
     ]);

@@ -328,6 +328,16 @@ describe('routing.mode=gateway', () => {
     await eventually('cafe gone', async () => (await fx.sites.get('cafe')) === undefined);
   });
 
+  it('a deleted Site with a pending domain takes its plain HTTP route too', async () => {
+    await applySite('pend', { slug: 'pend', customDomains: ['pend.example.io'] });
+    const plain = await eventually('the plain HTTP route', () => routeOf('pend', true));
+    expect(plain.spec.hostnames).toEqual(['pend.example.io']);
+    await fx.sites.delete('pend');
+    await eventually('the Site gone', async () => (await fx.sites.get('pend')) === undefined);
+    expect(await routeOf('pend', true)).toBeUndefined();
+    expect(await routeOf('pend')).toBeUndefined();
+  });
+
   it('a deleted Site takes its HTTPRoute and its listeners', async () => {
     expect((await routeOf('blog'))?.spec.hostnames).toEqual(['blog.localhost', 'blog.example.org']);
     await fx.sites.delete('blog');
