@@ -78,24 +78,43 @@ function isApiMissing(err: unknown): boolean {
 }
 
 /**
- * Server-side applies the wanted Certificates and deletes this Site's others (with their Secrets:
- * cert-manager leaves a Secret behind unless it runs with --enable-certificate-owner-ref). Returns
- * the Certificates as they now are, by host. Throws CertificateApiMissing without the CRD.
+ * Server-side applies the wanted Certificates. Returns them as they now are, by host. Throws
+ * CertificateApiMissing without the CRD. Those the Site no longer wants are left for
+ * pruneCertificates, once the route has stopped naming their Secrets.
  */
-export async function syncCertificates(
+export async function applyCertificates(
   context: SiteContext,
   site: SiteResource,
   wanted: readonly WantedCertificate[],
   issuer: Issuer | undefined,
 ): Promise<Map<string, CertificateObject>> {
   const current = new Map<string, CertificateObject>();
-  if (wanted.length === 0 && !(await hasAnyCertificate(context, site))) return current;
+  if (!issuer) return current;
   try {
     for (const certificate of wanted) {
-      if (!issuer) break;
       current.set(certificate.host, await applyCertificate(context, site, certificate, issuer));
     }
-    const keep = new Set(wanted.map((c) => c.name));
+  } catch (err) {
+    if (isApiMissing(err)) throw new CertificateApiMissing(err);
+    throw err;
+  }
+  return current;
+}
+
+/**
+ * Deletes this Site's Certificates that are not wanted, with their Secrets (cert-manager leaves a
+ * Secret behind unless it runs with --enable-certificate-owner-ref). Only after the Ingress or
+ * HTTPRoute (and the Gateway's listeners) stopped naming those Secrets: Traefik drops a whole
+ * Ingress whose tls names a missing Secret, the Site's other hosts with it.
+ */
+export async function pruneCertificates(
+  context: SiteContext,
+  site: SiteResource,
+  wanted: readonly WantedCertificate[],
+): Promise<void> {
+  if (wanted.length === 0 && !(await hasAnyCertificate(context, site))) return;
+  const keep = new Set(wanted.map((c) => c.name));
+  try {
     for (const stale of await listSiteCertificates(context, site)) {
       if (!keep.has(stale.metadata?.name ?? '')) await deleteCertificate(context, stale);
     }
@@ -103,7 +122,6 @@ export async function syncCertificates(
     if (isApiMissing(err)) throw new CertificateApiMissing(err);
     throw err;
   }
-  return current;
 }
 
 /** Deletes every Certificate of the Site and its Secret (a deleted Site; tolerates a missing CRD). */

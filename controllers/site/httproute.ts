@@ -10,8 +10,9 @@ import { isControlledBy, siteObjectLabels, siteOwnerReference, type OwnedMetadat
  * Gateway API routing (HOSTPLANE_ROUTING_MODE=gateway): an HTTPRoute per Site instead of the
  * Ingress, attached to the configured parentRef. The Gateway terminates TLS, so a custom domain's
  * certificate must reach a listener: with HOSTPLANE_GATEWAY_LISTENERS the controller adds one
- * HTTPS listener per domain to that Gateway (named domain-<hash>, its certificateRef the domain's
- * Secret) and attaches the route to it. Listeners are server-side applied under a field manager
+ * HTTPS listener per issued domain to that Gateway (named domain-<hash>, its certificateRef the
+ * domain's Secret; the slug host gets one too when no wildcard Secret covers it) and attaches the
+ * route to it. Listeners are server-side applied under a field manager
  * per Site: Gateway listeners are a list map keyed by name, so each Site owns exactly its own
  * entries, and an apply without one removes it. (A ListenerSet per Site would lift the Gateway's
  * 64-listener cap, but Traefik does not implement ListenerSet yet.)
@@ -26,9 +27,10 @@ type GatewayRouting = Extract<
 
 interface GatewayObject extends KubernetesObject {
   metadata?: KubernetesObject['metadata'] & { managedFields?: { manager?: string }[] };
+  spec?: { listeners?: { name: string }[] };
 }
 
-/** The listener of a custom domain: DNS-label-safe and stable. */
+/** The listener of a host with a certificate of its own (a custom domain, a slug host): stable. */
 export const listenerNameFor = (host: string): string =>
   `domain-${createHash('sha256').update(host).digest('hex').slice(0, 16)}`;
 
@@ -41,20 +43,34 @@ function gatewayRouting(context: SiteContext): GatewayRouting {
   return routing;
 }
 
+/** The plain-HTTP listener of the chart's Gateway (ACME challenges, the redirect to HTTPS). */
+export const HTTP_LISTENER = 'http';
+
+/** The route of a Site's hosts still without an HTTPS listener, on HTTP_LISTENER. */
+export const httpRouteNameFor = (siteName: string): string => `http-site-${siteName}`.slice(0, 253);
+
+type Route = KubernetesObject & {
+  metadata?: OwnedMetadata;
+  spec?: { parentRefs?: { sectionName?: string }[] };
+};
+
 /**
  * Applies the Site's listeners (when the controller manages them), then its HTTPRoute: slug host
- * and routed domains to the edge Service. An HTTPRoute of that name that this Site does not
- * control is left alone, as is a Gateway that does not exist (reported, looked at again).
+ * and routed domains to the edge Service, then removes the listeners the route no longer attaches
+ * to (never before the route stopped naming them). An HTTPRoute of that name that this Site does
+ * not control is left alone, as is a Gateway that does not exist (reported, looked at again).
+ * Returns the hosts served over HTTPS: the slug host under a wildcard Secret, and each host with a
+ * listener of its own (issued custom domains; the slug host without a wildcard Secret).
  */
 export async function applySiteHttpRoute(
   context: SiteContext,
   site: SiteResource,
   hosts: SiteHosts,
-): Promise<{ name: string } | Refusal> {
+): Promise<{ name: string; httpsHosts: Set<string> } | Refusal> {
   const routing = gatewayRouting(context);
   const kube = context.config.kubernetes;
   const name = ingressNameFor(site.metadata.name);
-  const existing = await readRoute(context, name);
+  const existing = (await readRoute(context, name)) as Route | undefined;
   if (existing && !isControlledBy(existing.metadata, site)) {
     return {
       refused: `HTTPRoute ${name} exists and is not controlled by this Site`,
@@ -62,20 +78,27 @@ export async function applySiteHttpRoute(
     };
   }
   const { parentRef } = routing;
-  const listenerDomains = routing.listeners ? hosts.domains.filter((d) => hosts.secrets.has(d)) : [];
+  const wildcard = kube.tls?.wildcardSecret;
+  const listenerHosts = routing.listeners
+    ? [hosts.slugHost, ...hosts.domains].filter((host) => {
+        const secret = hosts.secrets.get(host);
+        return secret !== undefined && secret !== wildcard;
+      })
+    : [];
+  const httpsHosts = new Set([...(wildcard ? [hosts.slugHost] : []), ...listenerHosts]);
+  // The listeners the route attached to until now stay until it no longer does.
+  const attached = (existing?.spec?.parentRefs ?? [])
+    .map((p) => p.sectionName ?? '')
+    .filter((section) => section.startsWith('domain-'));
+  let leaving: string[] = [];
   if (routing.listeners) {
-    const applied = await applySiteListeners(
-      context,
-      site,
-      hosts,
-      listenerDomains,
-      routing.listeners.httpsPort,
-    );
-    if (applied) return applied;
+    const applied = await applySiteListeners(context, site, hosts, listenerHosts, attached);
+    if (!Array.isArray(applied)) return applied;
+    leaving = applied;
   }
   const parentRefs = [
     { group: 'gateway.networking.k8s.io', kind: 'Gateway', ...parentRef },
-    ...listenerDomains.map((host) => ({
+    ...listenerHosts.map((host) => ({
       group: 'gateway.networking.k8s.io',
       kind: 'Gateway',
       name: parentRef.name,
@@ -83,6 +106,56 @@ export async function applySiteHttpRoute(
       sectionName: listenerNameFor(host),
     })),
   ];
+  await applyRoute(context, site, name, parentRefs, [hosts.slugHost, ...hosts.domains]);
+  await applyPlainHttpRoute(context, site, hosts, httpsHosts);
+  if (leaving.length > 0) await applySiteListeners(context, site, hosts, listenerHosts, []);
+  return { name, httpsHosts };
+}
+
+/**
+ * Behind an HTTPS section of the chart's Gateway (a wildcard Secret), HTTP is redirected to HTTPS:
+ * a host without an HTTPS listener yet (a custom domain whose certificate is not issued, or with no
+ * issuer at all) would be unreachable. A second route attaches those hosts to the `http` listener,
+ * so they are served over HTTP meanwhile (as behind an Ingress): its exact host names take
+ * precedence over the redirect route, which names none. Gone once every host has a listener.
+ */
+async function applyPlainHttpRoute(
+  context: SiteContext,
+  site: SiteResource,
+  hosts: SiteHosts,
+  httpsHosts: ReadonlySet<string>,
+): Promise<void> {
+  const routing = gatewayRouting(context);
+  const section = routing.parentRef.sectionName;
+  const plain =
+    routing.listeners && section && section !== HTTP_LISTENER
+      ? [hosts.slugHost, ...hosts.domains].filter((host) => !httpsHosts.has(host))
+      : [];
+  const name = httpRouteNameFor(site.metadata.name);
+  if (plain.length > 0) {
+    const parentRef = { ...routing.parentRef, sectionName: HTTP_LISTENER };
+    await applyRoute(
+      context,
+      site,
+      name,
+      [{ group: 'gateway.networking.k8s.io', kind: 'Gateway', ...parentRef }],
+      plain,
+    );
+    return;
+  }
+  // Only one this controller made can be there: its routes are in the cache.
+  const cached = context.routes.get(context.clients.namespace, name) as Route | undefined;
+  if (cached && isControlledBy(cached.metadata, site)) await deleteRoute(context, name);
+}
+
+async function applyRoute(
+  context: SiteContext,
+  site: SiteResource,
+  name: string,
+  parentRefs: object[],
+  hostnames: string[],
+): Promise<void> {
+  const kube = context.config.kubernetes;
   const route = {
     apiVersion: GATEWAY_API_VERSION,
     kind: 'HTTPRoute',
@@ -94,7 +167,7 @@ export async function applySiteHttpRoute(
     },
     spec: {
       parentRefs,
-      hostnames: [hosts.slugHost, ...hosts.domains],
+      hostnames,
       rules: [
         {
           matches: [{ path: { type: 'PathPrefix', value: '/' } }],
@@ -111,21 +184,36 @@ export async function applySiteHttpRoute(
     true,
     PatchStrategy.ServerSideApply,
   );
-  return { name };
+}
+
+async function deleteRoute(context: SiteContext, name: string): Promise<void> {
+  try {
+    await context.clients.objects.delete({
+      apiVersion: GATEWAY_API_VERSION,
+      kind: 'HTTPRoute',
+      metadata: { name, namespace: context.clients.namespace },
+    });
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
+  }
 }
 
 /**
- * One HTTPS listener per domain with a certificate, applied under the Site's own field manager.
- * Skipped when the Site has none and never had any (no write per pass for most Sites).
+ * One HTTPS listener per host with a certificate of its own, applied under the Site's own field
+ * manager, and kept: those of `keep` (listener names) still on the Gateway, as they are. Returns
+ * the names kept that are not wanted (to release once the route no longer names them). Skipped
+ * when the Site has none and never had any (no write per pass for most Sites).
  */
 async function applySiteListeners(
   context: SiteContext,
   site: SiteResource,
   hosts: SiteHosts,
-  domains: readonly string[],
-  httpsPort: number,
-): Promise<Refusal | undefined> {
-  const { parentRef } = gatewayRouting(context);
+  listenerHosts: readonly string[],
+  keep: readonly string[],
+): Promise<Refusal | string[]> {
+  const routing = gatewayRouting(context);
+  const { parentRef } = routing;
+  const httpsPort = routing.listeners?.httpsPort ?? 443;
   const manager = listenerManagerFor(site);
   let gateway: GatewayObject;
   try {
@@ -142,8 +230,8 @@ async function applySiteListeners(
     };
   }
   const hadListeners = (gateway.metadata?.managedFields ?? []).some((f) => f.manager === manager);
-  if (domains.length === 0 && !hadListeners) return undefined;
-  const listeners = domains.map((host) => ({
+  if (listenerHosts.length === 0 && !hadListeners) return [];
+  const wanted: object[] = listenerHosts.map((host) => ({
     name: listenerNameFor(host),
     hostname: host,
     port: httpsPort,
@@ -154,6 +242,11 @@ async function applySiteListeners(
     },
     allowedRoutes: { namespaces: { from: 'Same' } },
   }));
+  const wantedNames = new Set(listenerHosts.map(listenerNameFor));
+  const kept = (gateway.spec?.listeners ?? []).filter(
+    (l) => keep.includes(l.name) && !wantedNames.has(l.name),
+  );
+  const listeners = [...wanted, ...kept];
   const patch = {
     apiVersion: GATEWAY_API_VERSION,
     kind: 'Gateway',
@@ -169,28 +262,20 @@ async function applySiteListeners(
     true,
     PatchStrategy.ServerSideApply,
   );
-  return undefined;
+  return kept.map((l) => l.name);
 }
 
 /** Deletes the Site's HTTPRoute (if it controls it) and takes its listeners off the Gateway. */
 export async function deleteSiteHttpRoute(context: SiteContext, site: SiteResource): Promise<void> {
   const routing = gatewayRouting(context);
   const name = ingressNameFor(site.metadata.name);
-  const route = await readRoute(context, name);
-  if (route && isControlledBy(route.metadata, site)) {
-    try {
-      await context.clients.objects.delete({
-        apiVersion: GATEWAY_API_VERSION,
-        kind: 'HTTPRoute',
-        metadata: { name, namespace: context.clients.namespace },
-      });
-    } catch (err) {
-      if (!isNotFound(err)) throw err;
-    }
+  for (const routeName of [name, httpRouteNameFor(site.metadata.name)]) {
+    const route = await readRoute(context, routeName);
+    if (route && isControlledBy(route.metadata, site)) await deleteRoute(context, routeName);
   }
   if (routing.listeners) {
     const hosts = { slugHost: '', domains: [], secrets: new Map<string, string>() };
-    await applySiteListeners(context, site, hosts, [], routing.listeners.httpsPort);
+    await applySiteListeners(context, site, hosts, [], []);
   }
 }
 

@@ -18,7 +18,7 @@ export async function applySiteIngress(
   context: SiteContext,
   site: SiteResource,
   hosts: SiteHosts,
-): Promise<{ name: string } | Refusal> {
+): Promise<{ name: string; httpsHosts: Set<string> } | Refusal> {
   const kube = context.config.kubernetes;
   const name = ingressNameFor(site.metadata.name);
   const existing = await readIngress(context, name);
@@ -30,9 +30,11 @@ export async function applySiteIngress(
   }
   const all = [hosts.slugHost, ...hosts.domains];
   const backend = { service: { name: kube.edgeService.name, port: { number: kube.edgeService.port } } };
-  const tls: V1IngressTLS[] = all
-    .filter((host) => hosts.secrets.has(host))
-    .map((host) => ({ hosts: [host], secretName: hosts.secrets.get(host) }));
+  const httpsHosts = all.filter((host) => hosts.secrets.has(host));
+  const tls: V1IngressTLS[] = httpsHosts.map((host) => ({
+    hosts: [host],
+    secretName: hosts.secrets.get(host),
+  }));
   const ingress: V1Ingress = {
     apiVersion: 'networking.k8s.io/v1',
     kind: 'Ingress',
@@ -56,7 +58,7 @@ export async function applySiteIngress(
     true,
     PatchStrategy.ServerSideApply,
   );
-  return { name };
+  return { name, httpsHosts: new Set(httpsHosts) };
 }
 
 /**

@@ -5,7 +5,7 @@ import type { SiteContext } from './context.js';
 import { linkSite } from './database-link.js';
 import { applySiteHttpRoute } from './httproute.js';
 import { applySiteIngress } from './ingress.js';
-import { certificatesNeedPolling, reconcileSiteTls } from './site-tls.js';
+import { certificatesNeedPolling, pruneSiteTls, reconcileSiteTls } from './site-tls.js';
 import { writeRoutedStatus } from './status.js';
 
 /**
@@ -44,6 +44,8 @@ export async function orchestrateSite(
     ? await applySiteHttpRoute(context, site, tls.hosts)
     : await applySiteIngress(context, site, tls.hosts);
   if (isRefusal(route)) return { ...route, resource: site };
+  // Only now that the route no longer names them: a removed host's Certificate and Secret.
+  await pruneSiteTls(context, site, tls);
 
   const notReady = await writeRoutedStatus(context, site, {
     siteId: linked.siteId,
@@ -53,6 +55,7 @@ export async function orchestrateSite(
     ...(gateway ? { httpRouteName: route.name } : { ingressName: route.name }),
     apiKeySecretName: linked.apiKeySecretName,
     tls,
+    httpsHosts: route.httpsHosts,
   });
   // A taken slug or domain may be released later: look again without waiting for the resync.
   return notReady || certificatesNeedPolling(context, tls) ? { requeueAfterMs: WAITING_RETRY_MS } : undefined;

@@ -4,7 +4,14 @@ import {
   certificateState,
   type CertificateOutcome,
 } from './certificate-status.js';
-import { CertificateApiMissing, issuerFor, syncCertificates, wantedCertificates } from './certificates.js';
+import {
+  applyCertificates,
+  CertificateApiMissing,
+  issuerFor,
+  pruneCertificates,
+  wantedCertificates,
+  type WantedCertificate,
+} from './certificates.js';
 import type { SiteContext, SiteHosts } from './context.js';
 import { trackSiteCertificates } from './metrics.js';
 
@@ -12,11 +19,13 @@ import { trackSiteCertificates } from './metrics.js';
 export interface SiteTls {
   hosts: SiteHosts;
   certificates: CertificateOutcome;
+  /** The Certificates the Site wants: the others go in pruneSiteTls, after the route is applied. */
+  wanted: WantedCertificate[];
 }
 
 /**
- * The TLS half of a pass: the Certificates the Site's hosts need are made (and those it no longer
- * needs removed), their states read from what the API server answered, Events recorded for the
+ * The TLS half of a pass: the Certificates the Site's hosts need are made (those it no longer
+ * needs are removed by pruneSiteTls, after the route), their states read from what the API server answered, Events recorded for the
  * states that changed; each host is given its Secret: the wildcard Secret for the slug host, a
  * Certificate's Secret for the others once it is issued. Without cert-manager's CRD the Site is routed all the same,
  * without those Secrets, and its CertificatesReady condition says why.
@@ -34,7 +43,7 @@ export async function reconcileSiteTls(
   const secrets = new Map<string, string>(wildcard ? [[slugHost, wildcard]] : []);
   const states = new Map<string, CertificateStatus>();
   try {
-    const applied = await syncCertificates(context, site, wanted, issuer);
+    const applied = await applyCertificates(context, site, wanted, issuer);
     for (const certificate of wanted) {
       const object = applied.get(certificate.host);
       const state = certificateState(certificate, object);
@@ -50,6 +59,7 @@ export async function reconcileSiteTls(
     return {
       hosts: { slugHost, domains, secrets },
       certificates: { apiMissing: err.message, hosts: states },
+      wanted,
     };
   }
   recordCertificateTransitions(context, site, slugHost, states);
@@ -57,7 +67,7 @@ export async function reconcileSiteTls(
     site.metadata.uid ?? site.metadata.name,
     [...states.values()].map((s) => s.state),
   );
-  return { hosts: { slugHost, domains, secrets }, certificates: { hosts: states } };
+  return { hosts: { slugHost, domains, secrets }, certificates: { hosts: states }, wanted };
 }
 
 /** Whether to look again without a Certificate event: no informer tells us, or the CRD is missing. */
@@ -65,4 +75,18 @@ export function certificatesNeedPolling(context: SiteContext, tls: SiteTls): boo
   if ('apiMissing' in tls.certificates) return true;
   const unsettled = [...tls.certificates.hosts.values()].some((s) => s.state !== 'Ready');
   return unsettled && !context.certificates?.hasSynced();
+}
+
+/**
+ * Deletes the Certificates (and Secrets) the Site no longer wants: called once the Ingress or
+ * HTTPRoute that stopped naming them was applied, never before (a route apply that fails leaves
+ * them, and the next pass tries again). Nothing to do without cert-manager's CRD.
+ */
+export async function pruneSiteTls(context: SiteContext, site: SiteResource, tls: SiteTls): Promise<void> {
+  if ('apiMissing' in tls.certificates) return;
+  try {
+    await pruneCertificates(context, site, tls.wanted);
+  } catch (err) {
+    if (!(err instanceof CertificateApiMissing)) throw err;
+  }
 }

@@ -22,6 +22,8 @@ export interface RoutedSite {
   httpRouteName?: string;
   apiKeySecretName: string | undefined;
   tls: SiteTls;
+  /** The hosts the route serves over HTTPS (a Secret, and with a Gateway a listener, for each). */
+  httpsHosts: ReadonlySet<string>;
 }
 
 /**
@@ -70,7 +72,7 @@ export async function writeRoutedStatus(
   const status: Omit<SiteStatus, 'observedGeneration'> = {
     conditions: certificatesReady ? [ready, certificatesReady] : [ready],
     siteId: routed.siteId,
-    url: siteUrlFor(context, routing.slug, tls.hosts.secrets.has(slugHost)),
+    url: siteUrlFor(context, routing.slug, routed.httpsHosts.has(slugHost)),
     ingressName: routed.ingressName,
     httpRouteName: routed.httpRouteName,
     certificate: certificates.get(slugHost),

@@ -239,6 +239,9 @@ serve it with, else its http listener).
 {{- if and (not $ref.name) (not .Values.gateway.create) }}
 {{- fail "gateway.parentRef.name is required when gateway.create is false (routing.mode=gateway)" }}
 {{- end }}
+{{- if and .Values.gateway.create $ref.name (or (ne $ref.name (include "hostplane.gatewayName" .)) (and $ref.namespace (ne $ref.namespace .Release.Namespace))) }}
+{{- fail (printf "gateway.parentRef names the Gateway %s/%s while gateway.create is true: the controller adds its listeners (and has RBAC) on the chart's Gateway %s only. Set gateway.create=false to attach the routes to %s, or leave gateway.parentRef.name empty" (default .Release.Namespace $ref.namespace) $ref.name (include "hostplane.gatewayName" .) $ref.name) }}
+{{- end }}
 name: {{ default (include "hostplane.gatewayName" .) $ref.name | quote }}
 namespace: {{ default .Release.Namespace $ref.namespace | quote }}
 {{- if $ref.sectionName }}

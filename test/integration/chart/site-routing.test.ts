@@ -124,6 +124,9 @@ describe('routing.mode=gateway', () => {
       spec: { parentRefs: { name: string; sectionName: string }[]; rules: { filters: unknown[] }[] };
     })[];
     expect(redirect?.spec.parentRefs).toEqual([{ name: 'hostplane-sites', sectionName: 'http' }]);
+    // It names no host: a pending custom domain's own route on the http listener (exact host
+    // name) takes precedence, so that domain is served over HTTP until its listener exists.
+    expect(redirect?.spec).not.toHaveProperty('hostnames');
     expect(redirect?.spec.rules[0]?.filters).toEqual([
       { type: 'RequestRedirect', requestRedirect: { scheme: 'https', statusCode: 301 } },
     ]);
@@ -184,5 +187,30 @@ describe('routing.mode=gateway', () => {
       'gateway.parentRef.name is required',
     );
     expect(await failure({ routing: { mode: 'istio' } })).toMatch(/routing/);
+    // Its own Gateway and another one's listener: the controller's listeners and its RBAC are the
+    // chart's Gateway's, so every pass would be refused (403) on the other.
+    expect(
+      await failure({
+        routing: { mode: 'gateway' },
+        gateway: { className: 'traefik', parentRef: { name: 'shared', namespace: 'infra' } },
+      }),
+    ).toContain('gateway.parentRef names the Gateway infra/shared while gateway.create is true');
+    expect(
+      await failure({
+        routing: { mode: 'gateway' },
+        gateway: { className: 'traefik', parentRef: { name: 'hostplane-sites', namespace: 'elsewhere' } },
+      }),
+    ).toContain('Set gateway.create=false');
+  });
+
+  it('with the chart’s Gateway named in gateway.parentRef (a listener of it): rendered, with its listeners and RBAC', async () => {
+    const { envOf, rulesFor } = await render({
+      routing: { mode: 'gateway' },
+      gateway: { className: 'traefik', parentRef: { name: 'hostplane-sites', sectionName: 'http' } },
+    });
+    expect(envOf('HOSTPLANE_GATEWAY_NAME')).toBe('hostplane-sites');
+    expect(envOf('HOSTPLANE_GATEWAY_SECTION')).toBe('http');
+    expect(envOf('HOSTPLANE_GATEWAY_LISTENERS')).toBe('true');
+    expect(rulesFor('gateways')[0]?.resourceNames).toEqual(['hostplane-sites']);
   });
 });

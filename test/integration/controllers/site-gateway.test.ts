@@ -1,4 +1,4 @@
-import { CustomObjectsApi } from '@kubernetes/client-node';
+import { CustomObjectsApi, Watch } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiStatus } from '../../../src/kube/client.js';
 import type { SiteResource, SiteSpec } from '../../../src/kube/resources.js';
@@ -101,13 +101,14 @@ const gateway = async (): Promise<Gateway> =>
     name: GATEWAY,
   })) as Gateway;
 
-async function routeOf(site: string): Promise<HttpRoute | undefined> {
+/** The Site's HTTPRoute, or (plain) the one of its hosts still served over HTTP. */
+async function routeOf(site: string, plain = false): Promise<HttpRoute | undefined> {
   try {
     return (await custom.getNamespacedCustomObject({
       ...gw,
       plural: 'httproutes',
       namespace: fx.namespace,
-      name: `site-${site}`,
+      name: plain ? `http-site-${site}` : `site-${site}`,
     })) as HttpRoute;
   } catch (err) {
     if (apiStatus(err) === 404) return undefined;
@@ -209,10 +210,22 @@ describe('routing.mode=gateway', () => {
       return names.length === 1 ? names : undefined;
     });
     expect(await domainListeners()).toEqual([]);
+    // Meanwhile it is served over HTTP (HTTP is otherwise redirected to the wildcard listener,
+    // which does not cover it): a route of its own on the http listener.
+    const plain = await eventually('the plain HTTP route', () => routeOf('shop', true));
+    expect(plain.spec.hostnames).toEqual(['shop.example.com']);
+    expect(plain.spec.parentRefs).toMatchObject([
+      { name: GATEWAY, namespace: fx.namespace, sectionName: 'http' },
+    ]);
+    expect(plain.spec.rules[0]?.backendRefs).toMatchObject([
+      { name: EDGE_SERVICE.name, port: EDGE_SERVICE.port },
+    ]);
     await markIssued(name!);
     const listener = await eventually('the listener of shop.example.com', async () =>
       (await domainListeners()).find((l) => l.hostname === 'shop.example.com'),
     );
+    // Issued: HTTPS only (the redirect answers HTTP), no plain route left.
+    await eventually('the plain HTTP route gone', async () => (await routeOf('shop', true)) === undefined);
     const secrets = await certificateSecrets('shop');
     expect(listener).toMatchObject({
       port: 443,
@@ -247,6 +260,82 @@ describe('routing.mode=gateway', () => {
     await eventually('its route host gone', async () => (await routeOf('shop'))?.spec.hostnames.length === 1);
     expect((await routeOf('shop'))?.spec.parentRefs.map((p) => p.sectionName)).toEqual(['https']);
     expect((await certificateSecrets('shop')).size).toBe(0);
+  });
+
+  it('a removed domain’s listener goes after the route stopped naming it, its Secret after that', async () => {
+    await applySite('cafe', { slug: 'cafe', customDomains: ['cafe.example.net'] });
+    const [name] = await eventually('the Certificate of cafe.example.net', async () => {
+      const names = await certificateNames('cafe');
+      return names.length === 1 ? names : undefined;
+    });
+    const secretName = (await certificateSecrets('cafe')).get('cafe.example.net')!;
+    await fx.core.createNamespacedSecret({
+      namespace: fx.namespace,
+      body: {
+        metadata: { name: secretName },
+        type: 'kubernetes.io/tls',
+        stringData: { 'tls.crt': '', 'tls.key': '' },
+      },
+    });
+    await markIssued(name!);
+    const listener = await eventually('the listener of cafe.example.net', async () =>
+      (await domainListeners()).find((l) => l.hostname === 'cafe.example.net'),
+    );
+    await eventually('the route on it', async () =>
+      (await routeOf('cafe'))?.spec.parentRefs.some((p) => p.sectionName === listener.name),
+    );
+    // etcd revisions order the writes: when the route dropped the listener, when the Gateway
+    // dropped it, when the Secret was deleted.
+    const at: { route?: number; listener?: number; secret?: number } = {};
+    const watch = new Watch(fx.env.kubeConfig());
+    const rv = (o: { metadata: { resourceVersion: string } }) => Number(o.metadata.resourceVersion);
+    const from = (await fx.core.listNamespacedSecret({ namespace: fx.namespace })).metadata?.resourceVersion;
+    const watches = await Promise.all([
+      watch.watch(
+        `/apis/gateway.networking.k8s.io/v1/namespaces/${fx.namespace}/httproutes`,
+        { resourceVersion: from },
+        (_type: string, o: HttpRoute & { metadata: { name: string; resourceVersion: string } }) => {
+          if (
+            o.metadata.name === 'site-cafe' &&
+            !o.spec.parentRefs.some((p) => p.sectionName === listener.name)
+          )
+            at.route ??= rv(o);
+        },
+        () => undefined,
+      ),
+      watch.watch(
+        `/apis/gateway.networking.k8s.io/v1/namespaces/${fx.namespace}/gateways`,
+        { resourceVersion: from },
+        (_type: string, o: Gateway & { metadata: { resourceVersion: string } }) => {
+          if (!o.spec.listeners.some((l) => l.name === listener.name)) at.listener ??= rv(o);
+        },
+        () => undefined,
+      ),
+      watch.watch(
+        `/api/v1/namespaces/${fx.namespace}/secrets`,
+        { resourceVersion: from },
+        (type: string, o: { metadata: { name: string; resourceVersion: string } }) => {
+          if (type === 'DELETED' && o.metadata.name === secretName) at.secret = rv(o);
+        },
+        () => undefined,
+      ),
+    ]);
+    await updateSpec('cafe', (spec) => ({ ...spec, customDomains: [] }));
+    await eventually('all three seen', async () => at.route && at.listener && at.secret);
+    for (const w of watches) w.abort();
+    expect(at.route! < at.listener! && at.listener! < at.secret!, JSON.stringify(at)).toBe(true);
+    await fx.sites.delete('cafe');
+    await eventually('cafe gone', async () => (await fx.sites.get('cafe')) === undefined);
+  });
+
+  it('a deleted Site with a pending domain takes its plain HTTP route too', async () => {
+    await applySite('pend', { slug: 'pend', customDomains: ['pend.example.io'] });
+    const plain = await eventually('the plain HTTP route', () => routeOf('pend', true));
+    expect(plain.spec.hostnames).toEqual(['pend.example.io']);
+    await fx.sites.delete('pend');
+    await eventually('the Site gone', async () => (await fx.sites.get('pend')) === undefined);
+    expect(await routeOf('pend', true)).toBeUndefined();
+    expect(await routeOf('pend')).toBeUndefined();
   });
 
   it('a deleted Site takes its HTTPRoute and its listeners', async () => {
