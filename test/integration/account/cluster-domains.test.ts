@@ -51,7 +51,8 @@ describe('custom domains changed concurrently in cluster mode (a real kube-apise
   });
 
   const platform = () => fx.hostplane.services.platform;
-  const specDomains = async (name: string) => [...((await fx.sites.get(name))?.spec.customDomains ?? [])].sort();
+  const specDomains = async (name: string) =>
+    [...((await fx.sites.get(name))?.spec.customDomains ?? [])].sort();
   const databaseDomains = async (siteId: number) => (await platform().domains.hostnames(siteId)).sort();
   /** What a Site controller pass does to the database: route exactly the spec's domains. */
   const controllerPass = async (name: string, siteId: number) => {
@@ -59,14 +60,22 @@ describe('custom domains changed concurrently in cluster mode (a real kube-apise
     await platform().applyRouting(siteId, spec.slug, spec.customDomains ?? []);
   };
   const holdSitePatch = (name: string) =>
-    proxy.holdNext((r) => r.method === 'PATCH' && new URL(r.path, 'http://x').pathname.endsWith(`/sites/${name}`));
+    proxy.holdNext(
+      (r) => r.method === 'PATCH' && new URL(r.path, 'http://x').pathname.endsWith(`/sites/${name}`),
+    );
   const newSite = async (slug: string) => {
     const owner = await invitedOwner(api, `${slug}@example.com`);
-    const created = await call(api, 'POST', '/api/v1/account/sites', { json: { slug }, headers: owner.bearer });
+    const created = await call(api, 'POST', '/api/v1/account/sites', {
+      json: { slug },
+      headers: owner.bearer,
+    });
     expect(created.status).toBe(201);
     const siteId = created.body.site.id as number;
     const attach = (hostname: string) =>
-      call(api, 'POST', `/api/v1/account/sites/${siteId}/domains`, { json: { hostname }, headers: owner.bearer });
+      call(api, 'POST', `/api/v1/account/sites/${siteId}/domains`, {
+        json: { hostname },
+        headers: owner.bearer,
+      });
     const detach = (hostname: string) =>
       call(api, 'DELETE', `/api/v1/account/sites/${siteId}/domains/${hostname}`, { headers: owner.bearer });
     return { siteId, attach, detach };
