@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningController } from '../../../src/server/index.js';
 import { call, invitedOwner } from '../../support/account-api.js';
@@ -100,6 +101,37 @@ describe('custom domains changed concurrently in cluster mode (a real kube-apise
     await controllerPass('race-pass', siteId);
     expect(await specDomains('race-pass')).toEqual(['www.pass.example']);
     expect(await databaseDomains(siteId)).toEqual(['www.pass.example']);
+  });
+
+  it('attaches a domain while a controller pass inserts the same one, without a deadlock', async () => {
+    const { siteId, attach } = await newSite('race-lock');
+    // A controller pass as applyRouting makes it: the site row locked, then the spec's domains
+    // inserted. The attach arrives between the two.
+    const pass = new pg.Client({ connectionString: fx.hostplane.config.databaseUrl });
+    await pass.connect();
+    try {
+      await pass.query('begin');
+      await pass.query('select id from sites where id = $1 for update', [siteId]);
+      const attaching = attach('www.lock.example');
+      await eventually('the attach to wait for a lock', async () => {
+        // Read afresh each time: within a transaction pg_stat_activity is one snapshot.
+        await pass.query('select pg_stat_clear_snapshot()');
+        const { rows } = await pass.query(
+          `select 1 from pg_stat_activity
+            where datname = current_database() and pid <> pg_backend_pid() and wait_event_type = 'Lock'`,
+        );
+        return rows.length > 0;
+      });
+      await pass.query(
+        'insert into custom_domains (hostname, site_id) values ($1, $2) on conflict do nothing',
+        ['www.lock.example', siteId],
+      );
+      await pass.query('commit');
+      expect((await attaching).status).toBe(201);
+    } finally {
+      await pass.end();
+    }
+    expect(await databaseDomains(siteId)).toEqual(['www.lock.example']);
   });
 
   describe('with the controller running', () => {
