@@ -134,6 +134,27 @@ describe('custom domains changed concurrently in cluster mode (a real kube-apise
     expect(await databaseDomains(siteId)).toEqual(['www.lock.example']);
   });
 
+  it('takes a domain out of the spec again when another site attached it meanwhile', async () => {
+    const first = await newSite('race-taken-a');
+    const second = await newSite('race-taken-b');
+
+    // The first site's write to its resource is slow; the second site attaches the name meanwhile.
+    holdSitePatch('race-taken-a');
+    const attaching = first.attach('www.taken.example');
+    await proxy.held();
+    expect((await second.attach('www.taken.example')).status).toBe(201);
+    proxy.release();
+    const refused = await attaching;
+    expect(refused.status).toBe(409);
+    expect(refused.body.error).toBe('DOMAIN_TAKEN');
+
+    // The name stays where the database put it: not left in the loser's spec.
+    expect(await specDomains('race-taken-a')).toEqual([]);
+    expect(await specDomains('race-taken-b')).toEqual(['www.taken.example']);
+    expect(await databaseDomains(first.siteId)).toEqual([]);
+    expect(await databaseDomains(second.siteId)).toEqual(['www.taken.example']);
+  });
+
   describe('with the controller running', () => {
     let controller: RunningController;
     beforeAll(async () => {
