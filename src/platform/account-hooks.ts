@@ -1,5 +1,6 @@
 import type { RateLimiter } from '../ratelimit/index.js';
 import type { Plan, PlanType } from './plans.js';
+import type { DomainSpec } from './domains.js';
 
 /** The usage the platform does not keep itself: forms, submissions and SQLite (their domains count). */
 export interface ExtraUsage {
@@ -55,8 +56,8 @@ export interface AccountHooks {
   siteCreated?(site: { siteId: number; slug: string }): Promise<unknown>;
   /** Deletes the site with its files, forms and SQLite databases (cluster mode: through its resource). */
   deleteSite(siteId: number): Promise<void>;
-  /** Cluster mode: the site's custom domains changed (the Site resource holds them). */
-  domainsChanged?(siteId: number, hostnames: string[]): Promise<void>;
+  /** Cluster mode: the site's Site resource, which holds its custom domains (written before the database). */
+  domainSpec?(siteId: number): DomainSpec;
   forms: {
     /** The form's notification address (null: the account's), undefined when the site has no such form. */
     notification(siteId: number, formId: number): Promise<FormNotification | undefined>;

@@ -161,9 +161,7 @@ export function accountSiteRoutes(deps: {
     },
   });
 
-  const domainsChanged = async (siteId: number) => {
-    if (hooks.domainsChanged) await hooks.domainsChanged(siteId, await platform.domains.hostnames(siteId));
-  };
+  const domainSpec = (siteId: number) => hooks.domainSpec?.(siteId);
 
   registry.add(router, {
     method: 'get',
@@ -206,8 +204,7 @@ export function accountSiteRoutes(deps: {
           message: `This site has ${MAX_DOMAINS_PER_SITE} custom domains (attached or pending), the most it can have: detach one first.`,
           limit: MAX_DOMAINS_PER_SITE,
         });
-      const domain = await platform.domains.request(site.id, hostname);
-      if (domain.status === 'active') await domainsChanged(site.id);
+      const domain = await platform.domains.request(site.id, hostname, domainSpec(site.id));
       res.status(domain.status === 'active' ? 201 : 202).json({ success: true, domain });
     },
   });
@@ -225,8 +222,7 @@ export function accountSiteRoutes(deps: {
     responses: { 200: { description: 'Attached', schema: s.domainResponse } },
     handler: async ({ req, res }) => {
       const site = await ownSite(req);
-      const domain = await platform.domains.verify(site.id, String(req.params.hostname));
-      await domainsChanged(site.id);
+      const domain = await platform.domains.verify(site.id, String(req.params.hostname), domainSpec(site.id));
       res.json({ success: true, domain });
     },
   });
@@ -245,9 +241,8 @@ export function accountSiteRoutes(deps: {
     handler: async ({ req, res }) => {
       const site = await ownSite(req);
       const hostname = String(req.params.hostname).slice(0, 253);
-      if (!(await platform.domains.detach(site.id, hostname)))
+      if (!(await platform.domains.detach(site.id, hostname, domainSpec(site.id))))
         throw new AppError('NOT_FOUND', { message: `The site has no domain ${hostname}.` });
-      await domainsChanged(site.id);
       res.json({ success: true, message: `${hostname} detached.` });
     },
   });

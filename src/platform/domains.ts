@@ -5,7 +5,7 @@ import { AppError } from '../errors/index.js';
 import { dbOp } from '../observability/index.js';
 import type { Db } from '../store/index.js';
 import { notifySiteEvent } from './site-events.js';
-import { customDomains, domainClaims } from './tables.js';
+import { customDomains, domainClaims, sites } from './tables.js';
 
 /** How a custom domain's ownership is proven: a DNS TXT record, or not at all (local use). */
 export type DomainVerification = 'dns' | 'off';
@@ -37,6 +37,18 @@ export const systemTxtLookup: TxtLookup = async (name) => {
     return [];
   }
 };
+
+/**
+ * Cluster mode: the site's Site resource, whose spec.customDomains the controller mirrors into
+ * the database (deleting any domain it does not list). Each call edits that one hostname in the
+ * resource's own current list, conditional on its resourceVersion (retried on a concurrent
+ * write), so two calls at once never undo each other. A site without a resource: both no-ops.
+ */
+export interface DomainSpec {
+  /** Adds `hostname`; true when this call added it (it was not listed). */
+  add(hostname: string): Promise<boolean>;
+  remove(hostname: string): Promise<void>;
+}
 
 /**
  * Custom domains an owner attaches from the account API. With `dns` a domain waits as a claim
@@ -87,11 +99,14 @@ export class Domains {
     ];
   }
 
-  /** Asks for `hostname` on the site: attached at once without verification, else a pending claim. */
-  async request(siteId: number, input: string): Promise<DomainState> {
+  /**
+   * Asks for `hostname` on the site: attached at once without verification, else a pending claim.
+   * `spec`: the site's Site resource (cluster mode), which an attach writes first.
+   */
+  async request(siteId: number, input: string, spec?: DomainSpec): Promise<DomainState> {
     const hostname = this.normalize(input);
     await this.refuseTaken(siteId, hostname);
-    if (this.options.verification === 'off') return this.attach(siteId, hostname);
+    if (this.options.verification === 'off') return this.attach(siteId, hostname, spec);
     const token = randomBytes(16).toString('hex');
     const [claim] = await this.db
       .insert(domainClaims)
@@ -102,7 +117,7 @@ export class Domains {
   }
 
   /** Attaches a pending domain once its TXT record is found. */
-  async verify(siteId: number, input: string): Promise<DomainState> {
+  async verify(siteId: number, input: string, spec?: DomainSpec): Promise<DomainState> {
     const hostname = this.normalize(input);
     const [claim] = await this.db
       .select()
@@ -120,13 +135,26 @@ export class Domains {
         record: recordName(hostname),
         value: recordValue(claim.token),
       });
-    return this.attach(siteId, hostname);
+    return this.attach(siteId, hostname, spec);
   }
 
-  /** Detaches a domain (or drops its claim); false when the site has neither. */
-  async detach(siteId: number, input: string): Promise<boolean> {
+  /**
+   * Detaches a domain (or drops its claim); false when the site has neither. With `spec` the
+   * domain leaves the Site resource first (see attach): a controller pass in between deletes it
+   * from the database too, which is what the owner asked for.
+   */
+  async detach(siteId: number, input: string, spec?: DomainSpec): Promise<boolean> {
     const hostname = input.trim().toLowerCase().replace(/\.$/, '');
-    return dbOp('detach_domain', () =>
+    let wasAttached = false;
+    if (spec) {
+      const [attached] = await this.db
+        .select({ hostname: customDomains.hostname })
+        .from(customDomains)
+        .where(and(eq(customDomains.siteId, siteId), eq(customDomains.hostname, hostname)));
+      wasAttached = attached !== undefined;
+      if (wasAttached) await spec.remove(hostname);
+    }
+    const detached = await dbOp('detach_domain', () =>
       this.db.transaction(async (tx) => {
         const claims = await tx
           .delete(domainClaims)
@@ -140,9 +168,10 @@ export class Domains {
         return claims.length + routed.length > 0;
       }),
     );
+    return detached || wasAttached;
   }
 
-  /** The site's hostnames once `hostname` is added or removed (cluster mode writes them to the Site resource). */
+  /** The site's attached hostnames. */
   async hostnames(siteId: number): Promise<string[]> {
     const rows = await this.db
       .select({ hostname: customDomains.hostname })
@@ -168,9 +197,31 @@ export class Domains {
     if (holder && holder.siteId !== siteId) throw new AppError('DOMAIN_TAKEN', { hostname });
   }
 
-  private async attach(siteId: number, hostname: string): Promise<DomainState> {
+  /**
+   * With `spec` (cluster mode) the Site resource is written before the database, never after: the
+   * controller mirrors the spec into the database, so a pass that ran between a database insert
+   * and the spec write would delete the domain the owner is about to be told is attached. Spec
+   * first, a pass in between only inserts it early (the insert here then finds it). Should the
+   * database then refuse it (another site took it meanwhile), it leaves the spec again.
+   */
+  private async attach(siteId: number, hostname: string, spec?: DomainSpec): Promise<DomainState> {
+    const added = spec ? await spec.add(hostname) : false;
+    try {
+      return await this.attachRow(siteId, hostname);
+    } catch (err) {
+      // Best effort: a domain left listed is one the controller reports as taken, never routed.
+      if (added) await spec?.remove(hostname).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  private async attachRow(siteId: number, hostname: string): Promise<DomainState> {
     return dbOp('attach_domain', () =>
       this.db.transaction(async (tx) => {
+        // The site row first, as the controller's applyRouting takes it (FOR UPDATE) before it
+        // inserts the spec's domains: the insert's foreign-key check would take it after the
+        // hostname's index entry, and the two transactions would deadlock on the same hostname.
+        await tx.select({ id: sites.id }).from(sites).where(eq(sites.id, siteId)).for('key share');
         await tx.insert(customDomains).values({ hostname, siteId }).onConflictDoNothing();
         const [holder] = await tx.select().from(customDomains).where(eq(customDomains.hostname, hostname));
         if (holder?.siteId !== siteId) throw new AppError('DOMAIN_TAKEN', { hostname });

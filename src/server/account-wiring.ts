@@ -129,7 +129,7 @@ export function accountHooks(deps: {
       if (cluster && (await cluster.deleteSite(siteId))) return;
       await deleteHere(siteId);
     },
-    domainsChanged: cluster?.domainsChanged,
+    domainSpec: cluster?.domainSpec,
     forms: {
       async notification(siteId, formId) {
         try {
@@ -151,17 +151,23 @@ export function accountHooks(deps: {
  * then delete: its finalizer removes forms, databases and the site), and its custom domains are
  * written to its spec (the resource is what the controller mirrors into the database).
  */
+/** Tries at one domain edit of a Site resource that other writers keep changing (each a 409). */
+const DOMAIN_EDIT_ATTEMPTS = 10;
+
 function clusterSites(config: Config, platform: Platform, logger: Logger) {
   const kube = config.kubernetes;
   if (!kube) return undefined;
   // Loaded on first use (as the site-created hook does), not at every start of every role.
-  let client: Promise<{ resources: SiteResources; siteIdAnnotation: string }> | undefined;
+  let client:
+    | Promise<{ resources: SiteResources; siteIdAnnotation: string; isConflict: (err: unknown) => boolean }>
+    | undefined;
   const sitesClient = () =>
     (client ??= import('../kube/index.js').then((k) => ({
       resources: new k.SiteResources(k.kubeConfigFromEnvironment(), kube.namespace, 'hostplane-api', {
         requestTimeoutMs: kube.requestTimeoutMs,
       }),
       siteIdAnnotation: k.SITE_ID_ANNOTATION,
+      isConflict: k.isConflict,
     })));
   /**
    * The site's resource: the one that claimed it, or (between the site-created hook's apply and
@@ -171,15 +177,43 @@ function clusterSites(config: Config, platform: Platform, logger: Logger) {
   const resourceOf = async (siteId: number) => {
     const routing = await platform.siteRouting(siteId);
     if (!routing) return undefined;
-    const { resources, siteIdAnnotation } = await sitesClient();
+    const { resources, siteIdAnnotation, isConflict } = await sitesClient();
     if (routing.resourceUid) {
       const found = (await resources.list()).find((r) => r.metadata.uid === routing.resourceUid);
-      return found ? { resources, name: found.metadata.name, claimed: true } : undefined;
+      return found
+        ? { resources, isConflict, resource: found, name: found.metadata.name, claimed: true }
+        : undefined;
     }
     const named = await resources.get(routing.slug);
     return named?.metadata.annotations?.[siteIdAnnotation] === String(siteId)
-      ? { resources, name: named.metadata.name, claimed: false }
+      ? { resources, isConflict, resource: named, name: named.metadata.name, claimed: false }
       : undefined;
+  };
+  /**
+   * Lists (`present`) or unlists one hostname in the resource's spec.customDomains: an edit of the
+   * list the resource holds, conditional on its resourceVersion, made again on a 409 (another api
+   * replica or an operator wrote meanwhile). Never the whole list from a database read: two
+   * replicas doing that at once leave the last writer's stale list, and the controller then
+   * deletes the other's domain. True when this call changed the list.
+   */
+  const editDomains = async (siteId: number, hostname: string, present: boolean): Promise<boolean> => {
+    for (let attempt = 1; ; attempt++) {
+      const target = await resourceOf(siteId);
+      if (!target) return false;
+      const current = target.resource.spec.customDomains ?? [];
+      if (current.includes(hostname) === present) return false;
+      const customDomains = present ? [...current, hostname] : current.filter((h) => h !== hostname);
+      try {
+        await target.resources.patchSpec(
+          target.name,
+          { customDomains },
+          { resourceVersion: target.resource.metadata.resourceVersion },
+        );
+        return true;
+      } catch (err) {
+        if (!target.isConflict(err) || attempt >= DOMAIN_EDIT_ATTEMPTS) throw err;
+      }
+    }
   };
   return {
     /** True when the resource's finalizer finishes the deletion; false: the caller deletes here. */
@@ -193,9 +227,9 @@ function clusterSites(config: Config, platform: Platform, logger: Logger) {
       logger.info({ siteId, resource: target.name }, 'site deleted through its Site resource');
       return target.claimed;
     },
-    async domainsChanged(siteId: number, hostnames: string[]): Promise<void> {
-      const target = await resourceOf(siteId);
-      if (target) await target.resources.patchSpec(target.name, { customDomains: hostnames });
-    },
+    domainSpec: (siteId: number) => ({
+      add: (hostname: string) => editDomains(siteId, hostname, true),
+      remove: async (hostname: string) => void (await editDomains(siteId, hostname, false)),
+    }),
   };
 }
