@@ -1,8 +1,12 @@
 import { CustomObjectsApi, Watch } from '@kubernetes/client-node';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { apiStatus } from '../../../src/kube/client.js';
 import type { SiteSpec } from '../../../src/kube/resources.js';
 import { eventually, startClusterFixture, type ClusterFixture } from '../../support/kube/cluster.js';
+import {
+  certificateKind as cm,
+  issuedStatus,
+  setCertificateStatus,
+} from '../../support/kube/cert-manager.js';
 import { certManagerCrds } from '../../support/kube/external-crds.js';
 import { installChartRbac, installCrds } from '../../support/kube/helm.js';
 
@@ -11,7 +15,6 @@ import { installChartRbac, installCrds } from '../../support/kube/helm.js';
 // etcd revisions order the two writes: the Secret's deletion must come after the Ingress update.
 const ISSUER = { kind: 'ClusterIssuer' as const, name: 'pebble' };
 const WILDCARD = 'sites-wildcard-tls';
-const cm = { group: 'cert-manager.io', version: 'v1', plural: 'certificates' };
 let fx: ClusterFixture;
 let custom: CustomObjectsApi;
 
@@ -54,36 +57,7 @@ it('the Ingress stops naming a removed domain’s Secret before that Secret is d
       stringData: { 'tls.crt': '', 'tls.key': '' },
     },
   });
-  for (;;) {
-    const current = (await custom.getNamespacedCustomObject({
-      ...cm,
-      namespace: fx.namespace,
-      name,
-    })) as object;
-    const status = {
-      conditions: [
-        {
-          type: 'Ready',
-          status: 'True',
-          reason: 'Ready',
-          message: 'ok',
-          lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
-        },
-      ],
-      notAfter: '2027-02-26T07:00:00Z',
-    };
-    try {
-      await custom.replaceNamespacedCustomObjectStatus({
-        ...cm,
-        namespace: fx.namespace,
-        name,
-        body: { ...current, status },
-      });
-      break;
-    } catch (err) {
-      if (apiStatus(err) !== 409) throw err;
-    }
-  }
+  await setCertificateStatus(custom, fx.namespace, name, issuedStatus('ok'));
   const ingressNames = async () => {
     const ing = await fx.networking.readNamespacedIngress({ name: 'site-shop', namespace: fx.namespace });
     return { tls: (ing.spec?.tls ?? []).map((t) => t.secretName), rv: Number(ing.metadata?.resourceVersion) };

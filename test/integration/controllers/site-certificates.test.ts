@@ -4,7 +4,16 @@ import { apiStatus } from '../../../src/kube/client.js';
 import { registry } from '../../../src/observability/index.js';
 import type { SiteResource, SiteSpec } from '../../../src/kube/resources.js';
 import type { RunningController } from '../../../src/server/index.js';
-import { eventually, startClusterFixture, type ClusterFixture } from '../../support/kube/cluster.js';
+import {
+  eventually,
+  startClusterFixture,
+  updateSiteSpec,
+  type ClusterFixture,
+} from '../../support/kube/cluster.js';
+import {
+  certificateKind as cm,
+  setCertificateStatus as writeCertificateStatus,
+} from '../../support/kube/cert-manager.js';
 import { certManagerCrds } from '../../support/kube/external-crds.js';
 import { installChartRbac, installCrds } from '../../support/kube/helm.js';
 
@@ -13,7 +22,6 @@ import { installChartRbac, installCrds } from '../../support/kube/helm.js';
 
 const ISSUER = { kind: 'ClusterIssuer' as const, name: 'pebble' };
 const WILDCARD = 'sites-wildcard-tls';
-const cm = { group: 'cert-manager.io', version: 'v1', plural: 'certificates' };
 
 let fx: ClusterFixture;
 let controller: RunningController;
@@ -54,18 +62,7 @@ afterAll(async () => {
 const applySite = (name: string, spec: Partial<SiteSpec> & { slug: string }) =>
   fx.sites.create({ metadata: { name }, spec: spec as SiteSpec });
 
-async function updateSpec(name: string, change: (spec: SiteSpec) => SiteSpec): Promise<void> {
-  for (;;) {
-    const site = await fx.sites.get(name);
-    if (!site) throw new Error(`no Site ${name}`);
-    try {
-      await fx.sites.replace({ ...site, spec: change(site.spec) });
-      return;
-    } catch (err) {
-      if (apiStatus(err) !== 409) throw err;
-    }
-  }
-}
+const updateSpec = (name: string, change: (spec: SiteSpec) => SiteSpec) => updateSiteSpec(fx, name, change);
 
 const siteWhere = (name: string, what: string, test: (site: SiteResource) => boolean) =>
   eventually(`Site ${name}: ${what}`, async () => {
@@ -93,26 +90,8 @@ async function ingressOf(name: string): Promise<V1Ingress> {
 }
 
 /** cert-manager's part: writes the Certificate's status conditions. */
-async function setCertificateStatus(name: string, status: Record<string, unknown>): Promise<void> {
-  for (;;) {
-    const current = (await custom.getNamespacedCustomObject({
-      ...cm,
-      namespace: fx.namespace,
-      name,
-    })) as Certificate;
-    try {
-      await custom.replaceNamespacedCustomObjectStatus({
-        ...cm,
-        namespace: fx.namespace,
-        name,
-        body: { ...current, status },
-      });
-      return;
-    } catch (err) {
-      if (apiStatus(err) !== 409) throw err;
-    }
-  }
-}
+const setCertificateStatus = (name: string, status: Record<string, unknown>) =>
+  writeCertificateStatus(custom, fx.namespace, name, status);
 
 async function events(site: string, reason: string): Promise<string[]> {
   const list = await fx.core.listNamespacedEvent({

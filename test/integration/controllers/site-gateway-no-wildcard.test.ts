@@ -1,8 +1,12 @@
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { apiStatus } from '../../../src/kube/client.js';
 import type { SiteSpec } from '../../../src/kube/resources.js';
 import { eventually, startClusterFixture, type ClusterFixture } from '../../support/kube/cluster.js';
+import {
+  certificateKind as cm,
+  issuedStatus,
+  setCertificateStatus,
+} from '../../support/kube/cert-manager.js';
 import { certManagerCrds, gatewayApiCrds } from '../../support/kube/external-crds.js';
 import { applyOrThrow, installChartRbac, installCrds, renderChart } from '../../support/kube/helm.js';
 
@@ -12,7 +16,6 @@ import { applyOrThrow, installChartRbac, installCrds, renderChart } from '../../
 const ISSUER = { kind: 'ClusterIssuer' as const, name: 'pebble' };
 const GATEWAY = 'hostplane-sites';
 const gw = { group: 'gateway.networking.k8s.io', version: 'v1' };
-const cm = { group: 'cert-manager.io', version: 'v1', plural: 'certificates' };
 let fx: ClusterFixture;
 let custom: CustomObjectsApi;
 
@@ -59,36 +62,7 @@ it('a slug host whose status.url is https is served by an HTTPS listener of the 
     })) as { items: { metadata: { name: string } }[] };
     return list.items[0]?.metadata.name;
   });
-  for (;;) {
-    const current = (await custom.getNamespacedCustomObject({
-      ...cm,
-      namespace: fx.namespace,
-      name,
-    })) as object;
-    const status = {
-      conditions: [
-        {
-          type: 'Ready',
-          status: 'True',
-          reason: 'Ready',
-          message: 'ok',
-          lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
-        },
-      ],
-      notAfter: '2027-02-26T07:00:00Z',
-    };
-    try {
-      await custom.replaceNamespacedCustomObjectStatus({
-        ...cm,
-        namespace: fx.namespace,
-        name,
-        body: { ...current, status },
-      });
-      break;
-    } catch (err) {
-      if (apiStatus(err) !== 409) throw err;
-    }
-  }
+  await setCertificateStatus(custom, fx.namespace, name, issuedStatus('ok'));
   const site = await eventually('status.url https', async () => {
     const s = await fx.sites.get('docs');
     return s?.status?.url?.startsWith('https:') ? s : undefined;

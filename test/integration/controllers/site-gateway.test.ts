@@ -6,8 +6,14 @@ import {
   EDGE_SERVICE,
   eventually,
   startClusterFixture,
+  updateSiteSpec,
   type ClusterFixture,
 } from '../../support/kube/cluster.js';
+import {
+  certificateKind as cm,
+  issuedStatus,
+  setCertificateStatus,
+} from '../../support/kube/cert-manager.js';
 import { certManagerCrds, gatewayApiCrds } from '../../support/kube/external-crds.js';
 import { applyOrThrow, installChartRbac, installCrds, renderChart } from '../../support/kube/helm.js';
 
@@ -19,7 +25,6 @@ const ISSUER = { kind: 'ClusterIssuer' as const, name: 'pebble' };
 const WILDCARD = 'sites-wildcard-tls';
 const GATEWAY = 'hostplane-sites';
 const gw = { group: 'gateway.networking.k8s.io', version: 'v1' };
-const cm = { group: 'cert-manager.io', version: 'v1', plural: 'certificates' };
 
 let fx: ClusterFixture;
 let custom: CustomObjectsApi;
@@ -80,18 +85,7 @@ afterAll(async () => {
 const applySite = (name: string, spec: Partial<SiteSpec> & { slug: string }) =>
   fx.sites.create({ metadata: { name }, spec: spec as SiteSpec });
 
-async function updateSpec(name: string, change: (spec: SiteSpec) => SiteSpec): Promise<void> {
-  for (;;) {
-    const site = await fx.sites.get(name);
-    if (!site) throw new Error(`no Site ${name}`);
-    try {
-      await fx.sites.replace({ ...site, spec: change(site.spec) });
-      return;
-    } catch (err) {
-      if (apiStatus(err) !== 409) throw err;
-    }
-  }
-}
+const updateSpec = (name: string, change: (spec: SiteSpec) => SiteSpec) => updateSiteSpec(fx, name, change);
 
 const gateway = async (): Promise<Gateway> =>
   (await custom.getNamespacedCustomObject({
@@ -135,38 +129,7 @@ async function certificateNames(site: string): Promise<string[]> {
 }
 
 /** cert-manager's part: the Certificate is issued (Ready). */
-async function markIssued(name: string): Promise<void> {
-  for (;;) {
-    const current = (await custom.getNamespacedCustomObject({
-      ...cm,
-      namespace: fx.namespace,
-      name,
-    })) as object;
-    const status = {
-      conditions: [
-        {
-          type: 'Ready',
-          status: 'True',
-          reason: 'Ready',
-          message: 'Certificate is up to date and has not expired',
-          lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
-        },
-      ],
-      notAfter: '2027-02-26T07:00:00Z',
-    };
-    try {
-      await custom.replaceNamespacedCustomObjectStatus({
-        ...cm,
-        namespace: fx.namespace,
-        name,
-        body: { ...current, status },
-      });
-      return;
-    } catch (err) {
-      if (apiStatus(err) !== 409) throw err;
-    }
-  }
-}
+const markIssued = (name: string) => setCertificateStatus(custom, fx.namespace, name, issuedStatus());
 
 const domainListeners = async () =>
   (await gateway()).spec.listeners.filter((l) => l.name.startsWith('domain-'));

@@ -7,6 +7,7 @@ import {
   EDGE_SERVICE,
   eventually,
   startClusterFixture,
+  updateSiteSpec,
   type ClusterFixture,
 } from '../../support/kube/cluster.js';
 import { installChartRbac } from '../../support/kube/helm.js';
@@ -37,19 +38,7 @@ async function applySite(name: string, spec: Partial<SiteSpec> & { slug: string 
   return fx.sites.create({ metadata: { name }, spec: spec as SiteSpec });
 }
 
-async function updateSpec(name: string, change: (spec: SiteSpec) => SiteSpec): Promise<void> {
-  // Read-modify-write with the resourceVersion: retried on 409 like any careful client.
-  for (;;) {
-    const site = await fx.sites.get(name);
-    if (!site) throw new Error(`no Site ${name}`);
-    try {
-      await fx.sites.replace({ ...site, spec: change(site.spec) });
-      return;
-    } catch (err) {
-      if (apiStatus(err) !== 409) throw err;
-    }
-  }
-}
+const updateSpec = (name: string, change: (spec: SiteSpec) => SiteSpec) => updateSiteSpec(fx, name, change);
 
 async function updateLabels(name: string, labels: Record<string, string>): Promise<void> {
   for (;;) {

@@ -1,6 +1,7 @@
 import { CoreV1Api, NetworkingV1Api } from '@kubernetes/client-node';
 import type { Config, KubernetesConfig } from '../../../src/config/config.js';
-import { SiteResources } from '../../../src/kube/client.js';
+import { apiStatus, SiteResources } from '../../../src/kube/client.js';
+import type { SiteSpec } from '../../../src/kube/resources.js';
 import { createLogger } from '../../../src/observability/logger.js';
 import { startController, type RunningController } from '../../../src/server/index.js';
 import { startHostplane, type TestHostplane } from '../hostplane.js';
@@ -95,5 +96,23 @@ export async function startClusterFixture(namespace = 'hostplane'): Promise<Clus
     await hostplane?.stop();
     await env.stop();
     throw err;
+  }
+}
+
+/** Read-modify-write of a Site's spec with its resourceVersion: retried on 409 like any careful client. */
+export async function updateSiteSpec(
+  fx: ClusterFixture,
+  name: string,
+  change: (spec: SiteSpec) => SiteSpec,
+): Promise<void> {
+  for (;;) {
+    const site = await fx.sites.get(name);
+    if (!site) throw new Error(`no Site ${name}`);
+    try {
+      await fx.sites.replace({ ...site, spec: change(site.spec) });
+      return;
+    } catch (err) {
+      if (apiStatus(err) !== 409) throw err;
+    }
   }
 }
