@@ -160,6 +160,8 @@ describe('a Site with a verified custom domain', () => {
       [certificate] = (await certificates('shop')) as [Certificate];
       return certificate;
     });
+    // The Certificate is applied before the route, so its Ingress may come a moment later.
+    await eventually('the Ingress of shop', () => ingressOf('shop').catch(() => undefined));
   });
 
   it('gets one Certificate from the configured issuer, owned by the Site, with a Secret of its own', async () => {
