@@ -1,6 +1,13 @@
 import { Worker } from 'node:worker_threads';
 import { SqliteEngineError } from './errors.js';
-import type { Operation, Request, Response, WorkerInit } from './protocol.js';
+import {
+  decodeResponse,
+  encodeRequests,
+  type Operation,
+  type Request,
+  type Response,
+  type WorkerInit,
+} from './protocol.js';
 import type { EngineLimits } from './types.js';
 
 /** A call sent to a worker and not answered yet. */
@@ -31,8 +38,10 @@ export class Slot {
     onDeath: (slot: Slot, err: Error) => void,
   ) {
     this.worker = startWorker(init);
-    this.worker.on('message', (responses: unknown) => {
-      if (Array.isArray(responses)) for (const response of responses as Response[]) onAnswer(this, response);
+    const opOf = (id: number) => this.pending.get(id)?.op;
+    this.worker.on('message', (message: unknown) => {
+      const response = decodeResponse(message, opOf);
+      if (response) onAnswer(this, response);
     });
     this.worker.on('error', (err) => onDeath(this, err));
     this.worker.on('exit', (code) => onDeath(this, new Error(`SQLite worker exited with code ${code}`)));
@@ -109,11 +118,11 @@ export class Slot {
     this.outbox = [];
     if (this.dead) return; // died() has refused them
     try {
-      this.worker.postMessage(batch);
+      this.worker.postMessage(encodeRequests(batch));
     } catch {
       for (const request of batch) {
         try {
-          this.worker.postMessage([request]);
+          this.worker.postMessage(encodeRequests([request]));
         } catch (err) {
           this.take(request.id)?.reject(
             new SqliteEngineError({

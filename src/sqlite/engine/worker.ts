@@ -1,7 +1,14 @@
 import { parentPort, receiveMessageOnPort, workerData, type MessagePort } from 'node:worker_threads';
 import { GroupCommitDatabase } from './group-commit.js';
 import { SqliteEngineError } from './errors.js';
-import type { Request, Response, WorkerInit } from './protocol.js';
+import {
+  decodeRequests,
+  encodeResponse,
+  type Operation,
+  type Request,
+  type Response,
+  type WorkerInit,
+} from './protocol.js';
 import type { GroupOutcome } from './types.js';
 
 /**
@@ -115,7 +122,8 @@ function serveHead(port: MessagePort, queue: Request[]): void {
     while (count < queue.length && count < GROUP_MAX_CALLS && queue[count]?.op === 'exec') count++;
   const db = count > 1 ? databases.get(head.dbId) : undefined;
   if (!db) {
-    reply(port, answer(queue.shift() as Request));
+    const request = queue.shift() as Request;
+    reply(port, answer(request), request.op);
     return;
   }
   const group = queue.splice(0, count);
@@ -131,7 +139,7 @@ function serveHead(port: MessagePort, queue: Request[]): void {
   }
   queue.unshift(...group.slice(outcomes.length));
   outcomes.forEach((outcome, i) =>
-    reply(port, respond(group[i] as Request, started, outcome, outcomes.length)),
+    reply(port, respond(group[i] as Request, started, outcome, outcomes.length), 'exec'),
   );
 }
 
@@ -144,9 +152,8 @@ let yielding = false;
 /** Calls that came in while one ran are read between calls at most this often (ms). */
 const DRAIN_EVERY_MS = 1;
 
-function enqueue(requests: unknown): void {
-  if (!Array.isArray(requests)) return;
-  for (const request of requests as Request[]) {
+function enqueue(message: unknown): void {
+  for (const request of decodeRequests(message)) {
     const queue = queues.get(request.dbId);
     if (queue) queue.push(request);
     else {
@@ -164,18 +171,21 @@ function drain(port: MessagePort): void {
 // Each answer goes back as soon as it is ready, not with its batch: the main thread writes the
 // first responses while this thread runs the rest (answering a batch at once left each thread
 // idle while the other worked; point reads +20-45 % in bench/sqlite).
-function reply(port: MessagePort, response: Response): void {
+function reply(port: MessagePort, response: Response, op: Operation): void {
   try {
-    port.postMessage([response]);
+    port.postMessage(encodeResponse(response, op));
   } catch (err) {
     // A value that cannot be cloned: the call still gets its answer, as a failure.
     const error = new SqliteEngineError({
       kind: 'internal',
       message: `The answer could not be sent: ${err instanceof Error ? err.message : String(err)}`,
     });
-    port.postMessage([
-      { id: response.id, ok: false, error: error.toData(), state: response.state, timing: response.timing },
-    ]);
+    port.postMessage(
+      encodeResponse(
+        { id: response.id, ok: false, error: error.toData(), state: response.state, timing: response.timing },
+        op,
+      ),
+    );
   }
 }
 
