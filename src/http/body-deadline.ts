@@ -156,32 +156,39 @@ export function guardBodies(
     }
   };
 
-  return (req, res) => {
-    if (hasBody(req)) {
-      const socket = req.socket;
-      const w: Watched = {
-        req,
-        res,
-        socket,
-        lastTick: performance.now(),
-        lastBytes: socket.bytesRead,
-        pending: 0,
-        samples: [],
-        windowMs: 0,
-        windowBytes: 0,
-      };
-      watched.add(w);
-      bodiesWatched.add();
-      // Let go as soon as the body has arrived, not at the next round (up to a second later): held
-      // that long, every request outlived the young generation under load and was promoted, which
-      // made the old space grow by megabytes a second and GC a quarter of the main thread
-      // (bench/sqlite). A body never read to its end goes at the round (complete or destroyed).
-      req.once('end', () => unwatch(w));
-      if (!timer) {
-        timer = setInterval(tick, tickMs);
-        timer.unref();
-      }
+  const watch = (req: IncomingMessage, res: ServerResponse) => {
+    // The body came whole with its headers (a small call): nothing to wait for, nothing to watch.
+    if (req.complete || req.destroyed) return;
+    const socket = req.socket;
+    const w: Watched = {
+      req,
+      res,
+      socket,
+      lastTick: performance.now(),
+      lastBytes: socket.bytesRead,
+      pending: 0,
+      samples: [],
+      windowMs: 0,
+      windowBytes: 0,
+    };
+    watched.add(w);
+    bodiesWatched.add();
+    // Let go as soon as the body has arrived, not at the next round (up to a second later): held
+    // that long, every request outlived the young generation under load and was promoted, which
+    // made the old space grow by megabytes a second and GC a quarter of the main thread
+    // (bench/sqlite). A body never read to its end goes at the round (complete or destroyed).
+    req.once('end', () => unwatch(w));
+    if (!timer) {
+      timer = setInterval(tick, tickMs);
+      timer.unref();
     }
+  };
+
+  return (req, res) => {
+    // Decided once the bytes that came with the headers are parsed: the request is emitted in the
+    // middle of its packet's parsing, and microtasks run after the whole packet (a body that came
+    // with it is complete by then). Its first window starts then, a microtask later.
+    if (hasBody(req)) queueMicrotask(() => watch(req, res));
     listener(req, res);
   };
 }

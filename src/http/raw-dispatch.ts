@@ -44,10 +44,11 @@ export function rawDispatch(
             async () => {
               const sent = gate.sendOn ? gate.sendOn(req, res, admitted) : false;
               if (sent !== false && (await sent)) return undefined;
-              const body =
-                route.body && bodyLimit !== undefined
-                  ? parseOrThrow(route.body, await readJsonBody(req, bodyLimit), 'body')
-                  : undefined;
+              let body: unknown;
+              if (route.body && bodyLimit !== undefined) {
+                const json = await readJsonBody(req, bodyLimit);
+                body = route.raw.quickBody?.(json) ?? parseOrThrow(route.body, json, 'body');
+              }
               return { status: 200, body: await route.raw.handler(admitted, body, req) };
             },
             started,

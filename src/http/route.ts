@@ -110,6 +110,11 @@ export interface RawServing<A, B> {
   gate: RawGate<A>;
   /** The JSON body's limit in bytes: the same as the route's Express body parser. */
   bodyLimit?: number;
+  /**
+   * The body's usual shape checked by hand: what the route's schema would make of it, or
+   * undefined to let the schema decide (and word the refusal). Never accepts what the schema refuses.
+   */
+  quickBody?: (body: unknown) => B | undefined;
   handler(admitted: A, body: B, req: IncomingMessage): Promise<unknown>;
 }
 

@@ -47,10 +47,10 @@ export function crudRoutes(deps: {
     ' Each database queues at most 128 calls (more: 429 with Retry-After) and a worker 1,024 (more: 503 with Retry-After); the databases of a worker take turns, one call each.';
 
   /** One call, the same on the fast path (`raw`) and on Express (`handler`). */
-  const call = (op: CrudOp, bodyLimit?: number) => {
+  const call = (op: CrudOp, bodyLimit?: number, quickBody?: (body: unknown) => unknown) => {
     const serve = (grant: Grant, body: unknown, req: IncomingMessage) =>
       runCrud({ sessions, shard }, op, grant, req.headers, body);
-    const raw: RawServing<Grant, unknown> = { gate, bodyLimit, handler: serve };
+    const raw: RawServing<Grant, unknown> = { gate, bodyLimit, quickBody, handler: serve };
     const handler = async ({ req, res, body }: { req: Request; res: Response; body: unknown }) => {
       const answer = await serve(grantOf(req), body, req);
       // What res.json does with the text it makes (Content-Type with its charset, then send).
@@ -76,7 +76,7 @@ export function crudRoutes(deps: {
     middleware: [scoped, toOwner, body],
     body: s.statementBody,
     responses: { 200: { description: 'The rows', schema: s.queryResponse } },
-    ...call('query', BODY_LIMIT),
+    ...call('query', BODY_LIMIT, s.quickStatementBody),
   });
 
   registry.add(router, {
@@ -96,7 +96,7 @@ export function crudRoutes(deps: {
     middleware: [scoped, toOwner, body],
     body: s.statementBody,
     responses: { 200: { description: 'Applied', schema: s.execResponse } },
-    ...call('exec', BODY_LIMIT),
+    ...call('exec', BODY_LIMIT, s.quickStatementBody),
   });
 
   registry.add(router, {

@@ -173,6 +173,22 @@ const params = z
   );
 
 export const statementBody = z.object({ sql: sqlText, params });
+
+/**
+ * statementBody's parse of its usual shape without zod (the fast path's point reads and inserts):
+ * `sql` a non-empty string of at most 100,000 UTF-16 units (so at most as many characters),
+ * `params` absent or at most 999 values of the accepted shapes; the other keys dropped, as the
+ * schema does. Anything else: undefined, and the schema decides and words its refusal.
+ */
+export function quickStatementBody(body: unknown): z.infer<typeof statementBody> | undefined {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
+  const { sql, params } = body as Record<string, unknown>;
+  if (typeof sql !== 'string' || sql.length === 0 || sql.length > 100_000) return undefined;
+  if (params === undefined) return { sql };
+  if (!Array.isArray(params) || params.length > 999) return undefined;
+  for (const value of params) if (!isParamShape(value)) return undefined;
+  return { sql, params };
+}
 export const batchBody = z.object({
   statements: z
     .array(z.object({ sql: sqlText, params }))
