@@ -184,11 +184,20 @@ export function guardBodies(
     }
   };
 
+  // Requests with a body that arrived in this turn of the event loop, looked at once its poll is
+  // over (the check phase): by then the bytes that came with their headers are parsed, and a body
+  // that came whole with them (a small call) needs no watch. The parser's callbacks run promise
+  // jobs in between, so a microtask would be too early.
+  let arrived: Array<IncomingMessage | ServerResponse> = []; // request, its response, …
+  const watchArrived = () => {
+    const batch = arrived;
+    arrived = [];
+    for (let i = 0; i < batch.length; i += 2)
+      watch(batch[i] as IncomingMessage, batch[i + 1] as ServerResponse);
+  };
+
   return (req, res) => {
-    // Decided once the bytes that came with the headers are parsed: the request is emitted in the
-    // middle of its packet's parsing, and microtasks run after the whole packet (a body that came
-    // with it is complete by then). Its first window starts then, a microtask later.
-    if (hasBody(req)) queueMicrotask(() => watch(req, res));
+    if (hasBody(req) && arrived.push(req, res) === 2) setImmediate(watchArrived);
     listener(req, res);
   };
 }

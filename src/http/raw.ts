@@ -34,8 +34,12 @@ export function readJsonBody(req: IncomingMessage, limitBytes: number): Promise<
     return Promise.reject(new AppError('PAYLOAD_TOO_LARGE'));
   }
   // The body came whole with its headers (a small call) and nothing has read it: it is buffered
-  // in the request, taken at once, without listeners and the stream's ticks to deliver it.
-  if (req.complete && req.readableFlowing === null && !req.readableDidRead) {
+  // in the request, taken at once, without listeners and the stream's ticks to deliver it. Whole:
+  // the request is complete, or all its declared bytes are buffered (the parser has pushed the
+  // body but not yet said the message is complete: the admission's promises run in between).
+  const whole =
+    req.complete || (declared === req.readableLength && req.headers['transfer-encoding'] === undefined);
+  if (whole && req.readableFlowing === null && !req.readableDidRead) {
     const buf = (req.read() as Buffer | null) ?? Buffer.alloc(0);
     if (buf.length > limitBytes) return Promise.reject(new AppError('PAYLOAD_TOO_LARGE'));
     try {
