@@ -1,6 +1,6 @@
 import type { Logger } from '../observability/index.js';
 import type { FastPath } from './module.js';
-import { plainJsonBody, rawRoute, readJsonBody } from './raw.js';
+import { NOT_YET, plainJsonBody, rawRoute, readJsonBody, takeJsonBody } from './raw.js';
 import { parseOrThrow, type RawRouteEntry, type RouteRegistry } from './route.js';
 
 /**
@@ -29,9 +29,26 @@ export function rawDispatch(
     const route = routes.get(`${req.method} ${query < 0 ? url : url.slice(0, query)}`);
     if (!route) return false;
     const started = performance.now();
-    const { gate, bodyLimit } = route.raw;
-    gate
-      .admit(req, res)
+    const { gate, bodyLimit, quickBody, handler } = route.raw;
+    const schema = route.body;
+    const serveHere = (admitted: unknown): Promise<unknown> => {
+      if (!schema || bodyLimit === undefined) return handler(admitted, undefined, req);
+      const answer = (admitted: unknown, json: unknown) =>
+        handler(admitted, quickBody?.(json) ?? parseOrThrow(schema, json, 'body'), req);
+      const json = takeJsonBody(req, bodyLimit);
+      return json === NOT_YET
+        ? readJsonBody(req, bodyLimit).then((read) => answer(admitted, read))
+        : answer(admitted, json);
+    };
+    let admission: unknown;
+    try {
+      admission = gate.admit(req, res);
+    } catch (refusal) {
+      admission = Promise.reject(refusal as Error);
+    }
+    // Served in a promise job even when admitted at once: the parser runs the jobs once it has
+    // pushed a body that came with the headers, which takeJsonBody then takes whole.
+    Promise.resolve(admission)
       .then(
         (admitted) => {
           if (bodyLimit !== undefined && !plainJsonBody(req)) {
@@ -41,15 +58,10 @@ export function rawDispatch(
           route.serve(
             req,
             res,
-            async () => {
+            () => {
               const sent = gate.sendOn ? gate.sendOn(req, res, admitted) : false;
-              if (sent !== false && (await sent)) return undefined;
-              let body: unknown;
-              if (route.body && bodyLimit !== undefined) {
-                const json = await readJsonBody(req, bodyLimit);
-                body = route.raw.quickBody?.(json) ?? parseOrThrow(route.body, json, 'body');
-              }
-              return { status: 200, body: await route.raw.handler(admitted, body, req) };
+              if (sent === false) return serveHere(admitted);
+              return sent.then((was) => (was ? undefined : serveHere(admitted)));
             },
             started,
           );

@@ -28,26 +28,42 @@ export function plainJsonBody(req: IncomingMessage): boolean {
  * an object or array at the top, an empty body as `{}`; refusals are the same registry codes.
  */
 export function readJsonBody(req: IncomingMessage, limitBytes: number): Promise<unknown> {
+  let now: unknown;
+  try {
+    now = takeJsonBody(req, limitBytes);
+  } catch (err) {
+    return Promise.reject(err as Error);
+  }
+  return now === NOT_YET ? streamJsonBody(req, limitBytes) : Promise.resolve(now);
+}
+
+/** What takeJsonBody answers when the body has to be read from the stream. */
+export const NOT_YET: unique symbol = Symbol('not yet');
+
+/**
+ * `readJsonBody` without a promise when it can be: the body parsed (refusals thrown) when it is
+ * too large by its header or all here, unread; else NOT_YET (then readJsonBody).
+ */
+export function takeJsonBody(req: IncomingMessage, limitBytes: number): unknown {
   const declared = Number(req.headers['content-length']);
   if (declared > limitBytes) {
     req.resume();
-    return Promise.reject(new AppError('PAYLOAD_TOO_LARGE'));
+    throw new AppError('PAYLOAD_TOO_LARGE');
   }
   // The body came whole with its headers (a small call) and nothing has read it: it is buffered
   // in the request, taken at once, without listeners and the stream's ticks to deliver it. Whole:
   // the request is complete, or all its declared bytes are buffered (the parser has pushed the
-  // body but not yet said the message is complete: the admission's promises run in between).
+  // body but not yet said the message is complete: promise jobs run in between).
   const whole =
     req.complete || (declared === req.readableLength && req.headers['transfer-encoding'] === undefined);
-  if (whole && req.readableFlowing === null && !req.readableDidRead) {
-    const buf = (req.read() as Buffer | null) ?? Buffer.alloc(0);
-    if (buf.length > limitBytes) return Promise.reject(new AppError('PAYLOAD_TOO_LARGE'));
-    try {
-      return Promise.resolve(parseJsonBody(buf));
-    } catch (err) {
-      return Promise.reject(err as Error);
-    }
-  }
+  if (!whole || req.readableFlowing !== null || req.readableDidRead) return NOT_YET;
+  const buf = (req.read() as Buffer | null) ?? Buffer.alloc(0);
+  if (buf.length > limitBytes) throw new AppError('PAYLOAD_TOO_LARGE');
+  return parseJsonBody(buf);
+}
+
+/** The body read from the stream as it arrives (see readJsonBody). */
+function streamJsonBody(req: IncomingMessage, limitBytes: number): Promise<unknown> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -117,13 +133,13 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
   res.end(text);
 }
 
-/** What a raw route's handler answers: a JSON body, or undefined when it wrote the answer itself. */
-export type RawAnswer = Promise<{ status: number; body: unknown } | undefined>;
+/** What a raw route's handler answers: the body of a 200, or undefined when it wrote the answer itself. */
+export type RawAnswer = Promise<unknown>;
 
 /**
  * A route served without Express: `serve(req, res, handle)` runs `handle` inside the request's
  * lifecycle (request id, span, metrics with this route, log line) and answers what it returns as
- * JSON, a thrown error as its registry body.
+ * a 200 JSON body, a thrown error as its registry body.
  */
 export function rawRoute(opts: { role: string; logger: Logger; route: string }) {
   const { logger } = opts;
@@ -133,8 +149,8 @@ export function rawRoute(opts: { role: string; logger: Logger; route: string }) 
     handle: (requestId: string) => RawAnswer,
     requestId: string,
   ): Promise<number> =>
-    handle(requestId).then((answer) => {
-      if (answer) sendJson(res, answer.status, answer.body);
+    handle(requestId).then((body) => {
+      if (body !== undefined) sendJson(res, 200, body);
       // Written by the handler (e.g. streamed from the owning shard) but cut before its end: the
       // client went away, recorded as 499 (nginx's "client closed request"), not as its status.
       else if (!res.writableEnded) return 499;

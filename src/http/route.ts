@@ -120,8 +120,11 @@ export interface RawServing<A, B> {
 
 /** The admission of raw calls, shared by the routes of one credential (see RawServing). */
 export interface RawGate<A> {
-  /** Admits a call before its body is read; a rejection is the refusal. */
-  admit(req: IncomingMessage, res: ServerResponse): Promise<A>;
+  /**
+   * Admits a call before its body is read: at once when it can (e.g. a credential in memory), else
+   * a promise; a throw or a rejection is the refusal.
+   */
+  admit(req: IncomingMessage, res: ServerResponse): A | Promise<A>;
   /**
    * Sends an admitted call on when another process answers it (e.g. the shard that owns its
    * data), streaming that answer back: false when it is served here (known at once), else a

@@ -40,5 +40,8 @@ export function withSpanWhenTraced<T>(
   attributes: Attributes,
   fn: () => Promise<T>,
 ): Promise<T> {
-  return trace.getActiveSpan()?.isRecording() === true ? withSpan(name, attributes, fn) : fn();
+  // No provider registered: no span records (and looking up the active one costs a context read).
+  return tracingRegistered() && trace.getActiveSpan()?.isRecording() === true
+    ? withSpan(name, attributes, fn)
+    : fn();
 }

@@ -32,17 +32,35 @@ export function grantOf(req: Request): Grant {
  */
 export function admitScoped(grants: TokenGrants, req: IncomingMessage, res: ServerResponse): Promise<Grant> {
   const token = req.headers['x-sqlite-token'];
-  return grants.resolve(typeof token === 'string' ? token : undefined).then((grant) => {
-    res.setHeader('Vary', 'Origin');
-    if (req.headers.origin === undefined && firstPartySameOrigin(req)) return grant;
-    const origin =
-      matchedOrigin(req.headers.origin, grant.origins) ??
-      matchedOrigin(req.headers.origin, [grants.apiOrigin]);
-    if (origin === undefined)
-      throw new AppError('SQLITE_FORBIDDEN', { message: 'Request Origin is not permitted for this token.' });
-    res.setHeader('Access-Control-Allow-Origin', origin);
-    return grant;
-  });
+  return grants
+    .resolve(typeof token === 'string' ? token : undefined)
+    .then((grant) => admitOrigin(grants, req, res, grant));
+}
+
+/**
+ * `admitScoped` without a promise when the token's grant is in memory (the fast path's gate):
+ * the grant, or undefined when it has to be loaded (then `admitScoped`); a refusal is thrown.
+ */
+export function admitScopedNow(
+  grants: TokenGrants,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Grant | undefined {
+  const token = req.headers['x-sqlite-token'];
+  const grant = grants.cached(typeof token === 'string' ? token : undefined);
+  return grant && admitOrigin(grants, req, res, grant);
+}
+
+/** The Origin check of a call whose token is valid (see admitScoped). */
+function admitOrigin(grants: TokenGrants, req: IncomingMessage, res: ServerResponse, grant: Grant): Grant {
+  res.setHeader('Vary', 'Origin');
+  if (req.headers.origin === undefined && firstPartySameOrigin(req)) return grant;
+  const origin =
+    matchedOrigin(req.headers.origin, grant.origins) ?? matchedOrigin(req.headers.origin, [grants.apiOrigin]);
+  if (origin === undefined)
+    throw new AppError('SQLITE_FORBIDDEN', { message: 'Request Origin is not permitted for this token.' });
+  res.setHeader('Access-Control-Allow-Origin', origin);
+  return grant;
 }
 
 /**

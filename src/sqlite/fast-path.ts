@@ -1,5 +1,5 @@
 import type { RawGate } from '../http/index.js';
-import { admitScoped, carryGrant } from './access.js';
+import { admitScoped, admitScopedNow, carryGrant } from './access.js';
 import type { Grant, TokenGrants } from './grants.js';
 import type { ShardProxy } from './proxy.js';
 
@@ -11,7 +11,7 @@ import type { ShardProxy } from './proxy.js';
 export function scopedGate(deps: { grants: TokenGrants; proxy: ShardProxy }): RawGate<Grant> {
   const { grants, proxy } = deps;
   return {
-    admit: (req, res) => admitScoped(grants, req, res),
+    admit: (req, res) => admitScopedNow(grants, req, res) ?? admitScoped(grants, req, res),
     sendOn: (req, res, grant) => proxy.sendOn(req, res, grant),
     carry: carryGrant,
   };
