@@ -87,7 +87,7 @@ export class DeploysService {
     const manifest = normalizeManifest(input.files, this.files.types);
     const { removed, declared } = precheck(input, manifest);
     const id = newDeployId();
-    await dbOp('create_deploy', () =>
+    const required = await dbOp('create_deploy', () =>
       this.db.transaction((tx) =>
         insertDeploy(tx, {
           id,
@@ -103,11 +103,6 @@ export class DeploysService {
         }),
       ),
     );
-    const required = rowsOf<{ hash: string }>(
-      await this.db.execute(
-        sql`select distinct hash from deploy_files where deploy_id = ${id} and size is null order by hash`,
-      ),
-    ).map((r) => r.hash);
     deployEventsTotal.inc({ event: 'created' });
     return { deploy: await this.get(siteId, id), required };
   }
