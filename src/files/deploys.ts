@@ -6,7 +6,7 @@ import { dbOp } from '../observability/index.js';
 import type { Platform, Principal, SiteEvents, SiteUsage } from '../platform/index.js';
 import type { Db, Executor } from '../store/index.js';
 import { commitDeployBlob, progress, type DeployState } from './deploy-blobs.js';
-import { commitParts, hashInfo, missingHashes, type VerifiedPart } from './deploy-bulk-commit.js';
+import { commitParts, hashInfo, missingHashes, type PartToCommit } from './deploy-bulk-commit.js';
 import { deployEventsTotal, deploySwitchWaitSeconds } from './metrics.js';
 import { previewable, previewRows } from './deploy-previews.js';
 import { pendingBytes, pruneDeploys, rollbackLimit, rollbackUsage } from './deploy-retention.js';
@@ -202,10 +202,10 @@ export class DeploysService {
   }
 
   /** Writes and records a bulk upload's verified blobs, within the storage of unpublished deploys. */
-  async commitParts(deploy: Deploy, parts: Array<VerifiedPart & { missingPaths: number }>) {
+  async commitParts(deploy: Deploy, parts: PartToCommit[], pending?: number) {
     const usage = await this.platform.getUsage(deploy.siteId);
     if (!usage) throw notFound(deploy.id);
-    return commitParts(this.db, this.blobs, usage, this.upgradeUrl, deploy, parts);
+    return commitParts(this.db, this.blobs, usage, this.upgradeUrl, deploy, parts, pending);
   }
 
   /** The first `max` hashes a deploy still lacks, its state and how many it lacks. */
