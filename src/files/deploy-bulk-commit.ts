@@ -36,22 +36,50 @@ export interface HashInfo {
   uploaded: boolean;
   /** Manifest rows naming it that still lack their size (the deploy's bytes count each). */
   missingPaths: number;
+  /** Its claim generation when read (blob-claims.ts), and whether a sweeper's claim was live. */
+  generation: number;
+  claimed: boolean;
 }
+
+/** What a bulk upload reads before it writes: each hash's manifest rows and claim, and the pending bytes. */
+export interface HashesRead {
+  info: Map<string, HashInfo>;
+  /** The site's bytes in unpublished deploys (undefined: no hash of the deploy was named). */
+  pending: number | undefined;
+}
+
+/** A verified blob to record, with what was read of it before its bytes are written. */
+export type PartToCommit = VerifiedPart & Pick<HashInfo, 'missingPaths' | 'generation' | 'claimed'>;
 
 export interface VerifiedPart {
   hash: string;
   bytes: Buffer;
 }
 
-/** The manifest's view of some hashes of a deploy (absent: no path of the deploy has it). */
-export async function hashInfo(db: Db, deploy: Deploy, hashes: string[]): Promise<Map<string, HashInfo>> {
+/**
+ * The manifest's view of some hashes of a deploy (absent: no path of the deploy has it), their
+ * claim generations (read before their bytes are written, as commitBatch needs) and the site's
+ * pending bytes: one statement (PGlite runs each on the main thread, where the writes wait).
+ */
+export async function hashInfo(db: Db, deploy: Deploy, hashes: string[]): Promise<HashesRead> {
   const info = new Map<string, HashInfo>();
-  if (hashes.length === 0) return info;
-  const rows = rowsOf<{ hash: string; path: string; size: string | null }>(
-    await db.execute(sql`select hash, path, size::text from deploy_files
-      where site_id = ${deploy.siteId}::int and deploy_id = ${deploy.id}
-        and hash = any(${sql.param(hashes)}::text[])
-      order by path collate "C"`),
+  if (hashes.length === 0) return { info, pending: undefined };
+  const rows = rowsOf<{
+    hash: string;
+    path: string;
+    size: string | null;
+    generation: string;
+    claimed: boolean;
+    pending: string;
+  }>(
+    await db.execute(sql`select f.hash, f.path, f.size::text, coalesce(c.generation, 0)::text as generation,
+        coalesce(c.claimed_until > now(), false) as claimed,
+        (select coalesce(sum(bytes), 0) from deploys
+          where site_id = ${deploy.siteId}::int and state in ('uploading', 'ready', 'draft'))::text as pending
+      from deploy_files f left join blob_claims c on c.hash = f.hash
+      where f.site_id = ${deploy.siteId}::int and f.deploy_id = ${deploy.id}
+        and f.hash = any(${sql.param(hashes)}::text[])
+      order by f.path collate "C"`),
   );
   for (const r of rows) {
     const known = info.get(r.hash);
@@ -62,6 +90,8 @@ export async function hashInfo(db: Db, deploy: Deploy, hashes: string[]): Promis
         narrowest: r.path,
         uploaded: r.size !== null,
         missingPaths: r.size === null ? 1 : 0,
+        generation: Number(r.generation),
+        claimed: r.claimed,
       });
       continue;
     }
@@ -69,7 +99,7 @@ export async function hashInfo(db: Db, deploy: Deploy, hashes: string[]): Promis
     if (r.size === null) known.missingPaths += 1;
     else known.uploaded = true;
   }
-  return info;
+  return { info, pending: rows[0] === undefined ? undefined : Number(rows[0].pending) };
 }
 
 /**
@@ -83,11 +113,13 @@ export async function commitParts(
   usage: SiteUsage,
   upgradeUrl: string,
   deploy: Deploy,
-  parts: Array<VerifiedPart & { missingPaths: number }>,
+  parts: PartToCommit[],
+  /** The pending bytes read with the parts' claims (hashInfo), else read now. */
+  pendingRead?: number,
 ): Promise<{ recorded: string[]; refusal?: unknown }> {
   if (parts.length === 0) return { recorded: [] };
   if (new Set(parts.map((p) => p.hash)).size !== parts.length) throw new Error('a batch names a blob twice');
-  let pending = await pendingBytes(db, deploy.siteId);
+  let pending = pendingRead ?? (await pendingBytes(db, deploy.siteId));
   let fits = 0;
   let refusal: unknown;
   for (const part of parts) {
@@ -104,17 +136,22 @@ export async function commitParts(
   return refusal === undefined ? { recorded } : { recorded, refusal };
 }
 
-async function commitBatch(db: Db, blobs: BlobStore, deploy: Deploy, parts: VerifiedPart[]) {
+async function commitBatch(db: Db, blobs: BlobStore, deploy: Deploy, parts: PartToCommit[]) {
   let todo = parts;
   const recorded: string[] = [];
   for (let attempt = 1; todo.length > 0; attempt++) {
     if (attempt > MAX_COMMIT_ATTEMPTS)
       throw new Error(`blobs ${todo.map((p) => p.hash).join(', ')} kept being claimed by the sweeper`);
     if (attempt > 1) blobClaimEventsTotal.inc({ event: 'upload_rewrote' }, todo.length);
-    const generations = await unclaimedGenerations(
-      db,
-      todo.map((p) => p.hash),
-    );
+    // The first attempt uses the generations hashInfo read (before any write), unless a sweeper
+    // held a claim then: that one waits for the claims to end, as every retry does.
+    const generations =
+      attempt === 1 && !todo.some((p) => p.claimed)
+        ? new Map(todo.map((p) => [p.hash, p.generation]))
+        : await unclaimedGenerations(
+            db,
+            todo.map((p) => p.hash),
+          );
     const kept = new Set(await writeAndRecord(db, blobs, deploy, todo, generations));
     recorded.push(...todo.filter((p) => kept.has(p.hash)).map((p) => p.hash));
     todo = todo.filter((p) => !kept.has(p.hash));
@@ -259,14 +296,13 @@ export async function missingHashes(
   deploy: Deploy,
   max: number,
 ): Promise<{ missing: string[]; state: string; remaining: number }> {
-  const hashes = rowsOf<{ hash: string }>(
-    await db.execute(sql`select distinct hash from deploy_files
-      where site_id = ${deploy.siteId}::int and deploy_id = ${deploy.id} and size is null
-      order by hash limit ${max}::int`),
-  ).map((r) => r.hash);
-  const [row] = rowsOf<{ state: string; remaining: number }>(
-    await db.execute(sql`select state, missing as remaining from deploys where id = ${deploy.id}`),
+  const [row] = rowsOf<{ state: string; remaining: number; missing: string[] }>(
+    await db.execute(sql`select state, missing as remaining, array(
+        select distinct hash from deploy_files
+        where site_id = ${deploy.siteId}::int and deploy_id = ${deploy.id} and size is null
+        order by hash limit ${max}::int) as missing
+      from deploys where id = ${deploy.id}`),
   );
   if (!row) throw new AppError('NOT_FOUND', { message: `Deploy ${deploy.id} not found` });
-  return { missing: hashes, ...row };
+  return row;
 }

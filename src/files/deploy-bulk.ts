@@ -4,7 +4,7 @@ import client from 'prom-client';
 import { AppError, isAppError } from '../errors/index.js';
 import { registry as metrics, withSpan } from '../observability/index.js';
 import type { Deploy, DeploysService } from './deploys.js';
-import type { VerifiedPart } from './deploy-bulk-commit.js';
+import type { PartToCommit, VerifiedPart } from './deploy-bulk-commit.js';
 import { bulkParts, MAX_BULK_BYTES, MAX_BULK_PARTS, readUpTo, type BulkPart } from './deploy-bulk-parts.js';
 import { MAX_FILE_BYTES, type FilesService } from './service.js';
 import { tooLargeFor } from './upload-rules.js';
@@ -124,11 +124,11 @@ async function receive(
     group = [];
     groupBytes = 0;
     if (batch.length === 0) return;
-    const info = await deploys.hashInfo(
+    const { info, pending } = await deploys.hashInfo(
       deploy,
       batch.map((p) => p.hash),
     );
-    const commit: Array<VerifiedPart & { missingPaths: number }> = [];
+    const commit: PartToCommit[] = [];
     let refusal: unknown;
     for (const part of batch) {
       const known = info.get(part.hash);
@@ -141,9 +141,15 @@ async function receive(
         break;
       }
       if (known.uploaded) already++;
-      else commit.push({ ...part, missingPaths: known.missingPaths });
+      else
+        commit.push({
+          ...part,
+          missingPaths: known.missingPaths,
+          generation: known.generation,
+          claimed: known.claimed,
+        });
     }
-    const done = await deploys.commitParts(deploy, commit);
+    const done = await deploys.commitParts(deploy, commit, pending);
     received.push(...done.recorded);
     bulkPartsTotal.inc({ result: 'received' }, done.recorded.length);
     refusal ??= done.refusal;

@@ -5,12 +5,11 @@ import type { Tx } from '../store/index.js';
 import { recordChanges } from './deploy-changes.js';
 import { makeRoomForOne } from './deploy-lifecycle.js';
 import { pendingBytes } from './deploy-retention.js';
-import { assertPathLimits } from './deploy-switch.js';
 import { contentTypeFor, type FileTypes } from './file-types.js';
 import type { DeployClient } from './deploy-client.js';
 import { ancestors, extensionOf, normalizeSitePath } from './paths.js';
 import { assertPendingWithinStorage, assertWithinQuota } from './quota.js';
-import { maxBytesFor } from './upload-rules.js';
+import { maxBytesFor, tooLargeFor } from './upload-rules.js';
 import { MAX_DEPLOY_FILES } from './limits.js';
 
 const rowsOf = <R>(result: unknown): R[] => (result as { rows: R[] }).rows;
@@ -147,6 +146,7 @@ export async function layOverLive(
  * The deploy's rows, in the create's transaction: the cap of unfinished deploys (the least
  * recently active one makes room), the claims of the blobs the site already has and their sizes,
  * the per-path limits, the storage of unpublished deploys, and the change against the live set.
+ * Returns the hashes still to upload.
  */
 export async function insertDeploy(
   tx: Tx,
@@ -162,7 +162,7 @@ export async function insertDeploy(
     declared: Map<string, number>;
     manifest: Map<string, string>;
   },
-): Promise<void> {
+): Promise<string[]> {
   const { id, usage, upgradeUrl, input } = ctx;
   const siteId = usage.site.id;
   const manifest =
@@ -198,9 +198,12 @@ export async function insertDeploy(
       returning hash`);
     for (const r of rowsOf<{ hash: string }>(got)) claimed.add(r.hash);
   }
+  // The rows come back with the sizes found: the checks and counts below read them here, not
+  // with a statement each (PGlite runs every statement on the main thread).
+  const inserted: Array<{ path: string; hash: string; size: number | null }> = [];
   for (let i = 0; i < rows.length; i += BATCH) {
     const batch = rows.slice(i, i + BATCH);
-    await tx.execute(sql`
+    const got = await tx.execute(sql`
       insert into deploy_files (deploy_id, site_id, path, hash, size, content_type)
       select ${id}, ${siteId}::int, v.path, v.hash, case when v.claimed then coalesce(
         (select size from site_files s where s.blob_key = v.hash and s.site_id = ${siteId}::int and s.kind = 'file' limit 1),
@@ -208,28 +211,26 @@ export async function insertDeploy(
       ) end, v.content_type
       from unnest(${sql.param(batch.map((r) => r.path))}::text[], ${sql.param(batch.map((r) => r.hash))}::text[],
         ${sql.param(batch.map((r) => r.contentType))}::text[],
-        ${sql.param(batch.map((r) => claimed.has(r.hash)))}::boolean[]) as v (path, hash, content_type, claimed)`);
+        ${sql.param(batch.map((r) => claimed.has(r.hash)))}::boolean[]) as v (path, hash, content_type, claimed)
+      returning path, hash, size::text`);
+    for (const r of rowsOf<{ path: string; hash: string; size: string | null }>(got))
+      inserted.push({ path: r.path, hash: r.hash, size: r.size === null ? null : Number(r.size) });
   }
-  // Blobs the site already has fill their sizes at once: each path must fit its own limit.
-  await assertPathLimits(tx, id);
+  // Blobs the site already has fill their sizes at once: each path must fit its own limit (the
+  // first in path order, as assertPathLimits names it).
+  const over = inserted
+    .filter((r) => r.size !== null && r.size > maxBytesFor(r.path))
+    .sort((a, b) => Buffer.compare(Buffer.from(a.path), Buffer.from(b.path)))[0];
+  if (over) throw tooLargeFor(over.path);
+  const unknown = inserted.filter((r) => r.size === null);
+  const missing = new Set(unknown.map((r) => r.hash)).size;
+  const known = inserted.reduce((sum, r) => sum + (r.size ?? 0), 0);
   await tx.execute(sql`
-    with missing as (
-      select count(distinct hash)::int as n from deploy_files where deploy_id = ${id} and size is null
-    )
-    update deploys set
-      bytes = (select coalesce(sum(size), 0) from deploy_files where deploy_id = ${id}),
-      missing = (select n from missing),
-      state = case when (select n from missing) > 0 then 'uploading' else 'ready' end
+    update deploys set bytes = ${known}::bigint, missing = ${missing}::int,
+      state = ${missing > 0 ? 'uploading' : 'ready'}
     where id = ${id}`);
   // The bytes it already has (blobs the site holds) count at once, uploads at their commit; the
   // declared sizes of the blobs still to come count now too (early refusals: uploads count for real).
-  const [own] = rowsOf<{ bytes: string }>(
-    await tx.execute(sql`select bytes::text from deploys where id = ${id}`),
-  );
-  const known = Number(own!.bytes);
-  const unknown = rowsOf<{ path: string }>(
-    await tx.execute(sql`select path from deploy_files where deploy_id = ${id} and size is null`),
-  );
   const declaredToCome = unknown.reduce((sum, r) => sum + (ctx.declared.get(r.path) ?? 0), 0);
   const total = await pendingBytes(tx, siteId);
   assertPendingWithinStorage(usage, upgradeUrl, total - known, known + declaredToCome);
@@ -237,4 +238,6 @@ export async function insertDeploy(
   if (unknown.every((r) => ctx.declared.has(r.path)))
     assertWithinQuota(usage, upgradeUrl, 0, known + declaredToCome - usage.site.storageBytes);
   await recordChanges(tx, siteId, id);
+  // The hashes to upload (the create's answer), each once, in order.
+  return [...new Set(unknown.map((r) => r.hash))].sort();
 }

@@ -6,7 +6,7 @@ import { dbOp } from '../observability/index.js';
 import type { Platform, Principal, SiteEvents, SiteUsage } from '../platform/index.js';
 import type { Db, Executor } from '../store/index.js';
 import { commitDeployBlob, progress, type DeployState } from './deploy-blobs.js';
-import { commitParts, hashInfo, missingHashes, type VerifiedPart } from './deploy-bulk-commit.js';
+import { commitParts, hashInfo, missingHashes, type PartToCommit } from './deploy-bulk-commit.js';
 import { deployEventsTotal, deploySwitchWaitSeconds } from './metrics.js';
 import { previewable, previewRows } from './deploy-previews.js';
 import { pendingBytes, pruneDeploys, rollbackLimit, rollbackUsage } from './deploy-retention.js';
@@ -87,7 +87,7 @@ export class DeploysService {
     const manifest = normalizeManifest(input.files, this.files.types);
     const { removed, declared } = precheck(input, manifest);
     const id = newDeployId();
-    await dbOp('create_deploy', () =>
+    const required = await dbOp('create_deploy', () =>
       this.db.transaction((tx) =>
         insertDeploy(tx, {
           id,
@@ -103,11 +103,6 @@ export class DeploysService {
         }),
       ),
     );
-    const required = rowsOf<{ hash: string }>(
-      await this.db.execute(
-        sql`select distinct hash from deploy_files where deploy_id = ${id} and size is null order by hash`,
-      ),
-    ).map((r) => r.hash);
     deployEventsTotal.inc({ event: 'created' });
     return { deploy: await this.get(siteId, id), required };
   }
@@ -207,10 +202,10 @@ export class DeploysService {
   }
 
   /** Writes and records a bulk upload's verified blobs, within the storage of unpublished deploys. */
-  async commitParts(deploy: Deploy, parts: Array<VerifiedPart & { missingPaths: number }>) {
+  async commitParts(deploy: Deploy, parts: PartToCommit[], pending?: number) {
     const usage = await this.platform.getUsage(deploy.siteId);
     if (!usage) throw notFound(deploy.id);
-    return commitParts(this.db, this.blobs, usage, this.upgradeUrl, deploy, parts);
+    return commitParts(this.db, this.blobs, usage, this.upgradeUrl, deploy, parts, pending);
   }
 
   /** The first `max` hashes a deploy still lacks, its state and how many it lacks. */
