@@ -1,12 +1,13 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { close, createReadStream, fstat, open, read } from 'node:fs';
+import { close, fstat, open, read } from 'node:fs';
 import { mkdir, open as openHandle, readdir, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { blobKeyForHash, type BlobStore, type ByteRange } from '../blob/index.js';
 import type { Logger } from '../observability/index.js';
 import { DiskIndex } from './disk-index.js';
+import type { FileSlice } from './file-pump.js';
 import { edgeDiskCacheEvents, liveDiskCaches } from './metrics.js';
 
 // The edge's on-disk cache of large blobs (those too large for the in-memory blob cache): one file
@@ -18,7 +19,7 @@ import { edgeDiskCacheEvents, liveDiskCaches } from './metrics.js';
 // nothing is ever under a final name but a whole, verified blob. Several processes may share the
 // folder (renames of identical bytes over each other are harmless); each bounds its own index.
 
-/** Bytes read from a file per chunk: large reads, few system calls. */
+/** Bytes read from a fill's temp file per chunk: large reads, few system calls. */
 const READ_CHUNK = 512 * 1024;
 const BLOB_NAME = /^[0-9a-f]{64}$/;
 const TEMP_NAME = /^\.fill-(\d+)-[^/]*\.tmp$/;
@@ -27,11 +28,8 @@ const STALE_TEMP_MS = 60 * 60 * 1000;
 
 export type DiskSource = 'disk' | 'fill';
 
-export interface DiskRead {
-  body: Readable;
-  /** From a complete file, or from a fill in flight. */
-  source: DiskSource;
-}
+/** A complete file (sent by pumpFile), or a fill in flight (a stream of its temp file). */
+export type DiskRead = { source: 'disk'; file: FileSlice } | { source: 'fill'; body: Readable };
 
 const events = {
   hit: edgeDiskCacheEvents.labels({ event: 'hit' }),
@@ -239,7 +237,7 @@ export class DiskCache {
     if (size === 0 || size > this.index.maxBytes || !BLOB_NAME.test(hash)) return undefined;
     if (this.index.touch(hash)) {
       const fd = await openFd(this.file(hash));
-      if (fd !== undefined) return this.fromFile(fd, range);
+      if (fd !== undefined) return this.fromFile(fd, size, range);
       // Removed behind our back (another process sharing the folder evicted it).
       this.index.remove(hash);
     }
@@ -250,7 +248,7 @@ export class DiskCache {
       if (fd !== undefined) {
         if ((await sizeOfFd(fd).catch(() => -1)) === size) {
           if (!this.index.has(hash)) this.evict(this.index.add(hash, size));
-          return this.fromFile(fd, range);
+          return this.fromFile(fd, size, range);
         }
         close(fd, () => undefined);
       }
@@ -262,16 +260,10 @@ export class DiskCache {
     return { body: new FillReader(fill, range), source: 'fill' };
   }
 
-  private fromFile(fd: number, range: ByteRange | undefined): DiskRead {
+  private fromFile(fd: number, size: number, range: ByteRange | undefined): DiskRead {
     events.hit.inc();
-    const body = createReadStream('', {
-      fd,
-      start: range?.start,
-      end: range?.end,
-      highWaterMark: READ_CHUNK,
-      autoClose: true,
-    });
-    return { body, source: 'disk' };
+    const release = () => close(fd, () => undefined);
+    return { source: 'disk', file: { fd, start: range?.start ?? 0, end: range?.end ?? size - 1, release } };
   }
 
   /** Reserves room, opens a temp file and starts the fill (undefined: it cannot fit). */

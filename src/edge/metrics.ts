@@ -37,3 +37,20 @@ export const edgeDiskCacheBytes = new client.Gauge({
     this.set(total);
   },
 });
+
+/** The pool of read buffers the disk cache's files are sent through (set by file-pump.ts). */
+export const edgeReadBuffers: {
+  pool?: { readonly idleBytes: number; readonly inUse: number; readonly bufferBytes: number };
+} = {};
+
+export const edgeReadBufferBytes = new client.Gauge({
+  name: 'hostplane_edge_read_buffer_bytes',
+  help: 'Read buffers of the edge disk cache (this process): idle (kept for reuse, capped) and in_use (in a read or on a socket).',
+  labelNames: ['state'] as const,
+  registers: [registry],
+  collect() {
+    const pool = edgeReadBuffers.pool;
+    this.set({ state: 'idle' }, pool?.idleBytes ?? 0);
+    this.set({ state: 'in_use' }, (pool?.inUse ?? 0) * (pool?.bufferBytes ?? 0));
+  },
+});
