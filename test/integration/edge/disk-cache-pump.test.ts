@@ -155,16 +155,28 @@ describe('the edge disk cache sends files through a pool of reused buffers', () 
           }),
       ),
     );
-    await eventually('the server has closed the files and taken back its buffers', async () => {
+    await eventually('the server has let go of the files and taken back its buffers', async () => {
       const metrics = await scrapeMetrics(hp);
       return (
         fdsInto(dir).length === before &&
+        metricValue(metrics, 'hostplane_edge_disk_cache_open_files', { state: 'in_use' }) === 0 &&
         metricValue(metrics, 'hostplane_edge_read_buffer_bytes', { state: 'in_use' }) === 0
       );
     });
     // The pool still serves whole files right.
     const again = await get(hp, site, blobs[0]!.name);
     expect(again.hash).toBe(sha256(blobs[0]!.bytes));
+  });
+
+  it('keeps one open file per blob between requests', async () => {
+    await Promise.all(blobs.map(({ name }) => get(hp, site, name, 'bytes=100-200')));
+    await Promise.all(blobs.map(({ name }) => get(hp, site, name, 'bytes=300-400')));
+    const open = fdsInto(dir);
+    expect(open.sort()).toEqual(blobs.map(({ bytes }) => path.join(dir, sha256(bytes))).sort());
+    const metrics = await scrapeMetrics(hp);
+    expect(metricValue(metrics, 'hostplane_edge_disk_cache_open_files', { state: 'idle' })).toBe(
+      blobs.length,
+    );
   });
 
   it('reuses a few buffers over many requests: the pool stays within its cap', async () => {
@@ -180,5 +192,32 @@ describe('the edge disk cache sends files through a pool of reused buffers', () 
     expect(idle).toBeGreaterThan(0);
     expect(idle).toBeLessThanOrEqual(READ_POOL_MAX_BYTES);
     expect(metricValue(metrics, 'hostplane_edge_read_buffer_bytes', { state: 'in_use' })).toBe(0);
+  });
+});
+
+describe('the edge disk cache closes the open file of an evicted blob', () => {
+  let hp: TestHostplane;
+  afterAll(() => hp?.stop());
+
+  it('when it is evicted', async () => {
+    hp = await startHostplane('pglite+fs', { env: { HOSTPLANE_EDGE_DISK_CACHE_MB: '7' } });
+    const site = await hp.createSite('pumpevict');
+    const dir = path.join(hp.dataDir, 'edge-cache');
+    const blobs = [0, 1, 2].map((i) => ({ name: `/e${i}.pdf`, bytes: randomBytes(3 * MiB + i) }));
+    for (const { name, bytes } of blobs) await uploadBinary(hp, site, name.slice(1), bytes);
+    const fileOf = (b: Buffer) => path.join(dir, sha256(b));
+    // Twice each: the second read comes from the file (and keeps it open).
+    for (const { name, bytes } of blobs.slice(0, 2)) {
+      expect((await get(hp, site, name)).hash).toBe(sha256(bytes));
+      await eventually('on disk', () => readdirSync(dir).includes(sha256(bytes)));
+      expect((await get(hp, site, name)).hash).toBe(sha256(bytes));
+    }
+    expect(fdsInto(dir).sort()).toEqual([fileOf(blobs[0]!.bytes), fileOf(blobs[1]!.bytes)].sort());
+    // The third fill evicts the first blob: its descriptor is closed, the second's kept.
+    expect((await get(hp, site, blobs[2]!.name)).hash).toBe(sha256(blobs[2]!.bytes));
+    await eventually('the evicted file closed', () => {
+      const open = fdsInto(dir);
+      return open.length === 1 && open[0] === fileOf(blobs[1]!.bytes);
+    });
   });
 });
