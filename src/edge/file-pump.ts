@@ -65,8 +65,8 @@ export interface FileSlice {
 
 /**
  * Writes bytes `start..end` of the file to `res` (whose head is written) and ends it; resolves
- * when the response is over: complete, the client gone, or a read failed (the response is then
- * destroyed, its length unmet). Reading stops while `res` needs to drain.
+ * when the response is over (complete, the client gone, or a read failed: the response is then
+ * destroyed, its length unmet) and the file released. Reading stops while `res` needs to drain.
  */
 export function pumpFile(file: FileSlice, res: ServerResponse, pool: BufferPool = readPool): Promise<void> {
   return new Promise<void>((resolve) => {
@@ -77,10 +77,13 @@ export function pumpFile(file: FileSlice, res: ServerResponse, pool: BufferPool 
     let over = false;
     let held: { chunk: Buffer; buffer: Buffer } | undefined;
 
+    // The file is released once no read is in flight; the promise settles once the answer is
+    // over and the file released.
     const release = () => {
       if (released || reading) return;
       released = true;
       file.release();
+      if (over) resolve();
     };
     const finish = (err?: Error) => {
       if (over) return;
@@ -92,9 +95,9 @@ export function pumpFile(file: FileSlice, res: ServerResponse, pool: BufferPool 
         buffers -= 1;
         held = undefined;
       }
-      release();
       if (err) res.destroy(err);
-      resolve();
+      release();
+      if (released) resolve();
     };
     const onClose = () => finish();
     const onDrain = () => {
