@@ -1,12 +1,14 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { close, createReadStream, fstat, open, read } from 'node:fs';
+import { close, fstat, read } from 'node:fs';
 import { mkdir, open as openHandle, readdir, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { blobKeyForHash, type BlobStore, type ByteRange } from '../blob/index.js';
 import type { Logger } from '../observability/index.js';
+import { DiskHandles, openFile, type HeldFile } from './disk-handles.js';
 import { DiskIndex } from './disk-index.js';
+import type { FileSlice } from './file-pump.js';
 import { edgeDiskCacheEvents, liveDiskCaches } from './metrics.js';
 
 // The edge's on-disk cache of large blobs (those too large for the in-memory blob cache): one file
@@ -18,7 +20,7 @@ import { edgeDiskCacheEvents, liveDiskCaches } from './metrics.js';
 // nothing is ever under a final name but a whole, verified blob. Several processes may share the
 // folder (renames of identical bytes over each other are harmless); each bounds its own index.
 
-/** Bytes read from a file per chunk: large reads, few system calls. */
+/** Bytes read from a fill's temp file per chunk: large reads, few system calls. */
 const READ_CHUNK = 512 * 1024;
 const BLOB_NAME = /^[0-9a-f]{64}$/;
 const TEMP_NAME = /^\.fill-(\d+)-[^/]*\.tmp$/;
@@ -27,11 +29,8 @@ const STALE_TEMP_MS = 60 * 60 * 1000;
 
 export type DiskSource = 'disk' | 'fill';
 
-export interface DiskRead {
-  body: Readable;
-  /** From a complete file, or from a fill in flight. */
-  source: DiskSource;
-}
+/** A complete file (sent by pumpFile), or a fill in flight (a stream of its temp file). */
+export type DiskRead = { source: 'disk'; file: FileSlice } | { source: 'fill'; body: Readable };
 
 const events = {
   hit: edgeDiskCacheEvents.labels({ event: 'hit' }),
@@ -134,15 +133,6 @@ class FillReader extends Readable {
   }
 }
 
-const openFd = (file: string) =>
-  new Promise<number | undefined>((resolve, reject) =>
-    open(file, 'r', (err, fd) => {
-      if (!err) resolve(fd);
-      else if (err.code === 'ENOENT') resolve(undefined);
-      else reject(err);
-    }),
-  );
-
 const sizeOfFd = (fd: number) =>
   new Promise<number>((resolve, reject) => fstat(fd, (err, s) => (err ? reject(err) : resolve(s.size))));
 
@@ -158,6 +148,8 @@ const isLive = (pid: number): boolean => {
 export class DiskCache {
   private readonly index: DiskIndex;
   private readonly fills = new Map<string, Fill>();
+  /** Open files of complete blobs, kept between requests. */
+  private readonly handles = new DiskHandles();
   /** Settles once the folder is scanned: false when the cache is off or its folder unusable. */
   private readonly ready: Promise<boolean>;
   private enabled = false;
@@ -184,6 +176,7 @@ export class DiskCache {
 
   close(): void {
     liveDiskCaches.delete(this);
+    this.handles.close();
   }
 
   private file(hash: string): string {
@@ -225,6 +218,7 @@ export class DiskCache {
   private evict(hashes: string[] | undefined): void {
     for (const hash of hashes ?? []) {
       events.eviction.inc();
+      this.handles.drop(hash);
       void rm(this.file(hash), { force: true }).catch(() => undefined);
     }
   }
@@ -238,19 +232,23 @@ export class DiskCache {
     if (!(await this.ready) || !this.enabled) return undefined;
     if (size === 0 || size > this.index.maxBytes || !BLOB_NAME.test(hash)) return undefined;
     if (this.index.touch(hash)) {
-      const fd = await openFd(this.file(hash));
-      if (fd !== undefined) return this.fromFile(fd, range);
-      // Removed behind our back (another process sharing the folder evicted it).
-      this.index.remove(hash);
+      const held = this.handles.get(hash);
+      if (held) return this.fromFile(held, size, range);
+      const fd = await openFile(this.file(hash));
+      if (fd !== undefined && this.index.has(hash))
+        return this.fromFile(this.handles.add(hash, fd), size, range);
+      if (fd !== undefined) close(fd, () => undefined);
+      // Removed behind our back (another process sharing the folder evicted it, or this one).
+      else this.index.remove(hash);
     }
     let fill = this.fills.get(hash);
     if (!fill) {
       // Another process sharing the folder may have filled it.
-      const fd = this.index.has(hash) ? undefined : await openFd(this.file(hash));
+      const fd = this.index.has(hash) ? undefined : await openFile(this.file(hash));
       if (fd !== undefined) {
         if ((await sizeOfFd(fd).catch(() => -1)) === size) {
           if (!this.index.has(hash)) this.evict(this.index.add(hash, size));
-          return this.fromFile(fd, range);
+          if (this.index.has(hash)) return this.fromFile(this.handles.add(hash, fd), size, range);
         }
         close(fd, () => undefined);
       }
@@ -262,16 +260,9 @@ export class DiskCache {
     return { body: new FillReader(fill, range), source: 'fill' };
   }
 
-  private fromFile(fd: number, range: ByteRange | undefined): DiskRead {
+  private fromFile({ fd, release }: HeldFile, size: number, range: ByteRange | undefined): DiskRead {
     events.hit.inc();
-    const body = createReadStream('', {
-      fd,
-      start: range?.start,
-      end: range?.end,
-      highWaterMark: READ_CHUNK,
-      autoClose: true,
-    });
-    return { body, source: 'disk' };
+    return { source: 'disk', file: { fd, start: range?.start ?? 0, end: range?.end ?? size - 1, release } };
   }
 
   /** Reserves room, opens a temp file and starts the fill (undefined: it cannot fit). */

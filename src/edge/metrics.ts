@@ -37,3 +37,40 @@ export const edgeDiskCacheBytes = new client.Gauge({
     this.set(total);
   },
 });
+
+/** The pool of read buffers the disk cache's files are sent through (set by file-pump.ts). */
+export const edgeReadBuffers: {
+  pool?: { readonly idleBytes: number; readonly inUse: number; readonly bufferBytes: number };
+} = {};
+
+export const edgeReadBufferBytes = new client.Gauge({
+  name: 'hostplane_edge_read_buffer_bytes',
+  help: 'Read buffers of the edge disk cache (this process): idle (kept for reuse, capped) and in_use (in a read or on a socket).',
+  labelNames: ['state'] as const,
+  registers: [registry],
+  collect() {
+    const pool = edgeReadBuffers.pool;
+    this.set({ state: 'idle' }, pool?.idleBytes ?? 0);
+    this.set({ state: 'in_use' }, (pool?.inUse ?? 0) * (pool?.bufferBytes ?? 0));
+  },
+});
+
+/** The open-file tables of this process's disk caches (disk-handles.ts). */
+export const liveDiskHandles = new Set<{ readonly open: number; readonly inUse: number }>();
+
+export const edgeDiskCacheOpenFiles = new client.Gauge({
+  name: 'hostplane_edge_disk_cache_open_files',
+  help: 'Files of the edge disk cache held open between requests (this process): idle, or in_use by a response.',
+  labelNames: ['state'] as const,
+  registers: [registry],
+  collect() {
+    let open = 0;
+    let inUse = 0;
+    for (const handles of liveDiskHandles) {
+      open += handles.open;
+      inUse += handles.inUse;
+    }
+    this.set({ state: 'idle' }, open - inUse);
+    this.set({ state: 'in_use' }, inUse);
+  },
+});

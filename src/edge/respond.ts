@@ -4,6 +4,7 @@ import { trace } from '@opentelemetry/api';
 import rangeParser from 'range-parser';
 import type { EdgeCache } from './cache.js';
 import { preferredEncoding, type Encoding } from './compression.js';
+import { pumpFile } from './file-pump.js';
 import { etagMatches, ifRangeAllows, notModifiedSince, variantEtag, type FileEntry } from './entries.js';
 
 // Writing answers straight to node:http: one writeHead with a flat header list, one end.
@@ -219,12 +220,23 @@ async function stream(
   range: { start: number; end: number } | undefined,
 ): Promise<number> {
   const span = trace.getActiveSpan();
-  const object =
-    (await cache.disk.open(entry.hash, entry.size, range)) ?? (await cache.stream(entry.hash, range));
+  const disk = await cache.disk.open(entry.hash, entry.size, range);
+  if (disk?.source === 'disk') {
+    span?.setAttribute('hostplane.edge.source', 'disk');
+    // The client may have left while the file was opened: its 'close' has passed.
+    if (res.destroyed || res.closed) {
+      disk.file.release();
+      return status;
+    }
+    res.writeHead(status, headers);
+    await pumpFile(disk.file, res);
+    return status;
+  }
+  const object = disk ?? (await cache.stream(entry.hash, range));
   if (!object) throw new Error(`blob ${entry.hash} is missing from the blob store`);
   span?.setAttribute('hostplane.edge.source', 'source' in object ? object.source : 'blob_store');
   // The client may have left while the source was opened (a fill waits for the blob store): its
-  // 'close' has passed, so release the source now (a fill's reader, a file handle, an S3 socket).
+  // 'close' has passed, so release the source now (a fill's reader, an S3 socket).
   if (res.destroyed || res.closed) {
     object.body.destroy();
     return status;
