@@ -113,7 +113,7 @@ export class FsBlobStore implements BlobStore {
     const target = this.file(key);
     // A file of the key from before stays (a row shadows it; a delete removes both): the keys
     // written again are content-addressed, with the same bytes, and removing it costs a syscall.
-    if (body.length <= SMALL_BLOB_MAX_BYTES) return this.small.put(key, body);
+    if (body.length <= SMALL_BLOB_MAX_BYTES) return await this.small.put(key, body);
     await this.publish(await this.inTemp((tmp) => writeFile(tmp, body)), target);
     this.small.delete(key);
   }
@@ -188,7 +188,7 @@ export class FsBlobStore implements BlobStore {
     const info = await stat(source);
     if (info.isFile() && info.size <= SMALL_BLOB_MAX_BYTES) {
       const bytes = await readFile(source);
-      if (bytes.length <= SMALL_BLOB_MAX_BYTES) return this.small.put(to, bytes);
+      if (bytes.length <= SMALL_BLOB_MAX_BYTES) return await this.small.put(to, bytes);
     }
     // Through a temp file and a rename, so a reader never sees a half-copied object.
     const tmp = await this.inTemp((tmp) => copyFile(source, tmp));

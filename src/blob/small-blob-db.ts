@@ -37,6 +37,7 @@ const GONE = new Set(['SQLITE_READONLY_DBMOVED', 'SQLITE_CANTOPEN', 'SQLITE_IOER
 export class SmallBlobDb {
   private db: Database.Database | undefined;
   private statements: ReturnType<typeof prepare> | undefined;
+  private queued: { key: string; body: Buffer; resolve: () => void; reject: (err: unknown) => void }[] = [];
 
   constructor(private readonly dir: string) {}
 
@@ -76,8 +77,30 @@ export class SmallBlobDb {
     }
   }
 
-  put(key: string, body: Buffer, modifiedMs = Date.now()): void {
-    this.run((s) => s.put.run(key, body.length, modifiedMs, body));
+  /**
+   * Writes a row; resolves once it is committed. The puts of one turn of the event loop (a bulk
+   * upload writes many at once) are committed together, one transaction (a WAL append) for all.
+   */
+  put(key: string, body: Buffer): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.queued.push({ key, body, resolve, reject });
+      if (this.queued.length === 1) setImmediate(() => this.commitQueued());
+    });
+  }
+
+  private commitQueued(): void {
+    const batch = this.queued;
+    this.queued = [];
+    const now = Date.now();
+    try {
+      this.run((s) =>
+        this.db!.transaction(() => batch.forEach((p) => s.put.run(p.key, p.body.length, now, p.body)))(),
+      );
+    } catch (err) {
+      for (const p of batch) p.reject(err);
+      return;
+    }
+    for (const p of batch) p.resolve();
   }
 
   get(key: string): Buffer | undefined {
