@@ -26,8 +26,14 @@ const MAX_COMMIT_ATTEMPTS = 3;
 const HEAD_FIRST_MIN_BYTES = 256 * 1024;
 /** Blob store writes of one group at once. */
 const WRITES_AT_ONCE = 16;
-/** Blobs recorded by one statement: the next ones are written meanwhile. */
-const RECORD_CHUNK = 64;
+/**
+ * Blobs recorded by one statement: the next ones are written meanwhile. A statement costs a few
+ * milliseconds whatever its size, and a local blob store writes small blobs as rows of its
+ * database (a fraction of a millisecond each, no longer a file's creation to overlap with), so a
+ * bulk request (at most MAX_BULK_PARTS) is recorded in one or two statements rather than one per
+ * 64 blobs; groups of large blobs still overlap their writes with the records.
+ */
+const RECORD_CHUNK = 512;
 
 /** What the manifest says of one hash: the limit of its narrowest path, and whether it is received. */
 export interface HashInfo {

@@ -1,11 +1,12 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { BlobListing, BlobStore } from '../../../src/blob/blob-store.js';
 import { FsBlobStore } from '../../../src/blob/fs-blob-store.js';
+import { SMALL_BLOB_MAX_BYTES } from '../../../src/blob/small-blob-db.js';
 import { S3BlobStore } from '../../../src/blob/s3-blob-store.js';
 import { createBucket } from '../../support/minio.js';
 
@@ -30,7 +31,14 @@ const implementations: { kind: 'fs' | 's3'; open(): Promise<Harness> }[] = [
     kind: 'fs',
     open: async () => {
       const root = await mkdtemp(path.join(tmpdir(), 'hostplane-blobs-'));
-      return { store: new FsBlobStore(root), close: () => rm(root, { recursive: true, force: true }) };
+      const store = new FsBlobStore(root);
+      return {
+        store,
+        close: async () => {
+          store.close();
+          await rm(root, { recursive: true, force: true });
+        },
+      };
     },
   },
   {
@@ -169,6 +177,39 @@ describe.each(implementations)('$kind blob store', ({ kind, open }) => {
     }
   });
 
+  it('gets ranges of an object too large for the small objects, and copies it', async () => {
+    const body = patterned(SMALL_BLOB_MAX_BYTES + 4321);
+    await store.put('range/large', body);
+    expect(await store.head('range/large')).toEqual({ size: body.length });
+    const start = SMALL_BLOB_MAX_BYTES + 100;
+    const obj = await store.get('range/large', { start, end: start + 99 });
+    expect(obj?.size).toBe(body.length);
+    expect((await readAll(obj!.body)).equals(body.subarray(start, start + 100))).toBe(true);
+    await store.copy('range/large', 'range/large-copy');
+    expect((await store.getBuffer('range/large-copy'))?.equals(body)).toBe(true);
+    expect((await store.getBuffer('range/large'))?.equals(body)).toBe(true);
+  });
+
+  it('copies a small object, and replaces an object of either size by one of the other', async () => {
+    await store.put('copy/small', Buffer.from('small'));
+    await store.copy('copy/small', 'copy/small-copy');
+    expect((await store.getBuffer('copy/small-copy'))?.toString()).toBe('small');
+    expect((await store.getBuffer('copy/small'))?.toString()).toBe('small');
+    const large = patterned(SMALL_BLOB_MAX_BYTES + 1);
+    await store.put('copy/small-copy', large);
+    expect(await store.head('copy/small-copy')).toEqual({ size: large.length });
+    expect((await store.getBuffer('copy/small-copy'))?.equals(large)).toBe(true);
+    await store.put('copy/small-copy', Buffer.from('again'));
+    expect((await store.getBuffer('copy/small-copy'))?.toString()).toBe('again');
+    await store.copy('copy/small-copy', 'copy/over-large');
+    await store.putStream('copy/streamed', Readable.from([Buffer.from('streamed')]));
+    await store.copy('copy/streamed', 'copy/small-copy');
+    expect((await store.getBuffer('copy/small-copy'))?.toString()).toBe('streamed');
+    expect((await collect(store.list('copy/small-copy'))).map((l) => [l.key, l.size])).toEqual([
+      ['copy/small-copy', 8],
+    ]);
+  });
+
   it('streams a small body in (single request) and counts its bytes', async () => {
     const { stream, digest } = generatedStream(100_000, 10_000);
     expect(await store.putStream('stream/small', stream)).toBe(100_000);
@@ -298,6 +339,126 @@ describe.each(implementations)('$kind blob store', ({ kind, open }) => {
 });
 
 describe('FsBlobStore', () => {
+  const withRoot = async (fn: (root: string) => Promise<void>) => {
+    const root = await mkdtemp(path.join(tmpdir(), 'hostplane-blobs-'));
+    try {
+      await fn(root);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  };
+  const fileAt = (root: string, key: string) =>
+    stat(path.join(root, key)).then(
+      (info) => info.isFile(),
+      () => false,
+    );
+
+  it('keeps small objects in its database, not as a file each; large and streamed ones as files', async () => {
+    await withRoot(async (root) => {
+      const store = new FsBlobStore(root);
+      await store.put('blobs/small', patterned(1024));
+      await store.put('blobs/limit', patterned(SMALL_BLOB_MAX_BYTES));
+      await store.put('blobs/large', patterned(SMALL_BLOB_MAX_BYTES + 1));
+      await store.putStream('tmp/streamed', Readable.from([Buffer.from('s')]));
+      await store.copy('tmp/streamed', 'blobs/copied');
+      await store.copy('blobs/large', 'blobs/large-copy');
+      expect(await fileAt(root, 'blobs/small')).toBe(false);
+      expect(await fileAt(root, 'blobs/limit')).toBe(false);
+      expect(await fileAt(root, 'blobs/copied')).toBe(false);
+      expect(await fileAt(root, 'small-blobs.sqlite')).toBe(true);
+      expect(await fileAt(root, 'blobs/large')).toBe(true);
+      expect(await fileAt(root, 'blobs/large-copy')).toBe(true);
+      expect(await fileAt(root, 'tmp/streamed')).toBe(true);
+      expect((await collect(store.list('blobs/'))).map((l) => [l.key, l.size])).toEqual([
+        ['blobs/copied', 1],
+        ['blobs/large', SMALL_BLOB_MAX_BYTES + 1],
+        ['blobs/large-copy', SMALL_BLOB_MAX_BYTES + 1],
+        ['blobs/limit', SMALL_BLOB_MAX_BYTES],
+        ['blobs/small', 1024],
+      ]);
+      // The database's own files are not objects.
+      expect((await collect(store.list(''))).map((l) => l.key)).not.toContain('small-blobs.sqlite');
+      store.close();
+    });
+  });
+
+  it('reads, ranges, lists, copies, moves and deletes small files written before it kept small objects', async () => {
+    await withRoot(async (root) => {
+      await mkdir(path.join(root, 'blobs'), { recursive: true });
+      const old = new Date(Date.now() - 3_600_000);
+      for (const name of ['old-a', 'old-b', 'old-c']) {
+        await writeFile(path.join(root, 'blobs', name), `bytes of ${name}`);
+        await utimes(path.join(root, 'blobs', name), old, old);
+      }
+      const store = new FsBlobStore(root);
+      await store.put('blobs/new', Buffer.from('new bytes'));
+      expect((await store.getBuffer('blobs/old-a'))?.toString()).toBe('bytes of old-a');
+      expect(await store.head('blobs/old-a')).toEqual({ size: 14 });
+      const ranged = await store.get('blobs/old-a', { start: 9, end: 13 });
+      expect(ranged?.size).toBe(14);
+      expect((await readAll(ranged!.body)).toString()).toBe('old-a');
+      const listed = await collect(store.list('blobs/'));
+      expect(listed.map((l) => l.key)).toEqual(['blobs/new', 'blobs/old-a', 'blobs/old-b', 'blobs/old-c']);
+      expect(Math.abs(listed[1]!.lastModified.getTime() - old.getTime())).toBeLessThan(1000);
+      await store.copy('blobs/old-b', 'blobs/copy-of-b');
+      expect((await store.getBuffer('blobs/copy-of-b'))?.toString()).toBe('bytes of old-b');
+      await store.move('blobs/old-c', 'blobs/moved-c');
+      expect(await store.head('blobs/old-c')).toBeUndefined();
+      expect((await store.getBuffer('blobs/moved-c'))?.toString()).toBe('bytes of old-c');
+      // A key with both a file (from before) and a row: the row's bytes; a delete removes both.
+      await store.put('blobs/old-b', Buffer.from('bytes of old-b'));
+      expect((await collect(store.list('blobs/old-b'))).length).toBe(1);
+      for (const key of ['blobs/old-a', 'blobs/old-b', 'blobs/new']) await store.delete(key);
+      for (const key of ['blobs/old-a', 'blobs/old-b', 'blobs/new']) {
+        expect(await store.head(key), key).toBeUndefined();
+        expect(await store.get(key), key).toBeUndefined();
+        expect(await fileAt(root, key), key).toBe(false);
+      }
+      expect((await collect(store.list('blobs/'))).map((l) => l.key)).toEqual([
+        'blobs/copy-of-b',
+        'blobs/moved-c',
+      ]);
+      store.close();
+    });
+  });
+
+  it('moves a small object over a file of the target, and its source key reads nothing after', async () => {
+    await withRoot(async (root) => {
+      await mkdir(path.join(root, 'm'), { recursive: true });
+      await writeFile(path.join(root, 'm', 'src'), 'old file of src');
+      await writeFile(path.join(root, 'm', 'dst'), 'old file of dst');
+      const store = new FsBlobStore(root);
+      await store.put('m/src', Buffer.from('row of src'));
+      await store.move('m/src', 'm/dst');
+      expect(await store.head('m/src')).toBeUndefined();
+      expect((await store.getBuffer('m/dst'))?.toString()).toBe('row of src');
+      await store.delete('m/dst');
+      expect(await store.head('m/dst')).toBeUndefined();
+      store.close();
+    });
+  });
+
+  it("two stores on one folder (two processes) see each other's small objects", async () => {
+    await withRoot(async (root) => {
+      const one = new FsBlobStore(root);
+      const two = new FsBlobStore(root);
+      await Promise.all(
+        Array.from({ length: 50 }, (_, i) =>
+          (i % 2 ? one : two).put(`blobs/k${String(i).padStart(2, '0')}`, Buffer.from(`v${i}`)),
+        ),
+      );
+      expect((await two.getBuffer('blobs/k01'))?.toString()).toBe('v1');
+      expect((await one.getBuffer('blobs/k02'))?.toString()).toBe('v2');
+      expect((await collect(one.list('blobs/'))).length).toBe(50);
+      await two.delete('blobs/k01');
+      expect(await one.head('blobs/k01')).toBeUndefined();
+      await one.copy('blobs/k02', 'blobs/copied');
+      expect((await two.getBuffer('blobs/copied'))?.toString()).toBe('v2');
+      one.close();
+      two.close();
+    });
+  });
+
   it('makes its folders again when they were removed under it (it makes each only once otherwise)', async () => {
     const root = await mkdtemp(path.join(tmpdir(), 'hostplane-blobs-'));
     try {

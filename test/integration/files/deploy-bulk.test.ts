@@ -52,6 +52,12 @@ describe.each(backends)('bulk upload of deploy blobs (%s)', (backend) => {
     // Every required blob, one of them twice, and one the site already has.
     const parts: Array<[string, string]> = contents.map((c) => [sha256(c), c]);
     parts.push([sha256(contents[7]!), contents[7]!], [sha256('already on the site'), 'already on the site']);
+    const records = async () =>
+      metricValue(await scrapeMetrics(hp), 'hostplane_db_operation_duration_seconds_count', {
+        operation: 'commit_deploy_blobs',
+        outcome: 'ok',
+      });
+    const recordsBefore = await records();
     const before = metricValue(await scrapeMetrics(hp), 'hostplane_deploy_bulk_parts_total', {
       result: 'received',
     });
@@ -69,6 +75,8 @@ describe.each(backends)('bulk upload of deploy blobs (%s)', (backend) => {
       result: 'received',
     });
     expect(after - before).toBe(300);
+    // The 300 blobs are recorded by one statement (one per 512 blobs), not one per 64.
+    expect((await records()) - recordsBefore).toBe(1);
     expect((await api.call('GET', `/api/v1/deploys/${id}`)).body.deploy).toMatchObject({
       bytes: contents.reduce((n, c) => n + c.length, 0) + 'already on the site'.length,
     });
