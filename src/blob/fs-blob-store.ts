@@ -170,6 +170,8 @@ export class FsBlobStore implements BlobStore {
   async move(from: string, to: string): Promise<void> {
     const target = this.file(to);
     const source = this.file(from);
+    // Onto itself: nothing to do (the row's copy and the source's removal would delete it).
+    if (source === target) return;
     if (this.small.copy(from, to, true)) {
       // Files of the keys from before: the source's would read again under its key.
       await Promise.all([rm(source, { force: true }), rm(target, { force: true })]);

@@ -130,6 +130,8 @@ export class S3BlobStore implements BlobStore {
   }
 
   async move(from: string, to: string): Promise<void> {
+    // Onto itself: nothing to do (the copy and the delete of the source would remove it).
+    if (from === to) return;
     await this.copy(from, to);
     await this.delete(from);
   }

@@ -260,6 +260,13 @@ describe.each(implementations)('$kind blob store', ({ kind, open }) => {
     expect((await store.getBuffer('move/dst/target'))?.equals(body)).toBe(true);
   });
 
+  it('moves onto itself without losing the object', async () => {
+    const body = Buffer.from('stays where it is');
+    await store.put('move/self', body);
+    await store.move('move/self', 'move/self');
+    expect((await store.getBuffer('move/self'))?.equals(body)).toBe(true);
+  });
+
   it('moves over an existing target', async () => {
     await store.put('move/over-src', Buffer.from('new'));
     await store.put('move/over-dst', Buffer.from('old contents'));
