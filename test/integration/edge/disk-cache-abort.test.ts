@@ -1,25 +1,15 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { readdirSync, readlinkSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { BlobObject, BlobStore, ByteRange } from '../../../src/blob/index.js';
 import { eventually } from '../../support/eventually.js';
+import { openFilesUnder } from '../../support/open-files.js';
 import { startHostplane, uploadBinary, type TestHostplane } from '../../support/hostplane.js';
 
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
-
-const fdsInto = (dir: string) =>
-  readdirSync('/proc/self/fd')
-    .map((fd) => {
-      try {
-        return readlinkSync(`/proc/self/fd/${fd}`);
-      } catch {
-        return '';
-      }
-    })
-    .filter((target) => target.startsWith(dir));
 
 describe('the edge disk cache: a client gone while its fill starts', () => {
   let hp: TestHostplane;
@@ -47,7 +37,7 @@ describe('the edge disk cache: a client gone while its fill starts', () => {
     await uploadBinary(hp, site, 'big.pdf', bytes);
     target = sha256(bytes);
     const dir = path.join(hp.dataDir, 'edge-cache');
-    const before = fdsInto(dir).length;
+    const before = openFilesUnder(dir).length;
 
     const req = http.request({
       port: hp.port,
@@ -62,7 +52,7 @@ describe('the edge disk cache: a client gone while its fill starts', () => {
     gate!();
     await eventually('the blob is cached', () => readdirSync(dir).includes(target));
     await delay(500);
-    const open = fdsInto(dir);
+    const open = openFilesUnder(dir);
     console.log('fds into the cache dir', before, open);
     expect(open.length).toBe(before);
   });

@@ -1,10 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { readdirSync, readlinkSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { READ_BUFFER_BYTES, READ_POOL_MAX_BYTES, readPool } from '../../../src/edge/file-pump.js';
 import { eventually } from '../../support/eventually.js';
+import { openFilesUnder } from '../../support/open-files.js';
 import {
   metricValue,
   scrapeMetrics,
@@ -21,17 +22,6 @@ import {
 
 const MiB = 1024 * 1024;
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
-
-const fdsInto = (dir: string) =>
-  readdirSync('/proc/self/fd')
-    .map((fd) => {
-      try {
-        return readlinkSync(`/proc/self/fd/${fd}`);
-      } catch {
-        return '';
-      }
-    })
-    .filter((target) => target.startsWith(dir));
 
 interface Got {
   status: number;
@@ -133,7 +123,7 @@ describe('the edge disk cache sends files through a pool of reused buffers', () 
   });
 
   it('leaves no file open and every buffer back when clients leave mid-stream', async () => {
-    const before = fdsInto(dir).length;
+    const before = openFilesUnder(dir).length;
     await Promise.all(
       blobs.map(
         ({ name }) =>
@@ -158,7 +148,7 @@ describe('the edge disk cache sends files through a pool of reused buffers', () 
     await eventually('the server has let go of the files and taken back its buffers', async () => {
       const metrics = await scrapeMetrics(hp);
       return (
-        fdsInto(dir).length === before &&
+        openFilesUnder(dir).length === before &&
         metricValue(metrics, 'hostplane_edge_disk_cache_open_files', { state: 'in_use' }) === 0 &&
         metricValue(metrics, 'hostplane_edge_read_buffer_bytes', { state: 'in_use' }) === 0
       );
@@ -171,7 +161,7 @@ describe('the edge disk cache sends files through a pool of reused buffers', () 
   it('keeps one open file per blob between requests', async () => {
     await Promise.all(blobs.map(({ name }) => get(hp, site, name, 'bytes=100-200')));
     await Promise.all(blobs.map(({ name }) => get(hp, site, name, 'bytes=300-400')));
-    const open = fdsInto(dir);
+    const open = openFilesUnder(dir);
     expect(open.sort()).toEqual(blobs.map(({ bytes }) => path.join(dir, sha256(bytes))).sort());
     const metrics = await scrapeMetrics(hp);
     expect(metricValue(metrics, 'hostplane_edge_disk_cache_open_files', { state: 'idle' })).toBe(
@@ -212,11 +202,11 @@ describe('the edge disk cache closes the open file of an evicted blob', () => {
       await eventually('on disk', () => readdirSync(dir).includes(sha256(bytes)));
       expect((await get(hp, site, name)).hash).toBe(sha256(bytes));
     }
-    expect(fdsInto(dir).sort()).toEqual([fileOf(blobs[0]!.bytes), fileOf(blobs[1]!.bytes)].sort());
+    expect(openFilesUnder(dir).sort()).toEqual([fileOf(blobs[0]!.bytes), fileOf(blobs[1]!.bytes)].sort());
     // The third fill evicts the first blob: its descriptor is closed, the second's kept.
     expect((await get(hp, site, blobs[2]!.name)).hash).toBe(sha256(blobs[2]!.bytes));
     await eventually('the evicted file closed', () => {
-      const open = fdsInto(dir);
+      const open = openFilesUnder(dir);
       return open.length === 1 && open[0] === fileOf(blobs[1]!.bytes);
     });
   });
