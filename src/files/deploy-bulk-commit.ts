@@ -259,10 +259,14 @@ async function recordBatch(
         kept as (
           select i.hash, i.size from input i join claim c on c.hash = i.hash and c.generation = i.generation
         ),
+        -- Joined to input (whose row count the planner knows), not to kept: the planner takes
+        -- kept for a row or two and the rows still without a size for one (committed deploys
+        -- have none), and so scanned kept once per manifest row (300 × 300 for a 300-file deploy).
         updated as (
-          update deploy_files f set size = k.size from kept k
-          where f.site_id = ${deploy.siteId}::int and f.deploy_id = ${deploy.id} and f.hash = k.hash
+          update deploy_files f set size = i.size from input i
+          where f.site_id = ${deploy.siteId}::int and f.deploy_id = ${deploy.id} and f.hash = i.hash
             and f.size is null
+            and exists (select 1 from claim c where c.hash = i.hash and c.generation = i.generation)
           returning f.hash, f.size
         ),
         n as (select count(distinct hash)::int as hashes, coalesce(sum(size), 0)::bigint as bytes from updated),
