@@ -22,7 +22,13 @@ import { authenticators, Platform, platformModule, SiteEvents } from '../platfor
 import { PUBLISH_RATE_LIMIT, PublishService, publishModule } from '../publish/index.js';
 import { createRateLimiter, sweepRateLimits, type RateLimit } from '../ratelimit/index.js';
 import { SqliteDatabases, sqliteRuntime } from '../sqlite/index.js';
-import { openStoreForRole, StandInProbes, untilReachable, type Store } from '../store/index.js';
+import {
+  openStoreForRole,
+  PGLITE_VACUUM_EVERY_MS,
+  StandInProbes,
+  untilReachable,
+  type Store,
+} from '../store/index.js';
 import { ACCOUNT_RATE_LIMITS, accountHooks, platformOptions, upgradeUrlOf } from './account-wiring.js';
 import { adminCommands, startAdminSocket } from './admin-socket.js';
 import { createApp } from './app.js';
@@ -229,6 +235,11 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   };
   // One byte budget for every upload this process reads (files, videos, blobs, large /mcp bodies).
   const uploads = new UploadAdmission(config.uploads);
+  const vacuumStore = async () => {
+    const seconds = await store.maintain();
+    logger.debug({ seconds }, 'database vacuumed');
+    return 0;
+  };
   // The sqlite role is the SQLite data plane only: its routes, no other domain's routes or sweeps.
   const modules: DomainModule[] =
     role === 'sqlite'
@@ -251,6 +262,15 @@ export async function startServer(config: Config, options: StartOptions = {}): P
             name: 'ratelimit',
             sweeps: [{ name: 'rate_limits', everyMs: 10 * 60_000, run: () => sweepRateLimits(store.db) }],
           },
+          // PGlite has no autovacuum (store/pglite-maintenance.ts); PostgreSQL's own does this.
+          ...(store.kind === 'pglite'
+            ? [
+                {
+                  name: 'store',
+                  sweeps: [{ name: 'pglite_vacuum', everyMs: PGLITE_VACUUM_EVERY_MS, run: vacuumStore }],
+                },
+              ]
+            : []),
           {
             // Replicas of databases removed with their site, deleted again once their lease is over.
             name: 'sqlite_replicas',

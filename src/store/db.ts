@@ -3,6 +3,7 @@ import { sql } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import type pg from 'pg';
 import { lockDataDir } from './data-dir-lock.js';
+import { vacuumPglite } from './pglite-maintenance.js';
 import { seedFromTemplate } from './pglite-template.js';
 
 export type Db = PgDatabase<PgQueryResultHKT>;
@@ -26,6 +27,11 @@ export interface Store {
     onReconnect?: () => void,
   ): Promise<() => Promise<void>>;
   ping(): Promise<void>;
+  /**
+   * The upkeep the database does not do itself: on PGlite a VACUUM (ANALYZE), as it has no
+   * autovacuum (./pglite-maintenance.ts); nothing on PostgreSQL. Returns the seconds it took.
+   */
+  maintain(): Promise<number>;
   /**
    * Runs `fn` on one dedicated connection, for session state such as advisory locks (the
    * migration lock of ./migrate.ts). The connection is discarded afterwards, never pooled, so a
@@ -89,6 +95,7 @@ async function openPostgres(url: string): Promise<Store> {
         await subscription.stop();
       };
     },
+    maintain: () => Promise.resolve(0),
     async ping() {
       await pool.query('select 1');
     },
@@ -236,6 +243,7 @@ async function openPglite(dir: string, useTemplate: boolean): Promise<Store> {
       const unsubscribe = await client.listen(channel, onPayload);
       return unsubscribe;
     },
+    maintain: () => vacuumPglite(client),
     async ping() {
       await db.execute(sql`select 1`);
     },
