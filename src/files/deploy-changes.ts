@@ -8,14 +8,15 @@ import type { Executor } from '../store/index.js';
  * lock there, before the live set is replaced).
  */
 export async function recordChanges(db: Executor, siteId: number, deployId: string): Promise<void> {
+  // One full join of the manifest and the live set, by path (both compare under collate "C").
   await db.execute(sql`
-    with d as (select path, hash from deploy_files where deploy_id = ${deployId}),
-    l as (select path, blob_key from site_files where site_id = ${siteId}::int and kind = 'file'),
-    counts as (
-      select
-        (select count(*) from d where not exists (select 1 from l where l.path = d.path))::int as added,
-        (select count(*) from d join l on l.path = d.path where l.blob_key <> d.hash)::int as changed,
-        (select count(*) from l where not exists (select 1 from d where d.path = l.path))::int as removed
+    with counts as (
+      select count(*) filter (where l.path is null)::int as added,
+        count(*) filter (where d.path is not null and l.blob_key <> d.hash)::int as changed,
+        count(*) filter (where d.path is null)::int as removed
+      from (select path, hash from deploy_files where deploy_id = ${deployId}) d
+      full join (select path, blob_key from site_files where site_id = ${siteId}::int and kind = 'file') l
+        on l.path = d.path
     )
     update deploys set files_added = counts.added, files_changed = counts.changed,
       files_removed = counts.removed

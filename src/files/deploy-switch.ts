@@ -65,12 +65,12 @@ export async function liveSetChanged(db: Executor, siteId: number, liveId: strin
     await db.execute(
       liveId === undefined
         ? sql`select exists (select 1 from site_files where site_id = ${siteId}::int and kind = 'file') as changed`
-        : sql`select exists (
-              select path, blob_key from site_files where site_id = ${siteId}::int and kind = 'file'
-              except select path, hash from deploy_files where deploy_id = ${liveId}
-            ) or exists (
-              select path, hash from deploy_files where deploy_id = ${liveId}
-              except select path, blob_key from site_files where site_id = ${siteId}::int and kind = 'file'
+        : // One full join by path (unique on either side): a path on one side only, or two blobs.
+          sql`select exists (
+              select 1 from (select path, hash from deploy_files where deploy_id = ${liveId}) d
+              full join (select path, blob_key from site_files where site_id = ${siteId}::int and kind = 'file') l
+                on l.path = d.path
+              where d.path is null or l.path is null or l.blob_key <> d.hash
             ) as changed`,
     ),
   );
