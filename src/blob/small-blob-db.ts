@@ -200,31 +200,32 @@ export class SmallBlobDb {
     setImmediate(() => this.next());
   }
 
-  /** Runs the queued writes in order, each on its own once its turn comes. */
+  /** Runs the queued writes in order (a loop, not a recursion: the queue may be long) until one is busy. */
   private next(): void {
-    const write = this.writes.shift();
-    if (!write) {
-      this.writing = false;
-      return;
+    for (let write = this.writes.shift(); write; write = this.writes.shift()) {
+      if (!this.attempt(write, 0)) return; // its retry goes on from a timer
     }
-    this.attempt(write, 0);
+    this.writing = false;
   }
 
-  private attempt(write: Write, retries: number): void {
+  /** Runs a write once; false when it met the lock and is retried later (with backoff). */
+  private attempt(write: Write, retries: number): boolean {
     try {
       write.attempt();
     } catch (err) {
       const left = write.since + this.giveUpMs - Date.now();
       if (!((err as { code?: string }).code ?? '').startsWith('SQLITE_BUSY') || left <= 0) {
         write.fail(err);
-      } else {
-        smallBlobBusyRetries.inc({ operation: write.operation });
-        const pause = Math.min(2 ** retries, RETRY_MAX_PAUSE_MS, left);
-        setTimeout(() => this.attempt(write, retries + 1), pause);
-        return;
+        return true;
       }
+      smallBlobBusyRetries.inc({ operation: write.operation });
+      const pause = Math.min(2 ** retries, RETRY_MAX_PAUSE_MS, left);
+      setTimeout(() => {
+        if (this.attempt(write, retries + 1)) this.next();
+      }, pause);
+      return false;
     }
-    this.next();
+    return true;
   }
 
   get(key: string): Buffer | undefined {

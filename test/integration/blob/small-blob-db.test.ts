@@ -128,6 +128,14 @@ describe('SmallBlobDb under another connection and its WAL', () => {
     expect((await blobs.getBuffer('blobs/before'))?.toString()).toBe('before');
   });
 
+  it('runs a long queue of writes (one transaction each) without exhausting the stack', async () => {
+    const blobs = store();
+    const keys = Array.from({ length: 20_000 }, (_, i) => `blobs/q${i}`);
+    await blobs.put('blobs/q7', Buffer.from('q'));
+    await Promise.all(keys.map((key) => blobs.delete(key)));
+    expect(await blobs.head('blobs/q7')).toBeUndefined();
+  });
+
   /** 80 rows of 64 KiB (bytes `fill + i`: SQLite writes no page of a row it is given again unchanged). */
   const fiveMiB = (blobs: FsBlobStore, fill = 0) =>
     Promise.all(
