@@ -16,7 +16,13 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { randomUUID } from 'node:crypto';
 import type { BlobListing, BlobObject, BlobStore, ByteRange } from './blob-store.js';
-import { LIST_PAGE, SMALL_BLOB_DB_FILE, SMALL_BLOB_MAX_BYTES, SmallBlobDb } from './small-blob-db.js';
+import {
+  LIST_PAGE,
+  SMALL_BLOB_DB_FILE,
+  SMALL_BLOB_MAX_BYTES,
+  SmallBlobDb,
+  type SmallBlobOptions,
+} from './small-blob-db.js';
 
 /** A Readable of bytes already in memory (byte mode, as a file's stream). */
 const bytesStream = (bytes: Buffer): Readable => Readable.from([bytes], { objectMode: false });
@@ -45,12 +51,15 @@ export class FsBlobStore implements BlobStore {
   private tmpReady = false;
   private readonly small: SmallBlobDb;
 
-  constructor(private readonly root: string) {
+  constructor(
+    private readonly root: string,
+    options: SmallBlobOptions = {},
+  ) {
     this.tmpDir = path.join(root, '.tmp');
-    this.small = new SmallBlobDb(root);
+    this.small = new SmallBlobDb(root, options);
   }
 
-  /** Closes the small objects' database (tests; a process's exit closes it otherwise). */
+  /** Closes the small objects' database and its checkpoint worker (tests; a process's exit otherwise). */
   close(): void {
     this.small.close();
   }
@@ -115,7 +124,7 @@ export class FsBlobStore implements BlobStore {
     // written again are content-addressed, with the same bytes, and removing it costs a syscall.
     if (body.length <= SMALL_BLOB_MAX_BYTES) return await this.small.put(key, body);
     await this.publish(await this.inTemp((tmp) => writeFile(tmp, body)), target);
-    this.small.delete(key);
+    await this.small.delete(key);
   }
 
   async putStream(key: string, body: Readable): Promise<number> {
@@ -132,7 +141,7 @@ export class FsBlobStore implements BlobStore {
       throw err;
     }
     await this.publish(tmp, target);
-    this.small.delete(key);
+    await this.small.delete(key);
     return size;
   }
 
@@ -172,21 +181,21 @@ export class FsBlobStore implements BlobStore {
     const source = this.file(from);
     // Onto itself: nothing to do (the row's copy and the source's removal would delete it).
     if (source === target) return;
-    if (this.small.copy(from, to, true)) {
+    if (await this.small.copy(from, to, true)) {
       // Files of the keys from before: the source's would read again under its key.
       await Promise.all([rm(source, { force: true }), rm(target, { force: true })]);
       return;
     }
     await mkdir(path.dirname(target), { recursive: true });
     await rename(source, target);
-    this.small.delete(to);
+    await this.small.delete(to);
   }
 
   /** To a row when the object is small (from a row or a file), else file to file. */
   async copy(from: string, to: string): Promise<void> {
     const target = this.file(to);
     const source = this.file(from);
-    if (this.small.copy(from, to, false)) return;
+    if (await this.small.copy(from, to, false)) return;
     const info = await stat(source);
     if (info.isFile() && info.size <= SMALL_BLOB_MAX_BYTES) {
       const bytes = await readFile(source);
@@ -195,13 +204,13 @@ export class FsBlobStore implements BlobStore {
     // Through a temp file and a rename, so a reader never sees a half-copied object.
     const tmp = await this.inTemp((tmp) => copyFile(source, tmp));
     await this.publish(tmp, target);
-    this.small.delete(to);
+    await this.small.delete(to);
   }
 
   async delete(key: string, signal?: AbortSignal): Promise<void> {
     signal?.throwIfAborted();
     const file = this.file(key);
-    this.small.delete(key);
+    await this.small.delete(key);
     await rm(file, { force: true });
   }
 

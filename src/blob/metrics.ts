@@ -8,3 +8,17 @@ export const blobOperationDuration = new client.Histogram({
   buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
   registers: [registry],
 });
+
+export const smallBlobBusyRetries = new client.Counter({
+  name: 'hostplane_small_blob_busy_retries_total',
+  help: "Writes to the small objects' database retried because another connection held its write lock, by operation (put, copy, delete).",
+  labelNames: ['operation'] as const,
+  registers: [registry],
+});
+
+export const smallBlobCheckpoints = new client.Counter({
+  name: 'hostplane_small_blob_checkpoints_total',
+  help: "WAL checkpoints of the small objects' database run by its worker thread, by outcome (ok, failed).",
+  labelNames: ['outcome'] as const,
+  registers: [registry],
+});

@@ -52,7 +52,9 @@ export async function startController(
   // No call at start: a bucket out of reach fails the cleanup that needs it, not the controller.
   const blobs =
     options.blobs ??
-    (config.s3 ? new S3BlobStore(config.s3) : new FsBlobStore(path.join(config.dataDir, 'files')));
+    (config.s3
+      ? new S3BlobStore(config.s3)
+      : new FsBlobStore(path.join(config.dataDir, 'files'), { logger }));
   const upgradeUrl = upgradeUrlOf(config);
   const sqlite = new SqliteDatabases({
     db: store.db,

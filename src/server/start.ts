@@ -99,7 +99,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     });
     try {
       blobs =
-        options.blobs ?? (await untilReachable(() => openBlobStore(config), { logger, probes: standIn }));
+        options.blobs ??
+        (await untilReachable(() => openBlobStore(config, logger), { logger, probes: standIn }));
     } catch (err) {
       if (ownsStore) await store.close();
       throw err;
