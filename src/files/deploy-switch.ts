@@ -70,7 +70,7 @@ export async function liveSetChanged(db: Executor, siteId: number, liveId: strin
               select 1 from (select path, hash from deploy_files where deploy_id = ${liveId}) d
               full join (select path, blob_key from site_files where site_id = ${siteId}::int and kind = 'file') l
                 on l.path = d.path
-              where d.path is null or l.path is null or l.blob_key <> d.hash
+              where d.path is null or l.path is null or l.blob_key is distinct from d.hash
             ) as changed`,
     ),
   );

@@ -120,6 +120,7 @@ export const deployFiles = pgTable(
       .references(() => deploys.id, { onDelete: 'cascade' }),
     // Denormalized: which blobs a site already has is one index range (site_id, hash).
     siteId: integer('site_id').notNull(),
+    // Collate "C" like site_files.path (migration 0020; drizzle cannot declare a column's collation).
     path: text('path').notNull(),
     hash: text('hash').notNull(),
     size: bigint('size', { mode: 'number' }),

@@ -24,6 +24,8 @@ export type FastPath = (req: IncomingMessage, res: ServerResponse, toExpress: ()
 export interface Sweep {
   name: string;
   everyMs: number;
+  /** The first run, when sooner than `everyMs` after start. */
+  firstAfterMs?: number;
   /** Returns how many things it removed, for the log. */
   run(): Promise<number>;
 }

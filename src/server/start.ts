@@ -25,6 +25,7 @@ import { SqliteDatabases, sqliteRuntime } from '../sqlite/index.js';
 import {
   openStoreForRole,
   PGLITE_VACUUM_EVERY_MS,
+  PGLITE_VACUUM_FIRST_AFTER_MS,
   StandInProbes,
   untilReachable,
   type Store,
@@ -268,7 +269,14 @@ export async function startServer(config: Config, options: StartOptions = {}): P
             ? [
                 {
                   name: 'store',
-                  sweeps: [{ name: 'pglite_vacuum', everyMs: PGLITE_VACUUM_EVERY_MS, run: vacuumStore }],
+                  sweeps: [
+                    {
+                      name: 'pglite_vacuum',
+                      everyMs: PGLITE_VACUUM_EVERY_MS,
+                      firstAfterMs: PGLITE_VACUUM_FIRST_AFTER_MS,
+                      run: vacuumStore,
+                    },
+                  ],
                 },
               ]
             : []),
@@ -384,17 +392,16 @@ export async function startServer(config: Config, options: StartOptions = {}): P
 
 /** Background duties of the api role: each sweep is idempotent, so several replicas may run them. */
 function startSweeps(modules: DomainModule[], logger: Logger): () => void {
-  const timers = modules
-    .flatMap((module) => module.sweeps ?? [])
-    .map((sweep) => {
-      const timer = setInterval(() => {
-        sweep.run().then(
-          (n) => n > 0 && logger.info({ sweep: sweep.name, removed: n }, 'sweep finished'),
-          (err: unknown) => logger.warn({ err, sweep: sweep.name }, 'sweep failed'),
-        );
-      }, sweep.everyMs);
-      timer.unref();
-      return timer;
-    });
-  return () => timers.forEach(clearInterval);
+  const timers: NodeJS.Timeout[] = [];
+  for (const sweep of modules.flatMap((module) => module.sweeps ?? [])) {
+    const run = () => {
+      sweep.run().then(
+        (n) => n > 0 && logger.info({ sweep: sweep.name, removed: n }, 'sweep finished'),
+        (err: unknown) => logger.warn({ err, sweep: sweep.name }, 'sweep failed'),
+      );
+    };
+    timers.push(setInterval(run, sweep.everyMs).unref());
+    if (sweep.firstAfterMs !== undefined) timers.push(setTimeout(run, sweep.firstAfterMs).unref());
+  }
+  return () => timers.forEach(clearTimeout);
 }

@@ -22,6 +22,6 @@ export {
   type SchemaVersion,
   type WaitOptions,
 } from './migrate.js';
-export { PGLITE_VACUUM_EVERY_MS } from './pglite-maintenance.js';
+export { PGLITE_VACUUM_EVERY_MS, PGLITE_VACUUM_FIRST_AFTER_MS } from './pglite-maintenance.js';
 export { openStoreForRole, type OpenForRoleOptions, type SchemaPolicy } from './schema-gate.js';
 export { StandInProbes, untilReachable } from './start-up-wait.js';
