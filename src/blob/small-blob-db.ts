@@ -206,6 +206,7 @@ export class SmallBlobDb {
     run: (s: Statements) => { result: T; bytes: number },
   ): Promise<T> {
     return new Promise<T>((resolve, reject) => {
+      if (this.queue.isClosed) return reject(new SmallBlobClosedError()); // and opens no batch to join
       const step: Step = { run, resolve: resolve as (result: unknown) => void, reject };
       const open = this.batch;
       if (

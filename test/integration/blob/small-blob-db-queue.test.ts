@@ -99,7 +99,9 @@ describe("SmallBlobDb's write queue", () => {
     // running would have opened the database (and made its folder) again by now.
     await new Promise((resolve) => setTimeout(resolve, 4 * RETRY_MAX_PAUSE_MS));
     expect(existsSync(folder.root)).toBe(false);
-    await expect(blobs.put('blobs/after', Buffer.from('a'))).rejects.toThrow(/closed/);
+    const after = [blobs.put('blobs/after', Buffer.from('a')), blobs.put('blobs/after2', Buffer.from('b'))];
+    await expect(after[0]).rejects.toThrow(/closed/);
+    await expect(after[1]).rejects.toThrow(/closed/);
     await expect(blobs.getBuffer('blobs/after')).rejects.toThrow(/closed/);
     expect(existsSync(folder.root)).toBe(false);
   });
