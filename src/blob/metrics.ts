@@ -18,7 +18,7 @@ export const smallBlobBusyRetries = new client.Counter({
 
 export const smallBlobCheckpoints = new client.Counter({
   name: 'hostplane_small_blob_checkpoints_total',
-  help: "WAL checkpoints of the small objects' database run by its worker thread, by outcome (ok, failed).",
+  help: "WAL checkpoints of the small objects' database, by outcome (ok: by its worker thread; failed; fallback: on the main thread, once the worker has failed 3 times in a row).",
   labelNames: ['outcome'] as const,
   registers: [registry],
 });

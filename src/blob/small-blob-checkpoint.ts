@@ -9,6 +9,13 @@ import { smallBlobCheckpoints } from './metrics.js';
  */
 export const CHECKPOINT_BYTES = 4 * 1024 * 1024;
 
+/**
+ * Failures of the worker in a row (checkpoints it failed, or its start) after which the store
+ * checkpoints on its own connection instead, between two writes on the main thread (the fallback,
+ * till close()): a WAL that is never checkpointed grows without limit, and reads slow with it.
+ */
+export const CHECKPOINT_FAILURES_BEFORE_FALLBACK = 3;
+
 /** The worker's answer to one checkpoint. */
 export type CheckpointAnswer =
   { ok: true; log: number; checkpointed: number } | { ok: false; message: string };
@@ -22,25 +29,34 @@ export type CheckpointAnswer =
  * writes. After a complete passive checkpoint the next write starts the WAL from its beginning,
  * so the file stays about the threshold's size. The worker starts on the first checkpoint, does
  * not keep the process alive, and its failures are logged and counted, never thrown: the next
- * threshold tries again (a worker that died is started again).
+ * threshold tries again (a worker that died is started again), until
+ * CHECKPOINT_FAILURES_BEFORE_FALLBACK in a row turn to the fallback.
  */
 export class SmallBlobCheckpointer {
   private worker: Worker | undefined;
   private sinceLast = 0;
   private inFlight = false;
+  private failures = 0;
+  private fallback = false;
+  private closed = false;
 
   constructor(
     private readonly file: string,
     private readonly binding: () => string,
     private readonly thresholdBytes: number = CHECKPOINT_BYTES,
     private readonly logger?: Logger,
+    private readonly entry: URL = workerEntry(),
+    /** Checkpoints on the store's own connection (the fallback). */
+    private readonly checkpointHere: () => void = () => undefined,
   ) {}
 
   /** Counts bytes committed; starts a checkpoint when they pass the threshold and none is running. */
   wrote(bytes: number): void {
+    if (this.closed) return;
     this.sinceLast += bytes;
     if (this.sinceLast < this.thresholdBytes || this.inFlight) return;
     this.sinceLast = 0;
+    if (this.fallback) return this.checkpointInPlace();
     try {
       const worker = (this.worker ??= this.start());
       worker.postMessage(this.file);
@@ -51,12 +67,14 @@ export class SmallBlobCheckpointer {
   }
 
   private start(): Worker {
-    const worker = startWorker(this.binding());
+    const worker = new Worker(this.entry, { workerData: { binding: this.binding() } });
     worker.unref();
     worker.on('message', (answer: CheckpointAnswer) => {
+      if (this.worker !== worker) return; // closed, or replaced: the flag is another worker's now
       this.inFlight = false;
-      if (answer.ok) smallBlobCheckpoints.inc({ outcome: 'ok' });
-      else this.failed(answer.message);
+      if (!answer.ok) return this.failed(answer.message);
+      this.failures = 0;
+      smallBlobCheckpoints.inc({ outcome: 'ok' });
     });
     // An exception in the worker ends it: counted, logged, and the next threshold starts another.
     worker.on('error', (err) => this.ended(worker, err.message));
@@ -73,13 +91,38 @@ export class SmallBlobCheckpointer {
 
   private failed(message: string): void {
     smallBlobCheckpoints.inc({ outcome: 'failed' });
-    const text = 'small objects database: WAL checkpoint failed';
-    if (this.logger) this.logger.warn({ file: this.file, reason: message }, text);
-    else process.emitWarning(`${text} (${this.file}): ${message}`);
+    this.warn('small objects database: WAL checkpoint failed', message);
+    if (++this.failures < CHECKPOINT_FAILURES_BEFORE_FALLBACK || this.fallback) return;
+    this.fallback = true;
+    this.warn(
+      `small objects database: the checkpoint worker failed ${this.failures} times in a row; ` +
+        'the WAL is checkpointed on the main connection from now on',
+      message,
+    );
+  }
+
+  /** The fallback: a passive checkpoint on the store's connection, after a commit. */
+  private checkpointInPlace(): void {
+    try {
+      this.checkpointHere();
+      smallBlobCheckpoints.inc({ outcome: 'fallback' });
+    } catch (err) {
+      smallBlobCheckpoints.inc({ outcome: 'failed' });
+      this.warn(
+        'small objects database: WAL checkpoint failed',
+        err instanceof Error ? err.message : String(err),
+      );
+    }
+  }
+
+  private warn(text: string, reason: string): void {
+    if (this.logger) this.logger.warn({ file: this.file, reason }, text);
+    else process.emitWarning(`${text} (${this.file}): ${reason}`);
   }
 
   /** Ends the worker (a checkpoint under way is abandoned; the next connection's close or checkpoint finishes it). */
   close(): void {
+    this.closed = true;
     const worker = this.worker;
     this.worker = undefined;
     this.inFlight = false;
@@ -88,11 +131,10 @@ export class SmallBlobCheckpointer {
 }
 
 /**
- * Starts the worker from its file beside this one: the built .js under dist/, the .ts source under
+ * The worker's file beside this one: the built .js under dist/, the .ts source under
  * the tests (Node strips the types; the worker imports no relative module, so it needs no hook).
  */
-function startWorker(binding: string): Worker {
+function workerEntry(): URL {
   const here = import.meta.url;
-  const entry = new URL(`./small-blob-checkpoint-worker${here.endsWith('.ts') ? '.ts' : '.js'}`, here);
-  return new Worker(entry, { workerData: { binding } });
+  return new URL(`./small-blob-checkpoint-worker${here.endsWith('.ts') ? '.ts' : '.js'}`, here);
 }

@@ -4,8 +4,15 @@ import Database from 'better-sqlite3';
 import { locateNativeParts } from '../config/index.js';
 import type { Logger } from '../observability/index.js';
 import type { BlobListing } from './blob-store.js';
-import { smallBlobBusyRetries } from './metrics.js';
 import { SmallBlobCheckpointer } from './small-blob-checkpoint.js';
+import {
+  BATCH_MAX_AGE_MS,
+  BATCH_MAX_BYTES,
+  BATCH_MAX_ROWS,
+  SmallBlobClosedError,
+  WriteQueue,
+  type Write,
+} from './small-blob-writes.js';
 
 /**
  * Objects of at most this many bytes that FsBlobStore is handed whole (put, copy and move of a
@@ -23,17 +30,20 @@ export const SMALL_BLOB_DB_FILE = 'small-blobs.sqlite';
  * How long a statement of the store's connection waits, on the main thread, for another
  * connection's lock (another process on the folder, e.g. `hostplane admin`, or a second store)
  * before SQLite answers SQLITE_BUSY. A couple of milliseconds, not 0: a read in WAL mode waits for
- * no writer, only for another connection's rebuilding of the WAL index after a crash (short),
- * and should not fail for that; a write that stays busy is retried from a timer (BUSY_GIVE_UP_MS),
- * so this is all any one attempt blocks the event loop.
+ * no writer, only for another connection's rebuilding of the WAL index after a crash (short);
+ * a write that stays busy is retried from a timer (small-blob-writes.ts), so this is all any one
+ * attempt of a write blocks the event loop.
  */
 const BUSY_WAIT_MS = 2;
 
-/** How long a write (from its call) is retried while another connection holds the write lock. */
-export const BUSY_GIVE_UP_MS = 5_000;
-
-/** The longest pause between two attempts of a busy write (the pauses double from 1 ms). */
-const RETRY_MAX_PAUSE_MS = 50;
+/**
+ * How long a read (or an opening of the connection) that met SQLITE_BUSY within BUSY_WAIT_MS
+ * waits on its one second try, blocking the main thread: rare (another connection's recovery of
+ * the WAL after a crash, another process's checkpoint as its last connection closes, the
+ * exclusive lock of a fresh file's switch to WAL), short when it happens, and a read has no
+ * queue to wait in; failing would answer a GET with a 500.
+ */
+const READ_BUSY_WAIT_MS = 250;
 
 /** About what a row's deletion (or a statement's other pages) adds to the WAL. */
 const PAGE_BYTES = 4096;
@@ -54,65 +64,72 @@ export interface SmallBlobOptions {
   checkpointBytes?: number;
   /** Where a failed checkpoint is reported. */
   logger?: Logger;
+  /** The checkpoint worker's module (tests point it at a missing file). */
+  checkpointWorker?: URL;
 }
 
 type Statements = ReturnType<typeof prepare>;
 
-/** A write waiting for its turn: `attempt` runs it (synchronously) and settles its caller. */
-interface Write {
-  operation: 'put' | 'copy' | 'delete';
-  /** When it was asked for: it gives up BUSY_GIVE_UP_MS later. */
-  since: number;
-  attempt(): void;
-  fail(err: unknown): void;
+/** One caller's part of a write: its statement(s), the bytes it added to the WAL, its promise. */
+interface Step {
+  run(s: Statements): { result: unknown; bytes: number };
+  resolve(result: unknown): void;
+  reject(err: unknown): void;
 }
 
-interface QueuedPut {
-  key: string;
-  body: Buffer;
-  resolve: () => void;
-  reject: (err: unknown) => void;
+/** Steps committed in one transaction: one copy, or puts (deletes) asked for together. */
+interface Batch {
+  operation: Write['operation'];
+  since: number;
+  steps: Step[];
+  bytes: number;
 }
+
+const isBusy = (err: unknown): boolean => ((err as { code?: string }).code ?? '').startsWith('SQLITE_BUSY');
 
 /**
  * The small objects' database: WAL and synchronous=NORMAL, the promise of the files beside it (a
  * crashed process loses nothing, a power cut may lose the last writes). Reads are one prepared
  * statement on a primary key (or one page of a key range), synchronous on the caller's thread:
  * short, and in WAL mode they wait for no writer. Writes are queued and run one at a time in the
- * order they were asked for; one that meets another connection's write lock is retried from a
- * timer (the event loop keeps turning) until BUSY_GIVE_UP_MS. The WAL is checkpointed by a worker
- * (small-blob-checkpoint.ts), not inside a commit. Opened on first use; opened again when its
- * folder was removed under it.
+ * order they were asked for (small-blob-writes.ts); one that meets another connection's write lock
+ * is retried from a timer (the event loop keeps turning) until BUSY_GIVE_UP_MS. The WAL is
+ * checkpointed by a worker (small-blob-checkpoint.ts), not inside a commit. Opened on first use;
+ * opened again when its folder was removed under it; never after close().
  */
 export class SmallBlobDb {
   private db: Database.Database | undefined;
   private statements: Statements | undefined;
-  private readonly writes: Write[] = [];
-  private writing = false;
-  /** The puts of the last queued write while it has not started: later puts join it. */
-  private batch: QueuedPut[] | undefined;
-  private readonly giveUpMs: number;
+  private readonly queue: WriteQueue;
+  /** The last queued write while it has not started, puts or deletes: later ones of its kind join it. */
+  private batch: Batch | undefined;
+  /** The busy timeout of the connection: BUSY_WAIT_MS, READ_BUSY_WAIT_MS during a read's second try. */
+  private busyWaitMs = BUSY_WAIT_MS;
   private readonly checkpointer: SmallBlobCheckpointer;
 
   constructor(
     private readonly dir: string,
     options: SmallBlobOptions = {},
   ) {
-    this.giveUpMs = options.busyGiveUpMs ?? BUSY_GIVE_UP_MS;
+    this.queue = new WriteQueue(options.busyGiveUpMs);
     this.checkpointer = new SmallBlobCheckpointer(
       path.join(dir, SMALL_BLOB_DB_FILE),
       () => locateNativeParts().binding,
       options.checkpointBytes,
       options.logger,
+      options.checkpointWorker,
+      // The fallback when the worker keeps failing: between two writes, on the main thread.
+      () => this.db?.pragma('wal_checkpoint(PASSIVE)'),
     );
   }
 
   private open(): Statements {
     if (this.statements) return this.statements;
+    if (this.queue.isClosed) throw new SmallBlobClosedError();
     mkdirSync(this.dir, { recursive: true });
     const db = new Database(path.join(this.dir, SMALL_BLOB_DB_FILE), {
       nativeBinding: locateNativeParts().binding,
-      timeout: BUSY_WAIT_MS,
+      timeout: this.busyWaitMs,
     });
     try {
       db.pragma('journal_mode = WAL');
@@ -144,6 +161,26 @@ export class SmallBlobDb {
     }
   }
 
+  /** A read: once more, waiting up to READ_BUSY_WAIT_MS, when it met another connection's lock. */
+  private read<T>(fn: (s: Statements) => T): T {
+    try {
+      return this.run(fn);
+    } catch (err) {
+      if (!isBusy(err)) throw err;
+      this.setBusyWait(READ_BUSY_WAIT_MS);
+      try {
+        return this.run(fn);
+      } finally {
+        this.setBusyWait(BUSY_WAIT_MS);
+      }
+    }
+  }
+
+  private setBusyWait(ms: number): void {
+    this.busyWaitMs = ms;
+    this.db?.pragma(`busy_timeout = ${ms}`);
+  }
+
   /** One write transaction (BEGIN IMMEDIATE: a busy lock fails at its start, before any work). */
   private transaction<T>(fn: (s: Statements) => T): T {
     return this.run((s) => this.db!.transaction(() => fn(s)).immediate());
@@ -152,105 +189,81 @@ export class SmallBlobDb {
   /**
    * Writes a row; resolves once it is committed. The puts of one turn of the event loop (a bulk
    * upload writes many at once), and those asked for while the write before them waits, are
-   * committed together, one transaction (a WAL append) for all.
+   * committed together, one transaction (a WAL append) for all, up to BATCH_MAX_ROWS rows,
+   * BATCH_MAX_BYTES bytes and BATCH_MAX_AGE_MS (a put that joins shares the batch's deadline).
    */
   put(key: string, body: Buffer): Promise<void> {
-    return new Promise((resolve, reject) => {
-      if (!this.batch) {
-        const batch: QueuedPut[] = [];
-        this.enqueue({
-          operation: 'put',
-          since: Date.now(),
-          attempt: () => {
-            if (this.batch === batch) this.batch = undefined;
-            const now = Date.now();
-            this.transaction((s) => batch.forEach((p) => s.put.run(p.key, p.body.length, now, p.body)));
-            this.checkpointer.wrote(batch.reduce((sum, p) => sum + p.body.length + PAGE_BYTES, 0));
-            for (const p of batch) p.resolve();
-          },
-          fail: (err) => batch.forEach((p) => p.reject(err)),
-        });
-        this.batch = batch;
-      }
-      this.batch.push({ key, body, resolve, reject });
+    return this.write('put', body.length, (s) => {
+      s.put.run(key, body.length, Date.now(), body);
+      return { result: undefined, bytes: body.length + PAGE_BYTES };
     });
   }
 
-  /** A write other than a put: its own transaction, in its turn. */
-  private write<T>(operation: Write['operation'], fn: (s: Statements) => { result: T; bytes: number }) {
-    return new Promise<T>((resolve, reject) =>
-      this.enqueue({
-        operation,
-        since: Date.now(),
-        attempt: () => {
-          const { result, bytes } = this.transaction(fn);
-          this.checkpointer.wrote(bytes);
-          resolve(result);
-        },
-        fail: reject,
-      }),
-    );
-  }
-
-  private enqueue(write: Write): void {
-    this.batch = undefined; // a put after this write is committed after it
-    this.writes.push(write);
-    if (this.writing) return;
-    this.writing = true;
-    setImmediate(() => this.next());
-  }
-
-  /** Runs the queued writes in order (a loop, not a recursion: the queue may be long) until one is busy. */
-  private next(): void {
-    for (let write = this.writes.shift(); write; write = this.writes.shift()) {
-      if (!this.attempt(write, 0)) return; // its retry goes on from a timer
-    }
-    this.writing = false;
-  }
-
-  /** Runs a write once; false when it met the lock and is retried later (with backoff). */
-  private attempt(write: Write, retries: number): boolean {
-    try {
-      write.attempt();
-    } catch (err) {
-      const left = write.since + this.giveUpMs - Date.now();
-      if (!((err as { code?: string }).code ?? '').startsWith('SQLITE_BUSY') || left <= 0) {
-        write.fail(err);
-        return true;
+  /** Queues a step: into the last queued batch when it is of the same kind, not started and not full. */
+  private write<T>(
+    operation: Write['operation'],
+    bytes: number,
+    run: (s: Statements) => { result: T; bytes: number },
+  ): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      if (this.queue.isClosed) return reject(new SmallBlobClosedError()); // and opens no batch to join
+      const step: Step = { run, resolve: resolve as (result: unknown) => void, reject };
+      const open = this.batch;
+      if (
+        open?.operation === operation &&
+        open.steps.length < BATCH_MAX_ROWS &&
+        open.bytes + bytes <= BATCH_MAX_BYTES &&
+        Date.now() - open.since < BATCH_MAX_AGE_MS
+      ) {
+        open.steps.push(step);
+        open.bytes += bytes;
+        return;
       }
-      smallBlobBusyRetries.inc({ operation: write.operation });
-      const pause = Math.min(2 ** retries, RETRY_MAX_PAUSE_MS, left);
-      setTimeout(() => {
-        if (this.attempt(write, retries + 1)) this.next();
-      }, pause);
-      return false;
-    }
-    return true;
+      const batch: Batch = { operation, since: Date.now(), steps: [step], bytes };
+      // A copy takes no company; a write after this one is committed after it.
+      this.batch = operation === 'copy' ? undefined : batch;
+      this.queue.push({
+        operation,
+        since: batch.since,
+        attempt: () => this.commit(batch),
+        fail: (err) => batch.steps.forEach((p) => p.reject(err)),
+      });
+    });
+  }
+
+  private commit(batch: Batch): void {
+    if (this.batch === batch) this.batch = undefined;
+    const results = this.transaction((s) => batch.steps.map((step) => step.run(s)));
+    this.checkpointer.wrote(results.reduce((sum, r) => sum + r.bytes, 0));
+    batch.steps.forEach((step, i) => step.resolve(results[i]!.result));
   }
 
   get(key: string): Buffer | undefined {
-    return this.run((s) => (s.get.get(key) as { body: Buffer } | undefined)?.body);
+    return this.read((s) => (s.get.get(key) as { body: Buffer } | undefined)?.body);
   }
 
   /** The bytes `start..end` (inclusive) and the whole object's size. */
   range(key: string, start: number, end: number): { size: number; body: Buffer } | undefined {
-    return this.run(
+    return this.read(
       (s) => s.range.get(start + 1, end - start + 1, key) as { size: number; body: Buffer } | undefined,
     );
   }
 
   head(key: string): number | undefined {
-    return this.run((s) => (s.head.get(key) as { size: number } | undefined)?.size);
+    return this.read((s) => (s.head.get(key) as { size: number } | undefined)?.size);
   }
 
   /** Whether a row was deleted. */
   delete(key: string): Promise<boolean> {
-    return this.write('delete', (s) => ({ result: s.delete.run(key).changes > 0, bytes: PAGE_BYTES }));
+    return this.write('delete', 0, (s) => {
+      const deleted = s.delete.run(key).changes > 0;
+      return { result: deleted, bytes: deleted ? PAGE_BYTES : 0 };
+    });
   }
 
   /** Copies (or with `move`, renames) a row; false when `from` has none. */
   copy(from: string, to: string, move: boolean): Promise<boolean> {
-    return this.write('copy', (s) => {
+    return this.write('copy', 0, (s) => {
       const copied = s.copy.get(to, Date.now(), from) as { size: number } | undefined;
       if (!copied) return { result: false, bytes: 0 };
       if (move) s.delete.run(from);
@@ -260,7 +273,7 @@ export class SmallBlobDb {
 
   /** One page (at most LIST_PAGE rows) of the rows whose key starts with `prefix`, after `after`, by key. */
   page(prefix: string, after: string | undefined): BlobListing[] {
-    const rows = this.run(
+    const rows = this.read(
       (s) =>
         (after === undefined ? s.firstPage : s.nextPage).all(
           after ?? prefix,
@@ -283,8 +296,13 @@ export class SmallBlobDb {
     this.statements = undefined;
   }
 
-  /** Closes the connection and ends the checkpoint worker (writes still queued open them again). */
+  /**
+   * Rejects the writes queued or retrying (SmallBlobClosedError), closes the connection and ends
+   * the checkpoint worker; later reads and writes fail the same way and open nothing again.
+   */
   close(): void {
+    this.queue.close();
+    this.batch = undefined;
     this.closeConnection();
     this.checkpointer.close();
   }

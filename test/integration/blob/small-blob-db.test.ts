@@ -1,22 +1,17 @@
-import { mkdtemp, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import Database from 'better-sqlite3';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FsBlobStore } from '../../../src/blob/fs-blob-store.js';
-import { SMALL_BLOB_DB_FILE, SMALL_BLOB_MAX_BYTES } from '../../../src/blob/small-blob-db.js';
+import { once } from 'node:events';
+import { stat } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import type { FsBlobStore } from '../../../src/blob/fs-blob-store.js';
+import { SMALL_BLOB_MAX_BYTES } from '../../../src/blob/small-blob-db.js';
 import { locateNativeParts } from '../../../src/config/index.js';
-import { registry } from '../../../src/observability/index.js';
 import { eventually } from '../../support/eventually.js';
+import { smallBlobFolder, total } from './small-blob-harness.js';
 
 // The small objects' database on the main thread: a write that meets another connection's write
 // lock is retried from a timer (the event loop keeps turning), and WAL checkpoints run in a worker.
-
-/** A counter's total over its labels (0 while the code registers no such metric). */
-async function total(name: string): Promise<number> {
-  const metric = await registry.getSingleMetric(name)?.get();
-  return (metric?.values ?? []).reduce((sum, v) => sum + v.value, 0);
-}
 
 /** Counts the event loop's turns until `pending` settles; its outcome and the count. */
 async function turnsWhile<T>(
@@ -40,31 +35,12 @@ async function turnsWhile<T>(
 }
 
 describe('SmallBlobDb under another connection and its WAL', () => {
-  let root: string;
-  let file: string;
-  const opened: { close(): void }[] = [];
-  const other = (): Database.Database => {
-    const db = new Database(file, { nativeBinding: locateNativeParts().binding, timeout: 0 });
-    opened.push(db);
-    return db;
-  };
-  const store = (options?: ConstructorParameters<typeof FsBlobStore>[1]): FsBlobStore => {
-    const s = new FsBlobStore(root, options);
-    opened.push(s);
-    return s;
-  };
-
-  beforeEach(async () => {
-    root = await mkdtemp(path.join(tmpdir(), 'hostplane-small-blobs-'));
-    file = path.join(root, SMALL_BLOB_DB_FILE);
-  });
-  afterEach(async () => {
-    for (const o of opened.splice(0)) o.close();
-    await rm(root, { recursive: true, force: true });
-  });
+  const folder = smallBlobFolder();
+  const { other, store } = folder;
 
   it("waits for another connection's write lock without blocking the event loop, in call order", async () => {
-    const blobs = store();
+    // A bound far above the test's waits: the writes must still be pending when the holder lets go.
+    const blobs = store({ busyGiveUpMs: 60_000 });
     await blobs.put('blobs/before', Buffer.from('before'));
     await blobs.put('blobs/moved', Buffer.from('moved bytes'));
     const holder = other();
@@ -88,20 +64,15 @@ describe('SmallBlobDb under another connection and its WAL', () => {
       async () => settled || (await total('hostplane_small_blob_busy_retries_total')) > retries,
       10_000,
     );
-    const { turns, result } = await turnsWhile(
-      (async () => {
-        await eventually(
-          'more retries',
-          async () => settled || (await total('hostplane_small_blob_busy_retries_total')) > retries + 2,
-          10_000,
-        );
-        expect(settled).toBe(false);
-        holder.exec('COMMIT');
-        return all;
-      })(),
+    await eventually(
+      'more retries',
+      async () => settled || (await total('hostplane_small_blob_busy_retries_total')) > retries + 2,
+      10_000,
     );
-    expect(result).toMatchObject({ status: 'fulfilled' });
-    expect(turns).toBeGreaterThan(0);
+    // The event loop turned while the writes waited: this test's own code runs before they settle.
+    expect(settled).toBe(false);
+    holder.exec('COMMIT');
+    await all;
     expect((await blobs.getBuffer('blobs/new'))?.toString()).toBe('newer bytes');
     expect((await blobs.getBuffer('blobs/target'))?.toString()).toBe('moved bytes');
     expect(await blobs.head('blobs/moved')).toBeUndefined();
@@ -128,14 +99,6 @@ describe('SmallBlobDb under another connection and its WAL', () => {
     expect((await blobs.getBuffer('blobs/before'))?.toString()).toBe('before');
   });
 
-  it('runs a long queue of writes (one transaction each) without exhausting the stack', async () => {
-    const blobs = store();
-    const keys = Array.from({ length: 20_000 }, (_, i) => `blobs/q${i}`);
-    await blobs.put('blobs/q7', Buffer.from('q'));
-    await Promise.all(keys.map((key) => blobs.delete(key)));
-    expect(await blobs.head('blobs/q7')).toBeUndefined();
-  });
-
   /** 80 rows of 64 KiB (bytes `fill + i`: SQLite writes no page of a row it is given again unchanged). */
   const fiveMiB = (blobs: FsBlobStore, fill = 0) =>
     Promise.all(
@@ -150,8 +113,8 @@ describe('SmallBlobDb under another connection and its WAL', () => {
     await fiveMiB(blobs, 100);
     // All 10 MiB are still in the WAL: SQLite's auto-checkpoint (every 1000 pages) would have
     // copied them into the database file inside the committing call.
-    expect((await stat(file)).size).toBeLessThan(1024 * 1024);
-    expect((await stat(`${file}-wal`)).size).toBeGreaterThan(10 * 1024 * 1024);
+    expect((await stat(folder.file)).size).toBeLessThan(1024 * 1024);
+    expect((await stat(`${folder.file}-wal`)).size).toBeGreaterThan(10 * 1024 * 1024);
     expect((await blobs.getBuffer('blobs/big-7'))?.equals(Buffer.alloc(SMALL_BLOB_MAX_BYTES, 107))).toBe(
       true,
     );
@@ -160,20 +123,87 @@ describe('SmallBlobDb under another connection and its WAL', () => {
   it('checkpoints the WAL in a worker once the bytes written pass the threshold', async () => {
     const blobs = store();
     const before = await total('hostplane_small_blob_checkpoints_total');
+    const okBefore = await total('hostplane_small_blob_checkpoints_total', 'ok');
     await fiveMiB(blobs);
     await eventually(
       'a checkpoint by the worker',
       async () => (await total('hostplane_small_blob_checkpoints_total')) > before,
       10_000,
     );
-    const ok = (await registry.getSingleMetric('hostplane_small_blob_checkpoints_total')?.get())?.values.find(
-      (v) => v.labels.outcome === 'ok',
-    );
-    expect(ok?.value).toBeGreaterThan(0);
+    expect(await total('hostplane_small_blob_checkpoints_total', 'ok')).toBeGreaterThan(okBefore);
     // The rows are in the database file now, read back from a fresh connection.
-    expect((await stat(file)).size).toBeGreaterThan(4 * 1024 * 1024);
+    expect((await stat(folder.file)).size).toBeGreaterThan(4 * 1024 * 1024);
     const fresh = other();
     expect((fresh.prepare('select count(*) as n from small_blobs').get() as { n: number }).n).toBe(80);
     expect((await blobs.getBuffer('blobs/big-3'))?.equals(Buffer.alloc(SMALL_BLOB_MAX_BYTES, 3))).toBe(true);
+  });
+
+  it('checkpoints on its own connection, and says so once, when the worker keeps failing', async () => {
+    const lines: string[] = [];
+    const logger = pino({}, { write: (line: string) => void lines.push(line) });
+    const blobs = store({
+      checkpointBytes: SMALL_BLOB_MAX_BYTES,
+      checkpointWorker: new URL('file:///nonexistent/hostplane-checkpoint-worker.js'),
+      logger,
+    });
+    const failed = await total('hostplane_small_blob_checkpoints_total', 'failed');
+    let i = 0;
+    // Each round writes past the threshold: a checkpoint the worker fails, until the store gives it up.
+    await eventually(
+      'the WAL checkpointed all the same',
+      async () => {
+        await blobs.put(`blobs/r${i}`, Buffer.alloc(SMALL_BLOB_MAX_BYTES, i++));
+        return (await stat(folder.file)).size > 2 * SMALL_BLOB_MAX_BYTES;
+      },
+      20_000,
+    );
+    expect(await total('hostplane_small_blob_checkpoints_total', 'failed')).toBeGreaterThanOrEqual(
+      failed + 3,
+    );
+    const wal = (await stat(`${folder.file}-wal`)).size;
+    for (let j = 0; j < 40; j++) await blobs.put(`blobs/more${j}`, Buffer.alloc(SMALL_BLOB_MAX_BYTES, j));
+    // 2.5 MiB more, and the WAL is no longer than before (or a few rows): it starts over after each checkpoint.
+    expect((await stat(`${folder.file}-wal`)).size).toBeLessThanOrEqual(
+      Math.max(wal, 4 * SMALL_BLOB_MAX_BYTES),
+    );
+    expect(lines.filter((line) => line.includes('on the main connection'))).toHaveLength(1);
+    expect((await blobs.getBuffer('blobs/more39'))?.equals(Buffer.alloc(SMALL_BLOB_MAX_BYTES, 39))).toBe(
+      true,
+    );
+  });
+
+  it('a read that meets a lock held for a moment waits for it (a first open of a fresh file here)', async () => {
+    // Another thread holds the file's exclusive lock for 50 ms: a read on the main thread waits.
+    const holder = new Worker(
+      `const { parentPort, workerData } = require('node:worker_threads');
+      const Database = require(workerData.module);
+      const db = new Database(workerData.file, { nativeBinding: workerData.binding });
+      db.pragma('journal_mode = WAL');
+      db.pragma('locking_mode = EXCLUSIVE');
+      db.exec('create table held (x)'); // a write: the exclusive lock is taken and kept
+      parentPort.postMessage('locked');
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
+      db.close();
+      parentPort.postMessage('released');`,
+      {
+        eval: true,
+        workerData: {
+          module: createRequire(import.meta.url).resolve('better-sqlite3'),
+          binding: locateNativeParts().binding,
+          file: folder.file,
+        },
+      },
+    );
+    const released = once(holder, 'message').then(() => once(holder, 'message'));
+    try {
+      await once(holder, 'message');
+      const blobs = store();
+      expect(await blobs.head('blobs/none')).toBeUndefined();
+      await released;
+      await blobs.put('blobs/after', Buffer.from('after'));
+      expect((await blobs.getBuffer('blobs/after'))?.toString()).toBe('after');
+    } finally {
+      await holder.terminate();
+    }
   });
 });
