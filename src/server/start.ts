@@ -22,17 +22,11 @@ import { authenticators, Platform, platformModule, SiteEvents } from '../platfor
 import { PUBLISH_RATE_LIMIT, PublishService, publishModule } from '../publish/index.js';
 import { createRateLimiter, sweepRateLimits, type RateLimit } from '../ratelimit/index.js';
 import { SqliteDatabases, sqliteRuntime } from '../sqlite/index.js';
-import {
-  openStoreForRole,
-  PGLITE_VACUUM_EVERY_MS,
-  PGLITE_VACUUM_FIRST_AFTER_MS,
-  StandInProbes,
-  untilReachable,
-  type Store,
-} from '../store/index.js';
+import { openStoreForRole, StandInProbes, untilReachable, type Store } from '../store/index.js';
 import { ACCOUNT_RATE_LIMITS, accountHooks, platformOptions, upgradeUrlOf } from './account-wiring.js';
 import { adminCommands, startAdminSocket } from './admin-socket.js';
 import { createApp } from './app.js';
+import { startSweeps, storeUpkeep } from './sweeps.js';
 import { closeNow, metricsBeside } from './listen.js';
 import { isApiRole, isShardRole, isSiteRole, type AppRole } from './roles.js';
 import { clusterSiteHook, confirmByMail, formsHooks, notifyByMail } from './wiring.js';
@@ -237,11 +231,6 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   };
   // One byte budget for every upload this process reads (files, videos, blobs, large /mcp bodies).
   const uploads = new UploadAdmission(config.uploads);
-  const vacuumStore = async () => {
-    const seconds = await store.maintain();
-    logger.debug({ seconds }, 'database vacuumed');
-    return 0;
-  };
   // The sqlite role is the SQLite data plane only: its routes, no other domain's routes or sweeps.
   const modules: DomainModule[] =
     role === 'sqlite'
@@ -264,22 +253,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
             name: 'ratelimit',
             sweeps: [{ name: 'rate_limits', everyMs: 10 * 60_000, run: () => sweepRateLimits(store.db) }],
           },
-          // PGlite has no autovacuum (store/pglite-maintenance.ts); PostgreSQL's own does this.
-          ...(store.kind === 'pglite'
-            ? [
-                {
-                  name: 'store',
-                  sweeps: [
-                    {
-                      name: 'pglite_vacuum',
-                      everyMs: PGLITE_VACUUM_EVERY_MS,
-                      firstAfterMs: PGLITE_VACUUM_FIRST_AFTER_MS,
-                      run: vacuumStore,
-                    },
-                  ],
-                },
-              ]
-            : []),
+          ...storeUpkeep(store, logger),
           {
             // Replicas of databases removed with their site, deleted again once their lease is over.
             name: 'sqlite_replicas',
@@ -388,20 +362,4 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       if (ownsStore) await store.close();
     },
   };
-}
-
-/** Background duties of the api role: each sweep is idempotent, so several replicas may run them. */
-function startSweeps(modules: DomainModule[], logger: Logger): () => void {
-  const timers: NodeJS.Timeout[] = [];
-  for (const sweep of modules.flatMap((module) => module.sweeps ?? [])) {
-    const run = () => {
-      sweep.run().then(
-        (n) => n > 0 && logger.info({ sweep: sweep.name, removed: n }, 'sweep finished'),
-        (err: unknown) => logger.warn({ err, sweep: sweep.name }, 'sweep failed'),
-      );
-    };
-    timers.push(setInterval(run, sweep.everyMs).unref());
-    if (sweep.firstAfterMs !== undefined) timers.push(setTimeout(run, sweep.firstAfterMs).unref());
-  }
-  return () => timers.forEach(clearTimeout);
 }

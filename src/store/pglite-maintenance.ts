@@ -7,8 +7,8 @@ import { registry } from '../observability/index.js';
  * every claim row leaves dead tuples and index entries that nothing makes reusable: 40 switches of
  * a 300-file site left 2.3 MB of heap and 1.7 MB of index for its 300 live rows, growing with each
  * one. Nor are there statistics for the planner to plan with. A standalone server therefore runs
- * `VACUUM (ANALYZE)` itself, a minute after start and every PGLITE_VACUUM_EVERY_MS (PostgreSQL's own autovacuum does this
- * work on a cluster install).
+ * `VACUUM (ANALYZE)` itself, a minute after start and every PGLITE_VACUUM_EVERY_MS (PostgreSQL's
+ * own autovacuum does this work on a cluster install).
  */
 export const PGLITE_VACUUM_EVERY_MS = 10 * 60_000;
 
