@@ -10,18 +10,21 @@
 //
 //   make build && scripts/node.sh exec npx tsx bench/sqlite/bench.ts [--backend pglite|postgres]
 //     [--rows 10000] [--seconds 15] [--warmup 5] [--connections 32] [--modes bare,session]
-//     [--profile] [--json]
+//     [--profile] [--no-ceiling] [--json]
 //
 // Hostplane is the built binary (`hostplane serve`, all roles) on PGlite by default, as it runs
 // standalone; `--backend postgres` uses the test suite's throwaway PostgreSQL instead. PocketBase
 // is built from test/tools/pocketbase on first use. `--profile` runs the Hostplane server under
-// `node --cpu-prof` and prints where its time went.
+// `node --cpu-prof` and prints where its time went. Beside them, unless `--no-ceiling`, the
+// runtime's ceiling (bare.ts): a bare `node:http` server giving the same answers without doing
+// anything, alone and with a worker round trip per call.
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
+import { BARE_VARIANTS, startBare, type BareVariant } from './bare.js';
 import { summarizeProfiles } from './profile.js';
 import {
   cpuSeconds,
@@ -38,6 +41,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '../..');
 
 const { values } = parseArgs({
+  allowNegative: true,
   options: {
     bin: { type: 'string', default: 'dist/src/cli/main.js' },
     backend: { type: 'string', default: 'pglite' },
@@ -49,6 +53,7 @@ const { values } = parseArgs({
     'max-load': { type: 'string', default: '1.5' },
     'max-wait': { type: 'string', default: '300' },
     profile: { type: 'boolean', default: false },
+    ceiling: { type: 'boolean', default: true },
     json: { type: 'boolean', default: false },
   },
 });
@@ -131,6 +136,7 @@ async function measure(
   op: 'read' | 'insert',
   warmPrefix: string,
   prefix: string,
+  label: string = target.name,
 ): Promise<Measured> {
   const warm = await wrk(target, op, Number(values.warmup), warmPrefix);
   await quietMachine();
@@ -150,7 +156,7 @@ async function measure(
     cpuSeconds: Number((cpuSeconds(target.pid) - cpu0).toFixed(2)),
     load1: Number(load.toFixed(2)),
   };
-  if (!values.json) console.error(`  ${target.name} ${op}: ${JSON.stringify(measured)}`);
+  if (!values.json) console.error(`  ${label} ${op}: ${JSON.stringify(measured)}`);
   return measured;
 }
 
@@ -163,6 +169,7 @@ async function main() {
   const pocketbase = await startPocketbase({ repo, rows: ROWS });
   let hostplane: Server | undefined;
   const results: Measured[] = [];
+  const ceiling: (Measured & { variant: BareVariant })[] = [];
   let profile = '';
   try {
     hostplane = await startHostplane({
@@ -185,6 +192,24 @@ async function main() {
       for (const op of ['read', 'insert'] as const) {
         for (const server of [hostplane, pocketbase])
           results.push(await measure(server.targets[mode], op, 'v', 'w'));
+      }
+    }
+    // The ceiling: the same calls (bare-token shape) answered by a server that does nothing else.
+    if (values.ceiling) {
+      for (const variant of BARE_VARIANTS) {
+        const bare = await startBare(variant);
+        try {
+          const target: Target = {
+            name: 'hostplane',
+            mode: 'bare',
+            ...bare,
+            count: () => Promise.resolve(0),
+          };
+          for (const op of ['read', 'insert'] as const)
+            ceiling.push({ variant, ...(await measure(target, op, 'v', 'w', `bare ${variant}`)) });
+        } finally {
+          await bare.stop();
+        }
       }
     }
     // Every acknowledged insert (warm-up and measured) is in the table (requests still in flight
@@ -222,6 +247,14 @@ async function main() {
     connections: Number(values.connections),
     modes,
     results,
+    ceiling: ceiling.map(({ variant, op, reqPerSec, p50Ms, p99Ms, cpuSeconds }) => ({
+      variant,
+      op,
+      reqPerSec,
+      p50Ms,
+      p99Ms,
+      cpuSeconds,
+    })),
     ratios: Object.fromEntries(
       modes.map((mode) => [mode, { read: ratio(mode, 'read'), insert: ratio(mode, 'insert') }]),
     ),
@@ -256,6 +289,27 @@ async function main() {
       'bare token: Hostplane X-Sqlite-Token (requireUserAuth false) / PocketBase public rules; ' +
         'user session: plus X-Sqlite-User-Token of a logged-in end user / an auth record token with rules @request.auth.id != "".',
     );
+    if (ceiling.length > 0) {
+      // What Hostplane's bare-token calls reach of a server that only answers them (1.00: all).
+      console.log(
+        '\nruntime ceiling (same calls and answers, no checks, no SQL; read / insert req/s, Hostplane bare token / it):',
+      );
+      console.log(
+        '| server | read req/s | insert req/s | Hostplane / it: read | insert | CPU s read / insert |',
+      );
+      console.log('| --- | --- | --- | --- | --- | --- |');
+      for (const variant of BARE_VARIANTS) {
+        const of = (op: Measured['op']) => ceiling.find((c) => c.variant === variant && c.op === op);
+        const read = of('read');
+        const insert = of('insert');
+        if (!read || !insert) continue;
+        const share = (op: Measured['op'], m: Measured) =>
+          modes.includes('bare') ? (get('hostplane', 'bare', op).reqPerSec / m.reqPerSec).toFixed(2) : '—';
+        console.log(
+          `| bare ${variant} | ${read.reqPerSec} | ${insert.reqPerSec} | ${share('read', read)} | ${share('insert', insert)} | ${read.cpuSeconds} / ${insert.cpuSeconds} |`,
+        );
+      }
+    }
     console.log(`uptime at start: ${report.uptimeAtStart}\nuptime at end:   ${report.uptimeAtEnd}`);
   }
   if (profile) console.log(`\nHostplane CPU profile (all runs, self time):\n${profile}`);
