@@ -1,7 +1,7 @@
 import { AppError } from '../errors/index.js';
 
 // Site TLS and routing in cluster mode (controllers/site: certificates.ts, httproute.ts), from the
-// HOSTPLANE_TLS_* and HOSTPLANE_ROUTING_MODE / HOSTPLANE_GATEWAY_* variables config.ts parses.
+// HOSTPLANE_TLS_* and HOSTPLANE_ROUTING_MODE / HOSTPLANE_GATEWAY_* variables env-schema.ts parses.
 
 export interface SiteTlsConfig {
   /** The cert-manager issuer of the custom domains' Certificates (a Site's spec.tls overrides it). */

@@ -7,7 +7,12 @@ import {
 } from '@kubernetes/client-node';
 import { makeKubeApi, type KubeApiOptions } from './api-client.js';
 import { ResourceClient, resourceClient } from './resource-client.js';
-import { siteKind, type FormResource, type SiteResource, type SqliteDatabaseResource } from './resources.js';
+import {
+  siteKind,
+  type FormResource,
+  type SiteResource,
+  type SqliteDatabaseResource,
+} from './resource-kinds.js';
 
 export {
   DEFAULT_KUBE_REQUEST_TIMEOUT_MS,

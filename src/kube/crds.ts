@@ -1,6 +1,7 @@
 import { stringify } from 'yaml';
 import { z } from 'zod';
-import { GROUP, VERSION, resourceKinds, type ResourceKind } from './resources.js';
+import { resourceKinds, type ResourceKind } from './resource-kinds.js';
+import { GROUP, VERSION } from './resources.js';
 
 type JsonSchema = { [key: string]: unknown };
 

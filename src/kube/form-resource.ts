@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { isConflict, isNotFound } from './api-client.js';
 import { FORM_APPLIED_ANNOTATION, FORM_ID_ANNOTATION, FORM_ID_LABEL, SITE_LABEL } from './client.js';
 import type { ResourceClient } from './resource-client.js';
-import type { FormResource, FormSpec } from './resources.js';
+import type { FormResource } from './resource-kinds.js';
+import type { FormSpec } from './resources.js';
 
 /** What a database form says about its Form resource (the API and the controller's resync write it). */
 export interface FormRecord {

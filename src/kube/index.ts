@@ -4,6 +4,7 @@
 export * from './api-client.js';
 export * from './resource-client.js';
 export * from './resources.js';
+export * from './resource-kinds.js';
 export * from './site-resource.js';
 export * from './form-resource.js';
 export * from './sqlite-database-resource.js';

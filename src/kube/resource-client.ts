@@ -8,9 +8,6 @@ import {
 } from '@kubernetes/client-node';
 import { isNotFound, makeKubeApi, type KubeApiOptions } from './api-client.js';
 import {
-  API_VERSION,
-  GROUP,
-  VERSION,
   formKind,
   siteKind,
   sqliteDatabaseKind,
@@ -19,7 +16,8 @@ import {
   type ResourceKind,
   type SiteResource,
   type SqliteDatabaseResource,
-} from './resources.js';
+} from './resource-kinds.js';
+import { API_VERSION, GROUP, VERSION } from './resources.js';
 
 /** The object type of each custom resource kind. */
 export interface ResourceTypes {

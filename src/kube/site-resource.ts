@@ -1,7 +1,7 @@
 import { isConflict } from './api-client.js';
 import { SITE_ID_ANNOTATION } from './client.js';
 import type { ResourceClient } from './resource-client.js';
-import type { SiteResource } from './resources.js';
+import type { SiteResource } from './resource-kinds.js';
 
 /**
  * Creates the Site resource of a database site (annotated with its id, so the controller links

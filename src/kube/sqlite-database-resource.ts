@@ -1,7 +1,7 @@
 import { isConflict } from './api-client.js';
 import { SITE_LABEL } from './client.js';
 import type { ResourceClient } from './resource-client.js';
-import type { SqliteDatabaseResource } from './resources.js';
+import type { SqliteDatabaseResource } from './resource-kinds.js';
 
 /** Links a SqliteDatabase resource to its database in the control-plane database. */
 export const SQLITE_DATABASE_ID_ANNOTATION = 'hostplane.dev/sqlite-database-id';

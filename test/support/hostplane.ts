@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { inject } from 'vitest';
 import { FsBlobStore, InstrumentedBlobStore, S3BlobStore, type BlobStore } from '../../src/blob/index.js';
-import { loadConfig, type Config } from '../../src/config/config.js';
+import { loadConfig, type Config } from '../../src/config/index.js';
 import { createLogger } from '../../src/observability/logger.js';
 import type { PlanType } from '../../src/platform/plans.js';
 import { startServer, type RunningServer, type StartOptions } from '../../src/server/index.js';

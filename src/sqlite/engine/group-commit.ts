@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { GuardedDatabase } from './connection.js';
+import { WritableDatabase } from './writes.js';
 import { decodeParams } from './encoding.js';
 import { SqliteEngineError } from './errors.js';
 import { freesSpace } from './statement-kind.js';
@@ -11,7 +11,7 @@ import type { ExecCall, GroupOutcome, WriteOutcome } from './types.js';
  * transaction (BEGIN IMMEDIATE, the version bump, the size read, COMMIT and its WAL frames, a
  * checkpoint every 1,000 pages) is most of the rest, and a group pays it once.
  */
-export class GroupCommitDatabase extends GuardedDatabase {
+export class GroupCommitDatabase extends WritableDatabase {
   /**
    * Exec calls of this database that were queued together, in one IMMEDIATE transaction with one
    * COMMIT (group commit): each call runs in its own SAVEPOINT, so one that fails is rolled back

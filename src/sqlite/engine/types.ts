@@ -88,7 +88,7 @@ export interface ExecResult {
   sizeBytes: number;
 }
 
-/** One exec call of a group commit (connection.ts execGroup), as it came from the pool. */
+/** One exec call of a group commit (group-commit.ts execGroup), as it came from the pool. */
 export interface ExecCall {
   sql: unknown;
   params: unknown;

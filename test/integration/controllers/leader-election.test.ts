@@ -7,7 +7,7 @@ import { ExponentialBackoffRateLimiter } from '../../../controllers/runtime/work
 import { CONTROLLER_NAME } from '../../../controllers/runtime/setup.js';
 import { siteReconciler } from '../../../controllers/site/reconciler.js';
 import { kubeClients } from '../../../src/kube/client.js';
-import type { SiteResource } from '../../../src/kube/resources.js';
+import type { SiteResource } from '../../../src/kube/index.js';
 import { createLogger } from '../../../src/observability/logger.js';
 import type { RunningController } from '../../../src/server/index.js';
 import { eventually, startClusterFixture, type ClusterFixture } from '../../support/kube/cluster.js';

@@ -2,7 +2,7 @@ import { CustomObjectsApi, type V1Ingress } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiStatus } from '../../../src/kube/client.js';
 import { registry } from '../../../src/observability/index.js';
-import type { SiteResource, SiteSpec } from '../../../src/kube/resources.js';
+import type { SiteResource, SiteSpec } from '../../../src/kube/index.js';
 import type { RunningController } from '../../../src/server/index.js';
 import {
   eventually,

@@ -1,7 +1,7 @@
 import { CustomObjectsApi, Watch } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiStatus } from '../../../src/kube/client.js';
-import type { SiteResource, SiteSpec } from '../../../src/kube/resources.js';
+import type { SiteResource, SiteSpec } from '../../../src/kube/index.js';
 import {
   EDGE_SERVICE,
   eventually,

@@ -1,7 +1,7 @@
 import { KubernetesObjectApi, type V1Ingress } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SITE_FINALIZER, SITE_ID_ANNOTATION, apiStatus } from '../../../src/kube/client.js';
-import { API_VERSION, type SiteResource, type SiteSpec } from '../../../src/kube/resources.js';
+import { API_VERSION, type SiteResource, type SiteSpec } from '../../../src/kube/index.js';
 import type { RunningController } from '../../../src/server/index.js';
 import {
   EDGE_SERVICE,

@@ -1,5 +1,5 @@
 import { CoreV1Api, NetworkingV1Api } from '@kubernetes/client-node';
-import type { Config, KubernetesConfig } from '../../../src/config/config.js';
+import type { Config, KubernetesConfig } from '../../../src/config/index.js';
 import { apiStatus, SiteResources } from '../../../src/kube/client.js';
 import type { SiteSpec } from '../../../src/kube/resources.js';
 import { createLogger } from '../../../src/observability/logger.js';

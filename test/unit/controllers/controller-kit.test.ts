@@ -17,7 +17,7 @@ import {
 import type { Informer } from '../../../controllers/runtime/informer.js';
 import { SharedInformers } from '../../../controllers/runtime/shared-informers.js';
 import type { ResourceClient } from '../../../src/kube/client.js';
-import type { SiteResource, SiteStatus } from '../../../src/kube/resources.js';
+import type { SiteResource, SiteStatus } from '../../../src/kube/index.js';
 import { createLogger } from '../../../src/observability/logger.js';
 
 const site = (generation: number, status?: SiteStatus): SiteResource => ({
