@@ -64,8 +64,10 @@ export interface SmallBlobOptions {
   checkpointBytes?: number;
   /** Where a failed checkpoint is reported. */
   logger?: Logger;
-  /** The checkpoint worker's module (tests point it at a missing file). */
+  /** The checkpoint worker's module (tests point it at a missing file, or at one that fails on demand). */
   checkpointWorker?: URL;
+  /** The first cool-down before the worker is tried again after the fallback (CHECKPOINT_WORKER_RETRY_MS; tests shorten it). */
+  checkpointRetryMs?: number;
 }
 
 type Statements = ReturnType<typeof prepare>;
@@ -122,6 +124,7 @@ export class SmallBlobDb {
       options.checkpointWorker,
       // The fallback when the worker keeps failing: between two writes, on the main thread.
       () => this.db?.pragma('wal_checkpoint(PASSIVE)'),
+      options.checkpointRetryMs,
     );
   }
 
