@@ -207,10 +207,18 @@ export class FsBlobStore implements BlobStore {
     await this.small.delete(to);
   }
 
+  /**
+   * `signal` (the sweeper's deadline) drops the row's delete while it waits in the write queue,
+   * and the file's removal after it: an aborted delete rejects with the signal's reason and sends
+   * nothing more, so the object stays (as a row, or as a file when the row's delete had run; a
+   * later sweep removes it). A delete sent after the deadline could remove bytes an upload has
+   * written again since (files/blob-claims.ts).
+   */
   async delete(key: string, signal?: AbortSignal): Promise<void> {
     signal?.throwIfAborted();
     const file = this.file(key);
-    await this.small.delete(key);
+    await this.small.delete(key, signal);
+    signal?.throwIfAborted();
     await rm(file, { force: true });
   }
 

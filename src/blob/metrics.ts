@@ -18,7 +18,7 @@ export const smallBlobBusyRetries = new client.Counter({
 
 export const smallBlobCheckpoints = new client.Counter({
   name: 'hostplane_small_blob_checkpoints_total',
-  help: "WAL checkpoints of the small objects' database, by outcome (ok: by its worker thread; failed; fallback: on the main thread, once the worker has failed 3 times in a row).",
+  help: "WAL checkpoints of the small objects' database, by outcome (ok: by its worker thread; failed; fallback: on the main thread, after the worker failed 3 times in a row, until a try of it after a cool-down of 1 min, doubling up to 30 min, works).",
   labelNames: ['outcome'] as const,
   registers: [registry],
 });

@@ -11,10 +11,21 @@ export const CHECKPOINT_BYTES = 4 * 1024 * 1024;
 
 /**
  * Failures of the worker in a row (checkpoints it failed, or its start) after which the store
- * checkpoints on its own connection instead, between two writes on the main thread (the fallback,
- * till close()): a WAL that is never checkpointed grows without limit, and reads slow with it.
+ * checkpoints on its own connection instead, between two writes on the main thread (the
+ * fallback): a WAL that is never checkpointed grows without limit, and reads slow with it.
  */
 export const CHECKPOINT_FAILURES_BEFORE_FALLBACK = 3;
+
+/**
+ * How long the fallback lasts before the worker is tried again (at the first threshold past it):
+ * a worker that failed for a passing reason (memory, a file descriptor limit, a folder removed
+ * under the store) takes the checkpoints off the main thread again. Each try that fails doubles
+ * it, up to CHECKPOINT_WORKER_RETRY_MAX_MS; one that works ends the fallback.
+ */
+export const CHECKPOINT_WORKER_RETRY_MS = 60_000;
+
+/** The longest cool-down between two tries of the worker during the fallback. */
+export const CHECKPOINT_WORKER_RETRY_MAX_MS = 30 * 60_000;
 
 /** The worker's answer to one checkpoint. */
 export type CheckpointAnswer =
@@ -30,7 +41,10 @@ export type CheckpointAnswer =
  * so the file stays about the threshold's size. The worker starts on the first checkpoint, does
  * not keep the process alive, and its failures are logged and counted, never thrown: the next
  * threshold tries again (a worker that died is started again), until
- * CHECKPOINT_FAILURES_BEFORE_FALLBACK in a row turn to the fallback.
+ * CHECKPOINT_FAILURES_BEFORE_FALLBACK in a row turn to the fallback, which tries the worker again
+ * after a cool-down (CHECKPOINT_WORKER_RETRY_MS, doubling while it keeps failing). Which way each
+ * checkpoint ran is counted (hostplane_small_blob_checkpoints_total: ok by the worker, fallback on
+ * the main thread), and each switch is logged.
  */
 export class SmallBlobCheckpointer {
   private worker: Worker | undefined;
@@ -38,6 +52,9 @@ export class SmallBlobCheckpointer {
   private inFlight = false;
   private failures = 0;
   private fallback = false;
+  /** During the fallback: the cool-down before the next try of the worker, and when it ends (performance.now()). */
+  private coolDownMs: number;
+  private retryAt = 0;
   private closed = false;
 
   constructor(
@@ -48,7 +65,11 @@ export class SmallBlobCheckpointer {
     private readonly entry: URL = workerEntry(),
     /** Checkpoints on the store's own connection (the fallback). */
     private readonly checkpointHere: () => void = () => undefined,
-  ) {}
+    /** The first cool-down of the fallback (tests shorten it). */
+    private readonly retryMs: number = CHECKPOINT_WORKER_RETRY_MS,
+  ) {
+    this.coolDownMs = retryMs;
+  }
 
   /** Counts bytes committed; starts a checkpoint when they pass the threshold and none is running. */
   wrote(bytes: number): void {
@@ -56,7 +77,8 @@ export class SmallBlobCheckpointer {
     this.sinceLast += bytes;
     if (this.sinceLast < this.thresholdBytes || this.inFlight) return;
     this.sinceLast = 0;
-    if (this.fallback) return this.checkpointInPlace();
+    // During the cool-down, on the main thread; past it, this checkpoint tries the worker again.
+    if (this.fallback && performance.now() < this.retryAt) return this.checkpointInPlace();
     try {
       const worker = (this.worker ??= this.start());
       worker.postMessage(this.file);
@@ -75,6 +97,7 @@ export class SmallBlobCheckpointer {
       if (!answer.ok) return this.failed(answer.message);
       this.failures = 0;
       smallBlobCheckpoints.inc({ outcome: 'ok' });
+      if (this.fallback) this.recovered();
     });
     // An exception in the worker ends it: counted, logged, and the next threshold starts another.
     worker.on('error', (err) => this.ended(worker, err.message));
@@ -92,13 +115,34 @@ export class SmallBlobCheckpointer {
   private failed(message: string): void {
     smallBlobCheckpoints.inc({ outcome: 'failed' });
     this.warn('small objects database: WAL checkpoint failed', message);
-    if (++this.failures < CHECKPOINT_FAILURES_BEFORE_FALLBACK || this.fallback) return;
+    if (this.fallback) {
+      // A try after the cool-down failed: a longer one, on the main thread meanwhile.
+      this.coolDownMs = Math.min(this.coolDownMs * 2, CHECKPOINT_WORKER_RETRY_MAX_MS);
+      this.retryAt = performance.now() + this.coolDownMs;
+      this.warn(
+        `small objects database: the checkpoint worker failed again; tried again in ${seconds(this.coolDownMs)}`,
+        message,
+      );
+      return;
+    }
+    if (++this.failures < CHECKPOINT_FAILURES_BEFORE_FALLBACK) return;
     this.fallback = true;
+    this.coolDownMs = this.retryMs;
+    this.retryAt = performance.now() + this.coolDownMs;
     this.warn(
       `small objects database: the checkpoint worker failed ${this.failures} times in a row; ` +
-        'the WAL is checkpointed on the main connection from now on',
+        `the WAL is checkpointed on the main connection, and the worker tried again in ${seconds(this.coolDownMs)}`,
       message,
     );
+  }
+
+  /** A try of the worker after the cool-down worked: the fallback ends. */
+  private recovered(): void {
+    this.fallback = false;
+    this.coolDownMs = this.retryMs;
+    const text = 'small objects database: the checkpoint worker checkpoints the WAL again';
+    if (this.logger) this.logger.info({ file: this.file }, text);
+    else process.emitWarning(`${text} (${this.file})`);
   }
 
   /** The fallback: a passive checkpoint on the store's connection, after a commit. */
@@ -129,6 +173,8 @@ export class SmallBlobCheckpointer {
     if (worker) void worker.terminate();
   }
 }
+
+const seconds = (ms: number): string => `${ms / 1000} s`;
 
 /**
  * The worker's file beside this one: the built .js under dist/, the .ts source under

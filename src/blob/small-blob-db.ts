@@ -64,8 +64,10 @@ export interface SmallBlobOptions {
   checkpointBytes?: number;
   /** Where a failed checkpoint is reported. */
   logger?: Logger;
-  /** The checkpoint worker's module (tests point it at a missing file). */
+  /** The checkpoint worker's module (tests point it at a missing file, or at one that fails on demand). */
   checkpointWorker?: URL;
+  /** The first cool-down before the worker is tried again after the fallback (CHECKPOINT_WORKER_RETRY_MS; tests shorten it). */
+  checkpointRetryMs?: number;
 }
 
 type Statements = ReturnType<typeof prepare>;
@@ -75,6 +77,8 @@ interface Step {
   run(s: Statements): { result: unknown; bytes: number };
   resolve(result: unknown): void;
   reject(err: unknown): void;
+  /** Its caller's signal aborted before its batch started: rejected already, and left out of the batch. */
+  dropped?: boolean;
 }
 
 /** Steps committed in one transaction: one copy, or puts (deletes) asked for together. */
@@ -120,6 +124,7 @@ export class SmallBlobDb {
       options.checkpointWorker,
       // The fallback when the worker keeps failing: between two writes, on the main thread.
       () => this.db?.pragma('wal_checkpoint(PASSIVE)'),
+      options.checkpointRetryMs,
     );
   }
 
@@ -193,21 +198,38 @@ export class SmallBlobDb {
    * BATCH_MAX_BYTES bytes and BATCH_MAX_AGE_MS (a put that joins shares the batch's deadline).
    */
   put(key: string, body: Buffer): Promise<void> {
-    return this.write('put', body.length, (s) => {
+    return this.write('put', body.length, undefined, (s) => {
       s.put.run(key, body.length, Date.now(), body);
       return { result: undefined, bytes: body.length + PAGE_BYTES };
     });
   }
 
-  /** Queues a step: into the last queued batch when it is of the same kind, not started and not full. */
+  /**
+   * Queues a step: into the last queued batch when it is of the same kind, not started and not
+   * full. When `signal` aborts before the step's batch starts, the step is rejected with its
+   * reason at once and left out of the batch (the others of the batch run); once the batch has
+   * started (a transaction, synchronous), the step completes.
+   */
   private write<T>(
     operation: Write['operation'],
     bytes: number,
+    signal: AbortSignal | undefined,
     run: (s: Statements) => { result: T; bytes: number },
   ): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       if (this.queue.isClosed) return reject(new SmallBlobClosedError()); // and opens no batch to join
+      if (signal?.aborted) return reject(signal.reason);
       const step: Step = { run, resolve: resolve as (result: unknown) => void, reject };
+      if (signal) {
+        const drop = (): void => {
+          step.dropped = true;
+          reject(signal.reason);
+        };
+        signal.addEventListener('abort', drop, { once: true });
+        const done = (): void => signal.removeEventListener('abort', drop);
+        step.resolve = (result) => (done(), resolve(result as T));
+        step.reject = (err) => (done(), reject(err));
+      }
       const open = this.batch;
       if (
         open?.operation === operation &&
@@ -233,9 +255,12 @@ export class SmallBlobDb {
 
   private commit(batch: Batch): void {
     if (this.batch === batch) this.batch = undefined;
-    const results = this.transaction((s) => batch.steps.map((step) => step.run(s)));
+    // Steps dropped by their signal (rejected already) are left out; none left, no transaction.
+    const steps = batch.steps.filter((step) => !step.dropped);
+    if (steps.length === 0) return;
+    const results = this.transaction((s) => steps.map((step) => step.run(s)));
     this.checkpointer.wrote(results.reduce((sum, r) => sum + r.bytes, 0));
-    batch.steps.forEach((step, i) => step.resolve(results[i]!.result));
+    steps.forEach((step, i) => step.resolve(results[i]!.result));
   }
 
   get(key: string): Buffer | undefined {
@@ -253,9 +278,12 @@ export class SmallBlobDb {
     return this.read((s) => (s.head.get(key) as { size: number } | undefined)?.size);
   }
 
-  /** Whether a row was deleted. */
-  delete(key: string): Promise<boolean> {
-    return this.write('delete', 0, (s) => {
+  /**
+   * Whether a row was deleted. `signal` (the blob sweeper's deadline) drops the delete while it
+   * waits in the queue: it rejects with the signal's reason and the row stays.
+   */
+  delete(key: string, signal?: AbortSignal): Promise<boolean> {
+    return this.write('delete', 0, signal, (s) => {
       const deleted = s.delete.run(key).changes > 0;
       return { result: deleted, bytes: deleted ? PAGE_BYTES : 0 };
     });
@@ -263,7 +291,7 @@ export class SmallBlobDb {
 
   /** Copies (or with `move`, renames) a row; false when `from` has none. */
   copy(from: string, to: string, move: boolean): Promise<boolean> {
-    return this.write('copy', 0, (s) => {
+    return this.write('copy', 0, undefined, (s) => {
       const copied = s.copy.get(to, Date.now(), from) as { size: number } | undefined;
       if (!copied) return { result: false, bytes: 0 };
       if (move) s.delete.run(from);

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { rm, stat } from 'node:fs/promises';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { SMALL_BLOB_MAX_BYTES } from '../../../src/blob/small-blob-db.js';
 import { BATCH_MAX_BYTES, BATCH_MAX_ROWS, RETRY_MAX_PAUSE_MS } from '../../../src/blob/small-blob-writes.js';
@@ -104,6 +105,46 @@ describe("SmallBlobDb's write queue", () => {
     await expect(after[1]).rejects.toThrow(/closed/);
     await expect(blobs.getBuffer('blobs/after')).rejects.toThrow(/closed/);
     expect(existsSync(folder.root)).toBe(false);
+  });
+
+  it("drops a queued delete whose signal aborts before its turn (the sweeper's deadline): the blob stays", async () => {
+    const blobs = store({ busyGiveUpMs: 60_000 });
+    await blobs.put('blobs/row', Buffer.from('row'));
+    await blobs.put('blobs/file', Buffer.alloc(SMALL_BLOB_MAX_BYTES + 1, 1));
+    await blobs.put('blobs/other', Buffer.from('other'));
+    const holder = other();
+    holder.exec('BEGIN IMMEDIATE');
+    const retries = await total('hostplane_small_blob_busy_retries_total');
+    const sweep = new AbortController();
+    // The sweep's deletes (a row, a file) and another caller's, all in one batch that waits for the lock.
+    const dropped = [blobs.delete('blobs/row', sweep.signal), blobs.delete('blobs/file', sweep.signal)];
+    const kept = blobs.delete('blobs/other');
+    const settled = Promise.allSettled(dropped);
+    await eventually(
+      'a busy retry',
+      async () => (await total('hostplane_small_blob_busy_retries_total')) > retries,
+    );
+    const reason = new Error('claim deadline passed');
+    sweep.abort(reason);
+    // Rejected at the abort (before the next turn of the event loop), while the lock is still
+    // held: the sweep does not wait for the queue.
+    const outcomes = await Promise.race([settled, nextTurn('still pending')]);
+    expect(outcomes).toEqual([
+      { status: 'rejected', reason },
+      { status: 'rejected', reason },
+    ]);
+    holder.exec('ROLLBACK');
+    await kept;
+    expect(await blobs.head('blobs/other')).toBeUndefined();
+    // Nothing of the dropped deletes ran, later: the row and the file are both still there.
+    await blobs.put('blobs/after', Buffer.from('after'));
+    expect((await blobs.getBuffer('blobs/row'))?.toString()).toBe('row');
+    expect((await blobs.head('blobs/file'))?.size).toBe(SMALL_BLOB_MAX_BYTES + 1);
+    // A later sweep's delete removes them.
+    await blobs.delete('blobs/row', new AbortController().signal);
+    await blobs.delete('blobs/file', new AbortController().signal);
+    expect(await blobs.head('blobs/row')).toBeUndefined();
+    expect(await blobs.head('blobs/file')).toBeUndefined();
   });
 
   it('counts toward a checkpoint only the deletes that removed a row', async () => {

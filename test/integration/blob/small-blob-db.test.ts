@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { stat } from 'node:fs/promises';
+import { rm, stat, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { pino } from 'pino';
@@ -170,6 +170,48 @@ describe('SmallBlobDb under another connection and its WAL', () => {
     expect((await blobs.getBuffer('blobs/more39'))?.equals(Buffer.alloc(SMALL_BLOB_MAX_BYTES, 39))).toBe(
       true,
     );
+  });
+
+  it('tries the worker again after a cool-down, and goes back to it once it works', async () => {
+    const lines: string[] = [];
+    const logger = pino({}, { write: (line: string) => void lines.push(line) });
+    const checkpoints = 'hostplane_small_blob_checkpoints_total';
+    const failing = `${folder.file}.fail`;
+    await writeFile(failing, '');
+    const blobs = store({
+      checkpointBytes: SMALL_BLOB_MAX_BYTES,
+      checkpointWorker: new URL('./flaky-checkpoint-worker.ts', import.meta.url),
+      checkpointRetryMs: 50,
+      logger,
+    });
+    let i = 0;
+    const write = () => blobs.put(`blobs/r${i}`, Buffer.alloc(SMALL_BLOB_MAX_BYTES, i++ % 256));
+    const fallback = await total(checkpoints, 'fallback');
+    // Each round writes past the threshold: the worker fails 3 times, then the main thread checkpoints.
+    await eventually('checkpoints on the main thread', async () => {
+      await write();
+      return (await total(checkpoints, 'fallback')) > fallback;
+    });
+    // The worker works again: one of the next thresholds past the cool-down tries it, and it stays.
+    await rm(failing);
+    const ok = await total(checkpoints, 'ok');
+    await eventually(
+      'a checkpoint by the worker again',
+      async () => {
+        await write();
+        return (await total(checkpoints, 'ok')) > ok;
+      },
+      10_000,
+    );
+    const fallbackAfter = await total(checkpoints, 'fallback');
+    const okAfter = await total(checkpoints, 'ok');
+    await eventually('another checkpoint by the worker', async () => {
+      await write();
+      return (await total(checkpoints, 'ok')) > okAfter;
+    });
+    expect(await total(checkpoints, 'fallback')).toBe(fallbackAfter);
+    expect(lines.filter((line) => line.includes('on the main connection'))).toHaveLength(1);
+    expect(lines.filter((line) => line.includes('worker checkpoints the WAL again'))).toHaveLength(1);
   });
 
   it('a read that meets a lock held for a moment waits for it (a first open of a fresh file here)', async () => {
