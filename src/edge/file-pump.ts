@@ -90,6 +90,7 @@ export function pumpFile(file: FileSlice, res: ServerResponse, pool: BufferPool 
       over = true;
       res.off('drain', onDrain);
       res.off('close', onClose);
+      res.off('socket', next);
       if (held) {
         pool.give(held.buffer);
         buffers -= 1;
@@ -155,6 +156,11 @@ export function pumpFile(file: FileSlice, res: ServerResponse, pool: BufferPool 
     res.on('drain', onDrain);
     res.on('close', onClose);
     if (gone()) finish();
+    // A response queued behind others on a pipelined connection has no socket until its turn:
+    // node:http holds its writes meanwhile, and drops them with their callbacks never called when
+    // the connection closes first (the buffers would stay counted in use). Nothing is read before
+    // the turn comes; a 'close' before it ends the pump.
+    else if (!res.socket) res.once('socket', next);
     else next();
   });
 }
