@@ -52,6 +52,46 @@ async function uploadProxy(port: number, refuse?: { status: number; body: unknow
   };
 }
 
+/**
+ * A proxy in front of the API that forwards everything; the first create of a deploy (POST
+ * /api/v1/deploys) it forwards too, reads the server's answer, and then resets the client's
+ * connection instead of passing the answer on: the deploy exists, the CLI never hears of it.
+ * Later creates go through.
+ */
+async function lostCreateProxy(port: number) {
+  let creates = 0;
+  const server = http.createServer((req, res) => {
+    if (req.method !== 'POST' || !/^\/api\/v1\/deploys(\?|$)/.test(req.url ?? ''))
+      return forward(port, req, res);
+    if (++creates > 1) return forward(port, req, res);
+    const upstream = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path: req.url,
+        headers: { ...req.headers, host: `localhost:${port}` },
+      },
+      (answer) => {
+        answer.resume();
+        answer.on('end', () => req.socket.resetAndDestroy());
+      },
+    );
+    upstream.on('error', () => req.socket.resetAndDestroy());
+    req.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    creates: () => creates,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
 describe('hostplane deploy: lifecycle (PGlite)', () => {
   let instance: Instance;
   let apiKey: string;
@@ -188,6 +228,27 @@ describe('hostplane deploy: lifecycle (PGlite)', () => {
         const got = await apiRequest(instance, `/api/v1/deploys/${id}`, { headers: { 'x-api-key': apiKey } });
         return got.status === 404;
       });
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('a create whose answer is lost (connection reset) is not sent again: one deploy, not two', async () => {
+    const proxy = await lostCreateProxy(instance.port);
+    const unfinished = async () =>
+      ((await deploysJson()).deploys as { id: string; state: string }[]).filter(
+        (d) => d.state === 'uploading',
+      );
+    const before = await unfinished();
+    try {
+      await writeFile(path.join(dir, 'index.html'), '<h1>lost create</h1>');
+      const out = await run(['deploy', dir, '--api', proxy.url]);
+      expect(out.code, out.stdout + out.stderr).toBe(5);
+      expect(out.stderr).toMatch(/POST \/api\/v1\/deploys: ECONNRESET \(not sent again/);
+      expect(proxy.creates()).toBe(1);
+      // The one the server made waits unfinished (it expires once idle); no second one was made.
+      expect((await unfinished()).length).toBe(before.length + 1);
+      expect((await getOnHost(instance.port, `life.localhost`, '/')).text).not.toBe('<h1>lost create</h1>');
     } finally {
       await proxy.close();
     }

@@ -3,12 +3,17 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { ErrorBody } from '../../errors/index.js';
 import { packageVersion } from '../../version.js';
 import { ApiRefused, ApiUnavailable } from '../errors.js';
-import { exchange, IdleTimeout, type Answered, type Exchange } from './http.js';
+import { exchange, IdleTimeout, neverSent, type Answered, type Exchange } from './http.js';
 
 const USER_AGENT = `hostplane-cli/${packageVersion()}`;
 
 /** Transient answers worth another attempt: rate limited, or a proxy or the server briefly unable. */
 const RETRY_STATUSES = new Set([429, 502, 503, 504]);
+/**
+ * Of those, the answers of a proxy whose server may have acted (a 502 after the server reset the
+ * connection, a 504 after it was too slow): not retried for a request that must not be repeated.
+ */
+const MAYBE_ACTED_STATUSES = new Set([502, 504]);
 export const MAX_ATTEMPTS = 5;
 const BASE_DELAY_MS = 500;
 const MAX_DELAY_MS = 10_000;
@@ -67,8 +72,11 @@ export class DeployApi {
   }
 
   /**
-   * A POST. `repeatable: false` for one whose repeat would do it twice (creating a deploy): a
-   * request abandoned for silence is then not sent again, since the server may have acted on it.
+   * A POST. `repeatable: false` for one whose repeat would do it twice (creating a deploy): it is
+   * then sent again only when it cannot have reached the server (its connection never opened: see
+   * neverSent), or when the server answered that it did not act (429, 503). A connection reset or
+   * silent once the request went out, or a proxy's 502 or 504, may follow a server that acted on
+   * it: the call fails instead (the API has no idempotency key to make a repeat safe).
    */
   post<T>(path: string, json?: unknown, options: { repeatable?: boolean } = {}): Promise<Answer<T>> {
     return this.request<T>('POST', path, json === undefined ? undefined : { json }, false, {
@@ -120,10 +128,8 @@ export class DeployApi {
           throw new ApiUnavailable(
             `${what}: ENOTFOUND (1 attempt: the host name ${url.hostname} does not resolve; check --api or HOSTPLANE_API_URL)`,
           );
-        if (err instanceof IdleTimeout && limits.repeatable === false)
-          throw new ApiUnavailable(
-            `${what}: ${reason} (not sent again: the server may have acted on it; ${this.options.baseUrl} not answering)`,
-          );
+        if (limits.repeatable === false && !neverSent(err))
+          throw new ApiUnavailable(`${what}: ${reason} (${notSentAgain(this.options.baseUrl)})`);
         if (attempt >= maxAttempts)
           throw new ApiUnavailable(
             `${what}: ${reason} (${attempt} attempts, ${this.options.baseUrl} unreachable)`,
@@ -147,6 +153,8 @@ export class DeployApi {
         const waitMs = retryAfterMs(res.header('retry-after'));
         const reason = `${res.status} ${errorBody.message}`;
         if (throwThrottled && res.status === 429) throw new Throttled(reason, waitMs ?? BASE_DELAY_MS);
+        if (limits.repeatable === false && MAYBE_ACTED_STATUSES.has(res.status))
+          throw new ApiUnavailable(`${what}: ${reason} (${notSentAgain(this.options.baseUrl)})`, errorBody);
         if (attempt >= maxAttempts || (waitMs !== undefined && waitMs > MAX_RETRY_AFTER_MS))
           throw new ApiUnavailable(`${what}: ${reason} (after ${attempt} attempts)`, errorBody);
         await this.backOff(what, attempt, waitMs, reason);
@@ -193,6 +201,8 @@ function init(apiKey: string, method: string, body: Body | undefined): Omit<Exch
   headers['content-length'] = String(bytes.byteLength);
   return { method, headers, body: bytes };
 }
+
+const notSentAgain = (baseUrl: string) => `not sent again: it reached ${baseUrl}, which may have acted on it`;
 
 /** Seconds or an HTTP date, in ms; undefined when absent or unreadable. */
 export function retryAfterMs(header: string | null): number | undefined {

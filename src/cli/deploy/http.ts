@@ -23,7 +23,11 @@ export interface Exchange {
    * The exchange fails (IdleTimeout) once no byte has been sent or received for this long, from
    * the connection on: a server or proxy that accepts and never answers, or a reused keep-alive
    * socket dropped on the way, does not hang the command. Not a deadline: a large upload that keeps
-   * moving is never cut.
+   * moving is never cut, a single large write included (node's socket timer is held off while the
+   * write's queue shrinks: net.Socket#_onTimeout). Sent means handed to the operating system: the
+   * bytes its buffers still hold after the last write are not seen, so the wait for the answer
+   * counts from then (TCP sizes those buffers to the path: they drain in a few round trips unless
+   * the server reads slower than the network).
    */
   idleMs: number;
 }
@@ -34,6 +38,18 @@ export class IdleTimeout extends Error {
   constructor(readonly idleMs: number) {
     super(`ETIMEDOUT: nothing sent or received for ${idleMs / 1000} s`);
   }
+}
+
+/** Errors of exchanges that failed before their connection was open: no byte of them reached a server. */
+const unsent = new WeakSet<object>();
+
+/**
+ * Whether the exchange failed before its connection was open (refused, unreachable, a name not
+ * resolved, a connect or TLS handshake cut): the server cannot have acted on it, so even a request
+ * that must not be repeated may be sent again. A reused keep-alive socket was open already.
+ */
+export function neverSent(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && unsent.has(err);
 }
 
 export interface Answered {
@@ -48,9 +64,11 @@ export function exchange(url: URL, sent: Exchange): Promise<Answered> {
   return new Promise((resolve, reject) => {
     const lib = url.protocol === 'https:' ? https : http;
     let answered = false;
+    let open = false;
     let timer: NodeJS.Timeout | undefined;
     const fail = (err: Error) => {
       clearTimeout(timer);
+      if (!open) unsent.add(err);
       reject(err);
     };
     const req = lib.request(url, { method: sent.method, headers: sent.headers }, (res) => {
@@ -72,6 +90,12 @@ export function exchange(url: URL, sent: Exchange): Promise<Answered> {
       res.on('error', () => done(''));
       res.on('end', () => done(Buffer.concat(chunks).toString('utf8')));
       res.on('close', () => done(''));
+    });
+    // Open once connected (a TLS socket: once its handshake is done, before which nothing of the
+    // request is written); a reused keep-alive socket is open already.
+    req.on('socket', (socket) => {
+      if (!socket.connecting) open = true;
+      else socket.once('encrypted' in socket ? 'secureConnect' : 'connect', () => (open = true));
     });
     // A server may answer (a 429, a 413) before it has read the body: the answer counts, and the
     // write's own failure after it (EPIPE, ECONNRESET) is not the outcome.

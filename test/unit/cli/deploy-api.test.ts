@@ -36,6 +36,31 @@ async function silent(): Promise<{ base: string; connections: () => number }> {
   };
 }
 
+/**
+ * A TCP server that reads each request whole (its headers and `content-length` bytes of body)
+ * and then resets the connection instead of answering: the request reached it, the answer is lost.
+ */
+async function resetting(): Promise<{ base: string; requests: () => number }> {
+  const sockets: net.Socket[] = [];
+  let requests = 0;
+  const server = net.createServer((socket) => {
+    sockets.push(socket);
+    let got = Buffer.alloc(0);
+    socket.on('data', (chunk: Buffer) => {
+      got = Buffer.concat([got, chunk]);
+      const end = got.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      const length = Number(/content-length: *(\d+)/i.exec(got.subarray(0, end).toString())?.[1] ?? 0);
+      if (got.length < end + 4 + length) return;
+      requests++;
+      socket.resetAndDestroy();
+    });
+  });
+  silentOnes.push({ server, sockets });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requests: () => requests };
+}
+
 async function serve(handler: http.RequestListener): Promise<string> {
   const server = http.createServer(handler);
   servers.push(server);
@@ -84,6 +109,104 @@ describe('DeployApi', () => {
     expect((await api.post('/echo', { a: 'é' })).body).toEqual({ length: '10', got: { a: 'é' } });
     await expect(api.get('/missing')).rejects.toMatchObject({ status: 404 });
   });
+
+  describe('a request the server may have acted on (the create of a deploy is not repeatable)', () => {
+    it('a create whose connection is reset after the request reached the server is not sent again', async () => {
+      const { base, requests } = await resetting();
+      vi.spyOn(Math, 'random').mockReturnValue(0);
+      const api = new DeployApi({ baseUrl: base, apiKey: 'k' });
+      const err = await api
+        .post('/api/v1/deploys', { files: {} }, { repeatable: false })
+        .catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ApiUnavailable);
+      expect((err as Error).message).toMatch(/^POST \/api\/v1\/deploys: ECONNRESET \(not sent again/);
+      expect(requests()).toBe(1);
+    });
+
+    it('a repeatable request reset the same way is tried again', async () => {
+      const { base, requests } = await resetting();
+      vi.spyOn(Math, 'random').mockReturnValue(0);
+      const api = new DeployApi({ baseUrl: base, apiKey: 'k' });
+      await expect(api.post('/api/v1/deploys/x/finalize')).rejects.toThrow(/ECONNRESET \(5 attempts/);
+      expect(requests()).toBe(MAX_ATTEMPTS);
+    });
+
+    it('a create refused before any connection (nothing listening) is tried again', async () => {
+      const server = net.createServer();
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const { port } = server.address() as AddressInfo;
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      vi.spyOn(Math, 'random').mockReturnValue(0);
+      const api = new DeployApi({ baseUrl: `http://127.0.0.1:${port}`, apiKey: 'k' });
+      const retries: number[] = [];
+      api.onRetry = (_what, attempt) => retries.push(attempt);
+      await expect(api.post('/api/v1/deploys', { files: {} }, { repeatable: false })).rejects.toThrow(
+        /ECONNREFUSED \(5 attempts/,
+      );
+      expect(retries).toEqual([1, 2, 3, 4]);
+    });
+
+    it('a create answered 502 or 504 (a proxy: the server behind it may have acted) is not sent again; 503 is', async () => {
+      const seen: string[] = [];
+      const base = await serve((req, res) => {
+        seen.push(req.url!);
+        req.resume();
+        const status = Number(req.url!.slice(1));
+        res.writeHead(status, { 'content-type': 'application/json', 'retry-after': '0' });
+        res.end(JSON.stringify({ error: String(status), message: 'from the test proxy' }));
+      });
+      const api = new DeployApi({ baseUrl: base, apiKey: 'k' });
+      for (const status of [502, 504]) {
+        const err = await api
+          .post(`/${status}`, { files: {} }, { repeatable: false })
+          .catch((e: unknown) => e);
+        expect(err).toBeInstanceOf(ApiUnavailable);
+        expect((err as Error).message).toMatch(
+          new RegExp(`^POST /${status}: ${status} from the test proxy \\(not sent again`),
+        );
+      }
+      await expect(api.post('/503', { files: {} }, { repeatable: false })).rejects.toThrow(
+        /after 5 attempts/,
+      );
+      expect(seen).toEqual(['/502', '/504', ...Array<string>(MAX_ATTEMPTS).fill('/503')]);
+    });
+  });
+
+  it('a single large write longer than the idle timeout is not cut while the server keeps reading it', async () => {
+    // One buffer, one write (a bucket of the bulk upload), read by the server about 64 KB every
+    // 5 ms: handing it all to the kernel takes seconds, several times the 1 s idle timeout. Node's
+    // socket timer is held off while the write's queue shrinks; the last few MB the kernel holds
+    // after the write are read well within the timeout.
+    let reads = 0;
+    const base = await serve((req, res) => {
+      let bytes = 0;
+      req.on('data', (c: Buffer) => {
+        bytes += c.length;
+        reads++;
+        req.pause();
+        setTimeout(() => req.resume(), 5);
+      });
+      req.on('end', () => {
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ bytes }));
+      });
+    });
+    const api = new DeployApi({ baseUrl: base, apiKey: 'k', idleTimeoutMs: 1000 });
+    const retries: string[] = [];
+    api.onRetry = (_what, _attempt, _wait, reason) => retries.push(reason);
+    const size = 32 * 1024 * 1024;
+    const started = Date.now();
+    const answer = await api
+      .postBulk('/api/v1/deploys/x/files', {
+        multipart: new Uint8Array(size),
+        contentType: 'multipart/form-data',
+      })
+      .catch((e: unknown) => e);
+    expect(retries).toEqual([]);
+    expect(answer).toEqual({ body: { bytes: size }, attempts: 1 });
+    expect(Date.now() - started).toBeGreaterThan(2000);
+    expect(reads).toBeGreaterThan(100);
+  }, 30_000);
 
   describe('a server that accepts and never answers', () => {
     it('a GET fails with the timeout, naming the request, after its retries (one connection each)', async () => {
