@@ -3,13 +3,25 @@ import type { Db } from '../store/index.js';
 import { CLAIM_DELETE_DEADLINE_MS, claimForDeletion, releaseClaim } from './blob-claims.js';
 import { blobClaimEventsTotal } from './metrics.js';
 
+export interface SweepOptions {
+  /** How long after its claim a blob's delete may still be sent (at most, and by default, CLAIM_DELETE_DEADLINE_MS). */
+  deleteDeadlineMs?: number;
+}
+
 /**
  * Deletes blobs that no file references any more, and abandoned staged uploads. Only objects
  * older than `graceMs` go, so bytes an upload has just written are normally left alone; the claim
  * protocol of blob-claims.ts makes the rare meeting safe. No transaction is open during an S3 call,
  * and several replicas may sweep at once: a blob another sweeper has claimed is skipped.
  */
-export async function sweepOrphanBlobs(db: Db, blobs: BlobStore, graceMs: number): Promise<number> {
+export async function sweepOrphanBlobs(
+  db: Db,
+  blobs: BlobStore,
+  graceMs: number,
+  options: SweepOptions = {},
+): Promise<number> {
+  // Shorter than the claim's deadline is always safe (more margin); longer never is.
+  const deadlineMs = Math.min(options.deleteDeadlineMs ?? CLAIM_DELETE_DEADLINE_MS, CLAIM_DELETE_DEADLINE_MS);
   const cutoff = Date.now() - graceMs;
   let deleted = 0;
   for await (const blob of blobs.list('tmp/')) {
@@ -20,12 +32,12 @@ export async function sweepOrphanBlobs(db: Db, blobs: BlobStore, graceMs: number
   }
   for await (const blob of blobs.list('blobs/')) {
     if (blob.lastModified.getTime() > cutoff) continue;
-    if (await deleteIfOrphan(db, blobs, blob.key.slice('blobs/'.length))) deleted += 1;
+    if (await deleteIfOrphan(db, blobs, blob.key.slice('blobs/'.length), deadlineMs)) deleted += 1;
   }
   return deleted;
 }
 
-async function deleteIfOrphan(db: Db, blobs: BlobStore, hash: string): Promise<boolean> {
+async function deleteIfOrphan(db: Db, blobs: BlobStore, hash: string, deadlineMs: number): Promise<boolean> {
   const claimedAt = performance.now();
   const claim = await claimForDeletion(db, hash);
   if ('skipped' in claim) {
@@ -36,7 +48,7 @@ async function deleteIfOrphan(db: Db, blobs: BlobStore, hash: string): Promise<b
   try {
     // Past the deadline an upload may already treat the claim as expired: send nothing then, and
     // abort a delete still in flight at the deadline.
-    const remaining = CLAIM_DELETE_DEADLINE_MS - (performance.now() - claimedAt);
+    const remaining = deadlineMs - (performance.now() - claimedAt);
     if (remaining <= 0) {
       blobClaimEventsTotal.inc({ event: 'sweeper_deadline_passed' });
       return false;
