@@ -12,7 +12,8 @@ export interface SweepOptions {
  * Deletes blobs that no file references any more, and abandoned staged uploads. Only objects
  * older than `graceMs` go, so bytes an upload has just written are normally left alone; the claim
  * protocol of blob-claims.ts makes the rare meeting safe. No transaction is open during an S3 call,
- * and several replicas may sweep at once: a blob another sweeper has claimed is skipped.
+ * and several replicas may sweep at once: a blob another sweeper has claimed is skipped. A delete
+ * that misses its deadline is counted and its blob left for a later sweep; the sweep goes on.
  */
 export async function sweepOrphanBlobs(
   db: Db,
@@ -45,6 +46,7 @@ async function deleteIfOrphan(db: Db, blobs: BlobStore, hash: string, deadlineMs
     return false;
   }
   blobClaimEventsTotal.inc({ event: 'sweeper_claimed' });
+  let release = true;
   try {
     // Past the deadline an upload may already treat the claim as expired: send nothing then, and
     // abort a delete still in flight at the deadline.
@@ -53,10 +55,21 @@ async function deleteIfOrphan(db: Db, blobs: BlobStore, hash: string, deadlineMs
       blobClaimEventsTotal.inc({ event: 'sweeper_deadline_passed' });
       return false;
     }
-    await blobs.delete(`blobs/${hash}`, AbortSignal.timeout(Math.ceil(remaining)));
+    const deadline = AbortSignal.timeout(Math.ceil(remaining));
+    try {
+      await blobs.delete(`blobs/${hash}`, deadline);
+    } catch (err) {
+      if (!deadline.aborted) throw err;
+      // Missed its deadline: the blob stays for a later sweep, and this sweep goes on. The claim
+      // is left to expire, not released: an aborted request may still reach the store, and only
+      // the rest of the lease (at least half of it, past the deadline) is sure to outlast it.
+      release = false;
+      blobClaimEventsTotal.inc({ event: 'sweeper_deadline_passed' });
+      return false;
+    }
     blobClaimEventsTotal.inc({ event: 'sweeper_deleted' });
     return true;
   } finally {
-    await releaseClaim(db, hash, claim.generation);
+    if (release) await releaseClaim(db, hash, claim.generation);
   }
 }
