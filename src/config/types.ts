@@ -44,8 +44,10 @@ export interface Config {
   counterRecount: { everyMs: number; batch: number };
   /** How long an unfinished deploy may stay idle before the sweep deletes it (files/deploys.ts). */
   deployIdleMs: number;
-  /** Uploads one process receives at once, in all and per site (a memory bound, per process). */
-  /** The upload byte budget of one process, and one site's share of it (src/http/upload-admission.ts). */
+  /**
+   * The upload byte budget of one process (what the bodies in flight may cost in memory), and one
+   * site's share of it (src/http/upload-admission.ts).
+   */
   uploads: { maxBytes: number; maxSiteBytes: number };
   /** Deadlines of the request itself: headers, body progress, the whole request. */
   requests: RequestDeadlines;

@@ -3,7 +3,8 @@ import { registry } from '../observability/index.js';
 
 /**
  * How uploads and the orphan-blob sweeper met on a blob: sweeper claimed / deleted / skipped
- * (referenced, or claimed by another sweeper) / gave up (deadline); an upload waited for a claim or
+ * (referenced, or claimed by another sweeper) / deadline passed (the delete was not sent in time, or
+ * was aborted at its deadline: the blob stays for a later sweep); an upload waited for a claim or
  * rewrote its bytes because a sweeper claimed them after it wrote them.
  */
 export const blobClaimEventsTotal = new client.Counter({

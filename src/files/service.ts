@@ -10,7 +10,7 @@ import type { Platform, SiteUsage, SiteEvents } from '../platform/index.js';
 import type { Db, Tx } from '../store/index.js';
 import { siteFiles, type SiteFileRow } from './tables.js';
 import { contentTypeFor, isTextPath, specFileTypes, type FileTypes } from './file-types.js';
-import { sweepOrphanBlobs } from './blob-sweep.js';
+import { sweepOrphanBlobs, type SweepOptions } from './blob-sweep.js';
 import { recountCounters } from './counters.js';
 import {
   assertFolderLimit,
@@ -386,8 +386,8 @@ export class FilesService {
   }
 
   /** Deletes staged uploads and blobs no file references, older than `graceMs` (see blob-sweep.ts). */
-  sweepOrphanBlobs(graceMs: number): Promise<number> {
-    return sweepOrphanBlobs(this.db, this.blobs, graceMs);
+  sweepOrphanBlobs(graceMs: number, options?: SweepOptions): Promise<number> {
+    return sweepOrphanBlobs(this.db, this.blobs, graceMs, options);
   }
 
   /** Recounts the file counters of `batch` sites, correcting wrong ones (see counters.ts). */

@@ -1,5 +1,4 @@
-import Database from 'better-sqlite3';
-import { WritableDatabase } from './writes.js';
+import { sqliteFull, WritableDatabase } from './writes.js';
 import { decodeParams } from './encoding.js';
 import { SqliteEngineError } from './errors.js';
 import { freesSpace } from './statement-kind.js';
@@ -51,7 +50,7 @@ export class GroupCommitDatabase extends WritableDatabase {
           applied.push({ at: outcomes.length, outcome, version: version + 1, sizeBytes });
           outcomes.push(undefined); // answered after the COMMIT
         } catch (err) {
-          if (!this.db.inTransaction || fullError(err)) {
+          if (!this.db.inTransaction || sqliteFull(err)) {
             lost = { at: outcomes.length, error: err };
             break;
           }
@@ -112,10 +111,4 @@ export class GroupCommitDatabase extends WritableDatabase {
       return { ok: false, error };
     }
   }
-}
-
-/** SQLITE_FULL: a database at its max_page_count, a full disk or an exhausted counter. */
-function fullError(err: unknown): boolean {
-  if (err instanceof SqliteEngineError) return err.sqliteCode === 'SQLITE_FULL';
-  return err instanceof Database.SqliteError && err.code === 'SQLITE_FULL';
 }

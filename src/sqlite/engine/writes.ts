@@ -96,26 +96,20 @@ export class WritableDatabase extends GuardedDatabase {
       sizeBytes = this.measure();
       this.internal.commit.run();
       this.version = version;
-    } catch (thrown) {
-      // A tenant statement's failure arrives classified; the engine's own COMMIT's (the WAL append,
-      // where a full disk usually shows) as SQLite's.
-      const err =
-        thrown instanceof Database.SqliteError && thrown.code === 'SQLITE_FULL'
-          ? new SqliteEngineError({ kind: 'sql', message: thrown.message, sqliteCode: thrown.code })
-          : thrown;
-      const full = err instanceof SqliteEngineError && err.sqliteCode === 'SQLITE_FULL';
+    } catch (err) {
+      const full = sqliteFull(err);
       // SQLITE_FULL is also an AUTOINCREMENT counter at its maximum: look before the rollback too
       // (when SQLite kept the transaction, a counter raised earlier in this batch is still there).
-      let exhausted = full && this.db.inTransaction && autoincrementExhausted(this.db);
+      let exhausted = full !== undefined && this.db.inTransaction && autoincrementExhausted(this.db);
       if (this.db.inTransaction) this.internal.rollback.run();
       if (full) {
         this.sizeBytes = this.measure();
         exhausted ||= autoincrementExhausted(this.db);
-        if (exhausted) throw counterError(err);
+        if (exhausted) throw counterError(full);
         // max_page_count (the cap's backstop) is what is left, unless the disk itself is full;
         // with no cap there is no backstop to reach.
-        if (this.maxBytes === null || diskNearlyFull(this.filePath)) throw diskFullError(err);
-        throw this.sizeError(false, err.index);
+        if (this.maxBytes === null || diskNearlyFull(this.filePath)) throw diskFullError(full);
+        throw this.sizeError(false, full.index);
       }
       throw err;
     }
@@ -123,6 +117,19 @@ export class WritableDatabase extends GuardedDatabase {
     if (this.maxBytes !== null && this.sizeBytes > this.maxBytes) throw this.sizeError(true);
     return results;
   }
+}
+
+/**
+ * SQLITE_FULL (a database at its max_page_count, a full disk or an exhausted counter) as an engine
+ * error, or undefined for any other failure. A tenant statement's failure arrives classified; the
+ * engine's own COMMIT's (the WAL append, where a full disk usually shows) as SQLite's.
+ */
+export function sqliteFull(err: unknown): SqliteEngineError | undefined {
+  if (err instanceof SqliteEngineError) return err.sqliteCode === 'SQLITE_FULL' ? err : undefined;
+  if (err instanceof Database.SqliteError && err.code === 'SQLITE_FULL') {
+    return new SqliteEngineError({ kind: 'sql', message: err.message, sqliteCode: err.code });
+  }
+  return undefined;
 }
 
 function withIndex(err: unknown, index: number): unknown {

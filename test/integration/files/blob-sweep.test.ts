@@ -1,7 +1,12 @@
 import { createHash } from 'node:crypto';
+import { once } from 'node:events';
+import path from 'node:path';
+import Database from 'better-sqlite3';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { blobKeyForHash, type BlobStore } from '../../../src/blob/index.js';
+import { SMALL_BLOB_DB_FILE } from '../../../src/blob/small-blob-db.js';
+import { locateNativeParts } from '../../../src/config/index.js';
 import { eventually } from '../../support/eventually.js';
 import {
   backends,
@@ -17,8 +22,10 @@ import {
 interface BlobHooks {
   /** Runs instead of the write of `key`; call `write()` to do it. */
   aroundPut?: (key: string, write: () => Promise<void>) => Promise<void>;
-  /** Runs before the delete of `key` (the sweeper's), which waits for it. */
-  beforeDelete?: (key: string) => Promise<void>;
+  /** Runs before the delete of `key` (the sweeper's, under `signal`: its deadline), which waits for it. */
+  beforeDelete?: (key: string, signal: AbortSignal | undefined) => Promise<void>;
+  /** Runs when the store rejected the delete of `key`, before the sweeper sees it. */
+  deleteFailed?: (key: string, err: unknown) => void;
 }
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
@@ -48,9 +55,14 @@ describe.each(backends)('orphan blob sweeping (%s)', (backend) => {
           };
         if (prop === 'delete')
           return async (key: string, signal?: AbortSignal) => {
-            await hooks.beforeDelete?.(key);
+            await hooks.beforeDelete?.(key, signal);
             deletes.set(key, (deletes.get(key) ?? 0) + 1);
-            await target.delete(key, signal);
+            try {
+              await target.delete(key, signal);
+            } catch (err) {
+              hooks.deleteFailed?.(key, err);
+              throw err;
+            }
           };
         return Reflect.get(target, prop, receiver);
       },
@@ -63,7 +75,7 @@ describe.each(backends)('orphan blob sweeping (%s)', (backend) => {
 
   const blobOf = async (path: string) => (await hp.services.files.find(site.siteId, path))?.blobKey;
   const del = (path: string) => hp.services.files.delete(site.siteId, path);
-  const sweep = () => hp.services.files.sweepOrphanBlobs(0);
+  const sweep = (options?: { deleteDeadlineMs: number }) => hp.services.files.sweepOrphanBlobs(0, options);
   const served = async (path: string) => {
     const res = await hp.request(`/${path}`, { host });
     return res.status === 200 ? res.text() : `HTTP ${res.status}`;
@@ -205,5 +217,65 @@ describe.each(backends)('orphan blob sweeping (%s)', (backend) => {
     await sweep();
     expect(await generation()).toBe(before);
     expect(await served('referenced.html')).toBe('referenced bytes');
+  });
+
+  it('counts a delete that missed its deadline, keeps its blob and claim, and sweeps on', async () => {
+    await sweep(); // no orphans of earlier tests: the two below are the only ones
+    const keys = [
+      await orphan('late-1.html', 'missed its deadline'),
+      await orphan('late-2.html', 'swept on'),
+    ];
+    const listed: string[] = [];
+    for await (const blob of hp.services.blobs.list('blobs/')) listed.push(blob.key);
+    // The one the sweep reaches first misses its deadline; the other must go all the same.
+    const [stuck, next] = keys.sort((a, b) => listed.indexOf(a) - listed.indexOf(b)) as [string, string];
+    const hash = stuck.slice('blobs/'.length);
+    const passedBefore = await claimEvents('sweeper_deadline_passed');
+    let failure: unknown;
+    if (backend === 'pglite+fs') {
+      // Another connection holds the small objects' write lock: the delete waits in the store's
+      // queue until its deadline drops it.
+      const file = path.join(hp.dataDir, 'files', SMALL_BLOB_DB_FILE);
+      const holder = new Database(file, { nativeBinding: locateNativeParts().binding, timeout: 0 });
+      holder.exec('BEGIN IMMEDIATE');
+      hooks.deleteFailed = (k, err) => {
+        if (k !== stuck) return;
+        hooks.deleteFailed = undefined;
+        failure = err;
+        holder.exec('ROLLBACK');
+        holder.close();
+      };
+    } else {
+      // A stalled request: it reaches the store only once its deadline has passed.
+      hooks.beforeDelete = async (k, deadline) => {
+        if (k !== stuck) return;
+        hooks.beforeDelete = undefined;
+        await once(deadline!, 'abort');
+      };
+      hooks.deleteFailed = (k, err) => {
+        if (k !== stuck) return;
+        hooks.deleteFailed = undefined;
+        failure = err;
+      };
+    }
+    expect(await sweep({ deleteDeadlineMs: 1_000 })).toBe(1);
+    expect(failure, 'the store rejected the late delete').toBeDefined();
+    expect(await claimEvents('sweeper_deadline_passed')).toBe(passedBefore + 1);
+    expect(await hp.services.blobs.head(next)).toBeUndefined();
+    expect(await hp.services.blobs.head(stuck)).toBeDefined();
+    // The claim is left to expire: a delete aborted in flight may still land until then.
+    const live = async () => {
+      const result = (await hp.services.store.db.execute(
+        sql`select claimed_until > now() as live from blob_claims where hash = ${hash}`,
+      )) as unknown as { rows: { live: boolean }[] };
+      return result.rows[0]?.live;
+    };
+    expect(await live()).toBe(true);
+    // Once it has expired, a later sweep removes the blob.
+    await hp.services.store.db.execute(
+      sql`update blob_claims set claimed_until = now() - interval '1 second' where hash = ${hash}`,
+    );
+    expect(await sweep()).toBe(1);
+    expect(await hp.services.blobs.head(stuck)).toBeUndefined();
   });
 });
