@@ -1,10 +1,11 @@
 import { existsSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
-import type http from 'node:http';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiRequest, bin, cli, newInstance, startServe, stopServe, type Instance } from '../support/cli.js';
-import { getOnHost, lostAnswerProxy, siteFolder } from '../support/deploy-folder.js';
+import { forward, getOnHost, lostAnswerProxy, siteFolder } from '../support/deploy-folder.js';
 
 // The switches of the deploy commands (finalize, publish, restore) when the answer to one that
 // worked is lost on the way back (a connection reset after the server switched): the command
@@ -14,6 +15,26 @@ import { getOnHost, lostAnswerProxy, siteFolder } from '../support/deploy-folder
 beforeAll(() => {
   if (!existsSync(bin)) throw new Error(`${bin} is missing: run \`npm run build\` first`);
 });
+
+/** A proxy that forwards everything but the first request matching `drop`: that one it reads, then resets, never sent on. */
+async function droppingProxy(port: number, drop: (req: http.IncomingMessage) => boolean) {
+  let dropped = false;
+  const server = http.createServer((req, res) => {
+    if (dropped || !drop(req)) return forward(port, req, res);
+    dropped = true;
+    req.resume();
+    req.on('end', () => req.socket.resetAndDestroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
 
 const switchOf = (action: string) => (req: http.IncomingMessage) =>
   req.method === 'POST' && new RegExp(`^/api/v1/deploys/[a-z2-7]{12}/${action}(\\?|$)`).test(req.url ?? '');
@@ -56,7 +77,11 @@ describe('hostplane deploy, publish, rollback: a switch whose answer is lost (PG
       '--json',
     ]);
     apiKey = JSON.parse(created.stdout).apiKey as string;
-    env = { ...instance.env, HOSTPLANE_API_KEY: apiKey, HOSTPLANE_API_URL: `http://localhost:${instance.port}` };
+    env = {
+      ...instance.env,
+      HOSTPLANE_API_KEY: apiKey,
+      HOSTPLANE_API_URL: `http://localhost:${instance.port}`,
+    };
     dir = await siteFolder({ 'index.html': '<h1>v1</h1>' });
   });
   afterAll(async () => {
@@ -121,6 +146,22 @@ describe('hostplane deploy, publish, rollback: a switch whose answer is lost (PG
       expect(out.stderr).toMatch(/is not live: another deploy went live since/);
       expect(out.stdout).not.toMatch(/is live in/);
       expect(await page()).toBe('<h1>other</h1>');
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('publish: a request reset before it reached the server is sent again once the deploy shows untouched', async () => {
+    const draft = await deploy('<h1>second draft</h1>', '--draft');
+    const proxy = await droppingProxy(instance.port, switchOf('publish'));
+    try {
+      const out = await run(['publish', draft, '--api', proxy.url]);
+      expect(out.code, out.stdout + out.stderr).toBe(0);
+      expect(out.stdout).toContain(
+        `deploy ${draft} is unchanged: sending POST /api/v1/deploys/${draft}/publish again`,
+      );
+      expect(out.stdout).toContain(`Published: deploy ${draft}`);
+      expect(await page()).toBe('<h1>second draft</h1>');
     } finally {
       await proxy.close();
     }
