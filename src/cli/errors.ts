@@ -27,6 +27,24 @@ export class ApiUnavailable extends Error {
   }
 }
 
+/**
+ * A request that must not be repeated (DeployApi.post `repeatable: false`) whose answer was lost
+ * once it had reached the server (a connection reset or silent, a proxy's 502 or 504): the server
+ * may have acted on it. Not sent again.
+ */
+export class NotSentAgain extends ApiUnavailable {
+  constructor(
+    /** The request, `METHOD /path`. */
+    readonly what: string,
+    /** The network's reason, or the proxy's status and message. */
+    readonly reason: string,
+    baseUrl: string,
+    body?: ErrorBody,
+  ) {
+    super(`${what}: ${reason} (not sent again: it reached ${baseUrl}, which may have acted on it)`, body);
+  }
+}
+
 /** A file refused before anything was sent, as --json lists it. */
 export interface RefusedFile {
   path: string;

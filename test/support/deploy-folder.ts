@@ -79,3 +79,53 @@ export async function flakyProxy(
       }),
   };
 }
+
+/**
+ * A proxy in front of the API on `port` that forwards everything. The first request matching
+ * `lose` it forwards too, reads the server's answer, runs `meanwhile` (another client's turn), and
+ * then resets the client's connection instead of passing the answer on: the server acted, the
+ * client never hears of it. Later matching requests go through. `statuses`: the server's answers
+ * to every matching request, the lost one first.
+ */
+export async function lostAnswerProxy(
+  port: number,
+  lose: (req: http.IncomingMessage) => boolean,
+  meanwhile: () => Promise<void> = async () => undefined,
+): Promise<{ url: string; statuses: () => number[]; close(): Promise<void> }> {
+  const statuses: number[] = [];
+  const server = http.createServer((req, res) => {
+    if (!lose(req)) return forward(port, req, res);
+    const first = statuses.length === 0;
+    const upstream = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        method: req.method,
+        path: req.url,
+        headers: { ...req.headers, host: `localhost:${port}` },
+      },
+      (answer) => {
+        statuses.push(answer.statusCode ?? 0);
+        if (!first) {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+          return;
+        }
+        answer.resume();
+        answer.on('end', () => void meanwhile().finally(() => req.socket.resetAndDestroy()));
+      },
+    );
+    upstream.on('error', () => req.socket.resetAndDestroy());
+    req.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    statuses: () => statuses,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

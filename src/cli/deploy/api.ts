@@ -2,7 +2,7 @@ import type { Readable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { ErrorBody } from '../../errors/index.js';
 import { packageVersion } from '../../version.js';
-import { ApiRefused, ApiUnavailable } from '../errors.js';
+import { ApiRefused, ApiUnavailable, NotSentAgain } from '../errors.js';
 import { exchange, IdleTimeout, neverSent, type Answered, type Exchange } from './http.js';
 
 const USER_AGENT = `hostplane-cli/${packageVersion()}`;
@@ -76,7 +76,8 @@ export class DeployApi {
    * then sent again only when it cannot have reached the server (its connection never opened: see
    * neverSent), or when the server answered that it did not act (429, 503). A connection reset or
    * silent once the request went out, or a proxy's 502 or 504, may follow a server that acted on
-   * it: the call fails instead (the API has no idempotency key to make a repeat safe).
+   * it: the call fails instead (NotSentAgain; the API has no idempotency key to make a repeat
+   * safe). The switches of a deploy are sent so too, and settled by its state (switch.ts).
    */
   post<T>(path: string, json?: unknown, options: { repeatable?: boolean } = {}): Promise<Answer<T>> {
     return this.request<T>('POST', path, json === undefined ? undefined : { json }, false, {
@@ -129,7 +130,7 @@ export class DeployApi {
             `${what}: ENOTFOUND (1 attempt: the host name ${url.hostname} does not resolve; check --api or HOSTPLANE_API_URL)`,
           );
         if (limits.repeatable === false && !neverSent(err))
-          throw new ApiUnavailable(`${what}: ${reason} (${notSentAgain(this.options.baseUrl)})`);
+          throw new NotSentAgain(what, reason, this.options.baseUrl);
         if (attempt >= maxAttempts)
           throw new ApiUnavailable(
             `${what}: ${reason} (${attempt} attempts, ${this.options.baseUrl} unreachable)`,
@@ -154,7 +155,7 @@ export class DeployApi {
         const reason = `${res.status} ${errorBody.message}`;
         if (throwThrottled && res.status === 429) throw new Throttled(reason, waitMs ?? BASE_DELAY_MS);
         if (limits.repeatable === false && MAYBE_ACTED_STATUSES.has(res.status))
-          throw new ApiUnavailable(`${what}: ${reason} (${notSentAgain(this.options.baseUrl)})`, errorBody);
+          throw new NotSentAgain(what, reason, this.options.baseUrl, errorBody);
         if (attempt >= maxAttempts || (waitMs !== undefined && waitMs > MAX_RETRY_AFTER_MS))
           throw new ApiUnavailable(`${what}: ${reason} (after ${attempt} attempts)`, errorBody);
         await this.backOff(what, attempt, waitMs, reason);
@@ -201,8 +202,6 @@ function init(apiKey: string, method: string, body: Body | undefined): Omit<Exch
   headers['content-length'] = String(bytes.byteLength);
   return { method, headers, body: bytes };
 }
-
-const notSentAgain = (baseUrl: string) => `not sent again: it reached ${baseUrl}, which may have acted on it`;
 
 /** Seconds or an HTTP date, in ms; undefined when absent or unreadable. */
 export function retryAfterMs(header: string | null): number | undefined {

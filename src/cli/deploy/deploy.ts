@@ -1,9 +1,10 @@
-import { ApiRefused, EXIT, LocalRefusal } from '../errors.js';
+import { EXIT, LocalRefusal } from '../errors.js';
 import type { DeployApi } from './api.js';
 import { dryRun } from './dry-run.js';
 import { checkFiles, hashAll, hashSmall, refusalError, serverFileTypes, type ManifestFile } from './hash.js';
 import { formatBytes, plural, Progress } from './progress.js';
 import { changesLine, retryNote, type DeployJson, type HostingInfo, type Io } from './types.js';
+import { switchDeploy } from './switch.js';
 import { planUploads, uploadAll } from './upload.js';
 import { walk, type Skipped } from './walk.js';
 
@@ -165,7 +166,7 @@ async function uploadAndFinish(api: DeployApi, io: Io, options: DeployOptions, r
     api.onRetry = sayRetry;
   }
   phase('upload');
-  const done = await finalize(api, created.id);
+  const done = await switchDeploy(api, io, created.id, 'finalize');
   phase('finalize');
   const url = done.draft ? done.preview_url : site.base_url;
   const changes = done.changes ?? created.changes;
@@ -245,29 +246,6 @@ function cancelOnExit(api: DeployApi, io: Io, id: string) {
       process.off('SIGTERM', onSignal);
     },
   };
-}
-
-/**
- * Finalize, once. A retried finalize (the first answer lost on the way) may find its own work done:
- * a 409 then is success when the deploy is finalized.
- */
-async function finalize(api: DeployApi, id: string): Promise<DeployJson> {
-  let attempts = 1;
-  const onRetry = api.onRetry;
-  api.onRetry = (...args) => {
-    attempts = args[1] + 1;
-    onRetry?.(...args);
-  };
-  try {
-    return (await api.post<DeployJson>(`/api/v1/deploys/${id}/finalize`)).body;
-  } catch (err) {
-    if (!(err instanceof ApiRefused) || err.status !== 409 || attempts === 1) throw err;
-    const got = (await api.get<{ deploy: DeployJson }>(`/api/v1/deploys/${id}?per_page=1`)).body.deploy;
-    if (got.state === 'draft' || got.state === 'published') return got;
-    throw err;
-  } finally {
-    api.onRetry = onRetry;
-  }
 }
 
 /** How many paths have one of the hashes (the files that upload, counted by path). */

@@ -1,6 +1,7 @@
 import { EXIT, LocalRefusal } from '../errors.js';
 import type { DeployApi } from './api.js';
 import { formatBytes } from './progress.js';
+import { switchDeploy } from './switch.js';
 import type { DeployJson, DeployListJson, HostingInfo, Io } from './types.js';
 
 /** Deploys a site may hold: retention (at most 500 published) and drafts (100) and 20 open ones. */
@@ -85,13 +86,13 @@ export async function rollbackCommand(api: DeployApi, io: Io, id: string | undef
       target = previous.id;
     }
   }
-  const done = (await api.post<DeployJson>(`/api/v1/deploys/${encodeURIComponent(target)}/restore`)).body;
+  const done = await switchDeploy(api, io, target, 'restore');
   return reportLive(api, io, done, 'Rolled back');
 }
 
 /** `hostplane publish ID`: makes a draft live. */
 export async function publishCommand(api: DeployApi, io: Io, id: string): Promise<number> {
-  const done = (await api.post<DeployJson>(`/api/v1/deploys/${encodeURIComponent(id)}/publish`)).body;
+  const done = await switchDeploy(api, io, id, 'publish');
   return reportLive(api, io, done, 'Published');
 }
 
