@@ -307,7 +307,8 @@ export function deployRoutes(deps: {
     'restore',
     'Make an earlier published deploy live again (rollback)',
     `Metadata only: the deploy's blobs are kept while it is retained. ${switchNote} ` +
-      'If the files API changed the live files since the live deploy, they are first recorded as a `files_api` deploy.',
+      'If the files API changed the live files since the live deploy, they are first recorded as a `files_api` deploy. ' +
+      'Restoring the live deploy while the live files are still its own changes nothing (200, the deploy as it is): a repeated rollback is safe.',
   );
 
   registry.add(router, {

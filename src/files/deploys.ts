@@ -265,17 +265,24 @@ export class DeploysService {
                 : `Deploy ${id} is ${locked.state}: it cannot be ${action === 'finalize' ? 'finalized' : `${action}d`}`,
         });
       const live = await liveDeployId(tx, siteId);
-      if (await liveSetChanged(tx, siteId, live)) await snapshotLiveSet(tx, siteId, newDeployId());
+      const liveChanged = await liveSetChanged(tx, siteId, live);
+      // The live deploy restored while the live files are still its own: nothing to switch (a
+      // repeated rollback, e.g. a client's retry whose first answer was lost), and its recorded
+      // changes stay those of its own switch.
+      if (action === 'restore' && live === id && !liveChanged)
+        return { deploy: await this.get(siteId, id, tx), switched: false };
+      if (liveChanged) await snapshotLiveSet(tx, siteId, newDeployId());
       await recordChanges(tx, siteId, id);
       const change = await switchLiveSet(tx, usage, this.upgradeUrl, id);
       await this.platform.recordChange(tx, siteId, change);
       await pruneDeploys(tx, siteId, usage.plan);
       // As committed: later switches (of other replicas too) may prune it before this returns.
-      return this.get(siteId, id, tx);
+      return { deploy: await this.get(siteId, id, tx), switched: true };
     });
+    if (!done.switched) return done.deploy;
     deployEventsTotal.inc({ event: action });
     if (this.syncWindowMs !== undefined) await this.untilEveryReplicaServes(this.syncWindowMs);
-    return done;
+    return done.deploy;
   }
 
   /**

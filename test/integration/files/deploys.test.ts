@@ -223,6 +223,35 @@ describe.each(backends)('deploys (%s)', (backend) => {
     expect(((await limits.json()) as { usage: { files: { current: number } } }).usage.files.current).toBe(2);
   });
 
+  it('restores the live deploy as a no-op while its files are live, and as a switch once the files API changed them', async () => {
+    const [site, api] = await siteWithClient('dep-restore-live');
+    const host = 'dep-restore-live.localhost:8080';
+    await api.deploy({ 'index.html': 'v1', 'a/one.html': 'one' });
+    const second = await api.deploy({ 'index.html': 'v2' });
+    const before = (await api.call('GET', `/api/v1/deploys/${second}`)).body.deploy as Record<
+      string,
+      unknown
+    >;
+    expect(before).toMatchObject({ live: true, changes: { added: 0, changed: 1, removed: 1 } });
+    const listed = async () => (await api.call('GET', '/api/v1/deploys')).body.deploys as unknown[];
+    const count = (await listed()).length;
+
+    // A repeated rollback (a retry whose first answer was lost): 200, nothing switched or recorded.
+    const again = await api.call('POST', `/api/v1/deploys/${second}/restore`);
+    expect(again.status).toBe(200);
+    expect(again.body).toMatchObject({ id: second, state: 'published', live: true });
+    const after = (await api.call('GET', `/api/v1/deploys/${second}`)).body.deploy as Record<string, unknown>;
+    expect(after.changes).toEqual(before.changes);
+    expect((await listed()).length).toBe(count);
+
+    // The live files changed through the files API: restoring the live deploy puts its files back.
+    await upload(hp, site, 'extra.html', 'through the files API');
+    expect((await api.call('POST', `/api/v1/deploys/${second}/restore`)).status).toBe(200);
+    expect((await page(host, '/extra.html')).status).toBe(404);
+    expect((await page(host, '/')).text).toBe('v2');
+    expect((await listed()).length).toBe(count + 1); // the files API's state, recorded first
+  });
+
   it('checks the plan against the new file set, SQLite databases counted', async () => {
     const [site, api] = await siteWithClient('dep-quota');
     const files = Object.fromEntries(Array.from({ length: 201 }, (_, i) => [`p${i}.html`, sha256(`${i}`)]));
