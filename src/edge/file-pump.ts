@@ -7,8 +7,9 @@ import { edgeReadBuffers } from './metrics.js';
 // external memory drives the garbage collector over the edge's whole heap several times a second
 // at video rates. A buffer goes back to the pool only from the callback of the `res.write` that
 // sent it: the socket has then handed its bytes to the kernel (or dropped them, the connection
-// gone), so nothing still points into it. A write whose callback never fires keeps its buffer,
-// which the garbage collector takes once the response is gone: never reused while in use.
+// gone), so nothing still points into it. A write whose callback has not fired when the pump ends
+// (node:http drops a write's callback when the connection goes at the wrong moment) is counted out
+// of use then and its buffer left to the garbage collector: never reused while it may be in use.
 
 /** Bytes per read and per pooled buffer. */
 export const READ_BUFFER_BYTES = 512 * 1024;
@@ -49,6 +50,11 @@ export class BufferPool {
     this.inUse -= 1;
     if (this.idleBytes + this.bufferBytes <= this.maxIdleBytes) this.free.push(buffer);
   }
+
+  /** Buffers that may still be in use (writes whose callbacks never came): counted out, not kept. */
+  letGo(count: number): void {
+    this.inUse -= count;
+  }
 }
 
 export const readPool = new BufferPool(READ_BUFFER_BYTES, READ_POOL_MAX_BYTES);
@@ -76,6 +82,8 @@ export function pumpFile(file: FileSlice, res: ServerResponse, pool: BufferPool 
     let released = false;
     let over = false;
     let held: { chunk: Buffer; buffer: Buffer } | undefined;
+    /** Buffers written to `res` whose write callbacks have not fired yet. */
+    const writing = new Set<Buffer>();
 
     // The file is released once no read is in flight; the promise settles once the answer is
     // over and the file released.
@@ -96,6 +104,9 @@ export function pumpFile(file: FileSlice, res: ServerResponse, pool: BufferPool 
         buffers -= 1;
         held = undefined;
       }
+      // Their callbacks may never come (see the top of this file); a late one finds it done.
+      pool.letGo(writing.size);
+      writing.clear();
       if (err) res.destroy(err);
       release();
       if (released) resolve();
@@ -118,7 +129,9 @@ export function pumpFile(file: FileSlice, res: ServerResponse, pool: BufferPool 
         finish();
         return;
       }
+      writing.add(buffer);
       res.write(chunk, () => {
+        if (!writing.delete(buffer)) return; // counted out when the pump ended
         pool.give(buffer);
         buffers -= 1;
         next();
