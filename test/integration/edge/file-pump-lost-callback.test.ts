@@ -37,12 +37,13 @@ describe('the disk-cache file pump when a write callback never comes', () => {
       // The second write's callback is lost (its bytes still go out).
       const write = res.write.bind(res) as (chunk: Buffer, cb?: () => void) => boolean;
       let writes = 0;
-      (res as ServerResponse & { write: typeof write }).write = (chunk, cb) => {
+      const dropping = (chunk: Buffer, cb?: () => void): boolean => {
         writes += 1;
         if (writes !== 2) return write(chunk, cb);
         lost = chunk;
         return write(chunk);
       };
+      res.write = dropping as ServerResponse['write'];
       res.writeHead(200, { 'content-length': bytes.length });
       const fd = openSync(file, 'r');
       pumped = pumpFile({ fd, start: 0, end: bytes.length - 1, release: () => closeSync(fd) }, res, pool);
