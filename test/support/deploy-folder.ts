@@ -26,9 +26,14 @@ export async function getOnHost(port: number, host: string, pathAndQuery = '/') 
   return { status: res.status, text: await res.text() };
 }
 
-/** Forwards a request to the API on `port` on loopback and pipes its answer back. */
-export function forward(port: number, req: http.IncomingMessage, res: http.ServerResponse): void {
-  const upstream = http.request(
+/** Sends `req` on to the API on `port` on loopback; `onAnswer` gets the server's answer. */
+function upstream(
+  port: number,
+  req: http.IncomingMessage,
+  onAnswer: (answer: http.IncomingMessage) => void,
+  onError: () => void,
+): void {
+  const request = http.request(
     {
       host: '127.0.0.1',
       port,
@@ -36,13 +41,36 @@ export function forward(port: number, req: http.IncomingMessage, res: http.Serve
       path: req.url,
       headers: { ...req.headers, host: `localhost:${port}` },
     },
+    onAnswer,
+  );
+  request.on('error', onError);
+  req.pipe(request);
+}
+
+/** Forwards a request to the API on `port` on loopback and pipes its answer back. */
+export function forward(port: number, req: http.IncomingMessage, res: http.ServerResponse): void {
+  upstream(
+    port,
+    req,
     (answer) => {
       res.writeHead(answer.statusCode ?? 502, answer.headers);
       answer.pipe(res);
     },
+    () => res.destroy(),
   );
-  upstream.on('error', () => res.destroy());
-  req.pipe(upstream);
+}
+
+/** A proxy server listening on loopback: its URL and a close that drops its connections. */
+async function listening(server: http.Server): Promise<{ url: string; close(): Promise<void> }> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
 }
 
 /**
@@ -67,17 +95,7 @@ export async function flakyProxy(
     }
     forward(port, req, res);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port: proxyPort } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${proxyPort}`,
-    failed: () => failed,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return { ...(await listening(server)), failed: () => failed };
 }
 
 /**
@@ -96,14 +114,9 @@ export async function lostAnswerProxy(
   const server = http.createServer((req, res) => {
     if (!lose(req)) return forward(port, req, res);
     const first = statuses.length === 0;
-    const upstream = http.request(
-      {
-        host: '127.0.0.1',
-        port,
-        method: req.method,
-        path: req.url,
-        headers: { ...req.headers, host: `localhost:${port}` },
-      },
+    upstream(
+      port,
+      req,
       (answer) => {
         statuses.push(answer.statusCode ?? 0);
         if (!first) {
@@ -114,18 +127,8 @@ export async function lostAnswerProxy(
         answer.resume();
         answer.on('end', () => void meanwhile().finally(() => req.socket.resetAndDestroy()));
       },
+      () => req.socket.resetAndDestroy(),
     );
-    upstream.on('error', () => req.socket.resetAndDestroy());
-    req.pipe(upstream);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    statuses: () => statuses,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return { ...(await listening(server)), statuses: () => statuses };
 }
