@@ -5,11 +5,11 @@
  * (deploy/image/). PostgreSQL, MinIO and Mailpit run on the host, reached by the pods at the node's
  * host address. One story, step by step: each step needs the ones before it.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../support/eventually.js';
 import { helm, valuesFile } from '../support/kube/helm.js';
 import { listMessages, readMessage } from '../support/mailpit.js';
-import { CHART, MINUTES, NS, RELEASE, seconds, Story, type Obj } from './story/context.js';
+import { CHART, MINUTES, NS, RELEASE, RELEASE_KINDS, seconds, Story, type Obj } from './story/context.js';
 import { loseShardForGood, shardReturns, type FailoverMeasurement } from './story/failover.js';
 import {
   dashboardEmptyPanels,
@@ -50,8 +50,13 @@ describe('the chart on a real node', () => {
   };
 
   beforeAll(async () => {
+    await story.clearFailures();
     await setUpStory(story, { sqlite: { failoverAfterMs: FAILOVER_AFTER_MS } });
   }, 30 * MINUTES);
+
+  afterEach(async ({ task }) => {
+    if (task.result?.state === 'fail') await story.writeDownFailure(task.name);
+  });
 
   afterAll(async () => {
     await story.prometheus?.stop();
@@ -78,9 +83,12 @@ describe('the chart on a real node', () => {
           `${component}: ${JSON.stringify(ready)}`,
         ).toBe(true);
       }
-      // The pre-install hook ran against PostgreSQL: the schema is there.
-      const { res } = await api('/readyz', { headers: {} });
-      expect(res.status).toBe(200);
+      // The pre-install hook ran against PostgreSQL: the schema is there. Through the Service, once
+      // kube-proxy routes it to the new pods (helm returns when they are Ready, maybe a second before).
+      await eventually('/readyz through the Service', async () => {
+        const { res } = await api('/readyz', { headers: {} });
+        return res.status === 200;
+      });
     },
     12 * MINUTES,
   );
@@ -358,29 +366,16 @@ describe('the chart on a real node', () => {
         2 * MINUTES,
       );
       await helm(helmArgs('uninstall', RELEASE, '--wait', '--timeout', '5m'), { timeoutMs: 6 * MINUTES });
-      const kinds = [
-        '/api/v1/namespaces/hostplane/pods',
-        '/apis/apps/v1/namespaces/hostplane/replicasets',
-        '/apis/apps/v1/namespaces/hostplane/deployments',
-        '/apis/apps/v1/namespaces/hostplane/statefulsets',
-        '/apis/batch/v1/namespaces/hostplane/jobs',
-        '/api/v1/namespaces/hostplane/services',
-        '/apis/discovery.k8s.io/v1/namespaces/hostplane/endpointslices',
-        '/apis/networking.k8s.io/v1/namespaces/hostplane/ingresses',
-        '/apis/gateway.networking.k8s.io/v1/namespaces/hostplane/gateways',
-        '/apis/gateway.networking.k8s.io/v1/namespaces/hostplane/httproutes',
-        '/apis/cert-manager.io/v1/namespaces/hostplane/certificates',
-        '/apis/rbac.authorization.k8s.io/v1/namespaces/hostplane/roles',
-      ];
       const left = await eventually(
         'nothing left of the release',
         async () => {
           const found = (
             await Promise.all(
-              kinds.map((k) => list(k).then((items) => items.map((i) => `${k}: ${i.metadata.name}`))),
+              RELEASE_KINDS.map((k) => list(k).then((items) => items.map((i) => `${k}: ${i.metadata.name}`))),
             )
           ).flat();
-          return found.length === 0 ? found : undefined;
+          if (found.length > 0) throw new Error(`still there: ${found.join(', ')}`);
+          return found;
         },
         3 * MINUTES,
       );

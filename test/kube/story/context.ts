@@ -3,6 +3,8 @@
  * release's values, the credentials earlier steps made, and helpers that reach the API server,
  * the Services and the pods. test/kube/chart-story.test.ts creates one and runs the steps in order.
  */
+import { appendFile, mkdir, rm } from 'node:fs/promises';
+import path from 'node:path';
 import { expect } from 'vitest';
 import { eventually } from '../../support/eventually.js';
 import { jsonRequest, rawRequest } from '../../support/hostplane.js';
@@ -20,6 +22,23 @@ export const API_HOST = 'api.hostplane.test';
 export const SITES_DOMAIN = 'sites.hostplane.test';
 export const CHART = 'charts/hostplane';
 export const MINUTES = 60_000;
+/** Where failed steps write down the namespace's pods and events; .ci/run prints it. */
+export const FAILURES = '.cache/test-node/failures.txt';
+/** The namespaced kinds a release may own: `helm uninstall` and garbage collection leave none. */
+export const RELEASE_KINDS = [
+  '/api/v1/namespaces/hostplane/pods',
+  '/apis/apps/v1/namespaces/hostplane/replicasets',
+  '/apis/apps/v1/namespaces/hostplane/deployments',
+  '/apis/apps/v1/namespaces/hostplane/statefulsets',
+  '/apis/batch/v1/namespaces/hostplane/jobs',
+  '/api/v1/namespaces/hostplane/services',
+  '/apis/discovery.k8s.io/v1/namespaces/hostplane/endpointslices',
+  '/apis/networking.k8s.io/v1/namespaces/hostplane/ingresses',
+  '/apis/gateway.networking.k8s.io/v1/namespaces/hostplane/gateways',
+  '/apis/gateway.networking.k8s.io/v1/namespaces/hostplane/httproutes',
+  '/apis/cert-manager.io/v1/namespaces/hostplane/certificates',
+  '/apis/rbac.authorization.k8s.io/v1/namespaces/hostplane/roles',
+];
 
 export interface Obj {
   metadata: {
@@ -134,6 +153,58 @@ export class Story {
       ready: p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
       ip: p.status.podIP ?? '',
     }));
+  }
+
+  /** A failed step writes down what the namespace looked like (.ci/run prints it last). */
+  async writeDownFailure(step: string): Promise<void> {
+    const now = await this.snapshot().catch((err: unknown) => `  (no snapshot: ${String(err)})`);
+    await appendFile(FAILURES, `${new Date().toISOString()} ${step}\n${now}\n`);
+  }
+
+  async clearFailures(): Promise<void> {
+    await rm(FAILURES, { force: true });
+    await mkdir(path.dirname(FAILURES), { recursive: true });
+  }
+
+  /**
+   * What the namespace looks like, in a few lines: every pod (phase, Ready, restarts, terminating)
+   * and the latest Warning events. Written down when a step fails, for a CI log that keeps little.
+   */
+  async snapshot(): Promise<string> {
+    type Pod = Obj & {
+      metadata: { deletionTimestamp?: string };
+      status: {
+        phase: string;
+        conditions?: { type: string; status: string }[];
+        containerStatuses?: { restartCount: number; state?: Record<string, { reason?: string }> }[];
+      };
+    };
+    type Event = {
+      type: string;
+      reason: string;
+      message?: string;
+      lastTimestamp?: string;
+      eventTime?: string;
+      involvedObject: { kind: string; name: string };
+    };
+    const pods = (await this.list<Pod>(`/api/v1/namespaces/${NS}/pods`)).map((p) => {
+      const ready = p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+      const containers = p.status.containerStatuses ?? [];
+      const restarts = containers.reduce((n, c) => n + c.restartCount, 0);
+      const waiting = containers.flatMap((c) => Object.values(c.state ?? {}).map((s) => s.reason ?? ''));
+      const gone = p.metadata.deletionTimestamp ? ' terminating' : '';
+      return `  pod ${p.metadata.name} ${p.status.phase}${ready ? ' ready' : ''} restarts=${restarts} ${waiting.filter(Boolean).join(',')}${gone}`;
+    });
+    const events = (await this.list<Event>(`/api/v1/namespaces/${NS}/events?fieldSelector=type%3DWarning`))
+      .sort((a, b) =>
+        (a.lastTimestamp ?? a.eventTime ?? '').localeCompare(b.lastTimestamp ?? b.eventTime ?? ''),
+      )
+      .slice(-12)
+      .map(
+        (e) =>
+          `  event ${e.lastTimestamp ?? e.eventTime ?? ''} ${e.reason} ${e.involvedObject.kind}/${e.involvedObject.name}: ${(e.message ?? '').slice(0, 160)}`,
+      );
+    return [...pods, ...events].join('\n');
   }
 
   /** The SqliteDatabase resources of the release. */
