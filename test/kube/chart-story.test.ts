@@ -344,7 +344,12 @@ describe('the chart on a real node', () => {
         },
         2 * MINUTES,
       );
-      expect(await (await site('story')).text()).toBe('<h1>from a real node</h1>');
+      // Through the edge's Service, once kube-proxy routes it to the new pod.
+      const page = await eventually('the page after the upgrade', async () => {
+        const res = await site('story');
+        return res.status === 200 ? res.text() : undefined;
+      });
+      expect(page).toBe('<h1>from a real node</h1>');
       const rows = await eventually('the row after the upgrade', async () => {
         const res = await sqlite('query', 'SELECT body FROM notes');
         return res.res.status === 200 ? res.body : undefined;
