@@ -3,6 +3,7 @@ import type { SiteResource } from '../../src/kube/index.js';
 import type { Informer } from '../runtime/informer.js';
 import type { ControllerContext } from '../runtime/setup.js';
 import type { OwnedMetadata } from './owned.js';
+import type { StaleRouting } from './routing-switch.js';
 
 /** What every part of the Site controller works with. */
 export type SiteContext = Pick<ControllerContext, 'config' | 'platform' | 'clients' | 'events'> & {
@@ -19,6 +20,8 @@ export type SiteContext = Pick<ControllerContext, 'config' | 'platform' | 'clien
    * until it has synced, the API server is asked.
    */
   certificates?: Pick<Informer<CertificateObject>, 'list' | 'hasSynced'>;
+  /** What a previous routing mode left (routing-switch.ts); without it, nothing is looked for. */
+  staleRouting?: StaleRouting;
 };
 
 /** While the Forms and SqliteDatabases of a deleted Site finish their own finalizers. */
