@@ -1,4 +1,9 @@
-import { CustomObjectsApi, type V1Ingress } from '@kubernetes/client-node';
+import {
+  CustomObjectsApi,
+  RbacAuthorizationV1Api,
+  type V1Ingress,
+  type V1PolicyRule,
+} from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiStatus } from '../../../src/kube/client.js';
 import type { SiteResource, SiteSpec } from '../../../src/kube/index.js';
@@ -38,10 +43,25 @@ interface HttpRoute {
   spec: { hostnames: string[]; parentRefs: { sectionName?: string }[] };
 }
 
-/** The controller restarted in `mode`, with the Role the chart renders for that mode. */
-async function runIn(mode: 'ingress' | 'gateway'): Promise<void> {
+/** The controller restarted in `mode`, with the Role the chart renders for that mode (or `edit`ed). */
+async function runIn(
+  mode: 'ingress' | 'gateway',
+  edit?: (rules: V1PolicyRule[]) => V1PolicyRule[],
+): Promise<void> {
   await controller?.close();
   const rbac = await installChartRbac(fx.env, fx.namespace, mode === 'gateway' ? GATEWAY_VALUES : TLS_VALUES);
+  if (edit) {
+    const roles = fx.env.kubeConfig().makeApiClient(RbacAuthorizationV1Api);
+    const role = (await roles.listNamespacedRole({ namespace: fx.namespace })).items.find((r) =>
+      r.metadata?.name?.endsWith('-controller'),
+    );
+    if (!role?.metadata?.name) throw new Error('no Role');
+    await roles.replaceNamespacedRole({
+      name: role.metadata.name,
+      namespace: fx.namespace,
+      body: { ...role, rules: edit(role.rules ?? []) },
+    });
+  }
   controller = await fx.startController({
     token: rbac.controllerToken,
     kubernetes: {
@@ -242,5 +262,25 @@ describe('a switch of routing mode converges', () => {
       (await fx.sites.get('beta'))?.status?.conditions?.some((c) => c.reason === 'IngressConflict'),
     );
     expect(await routeOf('beta')).toBeDefined();
+  });
+
+  it('a removal that fails does not hold the Site back: a Warning Event, and it is tried again', async () => {
+    await applySite('gamma', { slug: 'gamma' });
+    await routedSite('gamma', 'ingressName');
+    // A Role without `delete` on Ingresses, as a hand-made one might be.
+    await runIn('gateway', (rules) =>
+      rules.map((rule) =>
+        rule.resources?.includes('ingresses') ? { ...rule, verbs: ['get', 'list'] } : rule,
+      ),
+    );
+    await routedSite('gamma', 'httpRouteName');
+    await eventually('the Warning', async () =>
+      (await eventReasons('gamma')).includes('StaleRoutingNotRemoved'),
+    );
+    expect(await ingressOf('gamma')).toBeDefined();
+    // The chart's Role again: a later pass removes it.
+    await installChartRbac(fx.env, fx.namespace, GATEWAY_VALUES);
+    await eventually('the Ingress of gamma gone', async () => (await ingressOf('gamma')) === undefined);
+    expect(await eventReasons('gamma')).toContain('StaleRoutingRemoved');
   });
 });
