@@ -1,9 +1,8 @@
-import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { apiStatus, MANAGED_BY_LABEL, type SiteResource } from '../../src/kube/index.js';
 import { CONTROLLER_NAME } from '../runtime/setup.js';
 import { isApiMissing } from './certificates.js';
-import { ingressNameFor, type SiteContext } from './context.js';
+import { ingressNameFor, type RoutingObject, type SiteContext, type StaleRoutingObjects } from './context.js';
 import {
   deleteSiteHttpRoute,
   GATEWAY_API_VERSION,
@@ -12,7 +11,7 @@ import {
 } from './httproute.js';
 import { deleteSiteIngress } from './ingress.js';
 import { staleRoutingRemoved } from './metrics.js';
-import { isControlledBy, type OwnedMetadata } from './owned.js';
+import { isControlledBy } from './owned.js';
 
 /**
  * A switch of HOSTPLANE_ROUTING_MODE (`helm upgrade --set routing.mode=…`) restarts the controller
@@ -27,7 +26,7 @@ import { isControlledBy, type OwnedMetadata } from './owned.js';
  * nothing more per pass for the Sites without one; a Site with one costs a GET and a DELETE per
  * object (and the Gateway's listeners: a GET and an apply), once.
  */
-export class StaleRouting {
+export class StaleRouting implements StaleRoutingObjects {
   /** The kind the other mode makes. */
   readonly kind: 'Ingress' | 'HTTPRoute';
   private listing: Promise<Map<string, RoutingObject>> | undefined;
@@ -100,8 +99,6 @@ export class StaleRouting {
     }
   }
 }
-
-type RoutingObject = KubernetesObject & { metadata?: KubernetesObject['metadata'] & OwnedMetadata };
 
 /**
  * Removes what the other routing mode left for this Site, if anything; called once the current
