@@ -73,7 +73,7 @@ export class CertificateApiMissing extends Error {
 }
 
 /** A 404 of the API group or an unknown kind: the CRD is not installed. */
-function isApiMissing(err: unknown): boolean {
+export function isApiMissing(err: unknown): boolean {
   return isNotFound(err) || (err instanceof Error && /Unrecognized API version and kind/.test(err.message));
 }
 

@@ -2,6 +2,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import type { SiteResource } from '../../src/kube/index.js';
 import type { Informer } from '../runtime/informer.js';
 import type { ControllerContext } from '../runtime/setup.js';
+import type { Logger } from 'pino';
 import type { OwnedMetadata } from './owned.js';
 
 /** What every part of the Site controller works with. */
@@ -19,7 +20,23 @@ export type SiteContext = Pick<ControllerContext, 'config' | 'platform' | 'clien
    * until it has synced, the API server is asked.
    */
   certificates?: Pick<Informer<CertificateObject>, 'list' | 'hasSynced'>;
+  /** What a previous routing mode left (routing-switch.ts); without it, nothing is looked for. */
+  staleRouting?: StaleRoutingObjects;
 };
+
+/** A routing object (Ingress, HTTPRoute) as the controller reads its ownership. */
+export type RoutingObject = KubernetesObject & { metadata?: KubernetesObject['metadata'] & OwnedMetadata };
+
+/** The routing objects of the other mode, by Site (routing-switch.ts: StaleRouting). */
+export interface StaleRoutingObjects {
+  /** The kind the other mode makes. */
+  readonly kind: 'Ingress' | 'HTTPRoute';
+  readonly logger: Logger;
+  /** Those named for `site` that it controls. */
+  of(site: SiteResource): Promise<RoutingObject[]>;
+  /** The Site's are gone. */
+  forget(site: SiteResource): Promise<void>;
+}
 
 /** While the Forms and SqliteDatabases of a deleted Site finish their own finalizers. */
 export const DEPENDENTS_RETRY_MS = 3_000;

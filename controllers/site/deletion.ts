@@ -11,6 +11,7 @@ import { deleteSiteCertificates } from './certificates.js';
 import { deleteSiteHttpRoute } from './httproute.js';
 import { deleteSiteIngress } from './ingress.js';
 import { trackSiteCertificates } from './metrics.js';
+import { removeStaleRouting } from './routing-switch.js';
 
 /**
  * Behind the finalizer of a deleted Site: stop routing first (Ingress or HTTPRoute and its Gateway
@@ -24,6 +25,8 @@ export async function cleanUpSite(context: SiteContext, site: SiteResource): Pro
   const policy = site.spec.deletionPolicy ?? 'Retain';
   if (context.config.kubernetes.routing?.mode === 'gateway') await deleteSiteHttpRoute(context, site);
   else await deleteSiteIngress(context, site);
+  // What a previous routing mode left (its listeners on a Gateway no owner reference clears).
+  await removeStaleRouting(context, site);
   await deleteSiteCertificates(context, site);
   trackSiteCertificates(site.metadata.uid ?? site.metadata.name, []);
 

@@ -43,6 +43,12 @@ function gatewayRouting(context: SiteContext): GatewayRouting {
   return routing;
 }
 
+/** The Gateway of the configured parentRef when the controller manages listeners on it. */
+function configuredListenerGateway(routing: GatewayRouting): ListenerGateway | undefined {
+  const { name, namespace } = routing.parentRef;
+  return routing.listeners ? { name, namespace, httpsPort: routing.listeners.httpsPort } : undefined;
+}
+
 /** The plain-HTTP listener of the chart's Gateway (ACME challenges, the redirect to HTTPS). */
 export const HTTP_LISTENER = 'http';
 
@@ -51,8 +57,15 @@ export const httpRouteNameFor = (siteName: string): string => `http-site-${siteN
 
 type Route = KubernetesObject & {
   metadata?: OwnedMetadata;
-  spec?: { parentRefs?: { sectionName?: string }[] };
+  spec?: { parentRefs?: { name?: string; namespace?: string; sectionName?: string }[] };
 };
+
+/** The Gateway a Site's listeners go on, and their HTTPS port. */
+interface ListenerGateway {
+  name: string;
+  namespace: string;
+  httpsPort: number;
+}
 
 /**
  * Applies the Site's listeners (when the controller manages them), then its HTTPRoute: slug host
@@ -91,8 +104,9 @@ export async function applySiteHttpRoute(
     .map((p) => p.sectionName ?? '')
     .filter((section) => section.startsWith('domain-'));
   let leaving: string[] = [];
-  if (routing.listeners) {
-    const applied = await applySiteListeners(context, site, hosts, listenerHosts, attached);
+  const listenersOn = configuredListenerGateway(routing);
+  if (listenersOn) {
+    const applied = await applySiteListeners(context, site, listenersOn, hosts, listenerHosts, attached);
     if (!Array.isArray(applied)) return applied;
     leaving = applied;
   }
@@ -108,7 +122,9 @@ export async function applySiteHttpRoute(
   ];
   await applyRoute(context, site, name, parentRefs, [hosts.slugHost, ...hosts.domains]);
   await applyPlainHttpRoute(context, site, hosts, httpsHosts);
-  if (leaving.length > 0) await applySiteListeners(context, site, hosts, listenerHosts, []);
+  if (listenersOn && leaving.length > 0) {
+    await applySiteListeners(context, site, listenersOn, hosts, listenerHosts, []);
+  }
   return { name, httpsHosts };
 }
 
@@ -207,13 +223,12 @@ async function deleteRoute(context: SiteContext, name: string): Promise<void> {
 async function applySiteListeners(
   context: SiteContext,
   site: SiteResource,
+  gatewayRef: ListenerGateway,
   hosts: SiteHosts,
   listenerHosts: readonly string[],
   keep: readonly string[],
 ): Promise<Refusal | string[]> {
-  const routing = gatewayRouting(context);
-  const { parentRef } = routing;
-  const httpsPort = routing.listeners?.httpsPort ?? 443;
+  const { httpsPort, ...parentRef } = gatewayRef;
   const manager = listenerManagerFor(site);
   let gateway: GatewayObject;
   try {
@@ -265,25 +280,52 @@ async function applySiteListeners(
   return kept.map((l) => l.name);
 }
 
-/** Deletes the Site's HTTPRoute (if it controls it) and takes its listeners off the Gateway. */
-export async function deleteSiteHttpRoute(context: SiteContext, site: SiteResource): Promise<void> {
-  const routing = gatewayRouting(context);
+/**
+ * Deletes the Site's HTTPRoutes (those it controls) and takes its listeners off the Gateway: in
+ * gateway mode the configured one (when the controller manages listeners), after a switch to
+ * ingress mode `listenersOn`, the Gateway the old route attached listeners of its own on (see
+ * listenerGatewayOf). A Gateway that is gone has no listeners left to take off.
+ */
+export async function deleteSiteHttpRoute(
+  context: SiteContext,
+  site: SiteResource,
+  listenersOn?: { name: string; namespace: string },
+): Promise<void> {
+  const routing = context.config.kubernetes.routing;
   const name = ingressNameFor(site.metadata.name);
   for (const routeName of [name, httpRouteNameFor(site.metadata.name)]) {
     const route = await readRoute(context, routeName);
     if (route && isControlledBy(route.metadata, site)) await deleteRoute(context, routeName);
   }
-  if (routing.listeners) {
+  const gatewayRef =
+    routing?.mode === 'gateway'
+      ? configuredListenerGateway(routing)
+      : listenersOn && { ...listenersOn, httpsPort: 443 }; // (no listener is applied: no port)
+  if (gatewayRef) {
     const hosts = { slugHost: '', domains: [], secrets: new Map<string, string>() };
-    await applySiteListeners(context, site, hosts, [], []);
+    await applySiteListeners(context, site, gatewayRef, hosts, [], []);
   }
+}
+
+/** The Gateway on which a route attaches to listeners the controller added (domain-<hash>), if any. */
+export function listenerGatewayOf(
+  route: KubernetesObject & { spec?: unknown },
+  namespace: string,
+): { name: string; namespace: string } | undefined {
+  const refs = (route as Route).spec?.parentRefs ?? [];
+  const ref = refs.find((p) => p.sectionName?.startsWith('domain-'));
+  return ref?.name ? { name: ref.name, namespace: ref.namespace ?? namespace } : undefined;
 }
 
 async function readRoute(
   context: SiteContext,
   name: string,
 ): Promise<(KubernetesObject & { metadata?: OwnedMetadata }) | undefined> {
-  const cached = context.routes.get(context.clients.namespace, name);
+  // The cache holds HTTPRoutes in gateway mode only (Ingresses otherwise).
+  const cached =
+    context.config.kubernetes.routing?.mode === 'gateway'
+      ? context.routes.get(context.clients.namespace, name)
+      : undefined;
   if (cached) return cached as KubernetesObject;
   try {
     return await context.clients.objects.read({

@@ -82,7 +82,11 @@ export async function deleteSiteIngress(context: SiteContext, site: SiteResource
  * must still be seen before an apply could take it over.
  */
 async function readIngress(context: SiteContext, name: string): Promise<V1Ingress | undefined> {
-  const cached = context.routes.get(context.clients.namespace, name) as V1Ingress | undefined;
+  // The cache holds Ingresses in ingress mode only (HTTPRoutes in gateway mode).
+  const cached =
+    context.config.kubernetes.routing?.mode === 'gateway'
+      ? undefined
+      : (context.routes.get(context.clients.namespace, name) as V1Ingress | undefined);
   if (cached) return cached;
   try {
     return await context.clients.networking.readNamespacedIngress({

@@ -20,6 +20,13 @@ export const siteCertificates = new client.Gauge({
   },
 });
 
+export const staleRoutingRemoved = new client.Counter({
+  name: 'hostplane_site_stale_routing_removed_total',
+  help: 'Routing objects a previous routing mode left for a Site (Ingress, HTTPRoute), removed after a switch of HOSTPLANE_ROUTING_MODE, by kind.',
+  labelNames: ['kind'] as const,
+  registers: [registry],
+});
+
 /** Records a Site's certificate states (none: forgets it). */
 export function trackSiteCertificates(siteUid: string, states: CertificateStatus['state'][]): void {
   if (states.length === 0) statesBySite.delete(siteUid);

@@ -5,6 +5,7 @@ import type { SiteContext } from './context.js';
 import { linkSite } from './database-link.js';
 import { applySiteHttpRoute } from './httproute.js';
 import { applySiteIngress } from './ingress.js';
+import { removeStaleRouting } from './routing-switch.js';
 import { certificatesNeedPolling, pruneSiteTls, reconcileSiteTls } from './site-tls.js';
 import { writeRoutedStatus } from './status.js';
 
@@ -13,7 +14,8 @@ import { writeRoutedStatus } from './status.js';
  * (database-link.ts: adopted with a first API key when the resource came first), the database
  * routes its slug and custom domains, cert-manager Certificates cover the hosts that need one
  * (site-tls.ts, certificates.ts), one Ingress (ingress.ts) or HTTPRoute (httproute.ts) owned by
- * the Site routes them to the edge, and the status says how that went (status.ts).
+ * the Site routes them to the edge (after a switch of routing mode, the other kind's goes once this
+ * one is applied: routing-switch.ts), and the status says how that went (status.ts).
  */
 export async function orchestrateSite(
   context: SiteContext,
@@ -46,6 +48,8 @@ export async function orchestrateSite(
   if (isRefusal(route)) return { ...route, resource: site };
   // Only now that the route no longer names them: a removed host's Certificate and Secret.
   await pruneSiteTls(context, site, tls);
+  // Only now that this mode's route is applied: the other mode's, after a switch of routing mode.
+  const converged = await removeStaleRouting(context, site);
 
   const notReady = await writeRoutedStatus(context, site, {
     siteId: linked.siteId,
@@ -58,7 +62,9 @@ export async function orchestrateSite(
     httpsHosts: route.httpsHosts,
   });
   // A taken slug or domain may be released later: look again without waiting for the resync.
-  return notReady || certificatesNeedPolling(context, tls) ? { requeueAfterMs: WAITING_RETRY_MS } : undefined;
+  return notReady || !converged || certificatesNeedPolling(context, tls)
+    ? { requeueAfterMs: WAITING_RETRY_MS }
+    : undefined;
 }
 
 /** The API host, the sites domain and `<anything>.<sites domain>` are the platform's own. */

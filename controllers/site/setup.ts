@@ -17,6 +17,7 @@ import { GATEWAY_API_VERSION } from './httproute.js';
 import { forgetSiteCertificates } from './metrics.js';
 import { owningSiteName } from './owned.js';
 import { siteReconciler } from './reconciler.js';
+import { StaleRouting } from './routing-switch.js';
 import { createMissingSiteResources } from './resync.js';
 
 /**
@@ -61,7 +62,9 @@ export function setupSiteController(context: ControllerContext): ControllerRegis
         managed,
       )
     : undefined;
-  const reconciler = siteReconciler({ ...context, sites, routes, certificates });
+  // One per leadership: what a controller in the other routing mode left, listed once.
+  const staleRouting = new StaleRouting(context, logger);
+  const reconciler = siteReconciler({ ...context, sites, routes, certificates, staleRouting });
   const controller = new Controller({ name: 'site', reconciler, workers: context.workers, logger });
 
   watchPrimary(sites, controller, siteChanged);

@@ -62,7 +62,7 @@ async function render(values: Values) {
 }
 
 describe('routing.mode=ingress (default)', () => {
-  it('no TLS values: Ingress RBAC only for routing, no Gateway API kinds, no TLS variables', async () => {
+  it('no TLS values: Ingresses route, no Gateway API objects, no TLS variables', async () => {
     const { envOf, rulesFor, byKind } = await render({});
     expect(envOf('HOSTPLANE_ROUTING_MODE')).toBe('ingress');
     for (const name of [
@@ -73,8 +73,23 @@ describe('routing.mode=ingress (default)', () => {
       expect(envOf(name), name).toBeUndefined();
     }
     expect(rulesFor('ingresses')).toHaveLength(1);
-    expect(rulesFor('httproutes')).toEqual([]);
-    expect(rulesFor('gateways')).toEqual([]);
+    // Only what a switch from gateway mode left: HTTPRoutes listed once, read and deleted, and
+    // their listeners taken off the chart's Gateway (if it is still there).
+    expect(rulesFor('httproutes')).toEqual([
+      {
+        apiGroups: ['gateway.networking.k8s.io'],
+        resources: ['httproutes'],
+        verbs: ['get', 'list', 'delete'],
+      },
+    ]);
+    expect(rulesFor('gateways')).toEqual([
+      {
+        apiGroups: ['gateway.networking.k8s.io'],
+        resources: ['gateways'],
+        resourceNames: ['hostplane-sites'],
+        verbs: ['get', 'patch'],
+      },
+    ]);
     expect(byKind('Gateway')).toEqual([]);
     expect(byKind('HTTPRoute')).toEqual([]);
   });
@@ -139,7 +154,10 @@ describe('routing.mode=gateway', () => {
     expect(envOf('HOSTPLANE_GATEWAY_HTTPS_PORT')).toBe('8443');
 
     // HTTPRoutes instead of Ingresses; the chart's Gateway only, patched with listeners.
-    expect(rulesFor('ingresses')).toEqual([]);
+    // Only what a switch from ingress mode left: Ingresses listed once, read and deleted.
+    expect(rulesFor('ingresses')).toEqual([
+      { apiGroups: ['networking.k8s.io'], resources: ['ingresses'], verbs: ['get', 'list', 'delete'] },
+    ]);
     expect(rulesFor('httproutes')).toMatchObject([{ apiGroups: ['gateway.networking.k8s.io'] }]);
     expect(rulesFor('gateways')).toEqual([
       {

@@ -216,15 +216,14 @@ export async function switchToGateway(story: Story): Promise<void> {
   } finally {
     await remove();
   }
-  // The other mode's objects are the operator's to delete (docs/operators/ingress-and-tls.md).
-  await story.node.kubectl([
-    'delete',
-    'ingress',
-    '-n',
-    NS,
-    '-l',
-    'app.kubernetes.io/managed-by=hostplane-controller',
-  ]);
+  // The switch converges by itself: once a Site's HTTPRoute is applied, the controller removes
+  // the Ingress it had (docs/operators/ingress-and-tls.md), no kubectl delete.
+  await eventually(
+    "the story Site's Ingress removed by the controller",
+    async () =>
+      (await story.get(`/apis/networking.k8s.io/v1/namespaces/${NS}/ingresses/site-story`)) === undefined,
+    2 * MINUTES,
+  );
   type Gateway = { status?: { conditions?: { type: string; status: string }[] } };
   await eventually(
     `Gateway ${gateway} programmed by Traefik`,
