@@ -124,10 +124,10 @@ describe('MCP tools', () => {
 
     it('each deploy_files and deploy_manifest call sends an Idempotency-Key of its own', async () => {
       const rows = (
-        await hp.services.store.db.execute(
+        (await hp.services.store.db.execute(
           sql`select idempotency_key from deploys where site_id = ${site.siteId}::int and client = 'mcp'`,
-        )
-      ).rows as Array<{ idempotency_key: string | null }>;
+        )) as unknown as { rows: Array<{ idempotency_key: string | null }> }
+      ).rows;
       const keys = rows.map((r) => r.idempotency_key);
       expect(keys.length).toBeGreaterThanOrEqual(3);
       for (const key of keys)
