@@ -173,6 +173,24 @@ describe.each(backends)('deploy create with an Idempotency-Key (%s)', (backend) 
     expect(await deployIds(two)).toEqual([b.body.id]);
   });
 
+  it('the OpenAPI document has the header, the replay header and the 422', async () => {
+    const doc = (await (await hp.request('/api/v1/openapi.json')).json()) as {
+      paths: Record<string, Record<string, Record<string, unknown>>>;
+    };
+    const create = doc.paths['/api/v1/deploys']!.post!;
+    expect(create.parameters).toContainEqual(
+      expect.objectContaining({
+        name: 'Idempotency-Key',
+        in: 'header',
+        required: false,
+        schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[!-~]+$' },
+      }),
+    );
+    const responses = create.responses as Record<string, { headers?: Record<string, unknown> }>;
+    expect(Object.keys(responses['200']!.headers ?? {})).toEqual(['Idempotent-Replayed']);
+    expect(responses['422']).toBeDefined();
+  });
+
   it('without a key, each create is a new deploy (as before)', async () => {
     const site = await hp.createSite('idem-none');
     const body = manifest({ 'index.html': 'none' });
