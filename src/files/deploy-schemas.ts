@@ -54,8 +54,13 @@ export const createBodyOf = (manifestPath: z.ZodType<string>) =>
     message: z
       .string()
       .max(MAX_DEPLOY_MESSAGE)
+      // PostgreSQL text holds no NUL character.
+      .refine((v) => !v.includes('\u0000'), 'must not contain NUL characters')
+      .meta({ pattern: '^[^\\u0000]*$' })
       .optional()
-      .describe(`What this deploy is (a commit message), at most ${MAX_DEPLOY_MESSAGE} characters`),
+      .describe(
+        `What this deploy is (a commit message), at most ${MAX_DEPLOY_MESSAGE} characters, no NUL character`,
+      ),
   });
 
 /** POST /api/v1/deploys's Idempotency-Key (draft-ietf-httpapi-idempotency-key-header), documented. */
