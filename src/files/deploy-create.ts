@@ -4,6 +4,7 @@ import type { SiteUsage } from '../platform/index.js';
 import type { Tx } from '../store/index.js';
 import { recordChanges } from './deploy-changes.js';
 import { makeRoomForOne } from './deploy-lifecycle.js';
+import { KeyTaken, type Idempotency } from './deploy-idempotency.js';
 import { pendingBytes } from './deploy-retention.js';
 import { contentTypeFor, type FileTypes } from './file-types.js';
 import type { DeployClient } from './deploy-client.js';
@@ -161,6 +162,8 @@ export async function insertDeploy(
     removed: string[];
     declared: Map<string, number>;
     manifest: Map<string, string>;
+    /** The request's Idempotency-Key: KeyTaken when another deploy of the site holds it. */
+    idempotency?: Idempotency;
   },
 ): Promise<string[]> {
   const { id, usage, upgradeUrl, input } = ctx;
@@ -173,13 +176,21 @@ export async function insertDeploy(
     });
   // Early refusal; the binding check (databases counted) is the switch's.
   assertWithinQuota(usage, upgradeUrl, manifest.size - usage.site.fileCount, 0);
-  await makeRoomForOne(tx, siteId);
   const rows = [...manifest].map(([path, hash]) => ({ path, hash, contentType: contentTypeFor(path) }));
   const hashes = [...new Set(manifest.values())].sort();
-  await tx.execute(sql`
-    insert into deploys (id, site_id, state, source, draft, file_count, key_id, key_prefix, message, client)
+  // The transaction's first write: a create holding the same Idempotency-Key waits here for the
+  // other's commit (the unique index), holding no lock the other could wait for, then finds its row.
+  const key = ctx.idempotency;
+  const keyed = await tx.execute(sql`
+    insert into deploys (id, site_id, state, source, draft, file_count, key_id, key_prefix, message, client,
+      idempotency_key, idempotency_fingerprint)
     values (${id}, ${siteId}::int, 'uploading', 'api', ${input.draft}, ${rows.length}::int,
-      ${ctx.keyId}::int, ${ctx.keyPrefix}, ${input.message}, ${ctx.client})`);
+      ${ctx.keyId}::int, ${ctx.keyPrefix}, ${input.message}, ${ctx.client},
+      ${key?.key ?? null}, ${key?.fingerprint ?? null})
+    on conflict (site_id, idempotency_key) where idempotency_key is not null do nothing
+    returning id`);
+  if (rowsOf(keyed).length === 0) throw new KeyTaken();
+  await makeRoomForOne(tx, siteId, id);
   // The claim rows' locks (sorted: no deadlock between two creates) keep a sweeper from
   // claiming a blob between the reference check below and this commit (see blob-claims.ts).
   // Only hashes the site references are claimed: a missing one is claimed by its upload's

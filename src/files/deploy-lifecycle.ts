@@ -18,18 +18,19 @@ export const MAX_OPEN_DEPLOYS = 20;
 const SWEEP_BATCH = 500;
 
 /**
- * In a create's transaction: when the site holds MAX_OPEN_DEPLOYS unfinished deploys, deletes
- * the ones with the oldest activity (a create or a blob upload) so that the new one fits. The
+ * In a create's transaction, once its row `created` is in: when the site holds MAX_OPEN_DEPLOYS
+ * unfinished deploys besides it, deletes the ones with the oldest activity (a create or a blob
+ * upload) so that the new one fits. The
  * least recently active rather than the oldest: a deploy still uploading is the one to keep.
  * Two creates at once may each see the same count (no site lock here): the cap is then passed
  * by one for a while, never enforced by refusing.
  */
-export async function makeRoomForOne(tx: Tx, siteId: number): Promise<number> {
+export async function makeRoomForOne(tx: Tx, siteId: number, created: string): Promise<number> {
   const gone = rowsOf<{ id: string }>(
     await tx.execute(sql`
       with open as (
         select id, row_number() over (order by last_activity_at desc, created_at desc, id desc) as rank
-        from deploys where site_id = ${siteId}::int and state in ('uploading', 'ready')
+        from deploys where site_id = ${siteId}::int and state in ('uploading', 'ready') and id <> ${created}
       )
       delete from deploys where id in (select id from open where rank >= ${MAX_OPEN_DEPLOYS}::int)
         and state in ('uploading', 'ready')

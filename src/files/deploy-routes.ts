@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Transform, type Readable } from 'node:stream';
 import type { Request, RequestHandler, Router } from 'express';
-import { siteUrl, type Config } from '../config/index.js';
+import type { Config } from '../config/index.js';
 import { AppError, type ErrorCode } from '../errors/index.js';
 import { jsonBody, paginationJson, type RouteRegistry } from '../http/index.js';
 import { siteForRequest, type Platform, type Site } from '../platform/index.js';
@@ -11,42 +11,14 @@ import * as s from './deploy-schemas.js';
 import { typedSchemas } from './schemas.js';
 import { deployDocs } from './deploy-docs.js';
 import { deployClientOf } from './deploy-client.js';
+import { deployJson } from './deploy-json.js';
+import { idempotencyKeyOf, MAX_IDEMPOTENCY_KEY } from './deploy-idempotency.js';
 import { bulkPrecheck, MAX_BULK_BYTES, MAX_BULK_PARTS, receiveBulk } from './deploy-bulk.js';
 import { MAX_FILE_BYTES, type FilesService } from './service.js';
 import { tooLargeFor } from './upload-rules.js';
 
 const siteScoped: ErrorCode[] = ['KEY_SCOPE', 'NOT_FOUND'];
 const SHA256 = /^[0-9a-f]{64}$/;
-const LABEL_MAX = 63;
-
-/** `<id>--<slug>.<sites domain>`, or null when that label would be longer than DNS allows. */
-export function previewUrl(config: Config, site: Site, id: string): string | null {
-  const label = `${id}--${site.slug}`;
-  return label.length > LABEL_MAX ? null : siteUrl(config, label);
-}
-
-const iso = (d: Date | null) => (d ? d.toISOString() : null);
-
-function deployJson(config: Config, site: Site, d: Deploy, live: string | undefined) {
-  return {
-    id: d.id,
-    site_id: site.id,
-    state: d.state,
-    draft: d.draft,
-    source: d.source,
-    live: d.id === live,
-    file_count: d.fileCount,
-    bytes: d.bytes,
-    key_prefix: d.keyPrefix,
-    client: d.client,
-    created_at: d.createdAt.toISOString(),
-    finalized_at: iso(d.finalizedAt),
-    published_at: iso(d.publishedAt),
-    message: d.message,
-    changes: d.changes,
-    preview_url: previewUrl(config, site, d.id),
-  };
-}
 
 /** Passes bytes through, failing once more than `limit` went by. */
 function limited(limit: number, tooBig: () => AppError): Transform {
@@ -94,7 +66,8 @@ export function deployRoutes(deps: {
       'The whole site as `{files: {path: sha256}}`, or with `base: "live"` the files to add or change over the live site (with `removed` for the paths to drop). The answer lists the hashes the site does not have yet (`required`): upload each with `PUT /api/v1/deploys/{id}/files/{sha256}`, then `POST /api/v1/deploys/{id}/finalize`; `changes` counts the paths added, changed and removed against the live site. ' +
       'Declared `sizes` are checked before the deploy exists. A site holds at most 20 unfinished deploys: a create beyond them deletes the least recently active one (a deploy nobody touches for 15 minutes expires anyway; `DELETE /api/v1/deploys/{id}` cancels one). ' +
       'A hash counts as present only when this site already uses it (a live file or an uploaded blob of one of its deploys): bytes another site holds are never reused without being sent. ' +
-      `At most ${MAX_MANIFEST_BYTES / 1024 / 1024} MB of manifest and 100,000 files (and the plan's file limit); SQLite databases of the site are never part of a manifest.`,
+      `At most ${MAX_MANIFEST_BYTES / 1024 / 1024} MB of manifest and 100,000 files (and the plan's file limit); SQLite databases of the site are never part of a manifest. ` +
+      'With an `Idempotency-Key` header, a create whose answer was lost can be sent again: see the header.',
     tags,
     auth: 'apiKeyOrSession',
     errors: [
@@ -107,14 +80,26 @@ export function deployRoutes(deps: {
       'FILE_TOO_LARGE',
       'VIDEO_TOO_LARGE',
       'DEPLOY_FILES_TOO_LARGE',
+      'IDEMPOTENCY_KEY_REUSED',
+      'CONFLICT',
     ],
     middleware: [jsonBody(`${MAX_MANIFEST_BYTES / 1024 / 1024}mb`)],
     query: s.siteOnlyQuery,
+    headers: { 'Idempotency-Key': s.idempotencyKeyHeader(MAX_IDEMPOTENCY_KEY) },
     body: createBody,
     requestExample: deployDocs.create.requestExample,
-    responses: { 200: { description: 'Created', schema: s.createResponse, ...deployDocs.create.ok } },
+    responses: {
+      200: {
+        description:
+          'Created (or, with `Idempotent-Replayed: true`, the deploy an earlier request with the key created)',
+        schema: s.createResponse,
+        headers: { 'Idempotent-Replayed': s.idempotentReplayedHeader },
+        ...deployDocs.create.ok,
+      },
+    },
     handler: async ({ req, res, query, body }) => {
       const site = await siteForRequest(req, platform, query.site_id);
+      const key = idempotencyKeyOf(req.headers['idempotency-key']);
       const usage = await platform.getUsage(site.id);
       if (!usage) throw new AppError('NOT_FOUND', { message: 'Site not found' });
       const client = deployClientOf(req.principal, req.headers['user-agent']);
@@ -130,7 +115,9 @@ export function deployRoutes(deps: {
           message: body.message ?? null,
         },
         client,
+        key,
       );
+      if (created.replayed) res.setHeader('Idempotent-Replayed', 'true');
       res.json({ ...(await answer(site, created.deploy)), required: created.required });
     },
   });

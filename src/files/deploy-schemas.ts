@@ -54,9 +54,29 @@ export const createBodyOf = (manifestPath: z.ZodType<string>) =>
     message: z
       .string()
       .max(MAX_DEPLOY_MESSAGE)
+      // PostgreSQL text holds no NUL character.
+      .refine((v) => !v.includes('\u0000'), 'must not contain NUL characters')
+      .meta({ pattern: '^[^\\u0000]*$' })
       .optional()
-      .describe(`What this deploy is (a commit message), at most ${MAX_DEPLOY_MESSAGE} characters`),
+      .describe(
+        `What this deploy is (a commit message), at most ${MAX_DEPLOY_MESSAGE} characters, no NUL character`,
+      ),
   });
+
+/** POST /api/v1/deploys's Idempotency-Key (draft-ietf-httpapi-idempotency-key-header), documented. */
+export const idempotencyKeyHeader = (max: number) => ({
+  description:
+    `Optional, 1 to ${max} visible ASCII characters (a UUID, say; taken as sent, quotes included): makes the create safe to send again when its answer was lost. ` +
+    'The first request with a key creates the deploy and keeps the key with it. The same key with the same request (the body as the server reads it: key order and defaults do not count) answers that deploy again, as it is now (`state`, and `required`: the hashes it still lacks), with `Idempotent-Replayed: true`, and creates nothing. ' +
+    'The same key with another body is 422 `Idempotency key reused`. Requests with one new key at once (on any replica) make one deploy: the others wait for it and answer its replay. ' +
+    'Keys are per site and live as long as their deploy: once it is cancelled, expired or pruned, the key creates a new deploy. A malformed key (empty, longer, spaces, beyond ASCII, sent twice) is 400.',
+  schema: { type: 'string', minLength: 1, maxLength: max, pattern: '^[!-~]+$' },
+});
+export const idempotentReplayedHeader = {
+  description:
+    '`true` when the answer is the replay of an earlier create with the same Idempotency-Key (absent otherwise)',
+  schema: { type: 'string', const: 'true' },
+};
 
 export const siteOnlyQuery = z.strictObject({ site_id: siteIdQuery });
 export const pageQuery = (max: number) =>

@@ -20,6 +20,7 @@ import {
 import { recordChanges } from './deploy-changes.js';
 import { insertDeploy, normalizeManifest, precheck, type CreateInput } from './deploy-create.js';
 import { sweepIdleDeploys } from './deploy-lifecycle.js';
+import { fingerprintOf, KeyTaken, keyedDeploy, requiredNow } from './deploy-idempotency.js';
 import { assertPendingWithinStorage } from './quota.js';
 import { maxBytesFor } from './upload-rules.js';
 import type { FilesService } from './service.js';
@@ -75,36 +76,62 @@ export class DeploysService {
 
   /**
    * A new deploy: what can be checked without the database first (paths, types, declared sizes),
-   * then its rows in one transaction (deploy-create.ts). Answers the hashes to upload.
+   * then its rows in one transaction (deploy-create.ts). Answers the hashes to upload. With an
+   * Idempotency-Key (deploy-idempotency.ts), the deploy the key made from the same request, if it
+   * still exists, is answered instead (`replayed`, `required` as of now).
    */
   async create(
     usage: SiteUsage,
     principal: Principal | undefined,
     input: CreateInput,
     client: DeployClient = 'api',
-  ): Promise<{ deploy: Deploy; required: string[] }> {
+    idempotencyKey?: string,
+  ): Promise<{ deploy: Deploy; required: string[]; replayed: boolean }> {
     const siteId = usage.site.id;
+    const idempotency =
+      idempotencyKey === undefined ? undefined : { key: idempotencyKey, fingerprint: fingerprintOf(input) };
+    const replay = async (id: string) => {
+      deployEventsTotal.inc({ event: 'create_replayed' });
+      return { deploy: await this.get(siteId, id), required: await requiredNow(this.db, id), replayed: true };
+    };
+    const known = idempotency && (await keyedDeploy(this.db, siteId, idempotency));
+    if (known) return replay(known);
     const manifest = normalizeManifest(input.files, this.files.types);
     const { removed, declared } = precheck(input, manifest);
-    const id = newDeployId();
-    const required = await dbOp('create_deploy', () =>
-      this.db.transaction((tx) =>
-        insertDeploy(tx, {
-          id,
-          usage,
-          upgradeUrl: this.upgradeUrl,
-          keyId: principal?.key?.id ?? null,
-          keyPrefix: principal?.key?.prefix ?? null,
-          input,
-          client,
-          removed,
-          declared,
-          manifest,
-        }),
-      ),
-    );
-    deployEventsTotal.inc({ event: 'created' });
-    return { deploy: await this.get(siteId, id), required };
+    // Another create with the key may commit while this one runs: its deploy is then answered. It
+    // may also be gone again by the time it is read (cancelled at once): this one tries anew.
+    for (let attempt = 1; ; attempt++) {
+      const id = newDeployId();
+      try {
+        const required = await dbOp('create_deploy', () =>
+          this.db.transaction((tx) =>
+            insertDeploy(tx, {
+              id,
+              usage,
+              upgradeUrl: this.upgradeUrl,
+              keyId: principal?.key?.id ?? null,
+              keyPrefix: principal?.key?.prefix ?? null,
+              input,
+              client,
+              removed,
+              declared,
+              manifest,
+              idempotency,
+            }),
+          ),
+        );
+        deployEventsTotal.inc({ event: 'created' });
+        return { deploy: await this.get(siteId, id), required, replayed: false };
+      } catch (err) {
+        if (!(err instanceof KeyTaken) || !idempotency) throw err;
+        const other = await keyedDeploy(this.db, siteId, idempotency);
+        if (other) return replay(other);
+        if (attempt >= 3)
+          throw new AppError('CONFLICT', {
+            message: 'A request with this Idempotency-Key is in progress: try again in a moment',
+          });
+      }
+    }
   }
 
   /**

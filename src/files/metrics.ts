@@ -29,10 +29,10 @@ export const quotaRejectionsTotal = new client.Counter({
   registers: [registry],
 });
 
-/** Deploy events (files/deploys.ts): created, blob_uploaded, finalized_draft, finalize, publish, restore, pruned, abandoned. */
+/** Deploy events (files/deploys.ts): created, create_replayed (an Idempotency-Key's repeat), blob_uploaded, finalized_draft, finalize, publish, restore, pruned, abandoned. */
 export const deployEventsTotal = new client.Counter({
   name: 'hostplane_deploy_events_total',
-  help: 'Deploys created, blobs uploaded to them, switches (finalize, publish, restore), drafts finalized, deploys pruned or abandoned, by event.',
+  help: 'Deploys created (or answered again for their Idempotency-Key: create_replayed), blobs uploaded to them, switches (finalize, publish, restore), drafts finalized, deploys pruned or abandoned, by event.',
   labelNames: ['event'] as const,
   registers: [registry],
 });

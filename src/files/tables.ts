@@ -1,5 +1,15 @@
 import { sql } from 'drizzle-orm';
-import { bigint, boolean, index, integer, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
+import {
+  bigint,
+  boolean,
+  index,
+  integer,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
 // A foreign key is a schema-level link, the one reach into another domain's tables lint allows.
 import { sites } from '../platform/tables.js';
 
@@ -101,9 +111,17 @@ export const deploys = pgTable(
     filesAdded: integer('files_added'),
     filesChanged: integer('files_changed'),
     filesRemoved: integer('files_removed'),
+    // The create's Idempotency-Key (deploy-idempotency.ts), unique per site while the deploy exists,
+    // and the SHA-256 of its request as the server read it: a repeat with the same key and request
+    // answers this deploy, another request with the key is refused.
+    idempotencyKey: text('idempotency_key'),
+    idempotencyFingerprint: text('idempotency_fingerprint'),
   },
   (t) => [
     index('deploys_site_created_idx').on(t.siteId, t.createdAt),
+    uniqueIndex('deploys_site_idempotency_key_idx')
+      .on(t.siteId, t.idempotencyKey)
+      .where(sql`${t.idempotencyKey} is not null`),
     // The expiry sweep and the displacement at the cap read unfinished deploys by their activity.
     index('deploys_unfinished_activity_idx')
       .on(t.lastActivityAt)

@@ -155,9 +155,10 @@ function responseObject(
       : undefined;
   // A secret's answer says it is never stored (the registry sends the header, see RouteDoc.secret).
   const noStore = route.secret && status.startsWith('2');
+  const headers = { ...(noStore ? NO_STORE_HEADER : {}), ...r.headers };
   return {
     description: r.description,
-    ...(noStore ? { headers: NO_STORE_HEADER } : {}),
+    ...(Object.keys(headers).length > 0 ? { headers } : {}),
     ...(schema
       ? { content: { [mediaType]: { schema, ...(r.example !== undefined ? { example: r.example } : {}) } } }
       : {}),
@@ -258,6 +259,14 @@ export function buildOpenApi(
         });
       }
     }
+    for (const [name, header] of Object.entries(route.headers ?? {}))
+      parameters.push({
+        name,
+        in: 'header',
+        required: header.required ?? false,
+        description: header.description,
+        schema: header.schema,
+      });
     const operation: Record<string, unknown> = {
       operationId: operationIdOf(route),
       summary: route.summary,

@@ -44,10 +44,21 @@ export interface RouteLink {
   body?: Record<string, unknown>;
 }
 
+/** A documented header: of a request (a parameter `in: header`) or of an answer. */
+export interface HeaderDoc {
+  description: string;
+  /** JSON Schema of its value. */
+  schema: Record<string, unknown>;
+  /** A request header: whether the route needs it (default false). */
+  required?: boolean;
+}
+
 export interface RouteResponse {
   description: string;
   schema?: z.ZodType;
   contentType?: string;
+  /** Headers this answer may carry, by name. */
+  headers?: Record<string, HeaderDoc>;
   /** A typical body; tests check it against `schema`. */
   example?: unknown;
   /** Calls this answer makes possible, by link name (CamelCase, unique within the response). */
@@ -82,6 +93,8 @@ export interface RouteDoc {
   multipart?: z.ZodType;
   /** Documented only: a raw body (the handler reads the stream), e.g. a blob's bytes. */
   rawBody?: { contentType: string; description: string; required?: boolean };
+  /** Request headers the route reads (documented only: the handler checks them), by name. */
+  headers?: Record<string, HeaderDoc>;
   /** JSON Schemas of the path parameters, by name (default: a string), e.g. `pathId('The form')`. */
   params?: Record<string, Record<string, unknown>>;
   /**

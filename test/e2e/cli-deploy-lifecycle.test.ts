@@ -193,26 +193,26 @@ describe('hostplane deploy: lifecycle (PGlite)', () => {
     }
   });
 
-  it('a create whose answer is lost (connection reset) is not sent again: one deploy, not two', async () => {
-    // The create's answer is lost (the deploy exists, the CLI never hears of it).
+  it('a create whose answer is lost (connection reset) is sent again with its Idempotency-Key: one deploy, not two', async () => {
+    // The create's answer is lost (the deploy exists, the CLI never hears of it); the repeat,
+    // with the same key, is answered that deploy (replayed).
     const proxy = await lostAnswerProxy(
       instance.port,
       (req) => req.method === 'POST' && /^\/api\/v1\/deploys(\?|$)/.test(req.url ?? ''),
     );
-    const unfinished = async () =>
-      ((await deploysJson()).deploys as { id: string; state: string }[]).filter(
-        (d) => d.state === 'uploading',
-      );
-    const before = await unfinished();
+    const before = (await deploysJson()).deploys as { id: string }[];
     try {
       await writeFile(path.join(dir, 'index.html'), '<h1>lost create</h1>');
-      const out = await run(['deploy', dir, '--api', proxy.url]);
-      expect(out.code, out.stdout + out.stderr).toBe(5);
-      expect(out.stderr).toMatch(/POST \/api\/v1\/deploys: ECONNRESET \(not sent again/);
-      expect(proxy.statuses()).toEqual([200]);
-      // The one the server made waits unfinished (it expires once idle); no second one was made.
-      expect((await unfinished()).length).toBe(before.length + 1);
-      expect((await getOnHost(instance.port, `life.localhost`, '/')).text).not.toBe('<h1>lost create</h1>');
+      const out = await run(['deploy', dir, '--api', proxy.url, '--json']);
+      expect(out.code, out.stdout + out.stderr).toBe(0);
+      expect(out.stderr).toMatch(/retrying POST \/api\/v1\/deploys in [\d.]+ s \(attempt 2: ECONNRESET\)/);
+      expect(proxy.statuses()).toEqual([200, 200]);
+      const { id } = JSON.parse(out.stdout) as { id: string };
+      const after = (await deploysJson()).deploys as { id: string; state: string }[];
+      // Exactly one new deploy, the one the CLI finalized: the first create's.
+      expect(after.filter((d) => !before.some((b) => b.id === d.id)).map((d) => d.id)).toEqual([id]);
+      expect(after.filter((d) => d.state === 'uploading')).toEqual([]);
+      expect((await getOnHost(instance.port, `life.localhost`, '/')).text).toBe('<h1>lost create</h1>');
     } finally {
       await proxy.close();
     }

@@ -72,16 +72,22 @@ export class DeployApi {
   }
 
   /**
-   * A POST. `repeatable: false` for one whose repeat would do it twice (creating a deploy): it is
-   * then sent again only when it cannot have reached the server (its connection never opened: see
-   * neverSent), or when the server answered that it did not act (429, 503). A connection reset or
-   * silent once the request went out, or a proxy's 502 or 504, may follow a server that acted on
-   * it: the call fails instead (NotSentAgain; the API has no idempotency key to make a repeat
-   * safe). The switches of a deploy are sent so too, and settled by its state (switch.ts).
+   * A POST. `repeatable: false` for one whose repeat could do it twice (the switches of a deploy):
+   * it is then sent again only when it cannot have reached the server (its connection never
+   * opened: see neverSent), or when the server answered that it did not act (429, 503). A
+   * connection reset or silent once the request went out, or a proxy's 502 or 504, may follow a
+   * server that acted on it: the call fails instead (NotSentAgain), for the caller to settle
+   * (switch.ts reads the deploy's state). The create of a deploy is repeatable: it carries an
+   * Idempotency-Key (`headers`), and the server answers a repeat with the deploy it made.
    */
-  post<T>(path: string, json?: unknown, options: { repeatable?: boolean } = {}): Promise<Answer<T>> {
+  post<T>(
+    path: string,
+    json?: unknown,
+    options: { repeatable?: boolean; headers?: Record<string, string> } = {},
+  ): Promise<Answer<T>> {
     return this.request<T>('POST', path, json === undefined ? undefined : { json }, false, {
       repeatable: options.repeatable,
+      headers: options.headers,
     });
   }
 
@@ -108,7 +114,13 @@ export class DeployApi {
     path: string,
     body?: Body,
     throwThrottled = false,
-    limits: { maxAttempts?: number; timeoutMs?: number; repeatable?: boolean } = {},
+    limits: {
+      maxAttempts?: number;
+      timeoutMs?: number;
+      repeatable?: boolean;
+      /** Sent with every attempt (the same Idempotency-Key each time). */
+      headers?: Record<string, string>;
+    } = {},
   ): Promise<Answer<T>> {
     const url = new URL(`${this.options.baseUrl}${path}`);
     const what = `${method} ${url.pathname}`;
@@ -117,7 +129,7 @@ export class DeployApi {
       let res: Answered;
       try {
         res = await exchange(url, {
-          ...init(this.options.apiKey, method, body),
+          ...init(this.options.apiKey, method, body, limits.headers),
           timeoutMs: limits.timeoutMs,
           idleMs: this.options.idleTimeoutMs ?? IDLE_TIMEOUT_MS,
         });
@@ -176,8 +188,14 @@ export class DeployApi {
   }
 }
 
-function init(apiKey: string, method: string, body: Body | undefined): Omit<Exchange, 'idleMs'> {
+function init(
+  apiKey: string,
+  method: string,
+  body: Body | undefined,
+  extra: Record<string, string> = {},
+): Omit<Exchange, 'idleMs'> {
   const headers: Record<string, string> = {
+    ...extra,
     'x-api-key': apiKey,
     accept: 'application/json',
     // The deploy history says which client made each deploy (src/files/deploy-client.ts).

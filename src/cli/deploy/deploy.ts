@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { EXIT, LocalRefusal } from '../errors.js';
 import type { DeployApi } from './api.js';
 import { dryRun } from './dry-run.js';
@@ -84,6 +85,9 @@ export async function deployCommand(api: DeployApi, io: Io, options: DeployOptio
   // The sizes too: the server checks them before the deploy exists (the limits are checked here
   // already; the storage left is the server's to know).
   const sizes = Object.fromEntries(manifest.map((f) => [f.sitePath, f.size]));
+  // One key for this run's create: its retries (a reset, a proxy's 502 or 504 after the server
+  // acted) are answered the deploy the first one made, never a second deploy.
+  const idempotencyKey = randomUUID();
   const created = (
     await api.post<DeployJson & { required: string[] }>(
       '/api/v1/deploys',
@@ -93,7 +97,7 @@ export async function deployCommand(api: DeployApi, io: Io, options: DeployOptio
         ...(options.draft ? { draft: true } : {}),
         ...(options.message === undefined ? {} : { message: options.message }),
       },
-      { repeatable: false },
+      { headers: { 'idempotency-key': idempotencyKey } },
     )
   ).body;
   phase('create');

@@ -104,6 +104,15 @@ export const fileErrors = {
     }),
     description: 'A deploy blob whose bytes do not hash to the SHA-256 it was sent under',
   }),
+  IDEMPOTENCY_KEY_REUSED: define<{ deployId: string }>({
+    status: 422, // draft-ietf-httpapi-idempotency-key-header, section 2.7
+    error: 'Idempotency key reused',
+    message: (p) =>
+      `This Idempotency-Key was used for a different request (it made deploy ${p.deployId}): send a new key with a new request.`,
+    extra: (p) => ({ deploy_id: p.deployId }),
+    extraSchema: (z) => ({ deploy_id: z.string().describe('The deploy the key was first used for') }),
+    description: 'A deploy create whose Idempotency-Key made a deploy of the site from another request body',
+  }),
   UPLOAD_FAILED: define({
     status: 500,
     error: 'Upload failed',

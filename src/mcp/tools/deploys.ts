@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { AppError } from '../../errors/index.js';
@@ -26,6 +26,10 @@ const MAX_RETRY_WAIT_MS = 10_000;
 const BUCKET_BLOBS = 1000;
 const BUCKET_BYTES = 8 * 1024 * 1024;
 const BUCKETS_AT_ONCE = 4;
+
+// The create's Idempotency-Key, one per tool call: harmless today (the injected call, api.ts, is
+// never retried), it makes a retry added later safe (the API answers a repeat with its deploy).
+const createHeaders = () => ({ 'idempotency-key': randomUUID() });
 
 const deployId = z
   .string()
@@ -207,6 +211,7 @@ export const deployTools = [
       }
       const created = await api.call<Json & { id: string; required: string[] }>('POST', '/api/v1/deploys', {
         json: { files: manifest, sizes, draft, message, ...baseOf(m, gone) },
+        headers: createHeaders(),
       });
       const queue = bucketsOf(
         created.required.flatMap((hash) => {
@@ -261,6 +266,7 @@ export const deployTools = [
     run: async ({ files, mode: m, removed: gone, sizes, draft, message }, api) => {
       const created = await api.call<Json & { required: string[] }>('POST', '/api/v1/deploys', {
         json: { files, sizes, draft, message, ...baseOf(m, gone) },
+        headers: createHeaders(),
       });
       return result('the deploy started and the hashes it still needs (upload_blob)', {
         deploy: deployFields(created),

@@ -281,6 +281,13 @@ describe.each(backends)('deploy lifecycle (%s)', (backend) => {
         message: 'x'.repeat(501),
       });
       expect(long.status).toBe(400);
+      // PostgreSQL text holds no NUL: a 400 naming the field, never the insert's 500.
+      const nul = await api.call('POST', '/api/v1/deploys', {
+        files: { 'index.html': sha256('m') },
+        message: 'a\u0000b',
+      });
+      expect(nul.status).toBe(400);
+      expect(nul.body.message).toMatch(/message.*NUL/);
       const none = await api.call('POST', '/api/v1/deploys', { files: { 'index.html': sha256('m') } });
       expect(none.body).toMatchObject({ message: null });
     });

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formsApi } from '../../support/forms-api.js';
 import { startHostplane, type TestHostplane, type TestSite } from '../../support/hostplane.js';
@@ -119,6 +120,19 @@ describe('MCP tools', () => {
       const done = await ok(client, 'finalize_deploy', { deploy_id: started.deploy.id });
       expect(done.deploy).toMatchObject({ live: true, file_count: 2 });
       expect((await served('/new.txt')).text).toBe('brand new');
+    });
+
+    it('each deploy_files and deploy_manifest call sends an Idempotency-Key of its own', async () => {
+      const rows = (
+        (await hp.services.store.db.execute(
+          sql`select idempotency_key from deploys where site_id = ${site.siteId}::int and client = 'mcp'`,
+        )) as unknown as { rows: Array<{ idempotency_key: string | null }> }
+      ).rows;
+      const keys = rows.map((r) => r.idempotency_key);
+      expect(keys.length).toBeGreaterThanOrEqual(3);
+      for (const key of keys)
+        expect(key).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+      expect(new Set(keys).size).toBe(keys.length);
     });
   });
 

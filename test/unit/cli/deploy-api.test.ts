@@ -110,16 +110,45 @@ describe('DeployApi', () => {
     await expect(api.get('/missing')).rejects.toMatchObject({ status: 404 });
   });
 
-  describe('a request the server may have acted on (the create of a deploy is not repeatable)', () => {
-    it('a create whose connection is reset after the request reached the server is not sent again', async () => {
+  it('the create of a deploy with its Idempotency-Key is sent again after a 502, a 504 and a reset, with the same key', async () => {
+    const keys: Array<string | undefined> = [];
+    const base = await serve((req, res) => {
+      keys.push(req.headers['idempotency-key'] as string | undefined);
+      req.resume();
+      req.on('end', () => {
+        const attempt = keys.length;
+        if (attempt === 3) return req.socket.resetAndDestroy();
+        res.writeHead(attempt === 1 ? 502 : attempt === 2 ? 504 : 200, {
+          'content-type': 'application/json',
+        });
+        res.end(
+          attempt <= 2 ? '{"error":"Bad Gateway","message":"from the test proxy"}' : '{"id":"k7q2m4x9a3bc"}',
+        );
+      });
+    });
+    vi.spyOn(Math, 'random').mockReturnValue(0);
+    const api = new DeployApi({ baseUrl: base, apiKey: 'k' });
+    const answer = await api.post(
+      '/api/v1/deploys',
+      { files: {} },
+      { headers: { 'idempotency-key': 'run-1' } },
+    );
+    expect(answer).toEqual({ body: { id: 'k7q2m4x9a3bc' }, attempts: 4 });
+    expect(keys).toEqual(['run-1', 'run-1', 'run-1', 'run-1']);
+  });
+
+  describe('a request the server may have acted on (a switch is not repeatable)', () => {
+    it('a switch whose connection is reset after the request reached the server is not sent again', async () => {
       const { base, requests } = await resetting();
       vi.spyOn(Math, 'random').mockReturnValue(0);
       const api = new DeployApi({ baseUrl: base, apiKey: 'k' });
       const err = await api
-        .post('/api/v1/deploys', { files: {} }, { repeatable: false })
+        .post('/api/v1/deploys/x/finalize', undefined, { repeatable: false })
         .catch((e: unknown) => e);
       expect(err).toBeInstanceOf(ApiUnavailable);
-      expect((err as Error).message).toMatch(/^POST \/api\/v1\/deploys: ECONNRESET \(not sent again/);
+      expect((err as Error).message).toMatch(
+        /^POST \/api\/v1\/deploys\/x\/finalize: ECONNRESET \(not sent again/,
+      );
       expect(requests()).toBe(1);
     });
 
@@ -131,7 +160,7 @@ describe('DeployApi', () => {
       expect(requests()).toBe(MAX_ATTEMPTS);
     });
 
-    it('a create refused before any connection (nothing listening) is tried again', async () => {
+    it('a switch refused before any connection (nothing listening) is tried again', async () => {
       const server = net.createServer();
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
       const { port } = server.address() as AddressInfo;
@@ -140,13 +169,13 @@ describe('DeployApi', () => {
       const api = new DeployApi({ baseUrl: `http://127.0.0.1:${port}`, apiKey: 'k' });
       const retries: number[] = [];
       api.onRetry = (_what, attempt) => retries.push(attempt);
-      await expect(api.post('/api/v1/deploys', { files: {} }, { repeatable: false })).rejects.toThrow(
+      await expect(api.post('/api/v1/deploys/x/publish', undefined, { repeatable: false })).rejects.toThrow(
         /ECONNREFUSED \(5 attempts/,
       );
       expect(retries).toEqual([1, 2, 3, 4]);
     });
 
-    it('a create answered 502 or 504 (a proxy: the server behind it may have acted) is not sent again; 503 is', async () => {
+    it('a switch answered 502 or 504 (a proxy: the server behind it may have acted) is not sent again; 503 is', async () => {
       const seen: string[] = [];
       const base = await serve((req, res) => {
         seen.push(req.url!);
@@ -224,15 +253,15 @@ describe('DeployApi', () => {
       expect(connections()).toBe(MAX_ATTEMPTS);
     });
 
-    it('the POST that creates a deploy is not sent again after a timeout (the server may have created it)', async () => {
+    it('a switch is not sent again after a timeout (the server may have acted on it)', async () => {
       const { base, connections } = await silent();
       const api = new DeployApi({ baseUrl: base, apiKey: 'k', idleTimeoutMs: 50 });
       const err = await api
-        .post('/api/v1/deploys', { files: {} }, { repeatable: false })
+        .post('/api/v1/deploys/x/restore', undefined, { repeatable: false })
         .catch((e: unknown) => e);
       expect(err).toBeInstanceOf(ApiUnavailable);
       expect((err as Error).message).toMatch(
-        /^POST \/api\/v1\/deploys: ETIMEDOUT: nothing sent or received for 0\.05 s \(not sent again/,
+        /^POST \/api\/v1\/deploys\/x\/restore: ETIMEDOUT: nothing sent or received for 0\.05 s \(not sent again/,
       );
       expect(connections()).toBe(1);
     });

@@ -70,6 +70,7 @@ const samples: { [C in ErrorCode]: AppError<C> } = {
   UPLOAD_ABORTED: new AppError('UPLOAD_ABORTED', { message: 'stopped' }),
   UPLOAD_FAILED: new AppError('UPLOAD_FAILED'),
   HASH_MISMATCH: new AppError('HASH_MISMATCH', { expected: 'a'.repeat(64), actual: 'b'.repeat(64) }),
+  IDEMPOTENCY_KEY_REUSED: new AppError('IDEMPOTENCY_KEY_REUSED', { deployId: 'k7q2m4x9a3bc' }),
   FILE_LIMIT: new AppError('FILE_LIMIT', { message: 'too many files', current: 10, limit: 10, ...upgrade }),
   FOLDER_LIMIT: new AppError('FOLDER_LIMIT', {
     message: 'too many folders',
