@@ -20,8 +20,8 @@ const SWEEP_BATCH = 500;
 /**
  * In a create's transaction, once its row `created` is in: when the site holds MAX_OPEN_DEPLOYS
  * unfinished deploys besides it, deletes the ones with the oldest activity (a create or a blob
- * upload) so that the new one fits. The
- * least recently active rather than the oldest: a deploy still uploading is the one to keep.
+ * upload) so that the new one fits. The least recently active rather than the oldest: a deploy
+ * still uploading is the one to keep.
  * Two creates at once may each see the same count (no site lock here): the cap is then passed
  * by one for a while, never enforced by refusing.
  */
