@@ -232,7 +232,10 @@ async function main() {
     await pocketbase.stop();
     if (profileDir) {
       profile = await summarizeProfiles(profileDir);
-      await rm(profileDir, { recursive: true, force: true });
+      // BENCH_KEEP_PROFILE=1 leaves the .cpuprofile files for Chrome's DevTools or speedscope.
+      if (process.env.BENCH_KEEP_PROFILE === '1')
+        console.error(`bench-sqlite: profiles kept in ${profileDir}`);
+      else await rm(profileDir, { recursive: true, force: true });
     }
   }
 

@@ -281,7 +281,7 @@ async function applySiteListeners(
 }
 
 /**
- * Deletes the Site's HTTPRoutes (those it controls) and takes its listeners off the Gateway: in
+ * Takes the Site's listeners off the Gateway and deletes its HTTPRoutes (those it controls): in
  * gateway mode the configured one (when the controller manages listeners), after a switch to
  * ingress mode `listenersOn`, the Gateway the old route attached listeners of its own on (see
  * listenerGatewayOf). A Gateway that is gone has no listeners left to take off.
@@ -292,11 +292,9 @@ export async function deleteSiteHttpRoute(
   listenersOn?: { name: string; namespace: string },
 ): Promise<void> {
   const routing = context.config.kubernetes.routing;
-  const name = ingressNameFor(site.metadata.name);
-  for (const routeName of [name, httpRouteNameFor(site.metadata.name)]) {
-    const route = await readRoute(context, routeName);
-    if (route && isControlledBy(route.metadata, site)) await deleteRoute(context, routeName);
-  }
+  // Listeners first: after a switch to ingress mode only the routes say which Gateway holds the
+  // Site's listeners, so a failure between the two steps must leave the routes (tried again, by a
+  // later pass or the next leader's LIST), never listeners that nothing points to any more.
   const gatewayRef =
     routing?.mode === 'gateway'
       ? configuredListenerGateway(routing)
@@ -304,6 +302,11 @@ export async function deleteSiteHttpRoute(
   if (gatewayRef) {
     const hosts = { slugHost: '', domains: [], secrets: new Map<string, string>() };
     await applySiteListeners(context, site, gatewayRef, hosts, [], []);
+  }
+  const name = ingressNameFor(site.metadata.name);
+  for (const routeName of [name, httpRouteNameFor(site.metadata.name)]) {
+    const route = await readRoute(context, routeName);
+    if (route && isControlledBy(route.metadata, site)) await deleteRoute(context, routeName);
   }
 }
 

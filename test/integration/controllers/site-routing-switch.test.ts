@@ -283,4 +283,36 @@ describe('a switch of routing mode converges', () => {
     await eventually('the Ingress of gamma gone', async () => (await ingressOf('gamma')) === undefined);
     expect(await eventReasons('gamma')).toContain('StaleRoutingRemoved');
   });
+
+  it('Gateway listeners that cannot be taken off keep their route, so a restarted controller still removes both', async () => {
+    await applySite('delta', { slug: 'delta', customDomains: ['delta.example.com'] });
+    const [certificate] = await eventually('the Certificate of delta.example.com', async () => {
+      const found = await certificatesOf('delta');
+      return found.length === 1 ? found : undefined;
+    });
+    await setCertificateStatus(custom, fx.namespace, certificate!.name, issuedStatus());
+    const listener = await eventually('the listener of delta.example.com', async () =>
+      (await gateway()).spec.listeners.find((l) => l.hostname === 'delta.example.com'),
+    );
+    await eventually('the route on it', async () =>
+      (await routeOf('delta'))?.spec.parentRefs.some((p) => p.sectionName === listener.name),
+    );
+    // Ingress mode with a Role that may read the Gateway but not patch it.
+    await runIn('ingress', (rules) =>
+      rules.map((rule) => (rule.resources?.includes('gateways') ? { ...rule, verbs: ['get'] } : rule)),
+    );
+    await routedSite('delta', 'ingressName');
+    await eventually('the Warning', async () =>
+      (await eventReasons('delta')).includes('StaleRoutingNotRemoved'),
+    );
+    // The route stays while its listeners do: it is what says which Gateway holds them.
+    expect(await routeOf('delta')).toBeDefined();
+    expect((await gateway()).spec.listeners.some((l) => l.name === listener.name)).toBe(true);
+    // A restart with the chart's Role: the new leader's LIST finds the route, and both go.
+    await runIn('ingress');
+    await eventually('the listener of delta.example.com gone', async () =>
+      (await gateway()).spec.listeners.every((l) => l.name !== listener.name),
+    );
+    await eventually('the HTTPRoute of delta gone', async () => (await routeOf('delta')) === undefined);
+  });
 });
