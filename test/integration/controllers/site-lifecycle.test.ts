@@ -1,74 +1,27 @@
-import { KubernetesObjectApi, type V1Ingress } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KubernetesObjectApi } from '@kubernetes/client-node';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { SITE_FINALIZER, SITE_ID_ANNOTATION, apiStatus } from '../../../src/kube/client.js';
-import { API_VERSION, type SiteResource, type SiteSpec } from '../../../src/kube/index.js';
-import type { RunningController } from '../../../src/server/index.js';
-import {
-  EDGE_SERVICE,
-  eventually,
-  startClusterFixture,
-  updateSiteSpec,
-  type ClusterFixture,
-} from '../../support/kube/cluster.js';
-import { installChartRbac } from '../../support/kube/helm.js';
+import { API_VERSION, type SiteResource } from '../../../src/kube/index.js';
+import { EDGE_SERVICE, eventually } from '../../support/kube/cluster.js';
 import { upload, type TestSite } from '../../support/hostplane.js';
+import {
+  applySite,
+  controller,
+  fx,
+  hostsOf,
+  ingressOf,
+  updateSpec,
+  useSiteCluster,
+  waitReady,
+} from './site-support.js';
 
-let fx: ClusterFixture;
-let controller: RunningController;
+// A Site's life through kubectl against a real kube-apiserver, with the controller as the chart's
+// ServiceAccount: the CRD's validation and defaults; adoption (database site, finalizer, API key
+// Secret), its Ingress and the edge serving it, custom domains and slug renames followed, spec.tls
+// without cert-manager, Ingress edits undone; deletion under Retain and Delete. The tests of
+// 'a Site applied with kubectl' build on each other's changes to one Site: they run in order.
 
-beforeAll(async () => {
-  fx = await startClusterFixture();
-  // The controller runs as the chart's own ServiceAccount, bound by the chart's own Role: every
-  // test below then also proves those permissions are enough.
-  const rbac = await installChartRbac(fx.env, fx.namespace);
-  controller = await fx.startController({ token: rbac.controllerToken });
-}, 120_000);
-
-afterAll(async () => {
-  await fx?.stop();
-});
-
-const ready = (site: SiteResource | undefined) =>
-  site?.status?.conditions?.find((c) => c.type === 'Ready' && c.status === 'True') &&
-  site.status.observedGeneration === site.metadata.generation
-    ? site
-    : undefined;
-
-async function applySite(name: string, spec: Partial<SiteSpec> & { slug: string }): Promise<SiteResource> {
-  return fx.sites.create({ metadata: { name }, spec: spec as SiteSpec });
-}
-
-const updateSpec = (name: string, change: (spec: SiteSpec) => SiteSpec) => updateSiteSpec(fx, name, change);
-
-async function updateLabels(name: string, labels: Record<string, string>): Promise<void> {
-  for (;;) {
-    const site = await fx.sites.get(name);
-    if (!site) throw new Error(`no Site ${name}`);
-    try {
-      await fx.sites.replace({
-        ...site,
-        metadata: { ...site.metadata, labels: { ...site.metadata.labels, ...labels } },
-      });
-      return;
-    } catch (err) {
-      if (apiStatus(err) !== 409) throw err;
-    }
-  }
-}
-
-const waitReady = (name: string, timeoutMs?: number) =>
-  eventually(`Site ${name} to be Ready`, async () => ready(await fx.sites.get(name)), timeoutMs);
-
-async function ingressOf(name: string): Promise<V1Ingress | undefined> {
-  try {
-    return await fx.networking.readNamespacedIngress({ name: `site-${name}`, namespace: fx.namespace });
-  } catch (err) {
-    if (apiStatus(err) === 404) return undefined;
-    throw err;
-  }
-}
-
-const hostsOf = (ingress: V1Ingress | undefined) => (ingress?.spec?.rules ?? []).map((r) => r.host).sort();
+useSiteCluster();
 
 /** The adopted site's key, from the Secret the controller wrote. */
 async function adoptedKey(site: SiteResource): Promise<string> {
@@ -328,112 +281,4 @@ describe('deleting a Site', () => {
       async () => (await serve('gone.localhost:8080')).status === 404,
     );
   });
-});
-
-describe('what a Site may not take', () => {
-  it('a copied site-id annotation: refused, and deleting the copy (even with Delete) leaves the site alone', async () => {
-    await applySite('original', { slug: 'original' });
-    const original = await waitReady('original');
-    const siteId = original.status?.siteId ?? 0;
-    await fx.sites.create({
-      metadata: { name: 'copy', annotations: { [SITE_ID_ANNOTATION]: String(siteId) } },
-      spec: { slug: 'hijacked', customDomains: ['hijack.example'], deletionPolicy: 'Delete' },
-    });
-    const copy = await eventually('the copy to be refused', async () => {
-      const s = await fx.sites.get('copy');
-      return s?.status?.conditions?.[0]?.reason === 'SiteClaimed' ? s : undefined;
-    });
-    expect(copy.status?.conditions?.[0]?.status).toBe('False');
-    expect(await ingressOf('copy')).toBeUndefined();
-    expect(await fx.hostplane.services.platform.siteRouting(siteId)).toMatchObject({
-      slug: 'original',
-      customDomains: [],
-    });
-
-    await fx.sites.delete('copy');
-    await eventually('the copy to be gone', async () => !(await fx.sites.get('copy')));
-    expect(await fx.hostplane.services.platform.getSite(siteId)).toBeDefined();
-    expect(hostsOf(await ingressOf('original'))).toEqual(['original.localhost']);
-  });
-
-  it('a name longer than 63 characters is rejected by the CRD', async () => {
-    await expect(applySite('n'.repeat(64), { slug: 'long-name' })).rejects.toSatisfy(
-      (err) => apiStatus(err) === 422,
-    );
-  });
-
-  it("the platform's own hosts are rejected as custom domains", async () => {
-    await applySite('greedy', { slug: 'greedy', customDomains: ['other.localhost', 'greedy.example'] });
-    const greedy = await eventually('the rejection', async () => {
-      const s = await fx.sites.get('greedy');
-      return s?.status?.domains?.length === 2 ? s : undefined;
-    });
-    expect(greedy.status?.domains).toEqual(
-      expect.arrayContaining([
-        expect.objectContaining({ hostname: 'other.localhost', ready: false, reason: 'DomainRejected' }),
-        { hostname: 'greedy.example', ready: true },
-      ]),
-    );
-    expect(hostsOf(await ingressOf('greedy'))).toEqual(['greedy.example', 'greedy.localhost']);
-  });
-
-  it('an Ingress it does not control is neither taken over nor deleted', async () => {
-    await fx.networking.createNamespacedIngress({
-      namespace: fx.namespace,
-      body: {
-        metadata: { name: 'site-squatter' },
-        spec: { rules: [{ host: 'someone-else.example' }] },
-      },
-    });
-    await applySite('squatter', { slug: 'squatter' });
-    await eventually('the conflict', async () => {
-      const s = await fx.sites.get('squatter');
-      return s?.status?.conditions?.[0]?.reason === 'IngressConflict';
-    });
-    expect(hostsOf(await ingressOf('squatter'))).toEqual(['someone-else.example']);
-    await fx.sites.delete('squatter');
-    await eventually('the Site to be gone', async () => !(await fx.sites.get('squatter')));
-    expect(hostsOf(await ingressOf('squatter'))).toEqual(['someone-else.example']);
-  });
-});
-
-describe('two ways in, one state', () => {
-  it('a database site without a Site resource gets one from the resync, linked not adopted', async () => {
-    const created = await fx.hostplane.createSite('from-api');
-    const resource = await waitReady('from-api');
-    expect(resource.metadata.annotations?.[SITE_ID_ANNOTATION]).toBe(String(created.siteId));
-    expect(resource.status?.siteId).toBe(created.siteId);
-    expect(resource.status?.apiKeySecretName).toBeUndefined();
-    expect(hostsOf(await ingressOf('from-api'))).toEqual(['from-api.localhost']);
-  });
-});
-
-describe('concurrent writers', () => {
-  it('converge: the controller and another writer both land their changes (409s are retried)', async () => {
-    await applySite('busy', { slug: 'busy' });
-    // Another writer keeps changing the Site while the controller reconciles it: status writes
-    // carry the resourceVersion they read, so some answer 409 and are retried from fresh state.
-    for (let i = 0; i < 10; i++) {
-      await updateLabels('busy', { touch: String(i) });
-    }
-    const site = await waitReady('busy');
-    expect(site.metadata.labels?.touch).toBe('9');
-  });
-});
-
-describe('restarting the API server', () => {
-  it('loses nothing: watches recover and changes made around the restart are reconciled', async () => {
-    await applySite('before-restart', { slug: 'before-restart' });
-    await waitReady('before-restart');
-    await fx.env.restartApiServer();
-    await applySite('after-restart', { slug: 'after-restart' });
-    await updateSpec('before-restart', (spec) => ({ ...spec, customDomains: ['restart.example'] }));
-    await waitReady('after-restart', 60_000);
-    await eventually(
-      'the domain added after the restart to reach the Ingress',
-      async () => hostsOf(await ingressOf('before-restart')).includes('restart.example'),
-      60_000,
-    );
-    expect(controller.manager.isLeader()).toBe(true);
-  }, 90_000);
 });
