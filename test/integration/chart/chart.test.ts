@@ -6,24 +6,26 @@ import { parse } from 'yaml';
 import { startKubeTestEnv, type KubeTestEnv } from '../../support/kube/envtest.js';
 import { EXTRA_FILE_TYPES } from '../../../src/files/index.js';
 import {
+  applyObjects,
+  ensureNamespace,
+  installChartRbac,
+  installCrds,
+  monitoringTestCrds,
+  type ChartRbac,
+} from '../../support/kube/apply.js';
+import {
   CHART_DIR,
   KUBE_VERSION,
-  applyObjects,
   chartCrds,
   componentObjects,
   containerEnv,
   describeObject,
-  ensureNamespace,
   findObject,
-  installChartRbac,
-  installCrds,
-  monitoringTestCrds,
   parseManifests,
   REQUIRED_VALUES,
   renderChart,
   runHelm,
   valuesFile,
-  type ChartRbac,
   type Values,
 } from '../../support/kube/helm.js';
 

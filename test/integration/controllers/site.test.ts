@@ -10,7 +10,7 @@ import {
   updateSiteSpec,
   type ClusterFixture,
 } from '../../support/kube/cluster.js';
-import { installChartRbac } from '../../support/kube/helm.js';
+import { installChartRbac } from '../../support/kube/apply.js';
 import { upload, type TestSite } from '../../support/hostplane.js';
 
 let fx: ClusterFixture;
