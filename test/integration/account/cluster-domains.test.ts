@@ -8,7 +8,7 @@ import { call, invitedOwner } from '../../support/account-api.js';
 import { startHostplane, type TestHostplane } from '../../support/hostplane.js';
 import { eventually, startClusterFixture, type ClusterFixture } from '../../support/kube/cluster.js';
 import { startHeldKubeProxy, type HeldKubeProxy } from '../../support/kube/held-proxy.js';
-import { installChartRbac } from '../../support/kube/helm.js';
+import { installChartRbac } from '../../support/kube/apply.js';
 
 // Cluster mode: the Site resource's spec.customDomains is what the controller mirrors into the
 // database (deleting any domain it does not list). The api writes each change into it; two api

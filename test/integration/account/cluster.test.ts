@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SITE_ID_ANNOTATION, SiteResources } from '../../../src/kube/client.js';
 import { startKubeTestEnv, type KubeTestEnv } from '../../support/kube/envtest.js';
-import { chartCrds, ensureNamespace, installCrds } from '../../support/kube/helm.js';
+import { ensureNamespace, installCrds } from '../../support/kube/apply.js';
+import { chartCrds } from '../../support/kube/helm.js';
 import { startHostplane, type TestHostplane } from '../../support/hostplane.js';
 import { call, invitedOwner } from '../../support/account-api.js';
 import { eventually } from '../../support/eventually.js';

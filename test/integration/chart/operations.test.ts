@@ -6,16 +6,15 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { startKubeTestEnv, type KubeTestEnv } from '../../support/kube/envtest.js';
+import { applyObjects, kubeRequest } from '../../support/kube/apply.js';
 import {
   CHART_CRDS_DIR,
   CHART_DIR,
   KUBE_VERSION,
   REQUIRED_VALUES,
-  applyObjects,
   describeObject,
   findObject,
   helm,
-  kubeRequest,
   parseManifests,
   renderChart,
   runHelm,

@@ -3,13 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../../support/eventually.js';
 import { startHostplane, type TestHostplane } from '../../support/hostplane.js';
 import { startKubeTestEnv, type KubeTestEnv } from '../../support/kube/envtest.js';
-import {
-  applyOrThrow,
-  componentObjects,
-  ensureNamespace,
-  findObject,
-  renderChart,
-} from '../../support/kube/helm.js';
+import { applyOrThrow, ensureNamespace } from '../../support/kube/apply.js';
+import { componentObjects, findObject, renderChart } from '../../support/kube/helm.js';
 import {
   serviceMonitorScrapeConfigs,
   startPrometheus,

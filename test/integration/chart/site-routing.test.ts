@@ -2,14 +2,12 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { certManagerCrds, gatewayApiCrds } from '../../support/kube/external-crds.js';
 import { startKubeTestEnv, type KubeTestEnv } from '../../support/kube/envtest.js';
+import { applyObjects, ensureNamespace, installCrds } from '../../support/kube/apply.js';
 import {
-  applyObjects,
   chartCrds,
   componentObjects,
   containerEnv,
   describeObject,
-  ensureNamespace,
-  installCrds,
   renderChart,
   type Values,
 } from '../../support/kube/helm.js';

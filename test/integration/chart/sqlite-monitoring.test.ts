@@ -3,14 +3,8 @@ import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import {
-  CHART_DIR,
-  applyObjects,
-  componentObjects,
-  ensureNamespace,
-  findObject,
-  renderChart,
-} from '../../support/kube/helm.js';
+import { applyObjects, ensureNamespace } from '../../support/kube/apply.js';
+import { CHART_DIR, componentObjects, findObject, renderChart } from '../../support/kube/helm.js';
 import {
   litestreamMetricNames,
   pinnedLitestreamVersion,

@@ -6,14 +6,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll } from 'vitest';
 import { requireTool, startKubeTestEnv, type KubeTestEnv } from '../../support/kube/envtest.js';
+import { applyObjects, ensureNamespace, installCrds, monitoringTestCrds } from '../../support/kube/apply.js';
 import {
   DEFAULT_RELEASE,
-  applyObjects,
   chartCrds,
   componentObjects,
-  ensureNamespace,
-  installCrds,
-  monitoringTestCrds,
   describeObject,
   renderChart,
   type Values,

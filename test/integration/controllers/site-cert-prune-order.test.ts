@@ -8,7 +8,7 @@ import {
   setCertificateStatus,
 } from '../../support/kube/cert-manager.js';
 import { certManagerCrds } from '../../support/kube/external-crds.js';
-import { installChartRbac, installCrds } from '../../support/kube/helm.js';
+import { installChartRbac, installCrds } from '../../support/kube/apply.js';
 
 // Review: when a domain goes, its Secret must not be deleted while the Ingress still names it
 // (Traefik drops a whole Ingress whose tls names a missing Secret: the slug host with it).

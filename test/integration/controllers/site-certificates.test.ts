@@ -15,7 +15,7 @@ import {
   setCertificateStatus as writeCertificateStatus,
 } from '../../support/kube/cert-manager.js';
 import { certManagerCrds } from '../../support/kube/external-crds.js';
-import { installChartRbac, installCrds } from '../../support/kube/helm.js';
+import { installChartRbac, installCrds } from '../../support/kube/apply.js';
 
 // The Site controller's certificates against a real kube-apiserver with cert-manager's own
 // Certificate CRD. The test plays cert-manager: it writes the Certificates' status.

@@ -8,7 +8,8 @@ import {
   setCertificateStatus,
 } from '../../support/kube/cert-manager.js';
 import { certManagerCrds, gatewayApiCrds } from '../../support/kube/external-crds.js';
-import { applyOrThrow, installChartRbac, installCrds, renderChart } from '../../support/kube/helm.js';
+import { applyOrThrow, installChartRbac, installCrds } from '../../support/kube/apply.js';
+import { renderChart } from '../../support/kube/helm.js';
 
 // Review: gateway mode with an issuer and no wildcard Secret. The slug host gets a Certificate of
 // its own and status.url turns https once it is issued; the slug host must then be served over

@@ -15,7 +15,8 @@ import {
   setCertificateStatus,
 } from '../../support/kube/cert-manager.js';
 import { certManagerCrds, gatewayApiCrds } from '../../support/kube/external-crds.js';
-import { applyOrThrow, installChartRbac, installCrds, renderChart } from '../../support/kube/helm.js';
+import { applyOrThrow, installChartRbac, installCrds } from '../../support/kube/apply.js';
+import { renderChart } from '../../support/kube/helm.js';
 
 // routing.mode=gateway against a real kube-apiserver with the Gateway API's own CRDs: the chart's
 // Gateway is applied for real, the controller (as the chart's ServiceAccount) gives every Site an

@@ -16,7 +16,8 @@ import {
 } from '../../support/kube/cert-manager.js';
 import { eventually, startClusterFixture, type ClusterFixture } from '../../support/kube/cluster.js';
 import { certManagerCrds, gatewayApiCrds } from '../../support/kube/external-crds.js';
-import { applyOrThrow, installChartRbac, installCrds, renderChart } from '../../support/kube/helm.js';
+import { applyOrThrow, installChartRbac, installCrds } from '../../support/kube/apply.js';
+import { renderChart } from '../../support/kube/helm.js';
 
 // A switch of routing mode on a running install (helm upgrade --set routing.mode=…): the controller
 // restarts in the new mode, as the chart's ServiceAccount with the new mode's Role, and each Site

@@ -9,7 +9,7 @@ import {
   updateSiteSpec,
   type ClusterFixture,
 } from '../../support/kube/cluster.js';
-import { installChartRbac } from '../../support/kube/helm.js';
+import { installChartRbac } from '../../support/kube/apply.js';
 
 // What site-lifecycle.test.ts and site-claims-and-convergence.test.ts share: each file's own
 // cluster (real kube-apiserver, Hostplane, the Site controller in Ingress mode), and reading and

@@ -2,7 +2,7 @@ import type { SiteResource } from '../../../src/kube/index.js';
 import type { RunningController } from '../../../src/server/index.js';
 import { startHostplane, type TestHostplane } from '../hostplane.js';
 import { eventually, type ClusterFixture } from './cluster.js';
-import { installChartRbac } from './helm.js';
+import { installChartRbac } from './apply.js';
 
 /**
  * The controller and an API in cluster mode on the fixture's database, each running with the

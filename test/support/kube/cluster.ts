@@ -6,7 +6,8 @@ import { createLogger } from '../../../src/observability/logger.js';
 import { startController, type RunningController } from '../../../src/server/index.js';
 import { startHostplane, type TestHostplane } from '../hostplane.js';
 import { startKubeTestEnv, type KubeTestEnv } from './envtest.js';
-import { chartCrds, ensureNamespace, installCrds } from './helm.js';
+import { ensureNamespace, installCrds } from './apply.js';
+import { chartCrds } from './helm.js';
 
 export { eventually } from '../eventually.js';
 
