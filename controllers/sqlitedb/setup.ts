@@ -63,7 +63,8 @@ export function setupSqliteDatabaseController(context: ControllerContext): Contr
     }
   });
 
-  // A move (failover, drain) changes no resource: PostgreSQL tells of it, its status follows.
+  // A move (failover, drain), or a failover that cannot move it, changes no resource: PostgreSQL
+  // tells of it, its status follows.
   const unsubscribe = context.databaseMoves?.((databaseId) => {
     const id = String(databaseId);
     for (const database of databases.list()) {

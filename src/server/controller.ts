@@ -63,7 +63,8 @@ export async function startController(
     replicas: blobs,
     replica: config.sqliteReplication,
   });
-  // Databases moved to another shard (a failover, a drain): their resources' status follows at once.
+  // Databases moved to another shard (a failover, a drain) or that a failover cannot move: their
+  // resources' status follows at once.
   const moves = new EventEmitter();
   const unlisten = await store.listen(CHANNELS.sqlitePlacement, (payload) =>
     moves.emit('moved', Number(payload)),

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import type { Logger } from '../observability/index.js';
-import type { Db } from '../store/index.js';
+import { CHANNELS, type Db } from '../store/index.js';
 import {
   failoverBlockedDatabases,
   failoverDatabases,
@@ -101,12 +101,15 @@ export async function failOverLostShards(
         outcome = { shard: database.shard, goneMs: Number(database.gone_ms), moved: [], left: [] };
         outcomes.set(database.shard, outcome);
       }
-      const block = (reason: FailoverBlock) => {
+      const block = async (reason: FailoverBlock) => {
         if (database.failover_blocked === reason) return;
         outcome.left.push({ databaseId: database.id, reason });
-        return tx.execute(
+        await tx.execute(
           sql`update sqlite_databases set failover_blocked = ${reason} where id = ${database.id}`,
         );
+        // Told as a move is (on commit): the resource's status says at once that it cannot move,
+        // not at the controller's next periodic resync.
+        await tx.execute(sql`select pg_notify(${CHANNELS.sqlitePlacement}, ${String(database.id)})`);
       };
       if (!database.replication_enabled || database.replication_state === 'off') {
         await block('no_replica');

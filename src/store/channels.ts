@@ -14,8 +14,9 @@ export const CHANNELS = {
    */
   sqliteSessions: 'hostplane_sqlite_sessions',
   /**
-   * A SQLite database was placed on another shard, e.g. a drain (payload: the database id): its
-   * owner lets it go at once instead of at its next lease round.
+   * A SQLite database was placed on another shard, e.g. a drain, or a failover found it cannot
+   * move it (payload: the database id): its owner lets it go at once instead of at its next lease
+   * round, and its SqliteDatabase resource's status follows at once.
    */
   sqlitePlacement: 'hostplane_sqlite_placement',
 } as const;

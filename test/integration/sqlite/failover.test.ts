@@ -217,6 +217,33 @@ describe('SQLite failover of lost shards', () => {
     );
   });
 
+  it('tells of a failover it cannot make as of a move (the resources’ status follows at once), once per database', async () => {
+    const { store, place, shard } = await cluster();
+    await shard('gone', 60_000);
+    await shard('full', 1_000);
+    await place('full');
+    const noReplica = await place('gone', { replicationEnabled: false });
+    const noRoom = await place('gone');
+    const notified: number[] = [];
+    const unlisten = await store.listen(CHANNELS.sqlitePlacement, (payload) =>
+      notified.push(Number(payload)),
+    );
+    try {
+      const first = await failOverLostShards(store.db, { afterMs: 20_000, maxDatabases: 1 });
+      expect(first.flatMap((o) => o.left).map((l) => l.reason)).toEqual(['no_replica', 'no_capacity']);
+      await expect.poll(() => [...notified].sort((a, b) => a - b)).toEqual([noReplica, noRoom]);
+      // Still blocked for the same reasons: nothing new to tell. Then a shard with room joins and
+      // the next round moves one: its notice comes after any the repeated round would have sent.
+      await failOverLostShards(store.db, { afterMs: 20_000, maxDatabases: 1 });
+      await shard('new', 0);
+      await failOverLostShards(store.db, { afterMs: 20_000, maxDatabases: 1 });
+      await expect.poll(() => notified.length).toBe(3);
+      expect(notified.slice(2)).toEqual([noRoom]);
+    } finally {
+      await unlisten();
+    }
+  });
+
   it('counts shards live, lost (gone while databases are placed on it) and left, and blocked databases, for the alerts', async () => {
     const { store, place, shard, placement } = await cluster();
     const gauge = (name: string, labels: Record<string, string>) => counter(name, labels);
