@@ -1,29 +1,18 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { applyObjects, ensureNamespace } from '../../support/kube/apply.js';
-import type { KubeTestEnv } from '../../support/kube/envtest.js';
 import { CHART_DIR, describeObject, parseManifests, type Values } from '../../support/kube/helm.js';
-import { deployment, envVar, NAMESPACE, renderAndValidateOn, startChartTestEnv } from './chart-support.js';
+import { deployment, env, envVar, NAMESPACE, renderAndValidate, useChartTestEnv } from './chart-support.js';
 
 // What deploy/ ships beside the chart, against the real tools: the kind values (rendered and
 // validated by a real kube-apiserver like chart-values.test.ts) and the kind PostgreSQL and MinIO
 // manifests they rely on, the kind cluster config, the example Site resources (dry-run through the
 // CRD) and the Dockerfile.
 
-let env: KubeTestEnv;
-
-beforeAll(async () => {
-  env = await startChartTestEnv();
-});
-
-afterAll(async () => {
-  await env?.stop();
-});
-
-const renderAndValidate = (values: Values): Promise<KubernetesObject[]> => renderAndValidateOn(env, values);
+useChartTestEnv();
 
 describe('deploy/: kind values and manifests, example Sites, Dockerfile', () => {
   const repo = (file: string) => path.join(CHART_DIR, '..', '..', file);

@@ -1,22 +1,13 @@
 import { AuthorizationV1Api, CoordinationV1Api } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { ensureNamespace, installChartRbac, type ChartRbac } from '../../support/kube/apply.js';
-import type { KubeTestEnv } from '../../support/kube/envtest.js';
-import { RELEASE, startChartTestEnv } from './chart-support.js';
+import { env, RELEASE, useChartTestEnv } from './chart-support.js';
 
 // The chart's Roles and RoleBindings with a real kube-apiserver's authorizer: what the controller's
 // and the api's ServiceAccounts may and may not do (SelfSubjectAccessReview with their tokens), the
 // controller's leader election on its own Lease, and the edge bound to nothing.
 
-let env: KubeTestEnv;
-
-beforeAll(async () => {
-  env = await startChartTestEnv();
-});
-
-afterAll(async () => {
-  await env?.stop();
-});
+useChartTestEnv();
 
 describe('RBAC with the real authorizer', () => {
   const namespace = 'hostplane-rbac';

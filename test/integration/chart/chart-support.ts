@@ -1,5 +1,5 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { applyObjects, ensureNamespace, installCrds, monitoringTestCrds } from '../../support/kube/apply.js';
 import { startKubeTestEnv, type KubeTestEnv } from '../../support/kube/envtest.js';
 import {
@@ -18,6 +18,23 @@ import {
 
 export const NAMESPACE = 'hostplane-system';
 export const RELEASE = 'hostplane';
+
+// Live binding: set by useChartTestEnv()'s beforeAll, read by the test files that import it.
+export let env: KubeTestEnv;
+
+/** Starts the calling test file's kube-apiserver (startChartTestEnv) before its tests, stops it after. */
+export function useChartTestEnv(): void {
+  beforeAll(async () => {
+    env = await startChartTestEnv();
+  });
+  afterAll(async () => {
+    await env?.stop();
+  });
+}
+
+/** renderAndValidateOn the calling file's kube-apiserver (useChartTestEnv). */
+export const renderAndValidate = (values: Values): Promise<KubernetesObject[]> =>
+  renderAndValidateOn(env, values);
 
 /** A real kube-apiserver with the chart's CRDs (and the monitoring stand-ins) and NAMESPACE. */
 export async function startChartTestEnv(): Promise<KubeTestEnv> {

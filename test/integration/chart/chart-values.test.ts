@@ -1,8 +1,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { KubeTestEnv } from '../../support/kube/envtest.js';
+import { describe, expect, it } from 'vitest';
 import { EXTRA_FILE_TYPES } from '../../../src/files/index.js';
 import {
   CHART_DIR,
@@ -14,15 +13,14 @@ import {
   renderChart,
   runHelm,
   valuesFile,
-  type Values,
 } from '../../support/kube/helm.js';
 import {
   deployment,
   envVar,
   NAMESPACE,
   podSpecOf,
-  renderAndValidateOn,
-  startChartTestEnv,
+  renderAndValidate,
+  useChartTestEnv,
   type Service,
 } from './chart-support.js';
 
@@ -31,17 +29,7 @@ import {
 // validated by a real kube-apiserver (server-side apply, dry run) and checked for the invariants of
 // chart-support.ts. RBAC: chart-rbac.test.ts; deploy/: chart-deploy.test.ts.
 
-let env: KubeTestEnv;
-
-beforeAll(async () => {
-  env = await startChartTestEnv();
-});
-
-afterAll(async () => {
-  await env?.stop();
-});
-
-const renderAndValidate = (values: Values): Promise<KubernetesObject[]> => renderAndValidateOn(env, values);
+useChartTestEnv();
 
 describe('helm lint', () => {
   it('passes with the default values plus the required ones, also with --strict', async () => {
